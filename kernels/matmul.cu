@@ -1,0 +1,388 @@
+// matmul: C[M,N] = A[M,K] . B[K,N], row-major, fp16/bf16 in and out, fp32
+// accumulate.
+//
+// reference: fp64, 64x64 tiles in shared memory, 4x4 outputs per thread.
+// v1 naive:  the paper's default-grid GEMM: a fixed 64x64 tile, no tensor
+//            cores (fp32 FMA on converted operands), no L2 swizzle.
+// v2 fast:   Hopper path: TMA loads A (128x64) and B (64x256) tiles into a
+//            4-stage shared-memory ring with 128-byte swizzle, completing on
+//            mbarriers; one producer warpgroup issues the copies, two consumer
+//            warpgroups each run wgmma m64n256k16 (B transposed in the
+//            descriptor, since B is N-major) and keep 128 fp32 accumulators;
+//            tiles are visited in groups of 8 row-tiles for L2 reuse.
+//            Shapes off the 128x256x64 grid fall back to v1.
+#include <cuda.h>
+
+#include "common.cuh"
+#include "wgmma_m64n256k16.cuh"
+
+// ---------------------------------------------------------------- reference
+template <typename T>
+__global__ __launch_bounds__(256) void mm_reference(const T *A, const T *B, double *C, int M,
+                                                     int N, int K)
+{
+    __shared__ double As[16][64 + 1];
+    __shared__ double Bs[16][64];
+    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+    double acc[4][4] = {};
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        for (int i = threadIdx.x; i < 1024; i += 256) {
+            int r = i / 16, c = i % 16;
+            As[c][r] = m0 + r < M && k0 + c < K ? to_d(A[(size_t)(m0 + r) * K + k0 + c]) : 0.0;
+            int rb = i / 64, cb = i % 64;
+            Bs[rb][cb] = k0 + rb < K && n0 + cb < N ? to_d(B[(size_t)(k0 + rb) * N + n0 + cb]) : 0.0;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < 16; kk++) {
+            double a[4], b[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                a[i] = As[kk][ty * 4 + i];
+                b[i] = Bs[kk][tx * 4 + i];
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int r = m0 + ty * 4 + i, c = n0 + tx * 4 + j;
+            if (r < M && c < N)
+                C[(size_t)r * N + c] = acc[i][j];
+        }
+}
+
+extern "C" int kg_matmul_reference(const DLTensor *in, int n_in, double *ref,
+                                   const kgate_params *p, kgate_stream st)
+{
+    if (n_in != 2)
+        return kernel_fail(p, 1, "matmul reference: expected 2 inputs");
+    cudaStream_t s = (cudaStream_t)st;
+    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
+    dim3 grid((N + 63) / 64, (M + 63) / 64);
+    if (in[0].dtype.code == kDLBfloat)
+        mm_reference<__nv_bfloat16><<<grid, 256, 0, s>>>((const __nv_bfloat16 *)in[0].data,
+                                                         (const __nv_bfloat16 *)in[1].data, ref, M, N, K);
+    else
+        mm_reference<__half><<<grid, 256, 0, s>>>((const __half *)in[0].data,
+                                                  (const __half *)in[1].data, ref, M, N, K);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
+// ---------------------------------------------------------------- v1 naive
+template <typename T>
+__global__ __launch_bounds__(256) void mm_v1_kernel(const T *A, const T *B, T *C, int M, int N,
+                                                    int K)
+{
+    __shared__ float As[16][64 + 1];
+    __shared__ float Bs[16][64];
+    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+    float acc[4][4] = {};
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        for (int i = threadIdx.x; i < 1024; i += 256) {
+            int r = i / 16, c = i % 16;
+            As[c][r] = m0 + r < M && k0 + c < K ? to_f(A[(size_t)(m0 + r) * K + k0 + c]) : 0.f;
+            int rb = i / 64, cb = i % 64;
+            Bs[rb][cb] = k0 + rb < K && n0 + cb < N ? to_f(B[(size_t)(k0 + rb) * N + n0 + cb]) : 0.f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < 16; kk++) {
+            float a[4], b[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                a[i] = As[kk][ty * 4 + i];
+                b[i] = Bs[kk][tx * 4 + i];
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int r = m0 + ty * 4 + i, c = n0 + tx * 4 + j;
+            if (r < M && c < N)
+                C[(size_t)r * N + c] = from_f<T>(acc[i][j]);
+        }
+}
+
+template <typename T> static void mm_v1_launch(const T *A, const T *B, T *C, int M, int N, int K,
+                                               cudaStream_t s)
+{
+    dim3 grid((N + 63) / 64, (M + 63) / 64);
+    mm_v1_kernel<T><<<grid, 256, 0, s>>>(A, B, C, M, N, K);
+}
+
+template <typename T>
+static int mm_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
+                 kgate_stream st)
+{
+    if (nin != 2 || nout != 1 || !dl_is<T>(&in[0], 2) || !dl_is<T>(&in[1], 2) ||
+        !dl_is<T>(&out[0], 2))
+        return kernel_fail(p, 1, "matmul v1: expected A[M,K], B[K,N] -> C[M,N]");
+    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
+    mm_v1_launch<T>((const T *)in[0].data, (const T *)in[1].data, (T *)out[0].data, M, N, K,
+                    (cudaStream_t)st);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
+// ---------------------------------------------------------------- v2 fast
+namespace v2 {
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP_M = 8;
+constexpr int THREADS = 384; // warpgroup 0 produces, 1 and 2 consume
+constexpr uint32_t STAGE_BYTES = (BM * BK + BK * BN) * 2;
+
+template <typename T> struct Smem {
+    T a[STAGES][BM * BK]; // 16 KB a stage, 1024-aligned
+    T b[STAGES][BK * BN]; // 32 KB a stage: four 64x64 boxes
+    uint64_t full[STAGES], empty[STAGES];
+};
+
+// One k16 step of a consumer warpgroup: 64x256 += A(64x16) . B(16x256).
+__device__ __forceinline__ void wgmma_step(float *d, uint64_t da, uint64_t db, __half)
+{
+    KG_WGMMA_M64N256K16("f16", d, da, db);
+}
+__device__ __forceinline__ void wgmma_step(float *d, uint64_t da, uint64_t db, __nv_bfloat16)
+{
+    KG_WGMMA_M64N256K16("bf16", d, da, db);
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, int phase)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(smem_addr(bar)), "r"(phase)
+                     : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                            int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+                 : "memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle.
+__device__ __forceinline__ uint64_t desc(const void *p, uint32_t lbo, uint32_t sbo)
+{
+    uint64_t d = (smem_addr(p) & 0x3FFFF) >> 4;
+    d |= (uint64_t)((lbo & 0x3FFFF) >> 4) << 16;
+    d |= (uint64_t)((sbo & 0x3FFFF) >> 4) << 32;
+    d |= 1ull << 62;
+    return d;
+}
+
+template <typename T>
+__global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUtensorMap map_a,
+                                                     const __grid_constant__ CUtensorMap map_b,
+                                                     T *C, int M, int N, int K)
+{
+    extern __shared__ __align__(1024) unsigned char raw[];
+    Smem<T> &sm = *reinterpret_cast<Smem<T> *>(
+        (reinterpret_cast<uintptr_t>(raw) + 1023) & ~(uintptr_t)1023);
+    const int tiles_m = M / BM, tiles_n = N / BN;
+    const int per_group = GROUP_M * tiles_n;
+    const int group = blockIdx.x / per_group, first_m = group * GROUP_M;
+    const int gm = min(tiles_m - first_m, GROUP_M);
+    const int tm = first_m + (blockIdx.x % per_group) % gm;
+    const int tn = (blockIdx.x % per_group) / gm;
+    const int wg = threadIdx.x / 128, KT = K / BK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(&sm.full[s], 1);
+            mbar_init(&sm.empty[s], 2);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < KT; kt++) {
+                int s = kt % STAGES;
+                if (kt >= STAGES)
+                    mbar_wait(&sm.empty[s], ((kt / STAGES) - 1) & 1);
+                mbar_expect_tx(&sm.full[s], STAGE_BYTES);
+                tma_load_2d(sm.a[s], &map_a, &sm.full[s], kt * BK, tm * BM);
+#pragma unroll
+                for (int j = 0; j < BN / 64; j++)
+                    tma_load_2d(sm.b[s] + j * 64 * BK, &map_b, &sm.full[s], tn * BN + j * 64,
+                                kt * BK);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    const int cw = wg - 1;
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++)
+        d[i] = 0.f;
+    for (int kt = 0; kt < KT; kt++) {
+        int s = kt % STAGES;
+        mbar_wait(&sm.full[s], (kt / STAGES) & 1);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint64_t da = desc(sm.a[s] + cw * 64 * BK + kk * 16, 16, 1024);
+            uint64_t db = desc(sm.b[s] + kk * 16 * 64, 64 * BK * 2, 1024);
+            wgmma_step(d, da, db, T());
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        if (threadIdx.x % 128 == 0)
+            mbar_arrive(&sm.empty[s]);
+    }
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int row = tm * BM + cw * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+        int col = tn * BN + j * 8 + (lane % 4) * 2;
+        T *c0 = C + (size_t)row * N + col, *c8 = c0 + (size_t)8 * N;
+        c0[0] = from_f<T>(d[j * 4 + 0]);
+        c0[1] = from_f<T>(d[j * 4 + 1]);
+        c8[0] = from_f<T>(d[j * 4 + 2]);
+        c8[1] = from_f<T>(d[j * 4 + 3]);
+    }
+}
+
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static encode_fn get_encode(void)
+{
+    static encode_fn fn;
+    if (!fn) {
+        cudaDriverEntryPointQueryResult q;
+        void *p = NULL;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                             &q) == cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = (encode_fn)p;
+    }
+    return fn;
+}
+
+// A 2-D row-major [rows, cols] tensor map with a [box_rows, 64] box.
+template <typename T>
+static int make_map(CUtensorMap *map, const T *ptr, int rows, int cols, int box_rows)
+{
+    encode_fn enc = get_encode();
+    if (!enc)
+        return -1;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)cols * sizeof(T)};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+    cuuint32_t estr[2] = {1, 1};
+    CUtensorMapDataType dt = sizeof(T) == 2 && dl_code<T>::code == kDLBfloat
+                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    return enc(map, dt, 2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+} // namespace v2
+
+template <typename T>
+static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
+                 kgate_stream st)
+{
+    if (nin != 2 || nout != 1 || !dl_is<T>(&in[0], 2) || !dl_is<T>(&in[1], 2) ||
+        !dl_is<T>(&out[0], 2))
+        return kernel_fail(p, 1, "matmul v2: expected A[M,K], B[K,N] -> C[M,N]");
+    cudaStream_t s = (cudaStream_t)st;
+    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
+    const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
+    T *C = (T *)out[0].data;
+    if (M % v2::BM || N % v2::BN || K % v2::BK) {
+        mm_v1_launch<T>(A, B, C, M, N, K, s);
+        KG_KERNEL_LAUNCHED(p);
+        return 0;
+    }
+    CUtensorMap ma, mb;
+    if (v2::make_map<T>(&ma, A, M, K, v2::BM) || v2::make_map<T>(&mb, B, K, N, v2::BK))
+        return kernel_fail(p, 4, "matmul v2: cuTensorMapEncodeTiled failed");
+    size_t smem = sizeof(v2::Smem<T>) + 1024;
+    static bool attr_set[2];
+    if (!attr_set[sizeof(T) == 2 && dl_code<T>::code == kDLBfloat]) {
+        if (cudaFuncSetAttribute(v2::kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem) != cudaSuccess)
+            return kernel_fail(p, 3, "matmul v2: cannot get 193 KB of shared memory");
+        attr_set[sizeof(T) == 2 && dl_code<T>::code == kDLBfloat] = true;
+    }
+    int blocks = (M / v2::BM) * (N / v2::BN);
+    v2::kernel<T><<<blocks, v2::THREADS, smem, s>>>(ma, mb, C, M, N, K);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
+extern "C" {
+int kg_matmul_v1_fp16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
+                      kgate_stream s)
+{
+    return mm_v1<__half>(i, ni, o, no, p, s);
+}
+int kg_matmul_v1_bf16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
+                      kgate_stream s)
+{
+    return mm_v1<__nv_bfloat16>(i, ni, o, no, p, s);
+}
+int kg_matmul_v2_fp16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
+                      kgate_stream s)
+{
+    return mm_v2<__half>(i, ni, o, no, p, s);
+}
+int kg_matmul_v2_bf16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
+                      kgate_stream s)
+{
+    return mm_v2<__nv_bfloat16>(i, ni, o, no, p, s);
+}
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs what kgate builds with, when missing: Debian packages (as root, or
+# prints the apt-get line) and NVML's header from PyPI's nvidia-nvml-dev wheel
+# (the CUDA 13.0 toolkit here ships no nvml.h) into .deps/include.
+set -e
+cd "$(dirname "$0")/.."
+pkgs=""
+for p in cmake libcjson-dev libcmocka-dev libdlpack-dev python3-jsonschema python3-pip unzip; do
+    dpkg -s "$p" >/dev/null 2>&1 || pkgs="$pkgs $p"
+done
+if [ -n "$pkgs" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null
+    else
+        echo "kgate needs: sudo apt-get install -y$pkgs" >&2
+        exit 1
+    fi
+fi
+if [ ! -f .deps/include/nvml.h ]; then
+    mkdir -p .deps/include .deps/wheel
+    python3 -m pip download -q --no-deps "nvidia-nvml-dev==13.0.87" -d .deps/wheel
+    unzip -o -q -j .deps/wheel/nvidia_nvml_dev-*.whl nvidia/cu13/include/nvml.h -d .deps/include
+fi
+if [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    echo "kgate needs the CUDA 13 toolkit in /usr/local/cuda (nvcc, cuBLASLt, cuDNN 9)" >&2
+    exit 1
+fi

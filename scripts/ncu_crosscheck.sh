@@ -1,0 +1,47 @@
+#!/bin/sh
+# Cross-checks kgate's median against Nsight Compute's gpu__time_duration for
+# the same kernels: kgate check times each kernel; ncu profiles 30 launches
+# of the same kernel in a worker (cold caches, clocks left alone).
+#   scripts/ncu_crosscheck.sh BUILD OUTDIR   -> OUTDIR/ncu-crosscheck.json
+B=$1 OUT=$2
+NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
+plug=$B/libkgate_bundled.so
+rows=""
+while read -r kernel op dtype shape regex; do
+    "$B/kgate" check "$plug:$kernel" --shape "$shape" --json "$OUT/xc-$kernel.json" >/dev/null 2>&1
+    "$NCU" --csv --page raw --clock-control none --cache-control all --replay-mode kernel \
+        --kernel-name-base function -k "regex:$regex" -s 6 -c 30 \
+        --metrics gpu__time_duration.sum --disable-extra-suffixes --log-file "$OUT/ncu-$kernel.csv" \
+        "$B/kgate" __worker --fd 1 --plugin "$plug" --kernel "$kernel" --op "$op" --dtype "$dtype" \
+        --shape "$shape" --trials 1 --no-edge --max-time 2 --min-time 0.05 >/dev/null 2>&1
+    rows="$rows $kernel"
+done <<'LIST'
+layer_norm_v2_bf16 layer_norm bf16 large ^ln_v2_kernel$
+softmax_v2_fp16 softmax fp16 large ^sm_v2_kernel$
+matmul_v2_fp16 matmul fp16 large ^kernel$
+matmul_v1_fp16 matmul fp16 medium ^mm_v1_kernel$
+LIST
+python3 - "$OUT" $rows <<'PY'
+import csv, json, statistics, sys, datetime
+out, kernels = sys.argv[1], sys.argv[2:]
+rows = []
+for k in kernels:
+    kg = json.load(open(f"{out}/xc-{k}.json"))
+    res = kg["results"][0]
+    t_kgate = res["summaries"]["time/gpu/median"]["value"]
+    lines = [l for l in open(f"{out}/ncu-{k}.csv") if l.startswith('"')]
+    rd = list(csv.reader(lines))
+    col = rd[0].index("gpu__time_duration.sum")
+    vals = [float(r[col].replace(",", "")) for r in rd[2:] if r[col].replace(",", "").replace(".", "").isdigit()]
+    t_ncu = statistics.median(vals) * 1e-9
+    rows.append({"kernel": k, "shape": res["shape"], "kgate_median_s": t_kgate,
+                 "ncu_median_s": t_ncu, "ncu_launches": len(vals),
+                 "diff_pct": 100 * (t_kgate - t_ncu) / t_ncu})
+    print(f"{k:22s} {res['shape']:16s} kgate {t_kgate*1e6:10.2f} us  ncu {t_ncu*1e6:10.2f} us "
+          f"({len(vals)} launches)  diff {rows[-1]['diff_pct']:+.2f}%")
+json.dump({"schema": "kgate.ncu-crosscheck/1", "commit": kg["commit"], "device": kg["device"],
+           "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "command": "scripts/ncu_crosscheck.sh build OUT (ncu --clock-control none --cache-control all, "
+                      "gpu__time_duration.sum, 30 launches; kgate check default cold timing)",
+           "rows": rows}, open(f"{out}/ncu-crosscheck.json", "w"), indent=1)
+PY

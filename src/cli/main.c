@@ -1,0 +1,36 @@
+/* kgate: the command-line front end. Parses options and calls the library. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../app/commands.h"
+#include "../core/options.h"
+#include "../gpu/worker.h"
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "__worker") == 0)
+        return kg_worker_main(argc - 2, argv + 2);
+    kg_options o;
+    kg_err err = {0, ""};
+    if (kg_options_parse(argc, argv, &o, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    if (strcmp(o.command, "help") == 0 || o.help) {
+        fputs(kg_usage(strcmp(o.command, "help") == 0 ? o.candidate : o.command), stdout);
+        return 0;
+    }
+    if (strcmp(o.command, "version") == 0) {
+        printf("kgate %s\n", kg_version());
+        return 0;
+    }
+    if (strcmp(o.command, "devices") == 0)
+        return kg_cmd_devices(&o);
+    if (strcmp(o.command, "peaks") == 0)
+        return kg_cmd_peaks(&o);
+    if (strcmp(o.command, "ops") == 0)
+        return kg_cmd_ops(&o);
+    if (strcmp(o.command, "check") == 0)
+        return kg_cmd_check(&o);
+    return kg_cmd_run(&o);
+}

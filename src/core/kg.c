@@ -1,0 +1,64 @@
+/* Error recording, dtype tables and shape formatting. */
+#include "kg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int kg_err_set(kg_err *err, int code, const char *fmt, ...)
+{
+    if (err && err->code == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+static const struct {
+    const char *name;
+    size_t size;
+    uint8_t code, bits;
+} dtypes[] = {
+#define X(e, s, b, c, bits) {s, b, c, bits},
+    KG_DTYPES(X)
+#undef X
+};
+
+const char *kg_dtype_name(kg_dtype t)
+{
+    return (unsigned)t < KG_DTYPE_COUNT ? dtypes[t].name : "?";
+}
+
+size_t kg_dtype_size(kg_dtype t)
+{
+    return (unsigned)t < KG_DTYPE_COUNT ? dtypes[t].size : 0;
+}
+
+int kg_dtype_parse(const char *s, kg_dtype *out)
+{
+    for (int i = 0; i < KG_DTYPE_COUNT; i++)
+        if (s && strcmp(s, dtypes[i].name) == 0) {
+            *out = (kg_dtype)i;
+            return 0;
+        }
+    return -1;
+}
+
+void kg_dtype_dlpack(kg_dtype t, uint8_t *code, uint8_t *bits)
+{
+    *code = dtypes[t].code;
+    *bits = dtypes[t].bits;
+}
+
+char *kg_shape_format(const kg_shape *s, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "",
+                                 (long long)s->d[i]);
+    return buf;
+}

@@ -1,0 +1,68 @@
+/* Shared vocabulary of kgate: data types, shapes, errors and exit codes.
+ * Everything here is plain C11 and needs no GPU. */
+#ifndef KG_H
+#define KG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit codes of the kgate CLI (docs/cli.md). Verdict codes come first. */
+enum {
+    KG_EXIT_OK = 0,        /* every verdict OK */
+    KG_EXIT_SLOW = 1,      /* worst verdict SLOW */
+    KG_EXIT_FAIL = 2,      /* INCORRECT, CRASH, TIMEOUT or IMPOSSIBLE */
+    KG_EXIT_USAGE = 3,     /* bad arguments: unknown op, dtype, shape, option */
+    KG_EXIT_CANDIDATE = 4, /* bad candidate file: missing, no table, ABI, signature */
+    KG_EXIT_ENV = 5,       /* environment: no GPU, driver or library failure */
+    KG_EXIT_IO = 6,        /* cannot read or write a file kgate owns */
+};
+
+/* An error: the exit code the CLI should use and a one-line message. */
+typedef struct kg_err {
+    int code;
+    char msg[1024];
+} kg_err;
+
+/* Records an error (first one wins) and returns code. printf-style. */
+int kg_err_set(kg_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Element types kgate knows. X-macro: name, bytes, DLPack code, bits. */
+#define KG_DTYPES(X)            \
+    X(FP16, "fp16", 2, 2, 16)   \
+    X(BF16, "bf16", 2, 4, 16)   \
+    X(FP32, "fp32", 4, 2, 32)   \
+    X(FP64, "fp64", 8, 2, 64)
+
+typedef enum kg_dtype {
+#define X(e, s, b, c, bits) KG_##e,
+    KG_DTYPES(X)
+#undef X
+    KG_DTYPE_COUNT
+} kg_dtype;
+
+const char *kg_dtype_name(kg_dtype t);
+size_t kg_dtype_size(kg_dtype t);
+/* Returns 0 and sets *out, or -1 for an unknown name. */
+int kg_dtype_parse(const char *s, kg_dtype *out);
+/* DLPack type code and bits of a dtype. */
+void kg_dtype_dlpack(kg_dtype t, uint8_t *code, uint8_t *bits);
+
+/* A problem shape: up to 4 named extents, e.g. M,N,K or ROWS,COLS. */
+#define KG_MAX_DIMS 4
+typedef struct kg_shape {
+    int n;
+    int64_t d[KG_MAX_DIMS];
+} kg_shape;
+
+/* Formats "8192x8192" into buf (always NUL-terminated); returns buf. */
+char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

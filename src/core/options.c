@@ -1,0 +1,258 @@
+/* Option parsing for the kgate CLI. */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "help", "version", NULL};
+
+static const char overview[] =
+    "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
+    "\n"
+    "usage: kgate COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices            list CUDA devices\n"
+    "  peaks              measure bandwidth and matrix roofs of this GPU (cached per GPU)\n"
+    "  ops                the operator catalog with shapes and work models\n"
+    "  check CAND.so[:K]  check and time a candidate's kernels, judge them\n"
+    "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
+    "  help [COMMAND]     this text, or a command's options\n"
+    "  version            version and commit\n"
+    "\n"
+    "exit codes: 0 all OK, 1 worst verdict SLOW, 2 INCORRECT/CRASH/TIMEOUT/IMPOSSIBLE,\n"
+    "            3 usage, 4 bad candidate file, 5 no GPU or library failure, 6 file I/O\n";
+
+static const char check_help[] =
+    "usage: kgate check CANDIDATE.so[:KERNEL] [options]\n"
+    "       kgate run [options]\n"
+    "\n"
+    "  --op OP             only kernels of this operator (kgate ops lists them)\n"
+    "  --dtype DT          only kernels of this dtype (fp16, bf16, fp32)\n"
+    "  --shape S           one shape: a preset (small, medium, large, ...), AxBxC, or N\n"
+    "  --sizes A,B,...     several shapes (default: large)\n"
+    "  --json FILE         write results as JSON (docs/results.md), atomically\n"
+    "  --hot               no L2 flush between samples (inputs rotate when they fit in L2)\n"
+    "  --flush read|memset how to flush L2 (default read: 2x L2 of clean lines; memset\n"
+    "                      leaves dirty lines whose write-back is charged to the kernel)\n"
+    "  --trials N          random-input correctness trials (default 3)\n"
+    "  --seed N            first seed (default 1); each trial uses a fresh one\n"
+    "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
+    "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
+    "  --max-noise X       stop sampling at this relative std dev (default 0.005)\n"
+    "  --min-time S        GPU time to accumulate first (default 0.25)\n"
+    "  --max-time S        wall-time cap per measurement (default 15)\n"
+    "  --min-samples N     samples before the noise rule applies (default 10)\n"
+    "  --roof measured|datasheet  roofs for rho (default measured, cached by kgate peaks)\n"
+    "  --e-ok X            E_lib that passes the gate (default 0.80)\n"
+    "  --rho-ok X          rho that passes the gate (default 0.50)\n"
+    "  --device N          CUDA device (default 0)\n"
+    "  --live              run: require a GPU instead of showing the recorded run\n";
+
+static const char peaks_help[] =
+    "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
+    "  measures DRAM bandwidth (copy kernel and cudaMemcpy, 2 GiB buffers, read+write bytes)\n"
+    "  and cuBLASLt fp16/bf16/tf32 throughput at 8192^3; caches them per GPU UUID in\n"
+    "  $XDG_CACHE_HOME/kgate (--force measures again) and prints them beside the datasheet.\n";
+
+const char *kg_usage(const char *c)
+{
+    if (c && (strcmp(c, "check") == 0 || strcmp(c, "run") == 0))
+        return check_help;
+    if (c && strcmp(c, "peaks") == 0)
+        return peaks_help;
+    return overview;
+}
+
+static int num(const char *opt, const char *v, double lo, double hi, double *out, kg_err *err)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || *end || end == v || d < lo || d > hi)
+        return kg_err_set(err, KG_EXIT_USAGE, "%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi);
+    *out = d;
+    return 0;
+}
+
+int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->trials = 3;
+    o->edge = 1;
+    o->seed = 1;
+    o->timeout_s = 120;
+    o->roof = "measured";
+    kg_stop_defaults(&o->stop);
+    kg_gate_defaults(&o->gate);
+    size_t u = 0;
+    for (int i = 0; i < argc && u < sizeof o->cmdline; i++)
+        u += (size_t)snprintf(o->cmdline + u, sizeof o->cmdline - u, "%s%s", i ? " " : "",
+                              i == 0 ? "kgate" : argv[i]);
+    if (argc < 2) {
+        o->command = "help";
+        return 0;
+    }
+    o->command = argv[1];
+    if (strcmp(o->command, "--help") == 0 || strcmp(o->command, "-h") == 0)
+        o->command = "help";
+    if (strcmp(o->command, "--version") == 0)
+        o->command = "version";
+    int known = 0;
+    for (int i = 0; commands[i]; i++)
+        known |= strcmp(o->command, commands[i]) == 0;
+    if (!known)
+        return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%s' (try kgate help)", o->command);
+    const char *sizes = NULL, *shape = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double d;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            o->help = 1;
+            continue;
+        }
+        if (a[0] != '-') {
+            if (strcmp(o->command, "check") == 0 && !o->candidate)
+                o->candidate = a;
+            else if (strcmp(o->command, "help") == 0 && !o->candidate)
+                o->candidate = a;
+            else
+                return kg_err_set(err, KG_EXIT_USAGE, "unexpected argument '%s'", a);
+            continue;
+        }
+        int flag = 1;
+        if (strcmp(a, "--hot") == 0)
+            o->hot = 1;
+        else if (strcmp(a, "--no-edge") == 0)
+            o->edge = 0;
+        else if (strcmp(a, "--live") == 0)
+            o->live = 1;
+        else if (strcmp(a, "--force") == 0)
+            o->force = 1;
+        else
+            flag = 0;
+        if (flag)
+            continue;
+        static const char *valued[] = {"--op", "--dtype", "--shape", "--sizes", "--json", "--roof", "--flush",
+                                       "--trials", "--seed", "--device", "--timeout", "--max-noise",
+                                       "--min-time", "--max-time", "--min-samples", "--e-ok",
+                                       "--rho-ok", NULL};
+        int known_opt = 0;
+        for (int k = 0; valued[k]; k++)
+            known_opt |= strcmp(a, valued[k]) == 0;
+        if (!known_opt)
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%s' (try kgate help %s)", a,
+                              o->command);
+        if (!v)
+            return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", a);
+        i++;
+        if (strcmp(a, "--op") == 0)
+            o->op_name = v;
+        else if (strcmp(a, "--dtype") == 0)
+            o->dtype_name = v;
+        else if (strcmp(a, "--shape") == 0)
+            shape = v;
+        else if (strcmp(a, "--sizes") == 0)
+            sizes = v;
+        else if (strcmp(a, "--json") == 0)
+            o->json = v;
+        else if (strcmp(a, "--flush") == 0) {
+            if (strcmp(v, "read") && strcmp(v, "memset"))
+                return kg_err_set(err, KG_EXIT_USAGE, "--flush takes read or memset, not '%s'", v);
+            o->memset_flush = strcmp(v, "memset") == 0;
+        } else if (strcmp(a, "--roof") == 0) {
+            if (strcmp(v, "measured") && strcmp(v, "datasheet"))
+                return kg_err_set(err, KG_EXIT_USAGE, "--roof takes measured or datasheet, not '%s'", v);
+            o->roof = v;
+        } else if (strcmp(a, "--trials") == 0) {
+            if (num(a, v, 1, 1000, &d, err))
+                return err->code;
+            o->trials = (int)d;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (num(a, v, 0, 1e18, &d, err))
+                return err->code;
+            o->seed = (unsigned long long)d;
+        } else if (strcmp(a, "--device") == 0) {
+            if (num(a, v, 0, 64, &d, err))
+                return err->code;
+            o->device = (int)d;
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (num(a, v, 1, 86400, &o->timeout_s, err))
+                return err->code;
+        } else if (strcmp(a, "--max-noise") == 0) {
+            if (num(a, v, 0, 1, &o->stop.max_noise, err))
+                return err->code;
+        } else if (strcmp(a, "--min-time") == 0) {
+            if (num(a, v, 0, 3600, &o->stop.min_gpu_s, err))
+                return err->code;
+        } else if (strcmp(a, "--max-time") == 0) {
+            if (num(a, v, 0.001, 3600, &o->stop.max_wall_s, err))
+                return err->code;
+        } else if (strcmp(a, "--min-samples") == 0) {
+            if (num(a, v, 1, 1e6, &d, err))
+                return err->code;
+            o->stop.min_samples = (int)d;
+        } else if (strcmp(a, "--e-ok") == 0) {
+            if (num(a, v, 0, 100, &o->gate.e_ok, err))
+                return err->code;
+        } else if (strcmp(a, "--rho-ok") == 0) {
+            if (num(a, v, 0, 1, &o->gate.rho_ok, err))
+                return err->code;
+        } else {
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%s' (try kgate help %s)", a,
+                              o->command);
+        }
+    }
+    if (o->op_name) {
+        o->op = kg_op_find(o->op_name);
+        if (!o->op) {
+            char names[256] = "";
+            size_t k = 0;
+            for (int i = 0; kg_ops[i]; i++)
+                k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", kg_ops[i]->name);
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown operator '%s' (known: %s)", o->op_name, names);
+        }
+    }
+    if (o->dtype_name) {
+        if (kg_dtype_parse(o->dtype_name, &o->dtype) || o->dtype == KG_FP64)
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown dtype '%s' (known: fp16, bf16, fp32)", o->dtype_name);
+        if (o->op && !kg_op_has_dtype(o->op, o->dtype))
+            return kg_err_set(err, KG_EXIT_USAGE, "%s does not support %s", o->op->name, o->dtype_name);
+        o->have_dtype = 1;
+    }
+    if (shape && sizes)
+        return kg_err_set(err, KG_EXIT_USAGE, "give --shape or --sizes, not both");
+    if (shape) {
+        o->shape_texts[o->n_shapes++] = shape;
+    } else if (sizes) {
+        static char buf[512];
+        snprintf(buf, sizeof buf, "%s", sizes);
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            if (o->n_shapes == KG_MAX_SHAPES)
+                return kg_err_set(err, KG_EXIT_USAGE, "--sizes: at most %d shapes", KG_MAX_SHAPES);
+            o->shape_texts[o->n_shapes++] = t;
+        }
+    }
+    /* Shapes are checked against every operator they may apply to. */
+    for (int i = 0; i < o->n_shapes; i++) {
+        kg_shape s;
+        if (o->op) {
+            if (kg_shape_parse(o->op, o->shape_texts[i], &s, err))
+                return err->code;
+        } else {
+            int ok = 0;
+            kg_err e2 = {0, ""};
+            for (int k = 0; kg_ops[k]; k++)
+                ok |= kg_shape_parse(kg_ops[k], o->shape_texts[i], &s, &e2) == 0;
+            if (!ok)
+                return kg_err_set(err, KG_EXIT_USAGE,
+                                  "bad shape '%s': not a preset or AxB[xC] of any operator", o->shape_texts[i]);
+        }
+    }
+    if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
+        return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
+    return 0;
+}

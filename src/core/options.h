@@ -1,0 +1,43 @@
+/* Command-line options of kgate, parsed and validated without a GPU: an
+ * unknown command, option, operator, dtype or shape is a usage error
+ * (KG_EXIT_USAGE) before anything else happens. */
+#ifndef KG_OPTIONS_H
+#define KG_OPTIONS_H
+
+#include "op.h"
+#include "stats.h"
+#include "verdict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KG_MAX_SHAPES 8
+
+typedef struct kg_options {
+    const char *command;   /* devices, peaks, ops, check, run, help, version */
+    const char *candidate; /* check: PATH or PATH:KERNEL */
+    const char *op_name, *dtype_name, *json, *roof;
+    const kg_op *op;       /* set when --op was given */
+    kg_dtype dtype;
+    int have_dtype;
+    const char *shape_texts[KG_MAX_SHAPES]; /* --shape, or each of --sizes */
+    int n_shapes;
+    int hot, memset_flush, trials, device, edge, live, force, help;
+    unsigned long long seed;
+    double timeout_s;
+    kg_stop_cfg stop;
+    kg_gate gate;
+    char cmdline[1024];
+} kg_options;
+
+/* Parses argv (argv[0] is the program). Fills defaults first. */
+int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err);
+
+/* The help text of a command (NULL: the overview). */
+const char *kg_usage(const char *command);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,322 @@
+/* Report printers: the table and the JSON form (schema kgate.results/1). */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SCHEMA "kgate.results/1"
+
+void kg_report_init(kg_report *r)
+{
+    memset(r, 0, sizeof *r);
+    kg_gate_defaults(&r->gate);
+}
+
+void kg_report_free(kg_report *r)
+{
+    free(r->results);
+    memset(r, 0, sizeof *r);
+}
+
+kg_result *kg_report_add(kg_report *r, const kg_result *res)
+{
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 16;
+        kg_result *n = realloc(r->results, sizeof *n * (size_t)cap);
+        if (!n)
+            return NULL;
+        r->results = n;
+        r->cap = cap;
+    }
+    r->results[r->n] = *res;
+    return &r->results[r->n++];
+}
+
+int kg_report_exit_code(const kg_report *r)
+{
+    int code = 0;
+    for (int i = 0; i < r->n; i++) {
+        int c = kg_verdict_exit_code(r->results[i].verdict);
+        code = c > code ? c : code;
+    }
+    return code;
+}
+
+const char *kg_fmt_time(double s, char *buf, size_t size)
+{
+    if (!(s > 0))
+        snprintf(buf, size, "-");
+    else if (s < 1e-3)
+        snprintf(buf, size, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, size, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%.2f s", s);
+    return buf;
+}
+
+static void fmt_num(const kg_result *r, const char *name, const char *fmt, char *buf, size_t size)
+{
+    double v;
+    if (kg_result_get(r, name, &v))
+        snprintf(buf, size, fmt, v);
+    else
+        snprintf(buf, size, "-");
+}
+
+static void flags_text(unsigned flags, char *buf, size_t size)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    for (int b = 0; b < KG_FLAG_COUNT && u < size; b++)
+        if (flags & (1u << b))
+            u += (size_t)snprintf(buf + u, size - u, "%s%s", u ? "," : "", kg_flag_name(b));
+}
+
+void kg_report_print(const kg_report *r, FILE *f)
+{
+    fprintf(f, "%-22s %-10s %-5s %-17s %-10s %10s %10s %6s %5s %7s  %s\n", "kernel", "op", "dtype",
+            "shape", "verdict", "time", "library", "E_lib", "rho", "cliff", "flags");
+    for (int i = 0; i < r->n; i++) {
+        const kg_result *x = &r->results[i];
+        char t[32], tl[32], e[16], rho[16], cl[16], fl[256];
+        double v;
+        kg_fmt_time(kg_result_get(x, "time/gpu/median", &v) ? v : 0, t, sizeof t);
+        kg_fmt_time(kg_result_get(x, "lib/time/median", &v) ? v : 0, tl, sizeof tl);
+        fmt_num(x, "lib/efficiency", "%.2f", e, sizeof e);
+        fmt_num(x, "roof/fraction", "%.2f", rho, sizeof rho);
+        fmt_num(x, "cliff", "%.1fx", cl, sizeof cl);
+        flags_text(x->flags, fl, sizeof fl);
+        fprintf(f, "%-22s %-10s %-5s %-17s %-10s %10s %10s %6s %5s %7s  %s\n", x->kernel, x->op,
+                x->dtype, x->shape, kg_verdict_name(x->verdict), t, tl, e, rho, cl, fl);
+    }
+    int header = 0;
+    for (int i = 0; i < r->n; i++) {
+        const kg_result *x = &r->results[i];
+        if (!header) {
+            fprintf(f, "\n");
+            header = 1;
+        }
+        fprintf(f, "%s %s %s: %s: %s%s%s\n", x->kernel, x->dtype, x->shape,
+                kg_verdict_name(x->verdict), x->reason, x->detail[0] ? "; " : "", x->detail);
+    }
+    if (r->n) {
+        const kg_result *x = &r->results[0];
+        (void)x;
+        fprintf(f, "\nroofs (%s): %.2f TB/s", r->roofs.source, r->roofs.bw / 1e12);
+        if (r->roofs.mma[KG_FP16] > 0)
+            fprintf(f, ", fp16 %.0f / bf16 %.0f TFLOP/s", r->roofs.mma[KG_FP16] / 1e12,
+                    r->roofs.mma[KG_BF16] / 1e12);
+        fprintf(f, "; gate: OK if E_lib >= %.2f or rho >= %.2f\n", r->gate.e_ok, r->gate.rho_ok);
+    }
+}
+
+static cJSON *roofs_json(const kg_roofs *ro)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "source", ro->source);
+    cJSON_AddNumberToObject(o, "bandwidth", ro->bw);
+    cJSON *m = cJSON_AddObjectToObject(o, "mma");
+    cJSON_AddNumberToObject(m, "fp16", ro->mma[KG_FP16]);
+    cJSON_AddNumberToObject(m, "bf16", ro->mma[KG_BF16]);
+    cJSON_AddNumberToObject(m, "tf32", ro->mma[KG_FP32]);
+    cJSON_AddNumberToObject(o, "fp32", ro->fp32);
+    return o;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void str(const cJSON *o, const char *k, char *dst, size_t size)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    snprintf(dst, size, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+char *kg_report_to_json(const kg_report *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", SCHEMA);
+    cJSON_AddStringToObject(root, "command", r->command);
+    cJSON_AddStringToObject(root, "commit", r->commit);
+    cJSON_AddStringToObject(root, "date", r->date);
+    cJSON *d = cJSON_AddObjectToObject(root, "device");
+    cJSON_AddStringToObject(d, "name", r->device);
+    cJSON_AddStringToObject(d, "uuid", r->device_uuid);
+    cJSON_AddStringToObject(d, "driver", r->driver);
+    cJSON_AddNumberToObject(d, "sm_count", r->sm_count);
+    cJSON_AddNumberToObject(d, "cc_major", r->cc_major);
+    cJSON_AddNumberToObject(d, "cc_minor", r->cc_minor);
+    cJSON_AddItemToObject(root, "roofs", roofs_json(&r->roofs));
+    cJSON *g = cJSON_AddObjectToObject(root, "gate");
+    cJSON_AddNumberToObject(g, "e_ok", r->gate.e_ok);
+    cJSON_AddNumberToObject(g, "rho_ok", r->gate.rho_ok);
+    cJSON_AddNumberToObject(g, "rho_impossible", r->gate.rho_impossible);
+    cJSON_AddNumberToObject(g, "suspect_e", r->gate.suspect_e);
+    cJSON_AddNumberToObject(g, "suspect_rho", r->gate.suspect_rho);
+    cJSON_AddNumberToObject(g, "band", r->gate.band);
+    cJSON *arr = cJSON_AddArrayToObject(root, "results");
+    for (int i = 0; i < r->n; i++) {
+        const kg_result *x = &r->results[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kernel", x->kernel);
+        cJSON_AddStringToObject(o, "source", x->source);
+        cJSON_AddStringToObject(o, "op", x->op);
+        cJSON_AddStringToObject(o, "dtype", x->dtype);
+        cJSON_AddStringToObject(o, "shape", x->shape);
+        cJSON_AddStringToObject(o, "verdict", kg_verdict_name(x->verdict));
+        cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+        for (int b = 0; b < KG_FLAG_COUNT; b++)
+            if (x->flags & (1u << b))
+                cJSON_AddItemToArray(fl, cJSON_CreateString(kg_flag_name(b)));
+        cJSON_AddStringToObject(o, "reason", x->reason);
+        cJSON_AddStringToObject(o, "detail", x->detail);
+        cJSON_AddStringToObject(o, "baseline", x->baseline);
+        cJSON_AddStringToObject(o, "baseline_note", x->baseline_note);
+        cJSON_AddStringToObject(o, "stop", x->stop);
+        cJSON *s = cJSON_AddObjectToObject(o, "summaries");
+        for (int k = 0; k < x->n_sums; k++) {
+            cJSON *v = cJSON_AddObjectToObject(s, x->sums[k].name);
+            cJSON_AddNumberToObject(v, "value", isfinite(x->sums[k].value) ? x->sums[k].value : 0);
+            cJSON_AddStringToObject(v, "unit", x->sums[k].unit);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+int kg_report_write_json(const kg_report *r, const char *path, kg_err *err)
+{
+    char tmp[4096];
+    char *text = kg_report_to_json(r);
+    FILE *f = NULL;
+    if (!text)
+        return kg_err_set(err, KG_EXIT_IO, "cannot serialize the report");
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    f = fopen(tmp, "w");
+    if (!f) {
+        kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0) {
+        f = NULL;
+        unlink(tmp);
+        kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    f = NULL;
+    if (rename(tmp, path) != 0) {
+        unlink(tmp);
+        kg_err_set(err, KG_EXIT_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    }
+out:
+    if (f)
+        fclose(f);
+    free(text);
+    return err->code;
+}
+
+int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    long n;
+    cJSON *root = NULL;
+    kg_report_init(r);
+    if (!f)
+        return kg_err_set(err, KG_EXIT_IO, "cannot open %s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        kg_err_set(err, KG_EXIT_IO, "cannot read %s", path);
+        goto out;
+    }
+    buf[n] = '\0';
+    root = cJSON_Parse(buf);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!root || !cJSON_IsString(schema) || strcmp(schema->valuestring, SCHEMA) != 0) {
+        kg_err_set(err, KG_EXIT_IO, "%s: not a %s file", path, SCHEMA);
+        goto out;
+    }
+    str(root, "command", r->command, sizeof r->command);
+    str(root, "commit", r->commit, sizeof r->commit);
+    str(root, "date", r->date, sizeof r->date);
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "device");
+        str(d, "name", r->device, sizeof r->device);
+        str(d, "uuid", r->device_uuid, sizeof r->device_uuid);
+        str(d, "driver", r->driver, sizeof r->driver);
+        r->sm_count = (int)num(d, "sm_count");
+        r->cc_major = (int)num(d, "cc_major");
+        r->cc_minor = (int)num(d, "cc_minor");
+        const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, "roofs");
+        str(ro, "source", r->roofs.source, sizeof r->roofs.source);
+        r->roofs.bw = num(ro, "bandwidth");
+        r->roofs.fp32 = num(ro, "fp32");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ro, "mma");
+        r->roofs.mma[KG_FP16] = num(m, "fp16");
+        r->roofs.mma[KG_BF16] = num(m, "bf16");
+        r->roofs.mma[KG_FP32] = num(m, "tf32");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gate");
+        if (g) {
+            r->gate.e_ok = num(g, "e_ok");
+            r->gate.rho_ok = num(g, "rho_ok");
+            r->gate.rho_impossible = num(g, "rho_impossible");
+            r->gate.suspect_e = num(g, "suspect_e");
+            r->gate.suspect_rho = num(g, "suspect_rho");
+            r->gate.band = num(g, "band");
+        }
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(root, "results"))
+    {
+        kg_result x;
+        char v[32];
+        memset(&x, 0, sizeof x);
+        str(item, "kernel", x.kernel, sizeof x.kernel);
+        str(item, "source", x.source, sizeof x.source);
+        str(item, "op", x.op, sizeof x.op);
+        str(item, "dtype", x.dtype, sizeof x.dtype);
+        str(item, "shape", x.shape, sizeof x.shape);
+        str(item, "reason", x.reason, sizeof x.reason);
+        str(item, "detail", x.detail, sizeof x.detail);
+        str(item, "baseline", x.baseline, sizeof x.baseline);
+        str(item, "baseline_note", x.baseline_note, sizeof x.baseline_note);
+        str(item, "stop", x.stop, sizeof x.stop);
+        str(item, "verdict", v, sizeof v);
+        if (kg_verdict_parse(v, &x.verdict)) {
+            kg_err_set(err, KG_EXIT_IO, "%s: unknown verdict '%s'", path, v);
+            goto out;
+        }
+        const cJSON *fl;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(item, "flags"))
+        {
+            int b = cJSON_IsString(fl) ? kg_flag_parse(fl->valuestring) : -1;
+            if (b >= 0)
+                x.flags |= 1u << b;
+        }
+        const cJSON *s;
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(item, "summaries"))
+            kg_result_set(&x, s->string, num(s, "value"));
+        if (!kg_report_add(r, &x)) {
+            kg_err_set(err, KG_EXIT_IO, "out of memory reading %s", path);
+            goto out;
+        }
+    }
+out:
+    cJSON_Delete(root);
+    free(buf);
+    fclose(f);
+    return err->code;
+}

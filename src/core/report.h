@@ -1,0 +1,51 @@
+/* A report: what ran where, the roofs, and the judged results; printed as a
+ * table for people and written as JSON (docs/results.md) for machines. */
+#ifndef KG_REPORT_H
+#define KG_REPORT_H
+
+#include <stdio.h>
+
+#include "result.h"
+#include "roofline.h"
+#include "verdict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_report {
+    char command[1024];
+    char commit[64];
+    char date[32]; /* ISO 8601 UTC */
+    char device[256], device_uuid[64], driver[32];
+    int sm_count, cc_major, cc_minor;
+    kg_roofs roofs;
+    kg_gate gate;
+    int n, cap;
+    kg_result *results;
+} kg_report;
+
+void kg_report_init(kg_report *r);
+void kg_report_free(kg_report *r);
+/* Appends a copy of res; returns a pointer to the stored copy or NULL. */
+kg_result *kg_report_add(kg_report *r, const kg_result *res);
+/* Exit code for the report: the worst verdict's. */
+int kg_report_exit_code(const kg_report *r);
+
+/* Human-readable table (and reasons for anything not OK). */
+void kg_report_print(const kg_report *r, FILE *f);
+
+/* Writes JSON atomically (temporary file, then rename). KG_EXIT_IO on error. */
+int kg_report_write_json(const kg_report *r, const char *path, kg_err *err);
+/* Serializes to a malloc'd string (caller frees). */
+char *kg_report_to_json(const kg_report *r);
+/* Reads a report written by kg_report_write_json. */
+int kg_report_read_json(const char *path, kg_report *r, kg_err *err);
+
+/* Formats seconds as "123.4 us" etc. */
+const char *kg_fmt_time(double s, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

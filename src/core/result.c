@@ -1,0 +1,59 @@
+/* Tagged summaries of a result. */
+#include "result.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name, *unit, *desc;
+} table[] = {
+#define X(n, u, d) {n, u, d},
+    KG_SUMMARIES(X)
+#undef X
+};
+
+static int find(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *kg_summary_unit(const char *name)
+{
+    int i = find(name);
+    return i < 0 ? "" : table[i].unit;
+}
+
+const char *kg_summary_describe(const char *name)
+{
+    int i = find(name);
+    return i < 0 ? "" : table[i].desc;
+}
+
+void kg_result_set(kg_result *r, const char *name, double v)
+{
+    for (int i = 0; i < r->n_sums; i++)
+        if (strcmp(r->sums[i].name, name) == 0) {
+            r->sums[i].value = v;
+            return;
+        }
+    if (r->n_sums == KG_MAX_SUMMARIES)
+        return;
+    kg_summary *s = &r->sums[r->n_sums++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->unit, sizeof s->unit, "%s", kg_summary_unit(name));
+    s->value = v;
+}
+
+int kg_result_get(const kg_result *r, const char *name, double *v)
+{
+    for (int i = 0; i < r->n_sums; i++)
+        if (strcmp(r->sums[i].name, name) == 0) {
+            if (v)
+                *v = r->sums[i].value;
+            return 1;
+        }
+    return 0;
+}

@@ -1,0 +1,46 @@
+/* Roofline evaluation and the datasheet table. */
+#include "roofline.h"
+
+#include <string.h>
+
+int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, double t_s,
+                kg_roof_eval *o)
+{
+    memset(o, 0, sizeof *o);
+    double pc = unit == KG_UNIT_TENSOR ? r->mma[dt] : r->fp32;
+    if (t_s <= 0 || r->bw <= 0 || (w->flops > 0 && pc <= 0))
+        return -1;
+    o->intensity = w->bytes > 0 ? w->flops / w->bytes : 1e300;
+    o->ridge = pc > 0 ? pc / r->bw : 0;
+    o->compute_bound = w->flops > 0 && o->intensity >= o->ridge;
+    o->peak = o->compute_bound ? pc : r->bw;
+    o->rho = (o->compute_bound ? w->flops : w->bytes) / (t_s * o->peak);
+    return 0;
+}
+
+/* Dense rates from the vendors' datasheets (SXM parts). */
+static const struct {
+    const char *match;
+    double bw, fp16, bf16, tf32, fp32;
+} datasheet[] = {
+    {"H200", 4.8e12, 989.5e12, 989.5e12, 494.7e12, 66.9e12},
+    {"H100", 3.35e12, 989.5e12, 989.5e12, 494.7e12, 66.9e12},
+    {"A100", 1.555e12, 312e12, 312e12, 156e12, 19.5e12},
+};
+
+int kg_roofs_datasheet(const char *name, double mem_clock_khz, int bus_bits, kg_roofs *o)
+{
+    memset(o, 0, sizeof *o);
+    strcpy(o->source, "datasheet");
+    for (size_t i = 0; i < sizeof datasheet / sizeof datasheet[0]; i++)
+        if (name && strstr(name, datasheet[i].match)) {
+            o->bw = datasheet[i].bw;
+            o->mma[KG_FP16] = datasheet[i].fp16;
+            o->mma[KG_BF16] = datasheet[i].bf16;
+            o->mma[KG_FP32] = datasheet[i].tf32;
+            o->fp32 = datasheet[i].fp32;
+            return 1;
+        }
+    o->bw = 2.0 * mem_clock_khz * 1e3 * bus_bits / 8.0;
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* Roofs, essential work and the roofline fraction rho = W / (t * P).
+ * Operators declare work (bytes, FLOPs); this module picks the bound from
+ * the arithmetic intensity against the ridge point and derives rho. */
+#ifndef KG_ROOFLINE_H
+#define KG_ROOFLINE_H
+
+#include "kg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Essential work of one operator call: every input read once, every output
+ * written once, and the arithmetic the operator must do. */
+typedef struct kg_work {
+    double bytes;
+    double flops;
+} kg_work;
+
+/* Which compute roof an operator's FLOPs run on. */
+typedef enum kg_unit { KG_UNIT_TENSOR, KG_UNIT_FP32 } kg_unit;
+
+typedef struct kg_roofs {
+    char source[16];             /* "measured" or "datasheet" */
+    double bw;                   /* DRAM bytes/s, read + write counted */
+    double mma[KG_DTYPE_COUNT];  /* tensor-core FLOP/s by input dtype; fp32 = tf32 */
+    double fp32;                 /* CUDA-core fp32 FLOP/s */
+} kg_roofs;
+
+typedef struct kg_roof_eval {
+    int compute_bound;
+    double intensity; /* FLOP per byte */
+    double ridge;     /* FLOP per byte where the roofs meet */
+    double peak;      /* the roof used: bytes/s or FLOP/s */
+    double rho;       /* achieved / peak */
+} kg_roof_eval;
+
+/* Evaluates the roofline for work w done in t_s seconds. Returns -1 (and
+ * leaves *out zeroed) when a roof needed is missing or t_s <= 0. */
+int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, double t_s,
+                kg_roof_eval *out);
+
+/* Fills datasheet roofs for a device name (H200, H100, A100 known); for other
+ * devices the bandwidth comes from 2 * mem_clock_khz * bus_bits / 8 and the
+ * compute roofs stay 0. Returns 1 if the device was in the table. */
+int kg_roofs_datasheet(const char *device_name, double mem_clock_khz, int bus_bits,
+                       kg_roofs *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

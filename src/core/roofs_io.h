@@ -1,0 +1,23 @@
+/* The roofs cache: measured roofs per GPU UUID, in
+ * $XDG_CACHE_HOME/kgate/roofs-<uuid>.json (default ~/.cache). */
+#ifndef KG_ROOFS_IO_H
+#define KG_ROOFS_IO_H
+
+#include "roofline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Path of the cache file for a UUID; creates the directory. */
+int kg_roofs_cache_path(const char *uuid, char *buf, size_t size, kg_err *err);
+/* Loads cached roofs; returns 0 if found, 1 if absent, an error code if corrupt. */
+int kg_roofs_load(const char *path, kg_roofs *out, kg_err *err);
+/* Saves roofs (atomically) with the extra JSON fields in `extra` (may be NULL). */
+int kg_roofs_save(const char *path, const kg_roofs *r, const char *uuid, const char *device,
+                  kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

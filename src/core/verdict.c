@@ -1,0 +1,108 @@
+/* The gate: turns correctness, E_lib and rho into a verdict with flags. */
+#include "verdict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int code;
+} verdicts[] = {
+#define X(e, s, c) {s, c},
+    KG_VERDICTS(X)
+#undef X
+};
+
+const char *kg_verdict_name(kg_verdict v) { return (unsigned)v < KG_V_COUNT ? verdicts[v].name : "?"; }
+int kg_verdict_exit_code(kg_verdict v) { return (unsigned)v < KG_V_COUNT ? verdicts[v].code : 2; }
+
+int kg_verdict_parse(const char *s, kg_verdict *out)
+{
+    for (int i = 0; i < KG_V_COUNT; i++)
+        if (strcmp(s, verdicts[i].name) == 0) {
+            *out = (kg_verdict)i;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *flag_names[] = {
+#define X(e, s, d) s,
+    KG_FLAGS(X)
+#undef X
+};
+static const char *flag_desc[] = {
+#define X(e, s, d) d,
+    KG_FLAGS(X)
+#undef X
+};
+
+const char *kg_flag_name(int b) { return b >= 0 && b < KG_FLAG_COUNT ? flag_names[b] : "?"; }
+const char *kg_flag_describe(int b) { return b >= 0 && b < KG_FLAG_COUNT ? flag_desc[b] : "?"; }
+
+int kg_flag_parse(const char *s)
+{
+    for (int i = 0; i < KG_FLAG_COUNT; i++)
+        if (strcmp(s, flag_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+void kg_gate_defaults(kg_gate *g)
+{
+    g->e_ok = 0.80;
+    g->rho_ok = 0.50;
+    g->rho_impossible = 1.05;
+    g->suspect_e = 2.0;
+    g->suspect_rho = 0.8;
+    g->band = 0.1;
+}
+
+static int passes(const kg_gate *g, int have_e, double e, int have_rho, double rho)
+{
+    return (have_e && e >= g->e_ok) || (have_rho && rho >= g->rho_ok);
+}
+
+kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, char *reason,
+                     size_t size)
+{
+    if (!ev->correct) {
+        snprintf(reason, size, "output does not match the fp64 reference");
+        return KG_V_INCORRECT;
+    }
+    if (!ev->have_e && !ev->have_rho) {
+        snprintf(reason, size, "no timing: neither E_lib nor rho could be computed");
+        return KG_V_SKIPPED;
+    }
+    if (!ev->have_e)
+        *flags |= KG_FLAG(NO_BASELINE);
+    if (ev->have_rho && ev->rho > g->rho_impossible) {
+        if (ev->rho_lo <= g->rho_impossible)
+            *flags |= KG_FLAG(AMBIGUOUS);
+        snprintf(reason, size, "rho %.2f > %.2f: faster than the hardware allows", ev->rho,
+                 g->rho_impossible);
+        return KG_V_IMPOSSIBLE;
+    }
+    int ok = passes(g, ev->have_e, ev->e, ev->have_rho, ev->rho);
+    int ok_lo = passes(g, ev->have_e, ev->e_lo, ev->have_rho, ev->rho_lo);
+    int ok_hi = passes(g, ev->have_e, ev->e_hi, ev->have_rho, ev->rho_hi);
+    if (ok_lo != ok_hi || (ev->have_rho && ev->rho_hi > g->rho_impossible))
+        *flags |= KG_FLAG(AMBIGUOUS);
+    if (ev->have_e && ev->have_rho) {
+        if (ev->e > g->suspect_e && ev->rho < g->suspect_rho)
+            *flags |= KG_FLAG(BASELINE_SUSPECT);
+        int pe = ev->e >= g->e_ok, pr = ev->rho >= g->rho_ok;
+        if (pe != pr && fabs(ev->rho - g->rho_ok) <= g->band)
+            *flags |= KG_FLAG(JUDGMENT_BAND);
+    }
+    char e_txt[64] = "no baseline", r_txt[64] = "no roof";
+    if (ev->have_e)
+        snprintf(e_txt, sizeof e_txt, "E_lib %.2f %s %.2f", ev->e, ev->e >= g->e_ok ? ">=" : "<",
+                 g->e_ok);
+    if (ev->have_rho)
+        snprintf(r_txt, sizeof r_txt, "rho %.2f %s %.2f", ev->rho,
+                 ev->rho >= g->rho_ok ? ">=" : "<", g->rho_ok);
+    snprintf(reason, size, "%s, %s", e_txt, r_txt);
+    return ok ? KG_V_OK : KG_V_SLOW;
+}

@@ -1,0 +1,92 @@
+/* Verdicts, flags and the performance gate.
+ *
+ * A correct kernel is OK when either anchor vouches for it:
+ *     E_lib >= e_ok (0.80)   or   rho >= rho_ok (0.50)
+ * and SLOW otherwise. rho > rho_impossible (1.05) is IMPOSSIBLE: faster than
+ * the hardware allows, so work was skipped. Flags explain a call:
+ *   baseline-suspect  E_lib > 2 with rho < 0.8 (the library path is weak)
+ *   judgment-band     the anchors disagree and rho is within 0.1 of rho_ok
+ *   ambiguous         the confidence intervals straddle a threshold
+ * Defaults are the paper's Table III calls (tests/data/table3.txt). */
+#ifndef KG_VERDICT_H
+#define KG_VERDICT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X-macro: enum, name, exit code. Ordered from best to worst for the CLI. */
+#define KG_VERDICTS(X)          \
+    X(SKIPPED, "SKIPPED", 0)    \
+    X(OK, "OK", 0)              \
+    X(SLOW, "SLOW", 1)          \
+    X(INCORRECT, "INCORRECT", 2) \
+    X(IMPOSSIBLE, "IMPOSSIBLE", 2) \
+    X(CRASH, "CRASH", 2)        \
+    X(TIMEOUT, "TIMEOUT", 2)
+
+typedef enum kg_verdict {
+#define X(e, s, c) KG_V_##e,
+    KG_VERDICTS(X)
+#undef X
+    KG_V_COUNT
+} kg_verdict;
+
+const char *kg_verdict_name(kg_verdict v);
+int kg_verdict_parse(const char *s, kg_verdict *out);
+int kg_verdict_exit_code(kg_verdict v);
+
+#define KG_FLAGS(X)                                                                      \
+    X(BASELINE_SUSPECT, "baseline-suspect", "E_lib > 2 while rho < 0.8: the library path is weak") \
+    X(JUDGMENT_BAND, "judgment-band", "E_lib and rho disagree near rho_ok")             \
+    X(AMBIGUOUS, "ambiguous", "a confidence interval straddles a threshold")            \
+    X(BASELINE_FALLBACK, "baseline-fallback", "the library path was unsupported; a bundled kernel stood in") \
+    X(NO_BASELINE, "no-baseline", "no library baseline: judged on rho alone")           \
+    X(ESCAPED, "escaped-stream", "device still busy after the end event: work escaped the given stream") \
+    X(THROTTLED, "throttled", "samples dropped for a low SM clock")                     \
+    X(NOISY, "noisy", "the noise limit was not met")                                    \
+    X(BASELINE_WRONG, "baseline-incorrect", "the library baseline failed the reference check")
+
+enum {
+#define X(e, s, d) KG_FB_##e,
+    KG_FLAGS(X)
+#undef X
+    KG_FLAG_COUNT
+};
+#define KG_FLAG(e) (1u << KG_FB_##e)
+
+const char *kg_flag_name(int bit);
+const char *kg_flag_describe(int bit);
+/* Parses one flag name; returns its bit index or -1. */
+int kg_flag_parse(const char *s);
+
+typedef struct kg_gate {
+    double e_ok;           /* 0.80 */
+    double rho_ok;         /* 0.50 */
+    double rho_impossible; /* 1.05 */
+    double suspect_e;      /* 2.0 */
+    double suspect_rho;    /* 0.8 */
+    double band;           /* 0.1: judgment band half-width around rho_ok */
+} kg_gate;
+
+void kg_gate_defaults(kg_gate *g);
+
+/* What the gate is told about one kernel. Interval bounds may equal the point. */
+typedef struct kg_evidence {
+    int correct;
+    int have_e;
+    double e, e_lo, e_hi;
+    int have_rho;
+    double rho, rho_lo, rho_hi;
+} kg_evidence;
+
+/* Decides the verdict, adds flags to *flags, writes a one-line reason. */
+kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, char *reason,
+                     size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,189 @@
+/* cuBLASLt baseline for matmul: row-major C = A.B computed as the
+ * column-major C^T = B^T . A^T. The top 8 heuristic algorithms (64 MiB
+ * workspace) are each timed through the timing engine and the fastest kept. */
+#include <cublasLt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/op.h"
+#include "baseline.h"
+#include "check.h"
+#include "tensors.h"
+#include "timer.h"
+
+#define LT_WORKSPACE (64u << 20)
+#define LT_ALGOS 8
+
+typedef struct lt_ctx {
+    cublasLtHandle_t h;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    void *ws;
+    const void *A, *B;
+    void *C;
+    float alpha, beta;
+} lt_ctx;
+
+static void lt_teardown(void *p)
+{
+    lt_ctx *c = p;
+    if (!c)
+        return;
+    if (c->la)
+        cublasLtMatrixLayoutDestroy(c->la);
+    if (c->lb)
+        cublasLtMatrixLayoutDestroy(c->lb);
+    if (c->lc)
+        cublasLtMatrixLayoutDestroy(c->lc);
+    if (c->op)
+        cublasLtMatmulDescDestroy(c->op);
+    if (c->h)
+        cublasLtDestroy(c->h);
+    if (c->ws)
+        cudaFree(c->ws);
+    free(c);
+}
+
+static int lt_launch(void *p, kgate_stream s, kg_err *err)
+{
+    lt_ctx *c = p;
+    KG_CUBLAS(cublasLtMatmul(c->h, c->op, &c->alpha, c->B, c->lb, c->A, c->la, &c->beta, c->C,
+                             c->lc, c->C, c->lc, &c->algo, c->ws, LT_WORKSPACE,
+                             (cudaStream_t)s));
+    return 0;
+out:
+    return err->code;
+}
+
+static int lt_cb(void *p, int set, kgate_stream s, kg_err *err)
+{
+    (void)set;
+    return lt_launch(p, s, err);
+}
+
+/* Builds the context for dt (fp32 means tf32 tensor cores) and picks the
+ * fastest algorithm. */
+static int lt_prepare(kg_dtype dt, int64_t m, int64_t n, int64_t k, const void *A, const void *B,
+                      void *C, kgate_stream s, lt_ctx **out, char *note, size_t note_size,
+                      kg_err *err)
+{
+    lt_ctx *c = calloc(1, sizeof *c);
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res[LT_ALGOS];
+    int found = 0, best = -1;
+    double best_t = 1e30;
+    if (!c)
+        return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
+    cudaDataType_t t = dt == KG_FP16 ? CUDA_R_16F : dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasComputeType_t ct = dt == KG_FP32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    c->A = A;
+    c->B = B;
+    c->C = C;
+    c->alpha = 1.0f;
+    c->beta = 0.0f;
+    KG_CUBLAS(cublasLtCreate(&c->h));
+    KG_CUBLAS(cublasLtMatmulDescCreate(&c->op, ct, CUDA_R_32F));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lb, t, (uint64_t)n, (uint64_t)k, n));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, t, (uint64_t)k, (uint64_t)m, k));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, t, (uint64_t)n, (uint64_t)m, n));
+    KG_CUDA(cudaMalloc(&c->ws, LT_WORKSPACE));
+    KG_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+    {
+        uint64_t ws = LT_WORKSPACE;
+        KG_CUBLAS(cublasLtMatmulPreferenceSetAttribute(
+            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    }
+    KG_CUBLAS(cublasLtMatmulAlgoGetHeuristic(c->h, c->op, c->lb, c->la, c->lc, c->lc, pref,
+                                              LT_ALGOS, res, &found));
+    if (found == 0) {
+        kg_err_set(err, KG_EXIT_ENV, "cuBLASLt found no algorithm for %lldx%lldx%lld %s",
+                   (long long)m, (long long)n, (long long)k, kg_dtype_name(dt));
+        goto out;
+    }
+    for (int i = 0; i < found; i++) {
+        kg_timer_cfg tc;
+        kg_timing tm;
+        kg_err e2 = {0, ""};
+        kg_timer_defaults(&tc);
+        tc.stop.min_samples = 5;
+        tc.stop.min_gpu_s = 0.02;
+        tc.stop.max_wall_s = 1.0;
+        tc.stop.max_samples = 200;
+        tc.warmup = 1;
+        tc.batch_below_s = 0;
+        c->algo = res[i].algo;
+        if (kg_time(&tc, lt_cb, c, s, &tm, &e2) == 0 && tm.st.median < best_t) {
+            best_t = tm.st.median;
+            best = i;
+        }
+    }
+    if (best < 0) {
+        kg_err_set(err, KG_EXIT_ENV, "none of %d cuBLASLt algorithms ran", found);
+        goto out;
+    }
+    c->algo = res[best].algo;
+    snprintf(note, note_size, "cuBLASLt, fastest of %d heuristic algorithms (#%d), 64 MiB workspace",
+             found, best + 1);
+    *out = c;
+    c = NULL;
+out:
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    lt_teardown(c);
+    return err->code;
+}
+
+static int lt_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *out,
+                    const kgate_params *p, kgate_stream s, void **ctx, int *unsupported,
+                    char *note, size_t note_size, kg_err *err)
+{
+    (void)op;
+    (void)p;
+    *unsupported = 0;
+    lt_ctx *c = NULL;
+    int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
+    if (lt_prepare(dt, m, n, k, in[0].data, in[1].data, out[0].data, s, &c, note, note_size, err))
+        return err->code;
+    *ctx = c;
+    return 0;
+}
+
+const kg_baseline kg_baseline_cublaslt = {"cublaslt", lt_setup, lt_launch, lt_teardown};
+
+int kg_cublaslt_peak(kg_dtype dt, int64_t m, int64_t n, int64_t k, double *t_s, kg_err *err)
+{
+    DLTensor a = {0}, b = {0}, c = {0};
+    lt_ctx *ctx = NULL;
+    cudaStream_t s = NULL;
+    char note[256];
+    int64_t ea[2] = {m, k}, eb[2] = {k, n}, ec[2] = {m, n};
+    KG_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (kg_tensor_alloc(&a, dt, 2, ea, err) || kg_tensor_alloc(&b, dt, 2, eb, err) ||
+        kg_tensor_alloc(&c, dt, 2, ec, err))
+        goto out;
+    if (kg_tensor_fill_uniform(&a, -1, 1, 1, (kgate_stream)s, err) ||
+        kg_tensor_fill_uniform(&b, -1, 1, 2, (kgate_stream)s, err))
+        goto out;
+    if (lt_prepare(dt, m, n, k, a.data, b.data, c.data, (kgate_stream)s, &ctx, note, sizeof note,
+                   err))
+        goto out;
+    {
+        kg_timer_cfg tc;
+        kg_timing tm;
+        kg_timer_defaults(&tc);
+        tc.stop.max_wall_s = 3.0;
+        if (kg_time(&tc, lt_cb, ctx, (kgate_stream)s, &tm, err))
+            goto out;
+        *t_s = tm.st.median;
+    }
+out:
+    lt_teardown(ctx);
+    kg_tensor_free(&a);
+    kg_tensor_free(&b);
+    kg_tensor_free(&c);
+    if (s)
+        cudaStreamDestroy(s);
+    return err->code;
+}

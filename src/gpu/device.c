@@ -1,0 +1,116 @@
+/* Device queries through the CUDA runtime and (optionally) NVML. NVML is
+ * loaded with dlopen so that kgate starts on machines without a driver. */
+#include "device.h"
+
+#include <dlfcn.h>
+#include <nvml.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+typedef struct nvml_api {
+    void *lib;
+    nvmlReturn_t (*Init)(void);
+    nvmlReturn_t (*Shutdown)(void);
+    const char *(*ErrorString)(nvmlReturn_t);
+    nvmlReturn_t (*ByPci)(const char *, nvmlDevice_t *);
+    nvmlReturn_t (*Clock)(nvmlDevice_t, nvmlClockType_t, unsigned *);
+    nvmlReturn_t (*Temp)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned *);
+    nvmlReturn_t (*Power)(nvmlDevice_t, unsigned *);
+    nvmlReturn_t (*Driver)(char *, unsigned);
+} nvml_api;
+
+static int nvml_load(nvml_api *n)
+{
+    memset(n, 0, sizeof *n);
+    n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!n->lib)
+        return -1;
+#define SYM(f, s) *(void **)(&n->f) = dlsym(n->lib, s)
+    SYM(Init, "nvmlInit_v2");
+    SYM(Shutdown, "nvmlShutdown");
+    SYM(ErrorString, "nvmlErrorString");
+    SYM(ByPci, "nvmlDeviceGetHandleByPciBusId_v2");
+    SYM(Clock, "nvmlDeviceGetClockInfo");
+    SYM(Temp, "nvmlDeviceGetTemperature");
+    SYM(Power, "nvmlDeviceGetPowerUsage");
+    SYM(Driver, "nvmlSystemGetDriverVersion");
+#undef SYM
+    if (!n->Init || !n->Shutdown || !n->ByPci || !n->Clock || !n->Temp || !n->Power || !n->Driver) {
+        dlclose(n->lib);
+        return -1;
+    }
+    return 0;
+}
+
+static int nvml_fill(kg_device_info *d, kg_err *err)
+{
+    nvml_api api, *n = &api;
+    nvmlDevice_t dev;
+    unsigned v;
+    if (nvml_load(n))
+        return 0; /* optional */
+    KG_NVML(n, n->Init());
+    KG_NVML(n, n->ByPci(d->pci, &dev));
+    KG_NVML(n, n->Driver(d->nvml_driver, sizeof d->nvml_driver));
+    KG_NVML(n, n->Clock(dev, NVML_CLOCK_SM, &v));
+    d->sm_clock_now_mhz = v;
+    KG_NVML(n, n->Temp(dev, NVML_TEMPERATURE_GPU, &d->temp_c));
+    KG_NVML(n, n->Power(dev, &v));
+    d->power_w = v / 1000.0;
+    d->nvml = 1;
+out:
+    n->Shutdown();
+    dlclose(n->lib);
+    return err->code;
+}
+
+int kg_device_count(int *n, kg_err *err)
+{
+    cudaError_t rc = cudaGetDeviceCount(n);
+    if (rc != cudaSuccess) {
+        *n = 0;
+        return kg_err_set(err, KG_EXIT_ENV, "no usable CUDA GPU: cudaGetDeviceCount: %s",
+                          cudaGetErrorString(rc));
+    }
+    if (*n == 0)
+        return kg_err_set(err, KG_EXIT_ENV, "no CUDA GPU on this machine");
+    return 0;
+}
+
+int kg_device_query(int index, kg_device_info *d, kg_err *err)
+{
+    struct cudaDeviceProp p;
+    int v;
+    memset(d, 0, sizeof *d);
+    d->index = index;
+    KG_CUDA(cudaGetDeviceProperties(&p, index));
+    snprintf(d->name, sizeof d->name, "%s", p.name);
+    {
+        const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+        snprintf(d->uuid, sizeof d->uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
+    }
+    KG_CUDA(cudaDeviceGetPCIBusId(d->pci, sizeof d->pci, index));
+    d->cc_major = p.major;
+    d->cc_minor = p.minor;
+    d->sm_count = p.multiProcessorCount;
+    d->mem_bytes = (double)p.totalGlobalMem;
+    d->l2_bytes = p.l2CacheSize;
+    d->bus_bits = p.memoryBusWidth;
+    KG_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, index));
+    d->sm_clock_max_mhz = v / 1000.0;
+    KG_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, index));
+    d->mem_clock_khz = v;
+    KG_CUDA(cudaDriverGetVersion(&d->driver_version));
+    KG_CUDA(cudaRuntimeGetVersion(&d->runtime_version));
+    {
+        kg_err nerr = {0, ""};
+        nvml_fill(d, &nerr); /* NVML is extra information; its absence is not an error */
+    }
+out:
+    return err->code;
+}

@@ -1,0 +1,46 @@
+/* The GPU as kgate reports it (CUDA runtime, plus NVML when it loads), and
+ * the measured roofs (`kgate peaks`). */
+#ifndef KG_DEVICE_H
+#define KG_DEVICE_H
+
+#include "../core/kg.h"
+#include "../core/roofline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_device_info {
+    int index;
+    char name[256];
+    char uuid[64]; /* "GPU-xxxxxxxx-..." */
+    char pci[32];
+    int cc_major, cc_minor, sm_count;
+    double mem_bytes, l2_bytes;
+    double sm_clock_max_mhz, mem_clock_khz;
+    int bus_bits;
+    int driver_version, runtime_version;
+    int nvml;                  /* the NVML fields below are valid */
+    char nvml_driver[32];
+    double sm_clock_now_mhz, power_w;
+    unsigned temp_c;
+} kg_device_info;
+
+/* Number of CUDA devices; an error (KG_EXIT_ENV) names why there are none. */
+int kg_device_count(int *n, kg_err *err);
+int kg_device_query(int index, kg_device_info *out, kg_err *err);
+
+/* What `kgate peaks` measured, beside the roofs derived from it. */
+typedef struct kg_peaks {
+    double copy_kernel_bw, memcpy_bw; /* bytes/s, read + write */
+    double mma[KG_DTYPE_COUNT];       /* FLOP/s at 8192^3 through cuBLASLt */
+    double copy_bytes;                /* bytes moved per copy */
+} kg_peaks;
+
+/* Measures bandwidth and matrix throughput on the current device. */
+int kg_peaks_measure(kg_peaks *pk, kg_roofs *roofs, kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,303 @@
+// Device tensors: allocation, generation, edge planting, poisoning,
+// checksums and the reference comparison.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <curand_kernel.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tensors.h"
+
+extern "C" kg_dtype kg_tensor_dtype(const DLTensor *t)
+{
+    if (t->dtype.code == kDLBfloat)
+        return KG_BF16;
+    if (t->dtype.bits == 16)
+        return KG_FP16;
+    return t->dtype.bits == 64 ? KG_FP64 : KG_FP32;
+}
+
+extern "C" int64_t kg_tensor_numel(const DLTensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+extern "C" size_t kg_tensor_nbytes(const DLTensor *t)
+{
+    return (size_t)kg_tensor_numel(t) * (t->dtype.bits / 8);
+}
+
+extern "C" int kg_tensor_alloc(DLTensor *t, kg_dtype dt, int rank, const int64_t *ext, kg_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->shape = (int64_t *)calloc((size_t)rank, sizeof(int64_t));
+    if (!t->shape)
+        return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
+    memcpy(t->shape, ext, sizeof(int64_t) * (size_t)rank);
+    t->ndim = rank;
+    t->device.device_type = kDLCUDA;
+    t->device.device_id = 0;
+    kg_dtype_dlpack(dt, &t->dtype.code, &t->dtype.bits);
+    t->dtype.lanes = 1;
+    KG_CUDA(cudaMalloc(&t->data, kg_tensor_nbytes(t) ? kg_tensor_nbytes(t) : 1));
+    return 0;
+out:
+    free(t->shape);
+    t->shape = NULL;
+    return err->code;
+}
+
+extern "C" void kg_tensor_free(DLTensor *t)
+{
+    if (t->data)
+        cudaFree(t->data);
+    free(t->shape);
+    memset(t, 0, sizeof *t);
+}
+
+template <typename T> __device__ __forceinline__ T cvt(double v);
+template <> __device__ __forceinline__ __half cvt<__half>(double v) { return __double2half(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 cvt<__nv_bfloat16>(double v)
+{
+    return __double2bfloat16(v);
+}
+template <> __device__ __forceinline__ float cvt<float>(double v) { return (float)v; }
+template <> __device__ __forceinline__ double cvt<double>(double v) { return v; }
+
+__device__ __forceinline__ double as_d(__half v) { return (double)__half2float(v); }
+__device__ __forceinline__ double as_d(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
+__device__ __forceinline__ double as_d(float v) { return v; }
+__device__ __forceinline__ double as_d(double v) { return v; }
+
+template <typename T>
+__global__ void fill_uniform(T *p, int64_t n, double lo, double hi, uint64_t seed)
+{
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, (unsigned long long)i, 0, &st);
+    for (; i < n; i += stride)
+        p[i] = cvt<T>(lo + (hi - lo) * (double)curand_uniform(&st));
+}
+
+#define DISPATCH(t, KERNEL_CALL)                                                    \
+    switch (kg_tensor_dtype(t)) {                                                   \
+    case KG_FP16: { typedef __half T; KERNEL_CALL; } break;                          \
+    case KG_BF16: { typedef __nv_bfloat16 T; KERNEL_CALL; } break;                   \
+    case KG_FP32: { typedef float T; KERNEL_CALL; } break;                           \
+    default: { typedef double T; KERNEL_CALL; } break;                               \
+    }
+
+extern "C" int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed,
+                                      kgate_stream st, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    int64_t n = kg_tensor_numel(t);
+    DISPATCH(t, (fill_uniform<T><<<1056, 256, 0, s>>>((T *)t->data, n, lo, hi, seed)));
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+// A subnormal of each format: 2^-20 in fp16, 2^-130 in bf16 and fp32.
+template <typename T> struct subnormal { static constexpr double v = 7.52316384526264e-37 / 1e0; };
+template <> struct subnormal<__half> { static constexpr double v = 9.5367431640625e-07; };
+template <> struct subnormal<__nv_bfloat16> { static constexpr double v = 7.346839692639297e-40; };
+template <> struct subnormal<float> { static constexpr double v = 7.346839692639297e-40; };
+
+template <typename T> __global__ void plant(T *p, int64_t cols)
+{
+    const double tiny = subnormal<T>::v;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+        p[3 * cols + j] = cvt<T>(1.25);
+        p[4 * cols + j] = cvt<T>(tiny * (double)(1 + (j % 7)));
+    }
+    if (threadIdx.x == 0) {
+        p[0 * cols + (1 % cols)] = cvt<T>(NAN);
+        p[1 * cols + (2 % cols)] = cvt<T>(INFINITY);
+        p[2 * cols + (3 % cols)] = cvt<T>(-INFINITY);
+    }
+}
+
+extern "C" int kg_tensor_plant_edges(DLTensor *t, int64_t rows, int64_t cols, kgate_stream st,
+                                     kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    if (rows < 5)
+        return kg_err_set(err, KG_EXIT_USAGE, "edge cases need at least 5 rows, shape has %lld",
+                          (long long)rows);
+    DISPATCH(t, (plant<T><<<1, 256, 0, s>>>((T *)t->data, cols)));
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+extern "C" int kg_tensor_poison(DLTensor *t, kgate_stream st, kg_err *err)
+{
+    KG_CUDA(cudaMemsetAsync(t->data, 0xFF, kg_tensor_nbytes(t), (cudaStream_t)st));
+    return 0;
+out:
+    return err->code;
+}
+
+__global__ void checksum_kernel(const uint32_t *p, int64_t n, unsigned long long *out)
+{
+    unsigned long long acc = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        acc += (unsigned long long)p[i] * (2654435761ull + 2ull * (unsigned long long)i);
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (threadIdx.x % 32 == 0)
+        atomicAdd(out, acc);
+}
+
+extern "C" int kg_tensor_checksum(const DLTensor *t, uint64_t *sum, kgate_stream st, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    unsigned long long *d = NULL, h = 0;
+    size_t bytes = kg_tensor_nbytes(t);
+    KG_CUDA(cudaMalloc(&d, sizeof *d));
+    KG_CUDA(cudaMemsetAsync(d, 0, sizeof *d, s));
+    checksum_kernel<<<1056, 256, 0, s>>>((const uint32_t *)t->data, (int64_t)(bytes / 4), d);
+    KG_CUDA(cudaGetLastError());
+    KG_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+    KG_CUDA(cudaStreamSynchronize(s));
+    *sum = h + (bytes % 4); // sizes are whole words in practice
+out:
+    if (d)
+        cudaFree(d);
+    return err->code;
+}
+
+struct dev_cmp {
+    unsigned long long n_fail, n_nan, n_inf, n_first;
+    double sq_err, sq_ref;
+    unsigned long long max_abs_bits;
+    long long idx[KG_CMP_FIRST];
+    double out[KG_CMP_FIRST], ref[KG_CMP_FIRST];
+};
+
+template <typename T>
+__global__ void compare_kernel(const T *o, const double *r, int64_t n, kg_tol tol, dev_cmp *res)
+{
+    double se = 0, sr = 0, mx = 0;
+    unsigned long long nf = 0, nn = 0, ni = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        double out = as_d(o[i]), ref = r[i];
+        int c = kg_cmp_elem(out, ref, &tol);
+        if (isfinite(out) && isfinite(ref)) {
+            double d = out - ref;
+            se += d * d;
+            sr += ref * ref;
+            mx = fmax(mx, fabs(d));
+        }
+        if (c != KG_CMP_PASS) {
+            nf++;
+            nn += c == KG_CMP_NAN;
+            ni += c == KG_CMP_INF;
+            unsigned long long slot = atomicAdd(&res->n_first, 1ull);
+            if (slot < KG_CMP_FIRST) {
+                res->idx[slot] = i;
+                res->out[slot] = out;
+                res->ref[slot] = ref;
+            }
+        }
+    }
+    for (int k = 16; k > 0; k >>= 1) {
+        se += __shfl_xor_sync(0xffffffffu, se, k);
+        sr += __shfl_xor_sync(0xffffffffu, sr, k);
+        mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, k));
+        nf += __shfl_xor_sync(0xffffffffu, nf, k);
+        nn += __shfl_xor_sync(0xffffffffu, nn, k);
+        ni += __shfl_xor_sync(0xffffffffu, ni, k);
+    }
+    if (threadIdx.x % 32 == 0) {
+        atomicAdd(&res->sq_err, se);
+        atomicAdd(&res->sq_ref, sr);
+        atomicMax(&res->max_abs_bits, (unsigned long long)__double_as_longlong(mx));
+        if (nf) {
+            atomicAdd(&res->n_fail, nf);
+            atomicAdd(&res->n_nan, nn);
+            atomicAdd(&res->n_inf, ni);
+        }
+    }
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const int64_t *x = (const int64_t *)a, *y = (const int64_t *)b;
+    return (*x > *y) - (*x < *y);
+}
+
+extern "C" int kg_tensor_compare(const DLTensor *out, const double *ref, const kg_tol *tol,
+                                 kg_cmp *res, kgate_stream st, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    dev_cmp *d = NULL, h;
+    int64_t n = kg_tensor_numel(out);
+    memset(res, 0, sizeof *res);
+    KG_CUDA(cudaMalloc(&d, sizeof *d));
+    KG_CUDA(cudaMemsetAsync(d, 0, sizeof *d, s));
+    DISPATCH(out, (compare_kernel<T><<<1056, 256, 0, s>>>((const T *)out->data, ref, n, *tol, d)));
+    KG_CUDA(cudaGetLastError());
+    KG_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+    KG_CUDA(cudaStreamSynchronize(s));
+    res->n = n;
+    res->n_fail = (int64_t)h.n_fail;
+    res->n_nan = (int64_t)h.n_nan;
+    res->n_inf = (int64_t)h.n_inf;
+    res->sq_err = h.sq_err;
+    res->sq_ref = h.sq_ref;
+    memcpy(&res->max_abs_err, &h.max_abs_bits, sizeof(double));
+    res->n_first = h.n_first < KG_CMP_FIRST ? (int)h.n_first : KG_CMP_FIRST;
+    {
+        // Report the recorded mismatches in index order.
+        struct { int64_t i; double o, r; } rows[KG_CMP_FIRST];
+        for (int k = 0; k < res->n_first; k++) {
+            rows[k].i = h.idx[k];
+            rows[k].o = h.out[k];
+            rows[k].r = h.ref[k];
+        }
+        qsort(rows, (size_t)res->n_first, sizeof rows[0], cmp_idx);
+        for (int k = 0; k < res->n_first; k++) {
+            res->first_idx[k] = rows[k].i;
+            res->first_out[k] = rows[k].o;
+            res->first_ref[k] = rows[k].r;
+        }
+    }
+    kg_cmp_finish(res, tol);
+out:
+    if (d)
+        cudaFree(d);
+    return err->code;
+}
+
+template <typename T> __global__ void to_double(const T *p, double *o, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        o[i] = as_d(p[i]);
+}
+
+extern "C" int kg_tensor_to_host(const DLTensor *t, double *host, kg_err *err)
+{
+    int64_t n = kg_tensor_numel(t);
+    double *d = NULL;
+    KG_CUDA(cudaMalloc(&d, sizeof(double) * (size_t)n));
+    DISPATCH(t, (to_double<T><<<256, 256>>>((const T *)t->data, d, n)));
+    KG_CUDA(cudaGetLastError());
+    KG_CUDA(cudaMemcpy(host, d, sizeof(double) * (size_t)n, cudaMemcpyDeviceToHost));
+out:
+    if (d)
+        cudaFree(d);
+    return err->code;
+}

@@ -1,0 +1,42 @@
+/* Device tensors for the worker: allocation as DLTensors, seeded inputs,
+ * planted edge cases, output poisoning, input checksums, and the comparison
+ * of an output against its fp64 reference (the rule in core/tolerance.h). */
+#ifndef KG_TENSORS_H
+#define KG_TENSORS_H
+
+#include <kgate/plugin.h>
+
+#include "../core/kg.h"
+#include "../core/tolerance.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Allocates a contiguous device tensor; shape is copied. Free with kg_tensor_free. */
+int kg_tensor_alloc(DLTensor *t, kg_dtype dt, int rank, const int64_t *ext, kg_err *err);
+void kg_tensor_free(DLTensor *t);
+int64_t kg_tensor_numel(const DLTensor *t);
+size_t kg_tensor_nbytes(const DLTensor *t);
+kg_dtype kg_tensor_dtype(const DLTensor *t);
+
+/* Uniform values in [lo, hi) from Philox, seeded; enqueued on s. */
+int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed, kgate_stream s,
+                           kg_err *err);
+/* Plants edge rows in a [rows, cols] view: row 0 a NaN, row 1 a +Inf, row 2
+ * a -Inf, row 3 all equal (1.25), row 4 denormals. Needs rows >= 5. */
+int kg_tensor_plant_edges(DLTensor *t, int64_t rows, int64_t cols, kgate_stream s, kg_err *err);
+/* Fills with all-ones bytes (NaN in every float format). */
+int kg_tensor_poison(DLTensor *t, kgate_stream s, kg_err *err);
+/* Order-sensitive 64-bit checksum of the bytes; synchronizes s. */
+int kg_tensor_checksum(const DLTensor *t, uint64_t *sum, kgate_stream s, kg_err *err);
+/* Compares out against ref (device doubles, same element count); synchronizes s. */
+int kg_tensor_compare(const DLTensor *out, const double *ref, const kg_tol *tol, kg_cmp *res,
+                      kgate_stream s, kg_err *err);
+/* Copies a tensor to host doubles (n = numel). */
+int kg_tensor_to_host(const DLTensor *t, double *host, kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

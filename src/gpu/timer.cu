@@ -1,0 +1,330 @@
+// The timing engine: cold samples behind a blocking kernel, SM clock per
+// sample, escape detection, graph batching for tiny subjects.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "timer.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__device__ __forceinline__ unsigned long long globaltimer(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Spins until the host sets *flag, or timeout_ns passes (then marks *timed_out).
+__global__ void block_stream(volatile int *flag, unsigned long long timeout_ns, int *timed_out)
+{
+    unsigned long long t0 = globaltimer();
+    while (!*flag) {
+        if (globaltimer() - t0 > timeout_ns) {
+            *timed_out = 1;
+            break;
+        }
+    }
+}
+
+// Reads the flush buffer so that L2 holds only its (clean) lines; the write
+// of `sink` never happens but keeps the loads alive.
+__global__ void read_flush(const uint4 *p, size_t n, unsigned *sink)
+{
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = __ldcg(p + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9E3779B9u)
+        *sink = acc;
+}
+
+// Spins `cycles` SM cycles and records cycles and nanoseconds elapsed.
+__global__ void clock_probe(unsigned long long *out, long long cycles)
+{
+    unsigned long long t0 = globaltimer();
+    long long c0 = clock64(), c1;
+    do {
+        c1 = clock64();
+    } while (c1 - c0 < cycles);
+    unsigned long long t1 = globaltimer();
+    out[0] = (unsigned long long)(c1 - c0);
+    out[1] = t1 - t0;
+}
+
+static struct {
+    int ready;
+    void *flush;
+    size_t flush_bytes;
+    int sms;
+    volatile int *flag_host;
+    int *flag_dev;
+    int *timed_out_host;
+    int *timed_out_dev;
+    unsigned long long *probe;
+    int probe_cap;
+    double clock_ref_mhz;
+} T;
+
+static const long long PROBE_CYCLES = 1 << 16;
+
+static int timer_init(int max_samples, kg_err *err)
+{
+    if (T.ready && T.probe_cap >= max_samples)
+        return 0;
+    if (!T.ready) {
+        int dev, l2, clk = 0;
+        KG_CUDA(cudaGetDevice(&dev));
+        KG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+        KG_CUDA(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));
+        T.clock_ref_mhz = clk / 1000.0;
+        // Persisting lines could survive the flush: give them no carve-out.
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        cudaGetLastError();
+        KG_CUDA(cudaDeviceGetAttribute(&T.sms, cudaDevAttrMultiProcessorCount, dev));
+        T.flush_bytes = 2 * (size_t)l2; /* reads of twice the L2 replace every line */
+        KG_CUDA(cudaMalloc(&T.flush, T.flush_bytes + 64));
+        KG_CUDA(cudaMemset(T.flush, 0, T.flush_bytes + 64));
+        KG_CUDA(cudaHostAlloc((void **)&T.flag_host, 2 * sizeof(int), cudaHostAllocMapped));
+        KG_CUDA(cudaHostGetDevicePointer((void **)&T.flag_dev, (void *)T.flag_host, 0));
+        T.timed_out_host = (int *)T.flag_host + 1;
+        T.timed_out_dev = T.flag_dev + 1;
+        T.ready = 1;
+    }
+    if (T.probe)
+        cudaFree(T.probe);
+    T.probe = NULL;
+    KG_CUDA(cudaMalloc(&T.probe, sizeof(unsigned long long) * 2 * (size_t)max_samples));
+    T.probe_cap = max_samples;
+    return 0;
+out:
+    return err->code;
+}
+
+extern "C" void kg_timer_defaults(kg_timer_cfg *c)
+{
+    kg_stop_defaults(&c->stop);
+    c->flush = KG_FLUSH_READ;
+    c->n_sets = 1;
+    c->warmup = 3;
+    c->batch_below_s = 20e-6;
+    c->throttle_frac = 0.75;
+}
+
+// Times a CUDA graph of `n` back-to-back launches; returns the mean per launch.
+static int batch_time(kg_launch_cb cb, void *ctx, int n_sets, cudaStream_t s, int n,
+                      double *mean_s, kg_err *err)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    double best = INFINITY;
+    KG_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < n; i++)
+        if (cb(ctx, i % n_sets, (kgate_stream)s, err)) {
+            cudaStreamEndCapture(s, &g);
+            goto out;
+        }
+    KG_CUDA(cudaStreamEndCapture(s, &g));
+    KG_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    KG_CUDA(cudaEventCreate(&a));
+    KG_CUDA(cudaEventCreate(&b));
+    KG_CUDA(cudaGraphLaunch(ge, s)); // warm-up
+    for (int r = 0; r < 5; r++) {
+        float ms;
+        KG_CUDA(cudaEventRecord(a, s));
+        KG_CUDA(cudaGraphLaunch(ge, s));
+        KG_CUDA(cudaEventRecord(b, s));
+        KG_CUDA(cudaEventSynchronize(b));
+        KG_CUDA(cudaEventElapsedTime(&ms, a, b));
+        best = fmin(best, ms * 1e-3 / n);
+    }
+    *mean_s = best;
+out:
+    if (ge)
+        cudaGraphExecDestroy(ge);
+    if (g)
+        cudaGraphDestroy(g);
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    cudaGetLastError();
+    return err->code;
+}
+
+extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgate_stream st,
+                       kg_timing *o, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    int cap = cfg->stop.max_samples;
+    double *samples = (double *)malloc(sizeof(double) * (size_t)cap);
+    double *clocks = (double *)malloc(sizeof(double) * (size_t)cap);
+    double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
+    unsigned long long *probe_h = (unsigned long long *)malloc(sizeof(unsigned long long) * 2 * (size_t)cap);
+    int n = 0, escapes = 0, blocker = 1, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
+    kg_stopper stopper;
+    double t_start, gpu_s = 0;
+    memset(o, 0, sizeof *o);
+    if (!samples || !clocks || !kept || !probe_h) {
+        kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
+        goto out;
+    }
+    if (timer_init(cap, err))
+        goto out;
+    KG_CUDA(cudaEventCreate(&e0));
+    KG_CUDA(cudaEventCreate(&e1));
+
+    // Warm-up, unblocked: module loading or JIT may synchronize.
+    for (int i = 0; i < cfg->warmup; i++)
+        if (cb(ctx, i % n_sets, st, err))
+            goto out;
+    KG_CUDA(cudaStreamSynchronize(s));
+
+    kg_stop_init(&stopper, &cfg->stop);
+    t_start = now_s();
+    for (;;) {
+        int probe_this = n >= 3;
+        if (cfg->flush == KG_FLUSH_MEMSET) {
+            KG_CUDA(cudaMemsetAsync(T.flush, n & 0xFF, T.flush_bytes / 2, s));
+        } else if (cfg->flush == KG_FLUSH_READ) {
+            read_flush<<<T.sms * 4, 512, 0, s>>>((const uint4 *)T.flush, T.flush_bytes / 16,
+                                                 (unsigned *)((char *)T.flush + T.flush_bytes));
+            KG_CUDA(cudaGetLastError());
+        }
+        if (blocker) {
+            T.flag_host[0] = 0;
+            T.flag_host[1] = 0;
+            __sync_synchronize();
+            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev);
+            KG_CUDA(cudaGetLastError());
+        }
+        KG_CUDA(cudaEventRecord(e0, s));
+        if (cb(ctx, n % n_sets, st, err)) {
+            T.flag_host[0] = 1;
+            cudaStreamSynchronize(s);
+            goto out;
+        }
+        KG_CUDA(cudaEventRecord(e1, s));
+        if (probe_this) {
+            clock_probe<<<1, 1, 0, s>>>(T.probe + 2 * n, PROBE_CYCLES);
+            KG_CUDA(cudaGetLastError());
+        }
+        if (blocker) {
+            __sync_synchronize();
+            T.flag_host[0] = 1;
+        }
+        KG_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        KG_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        if (!probe_this) {
+            // Nothing else of ours is queued: a busy device means escaped
+            // work. Two of the first three samples must show it, so that a
+            // host hiccup is not taken for a kernel on another stream.
+            double t0 = now_s();
+            KG_CUDA(cudaDeviceSynchronize());
+            double waited = now_s() - t0;
+            if (waited > fmax(50e-6, 0.02 * ms * 1e-3)) {
+                escapes++;
+                o->escaped_s = fmax(o->escaped_s, waited);
+            }
+            o->escaped = escapes >= 2;
+        }
+        int dropped = 0;
+        if (blocker && T.flag_host[1]) {
+            // Submission took longer than the blocker waits: the launch itself
+            // synchronizes. Drop the sample and time unblocked from now on.
+            o->n_blocker_timeouts++;
+            blocker = 0;
+            dropped = 1;
+            snprintf(o->note, sizeof o->note, "launch blocks the host: timed without the blocking kernel");
+        }
+        samples[n] = dropped ? -1.0 : ms * 1e-3;
+        n++;
+        o->n_total = n;
+        if (!dropped)
+            gpu_s += ms * 1e-3;
+        // The stopping rule sees the samples kept so far (clock check comes
+        // at the end, so throttled samples still count here).
+        int nk = 0;
+        for (int i = 0; i < n; i++)
+            if (samples[i] >= 0)
+                kept[nk++] = samples[i];
+        kg_stop_reason r = kg_stop_check(&stopper, kept, nk, gpu_s, now_s() - t_start);
+        if (r != KG_STOP_NONE) {
+            o->stop = r;
+            break;
+        }
+    }
+    o->wall_s = now_s() - t_start;
+    o->gpu_s = gpu_s;
+    KG_CUDA(cudaStreamSynchronize(s));
+    KG_CUDA(cudaMemcpy(probe_h, T.probe, sizeof(unsigned long long) * 2 * (size_t)n,
+                       cudaMemcpyDeviceToHost));
+    {
+        double ref = T.clock_ref_mhz, maxc = 0;
+        for (int i = 3; i < n; i++) {
+            clocks[i] = probe_h[2 * i + 1] ? probe_h[2 * i] * 1e3 / (double)probe_h[2 * i + 1] : 0;
+            maxc = fmax(maxc, clocks[i]);
+        }
+        if (ref <= 0 || maxc > ref * 1.05)
+            ref = maxc;
+        o->clock_ref_mhz = ref;
+        int nk = 0, nc = 0;
+        double *cl = (double *)malloc(sizeof(double) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            if (samples[i] < 0)
+                continue;
+            if (i >= 3 && clocks[i] > 0 && clocks[i] < cfg->throttle_frac * ref) {
+                o->n_throttled++;
+                continue;
+            }
+            kept[nk++] = samples[i];
+            if (i >= 3 && cl)
+                cl[nc++] = clocks[i];
+        }
+        if (cl && nc) {
+            kg_stats cs;
+            kg_stats_compute(cl, nc, &cs);
+            o->clock_mhz = cs.median;
+        }
+        free(cl);
+        if (nk == 0) {
+            kg_err_set(err, KG_EXIT_ENV, "no valid timing sample (%d taken, %d throttled)", n,
+                       o->n_throttled);
+            goto out;
+        }
+        kg_stats_compute(kept, nk, &o->st);
+    }
+    if (o->st.median < cfg->batch_below_s) {
+        int bn = (int)fmin(1000.0, fmax(20.0, 2e-3 / fmax(o->st.median, 1e-7)));
+        kg_err berr = {0, ""};
+        if (batch_time(cb, ctx, n_sets, s, bn, &o->batch_mean_s, &berr) == 0) {
+            o->batched = 1;
+            o->batch_n = bn;
+        } else {
+            snprintf(o->note, sizeof o->note, "graph batch not measured: %.200s", berr.msg);
+        }
+    }
+out:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    free(samples);
+    free(clocks);
+    free(kept);
+    free(probe_h);
+    return err->code;
+}

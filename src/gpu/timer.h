@@ -1,0 +1,66 @@
+/* The timing engine (nvbench's cold measurement as the model).
+ *
+ * Each sample: flush L2 (default: read a buffer twice the L2 size, which
+ * leaves only clean lines; `memset` writes one L2 size as nvbench does, which
+ * leaves dirty lines whose write-back lands in the subject's time; `none` is
+ * --hot), hold the
+ * stream with a blocking kernel that spins on a host-mapped flag, queue the
+ * start event, the subject and the end event, release the flag, wait. Host
+ * submission time stays out of the GPU time. After each sample a probe kernel
+ * measures the SM clock (clock64 against globaltimer); samples below
+ * throttle_frac of the reference clock are dropped and counted. The first
+ * samples also check that the device is idle when the end event completes
+ * (work that escaped the stream). Sampling stops by core/stats.h's rule.
+ * Subjects under batch_below_s also get a CUDA-graph batch number (warm). */
+#ifndef KG_TIMER_H
+#define KG_TIMER_H
+
+#include <kgate/plugin.h>
+
+#include "../core/kg.h"
+#include "../core/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Launches the subject once, on s, using input set `set`. */
+typedef int (*kg_launch_cb)(void *ctx, int set, kgate_stream s, kg_err *err);
+
+typedef enum kg_flush { KG_FLUSH_READ, KG_FLUSH_MEMSET, KG_FLUSH_NONE } kg_flush;
+
+typedef struct kg_timer_cfg {
+    kg_stop_cfg stop;
+    kg_flush flush;       /* L2 flush before each sample */
+    int n_sets;           /* input sets to rotate through (>= 1) */
+    int warmup;           /* unblocked launches first, default 3 */
+    double batch_below_s; /* graph-batch subjects faster than this, default 20e-6 */
+    double throttle_frac; /* drop samples below this fraction of the reference clock, 0.75 */
+} kg_timer_cfg;
+
+typedef struct kg_timing {
+    kg_stats st;            /* over kept samples, seconds */
+    int n_total;            /* samples taken */
+    int n_throttled;        /* dropped for a low SM clock */
+    int n_blocker_timeouts; /* samples whose blocking kernel timed out (dropped) */
+    kg_stop_reason stop;
+    double gpu_s, wall_s;
+    double clock_mhz, clock_ref_mhz;
+    int escaped;       /* device busy after the end event */
+    double escaped_s;  /* longest such wait */
+    int batched;       /* graph batch measured */
+    double batch_mean_s;
+    int batch_n;
+    char note[256];
+} kg_timing;
+
+void kg_timer_defaults(kg_timer_cfg *c);
+
+/* Times cb. Allocates the flush buffer and probes once per process. */
+int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgate_stream s, kg_timing *out,
+            kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

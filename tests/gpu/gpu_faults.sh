@@ -1,0 +1,22 @@
+#!/bin/sh
+# A crashing, a hanging, a wrong and an input-mutating candidate each get
+# their verdict, and the candidate after them still runs; a kernel that
+# returns an error is a CRASH with its message.
+. "$(dirname "$0")/common.sh"
+out=$build/tests/gpu_faults.json
+"$kgate" check "$build/tests/plugins/libcand_faults.so" --shape small --timeout 20 --max-time 1 \
+    --json "$out" >"$build/tests/gpu_faults.txt" 2>&1
+rc=$?
+cat "$build/tests/gpu_faults.txt"
+expect "exit code" 2 $rc
+expect illegal CRASH "$(verdict "$out" illegal "")"
+expect spin TIMEOUT "$(verdict "$out" spin "")"
+expect zeros INCORRECT "$(verdict "$out" zeros "")"
+expect mutate INCORRECT "$(verdict "$out" mutate "")"
+v=$(verdict "$out" simple ""); case "$v" in OK|SLOW) v=ran ;; esac
+expect "simple (after the faults)" ran "$v"
+"$kgate" check "$build/tests/plugins/libcand_good.so:errs" --shape small --json "$out.errs" >/dev/null 2>&1
+expect "errs (returns 7)" CRASH "$(verdict "$out.errs" errs "")"
+"$kgate" check "$build/tests/plugins/libcand_good.so:noop" --shape small --json "$out.noop" >/dev/null 2>&1
+expect "noop (writes nothing)" INCORRECT "$(verdict "$out.noop" noop "")"
+finish

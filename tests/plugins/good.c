@@ -1,0 +1,26 @@
+/* A valid candidate table built without CUDA: `noop` does nothing (so its
+ * output stays poisoned: INCORRECT on a GPU) and `errs` returns an error. */
+#include <stdio.h>
+
+#include <kgate/plugin.h>
+
+static int noop(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p, kgate_stream s)
+{
+    (void)i, (void)ni, (void)o, (void)no, (void)p, (void)s;
+    return 0;
+}
+
+static int errs(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p, kgate_stream s)
+{
+    (void)i, (void)ni, (void)o, (void)no, (void)s;
+    if (p->error)
+        snprintf(p->error, p->error_size, "this kernel always fails");
+    return 7;
+}
+
+static const kgate_kernel kernels[] = {
+    {"noop", "softmax", "fp16", 1, 1, noop, "writes nothing"},
+    {"errs", "softmax", "fp16", 1, 1, errs, "returns an error"},
+};
+static const kgate_plugin plugin = {KGATE_ABI_VERSION, 2, kernels};
+const kgate_plugin *kgate_plugin_v1(void) { return &plugin; }

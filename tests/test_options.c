@@ -1,0 +1,73 @@
+/* CLI option parsing: defaults, values, and usage errors named in one line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/options.h"
+
+static int parse(kg_options *o, kg_err *e, const char *const *args, int n)
+{
+    char *argv[32];
+    argv[0] = "kgate";
+    for (int i = 0; i < n; i++)
+        argv[i + 1] = (char *)args[i];
+    memset(e, 0, sizeof *e);
+    return kg_options_parse(n + 1, argv, o, e);
+}
+
+static void check_with_everything(void **state)
+{
+    (void)state;
+    kg_options o;
+    kg_err e;
+    const char *a[] = {"check", "x.so:k", "--op", "softmax", "--dtype", "fp16", "--sizes",
+                       "small,4096x1024", "--hot", "--trials", "5", "--timeout", "9", "--json", "o.json"};
+    assert_int_equal(parse(&o, &e, a, 15), 0);
+    assert_string_equal(o.command, "check");
+    assert_string_equal(o.candidate, "x.so:k");
+    assert_true(o.op == kg_op_find("softmax") && o.have_dtype && o.dtype == KG_FP16);
+    assert_int_equal(o.n_shapes, 2);
+    assert_true(o.hot && o.trials == 5 && o.timeout_s == 9);
+    assert_true(o.stop.max_noise == 0.005 && o.gate.e_ok == 0.8);
+}
+
+static void usage_errors(void **state)
+{
+    (void)state;
+    struct {
+        const char *args[6];
+        int n;
+        const char *msg;
+    } cases[] = {
+        {{"frobnicate"}, 1, "unknown command"},
+        {{"check"}, 1, "check needs a candidate"},
+        {{"check", "x.so", "--op", "conv9"}, 4, "unknown operator 'conv9'"},
+        {{"check", "x.so", "--dtype", "int8"}, 4, "unknown dtype 'int8'"},
+        {{"check", "x.so", "--op", "layer_norm", "--dtype", "fp16"}, 6, "does not support fp16"},
+        {{"check", "x.so", "--op", "softmax", "--shape", "12x"}, 6, "bad shape '12x'"},
+        {{"check", "x.so", "--trials"}, 3, "needs a value"},
+        {{"check", "x.so", "--trials", "many"}, 4, "is not a number"},
+        {{"run", "--bogus"}, 2, "unknown option '--bogus'"},
+        {{"run", "--roof", "guess"}, 3, "--roof takes measured or datasheet"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_options o;
+        kg_err e;
+        int rc = parse(&o, &e, cases[i].args, cases[i].n);
+        if (rc != KG_EXIT_USAGE || !strstr(e.msg, cases[i].msg))
+            fail_msg("case %zu: rc %d msg '%s', want '%s'", i, rc, e.msg, cases[i].msg);
+        assert_null(strchr(e.msg, '\n'));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(check_with_everything),
+        cmocka_unit_test(usage_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

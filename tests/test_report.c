@@ -1,0 +1,101 @@
+/* Reports: JSON round trip, atomic write, the exit code of a report, and a
+ * sample file that tests/validate_schema.py checks against the schema. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/report.h"
+
+static void sample(kg_report *r)
+{
+    kg_report_init(r);
+    snprintf(r->command, sizeof r->command, "kgate run");
+    snprintf(r->commit, sizeof r->commit, "abc123");
+    snprintf(r->date, sizeof r->date, "2026-11-30T17:00:00Z");
+    snprintf(r->device, sizeof r->device, "NVIDIA H200");
+    strcpy(r->roofs.source, "measured");
+    r->roofs.bw = 4.3e12;
+    r->roofs.mma[KG_FP16] = 750e12;
+    kg_result a;
+    memset(&a, 0, sizeof a);
+    snprintf(a.kernel, sizeof a.kernel, "layer_norm_v2_bf16");
+    snprintf(a.op, sizeof a.op, "layer_norm");
+    snprintf(a.dtype, sizeof a.dtype, "bf16");
+    snprintf(a.shape, sizeof a.shape, "8192x8192");
+    a.verdict = KG_V_OK;
+    a.flags = KG_FLAG(JUDGMENT_BAND) | KG_FLAG(NOISY);
+    kg_result_set(&a, "time/gpu/median", 70e-6);
+    kg_result_set(&a, "roof/fraction", 0.9);
+    kg_result_set(&a, "my/new/metric", 42);
+    kg_report_add(r, &a);
+    a.verdict = KG_V_SLOW;
+    snprintf(a.kernel, sizeof a.kernel, "layer_norm_v1_bf16");
+    kg_report_add(r, &a);
+}
+
+static void round_trip(void **state)
+{
+    (void)state;
+    kg_report r, back;
+    kg_err e = {0, ""};
+    char path[512];
+    sample(&r);
+    snprintf(path, sizeof path, "%s/tests/sample-report.json", KG_TEST_BIN);
+    assert_int_equal(kg_report_write_json(&r, path, &e), 0);
+    assert_int_equal(kg_report_read_json(path, &back, &e), 0);
+    assert_int_equal(back.n, 2);
+    assert_string_equal(back.results[0].kernel, "layer_norm_v2_bf16");
+    assert_int_equal(back.results[0].verdict, KG_V_OK);
+    assert_int_equal(back.results[0].flags, KG_FLAG(JUDGMENT_BAND) | KG_FLAG(NOISY));
+    double v;
+    assert_true(kg_result_get(&back.results[0], "my/new/metric", &v) && v == 42);
+    assert_true(kg_result_get(&back.results[0], "time/gpu/median", &v) && fabs(v - 70e-6) < 1e-15);
+    assert_string_equal(back.results[0].sums[0].unit, "s");
+    assert_int_equal(kg_report_exit_code(&back), 1); /* worst is SLOW */
+    kg_report_free(&back);
+    kg_report_free(&r);
+}
+
+static void unwritable_path_leaves_nothing(void **state)
+{
+    (void)state;
+    kg_report r;
+    kg_err e = {0, ""};
+    sample(&r);
+    assert_int_equal(kg_report_write_json(&r, "/nonexistent-dir/x.json", &e), KG_EXIT_IO);
+    assert_non_null(strstr(e.msg, "/nonexistent-dir"));
+    kg_report_free(&r);
+}
+
+static void malformed_file_is_rejected(void **state)
+{
+    (void)state;
+    char path[512];
+    kg_report r;
+    kg_err e = {0, ""};
+    snprintf(path, sizeof path, "%s/tests/malformed.json", KG_TEST_BIN);
+    FILE *f = fopen(path, "w");
+    fputs("{\"schema\": \"something-else\"}", f);
+    fclose(f);
+    assert_int_equal(kg_report_read_json(path, &r, &e), KG_EXIT_IO);
+    assert_non_null(strstr(e.msg, "not a kgate.results/1 file"));
+    kg_report_free(&r);
+}
+
+int main(void)
+{
+    mkdir(KG_TEST_BIN "/tests", 0755);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trip),
+        cmocka_unit_test(unwritable_path_leaves_nothing),
+        cmocka_unit_test(malformed_file_is_rejected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
