@@ -12,7 +12,11 @@ import triton.language as tl
 
 
 @triton.jit
-def layer_norm_fwd(X, W, B, Y, M, N, eps, BLOCK_N: tl.constexpr):
+def layer_norm_fwd(X, W, B, Y, M, N, eps_bits, BLOCK_N: tl.constexpr):
+    # eps arrives as the bits of an fp32: Triton 3.6's AOT launcher declares
+    # fp32 arguments as C doubles and passes their address, so a float
+    # argument would reach the kernel as the low half of a double.
+    eps = eps_bits.to(tl.float32, bitcast=True)
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     mask = cols < N

@@ -1,6 +1,7 @@
 /* The Triton kernels of triton/kernels.py as a kgate candidate: wrappers
  * from kgate's ABI (DLPack tensors, a stream) to the launchers that Triton's
  * AOT compiler generated (triton/build.sh). */
+#include <stdint.h>
 #include <stdio.h>
 
 #include <kgate/plugin.h>
@@ -20,18 +21,23 @@ static int ln_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgat
     if (ni != 3 || no != 1 || in[0].ndim != 2)
         return fail(p, 1, "triton layer_norm: expected x[R,C], weight, bias -> y");
     int rows = (int)in[0].shape[0], cols = (int)in[0].shape[1];
+    if (cols % 16)
+        return fail(p, 2, "triton layer_norm: compiled for COLS a multiple of 16");
     CUdeviceptr x = (CUdeviceptr)in[0].data, w = (CUdeviceptr)in[1].data,
                 b = (CUdeviceptr)in[2].data, y = (CUdeviceptr)out[0].data;
-    float eps = (float)p->eps;
+    union {
+        float f;
+        int32_t bits;
+    } eps = {(float)p->eps}; /* see kernels.py: eps travels as fp32 bits */
     CUresult rc;
     if (cols <= 1024)
-        rc = TT_ln_bf16_1024((CUstream)s, x, w, b, y, rows, cols, eps);
+        rc = TT_ln_bf16_1024((CUstream)s, x, w, b, y, rows, cols, eps.bits);
     else if (cols <= 4096)
-        rc = TT_ln_bf16_4096((CUstream)s, x, w, b, y, rows, cols, eps);
+        rc = TT_ln_bf16_4096((CUstream)s, x, w, b, y, rows, cols, eps.bits);
     else if (cols <= 8192)
-        rc = TT_ln_bf16_8192((CUstream)s, x, w, b, y, rows, cols, eps);
+        rc = TT_ln_bf16_8192((CUstream)s, x, w, b, y, rows, cols, eps.bits);
     else if (cols <= 16384)
-        rc = TT_ln_bf16_16384((CUstream)s, x, w, b, y, rows, cols, eps);
+        rc = TT_ln_bf16_16384((CUstream)s, x, w, b, y, rows, cols, eps.bits);
     else
         return fail(p, 2, "triton layer_norm: compiled for rows of at most 16384 columns");
     return rc == CUDA_SUCCESS ? 0 : fail(p, (int)rc, "cuLaunchKernel failed");
@@ -44,8 +50,8 @@ static int ln_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgat
         if (ni != 2 || no != 1)                                                                \
             return fail(p, 1, "triton matmul: expected A, B -> C");                           \
         int m = (int)in[0].shape[0], k = (int)in[0].shape[1], n = (int)in[1].shape[1];         \
-        if (k % 16)                                                                            \
-            return fail(p, 2, "triton matmul: compiled for K a multiple of 16");              \
+        if (m % 16 || n % 16 || k % 16)                                                        \
+            return fail(p, 2, "triton matmul: compiled for M, N, K multiples of 16");         \
         CUresult rc = TT_mm_##T((CUstream)s, (CUdeviceptr)in[0].data, (CUdeviceptr)in[1].data, \
                                 (CUdeviceptr)out[0].data, m, n, k);                            \
         return rc == CUDA_SUCCESS ? 0 : fail(p, (int)rc, "cuLaunchKernel failed");            \

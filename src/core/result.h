@@ -19,6 +19,8 @@ extern "C" {
     X("time/gpu/ci_lo", "s", "95% confidence interval of the median, low")             \
     X("time/gpu/ci_hi", "s", "95% confidence interval of the median, high")            \
     X("time/gpu/relstd", "", "relative standard deviation of the samples")             \
+    X("time/event/median", "s", "median CUDA-event time (includes launch overhead)")     \
+    X("time/traced", "", "samples timed from CUPTI kernel records")                   \
     X("time/gpu/spread", "", "(p90 - p10) / median")                                    \
     X("time/samples", "", "samples kept")                                               \
     X("time/throttled", "", "samples dropped for a low SM clock")                      \

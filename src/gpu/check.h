@@ -53,4 +53,15 @@
         }                                                                                   \
     } while (0)
 
+#define KG_CUPTI(call)                                                                      \
+    do {                                                                                    \
+        CUptiResult rc_ = (call);                                                           \
+        if (rc_ != CUPTI_SUCCESS) {                                                         \
+            const char *s_ = "?";                                                           \
+            cuptiGetResultString(rc_, &s_);                                                 \
+            kg_err_set(err, KG_EXIT_ENV, "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, s_); \
+            goto out;                                                                       \
+        }                                                                                   \
+    } while (0)
+
 #endif

@@ -8,6 +8,9 @@
 
 #include "check.h"
 #include "timer.h"
+#include "trace.h"
+
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -71,41 +74,35 @@ static struct {
     int *flag_dev;
     int *timed_out_host;
     int *timed_out_dev;
-    unsigned long long *probe;
-    int probe_cap;
+    unsigned long long *probe_host, *probe_dev;
     double clock_ref_mhz;
 } T;
 
 static const long long PROBE_CYCLES = 1 << 16;
 
-static int timer_init(int max_samples, kg_err *err)
+static int timer_init(kg_err *err)
 {
-    if (T.ready && T.probe_cap >= max_samples)
+    if (T.ready)
         return 0;
-    if (!T.ready) {
-        int dev, l2, clk = 0;
-        KG_CUDA(cudaGetDevice(&dev));
-        KG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-        KG_CUDA(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));
-        T.clock_ref_mhz = clk / 1000.0;
-        // Persisting lines could survive the flush: give them no carve-out.
-        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-        cudaGetLastError();
-        KG_CUDA(cudaDeviceGetAttribute(&T.sms, cudaDevAttrMultiProcessorCount, dev));
-        T.flush_bytes = 2 * (size_t)l2; /* reads of twice the L2 replace every line */
-        KG_CUDA(cudaMalloc(&T.flush, T.flush_bytes + 64));
-        KG_CUDA(cudaMemset(T.flush, 0, T.flush_bytes + 64));
-        KG_CUDA(cudaHostAlloc((void **)&T.flag_host, 2 * sizeof(int), cudaHostAllocMapped));
-        KG_CUDA(cudaHostGetDevicePointer((void **)&T.flag_dev, (void *)T.flag_host, 0));
-        T.timed_out_host = (int *)T.flag_host + 1;
-        T.timed_out_dev = T.flag_dev + 1;
-        T.ready = 1;
-    }
-    if (T.probe)
-        cudaFree(T.probe);
-    T.probe = NULL;
-    KG_CUDA(cudaMalloc(&T.probe, sizeof(unsigned long long) * 2 * (size_t)max_samples));
-    T.probe_cap = max_samples;
+    int dev, l2, clk = 0;
+    KG_CUDA(cudaGetDevice(&dev));
+    KG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    KG_CUDA(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));
+    T.clock_ref_mhz = clk / 1000.0;
+    // Persisting lines could survive the flush: give them no carve-out.
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    cudaGetLastError();
+    KG_CUDA(cudaDeviceGetAttribute(&T.sms, cudaDevAttrMultiProcessorCount, dev));
+    T.flush_bytes = 2 * (size_t)l2; /* reads of twice the L2 replace every line */
+    KG_CUDA(cudaMalloc(&T.flush, T.flush_bytes + 64));
+    KG_CUDA(cudaMemset(T.flush, 0, T.flush_bytes + 64));
+    KG_CUDA(cudaHostAlloc((void **)&T.flag_host, 2 * sizeof(int), cudaHostAllocMapped));
+    KG_CUDA(cudaHostGetDevicePointer((void **)&T.flag_dev, (void *)T.flag_host, 0));
+    T.timed_out_host = (int *)T.flag_host + 1;
+    T.timed_out_dev = T.flag_dev + 1;
+    KG_CUDA(cudaHostAlloc((void **)&T.probe_host, 2 * sizeof(unsigned long long), cudaHostAllocMapped));
+    KG_CUDA(cudaHostGetDevicePointer((void **)&T.probe_dev, (void *)T.probe_host, 0));
+    T.ready = 1;
     return 0;
 out:
     return err->code;
@@ -118,7 +115,9 @@ extern "C" void kg_timer_defaults(kg_timer_cfg *c)
     c->n_sets = 1;
     c->warmup = 3;
     c->batch_below_s = 20e-6;
-    c->throttle_frac = 0.75;
+    c->throttle_frac = 0.90;
+    c->cooldown_s = 0.02;
+    c->use_trace = 1;
 }
 
 // Times a CUDA graph of `n` back-to-back launches; returns the mean per launch.
@@ -163,39 +162,101 @@ out:
     return err->code;
 }
 
+// Per-sample GPU time from the CUPTI kernel records: the span from the first
+// to the last kernel of the subject, between its blocking kernel and the next
+// kernel of ours on the stream. Returns the number of samples it could time;
+// samples it cannot (no kernel: a memcpy subject) keep their event time.
+static int is_ours(const kg_trace_rec *r)
+{
+    return strstr(r->name, "block_stream") || strstr(r->name, "clock_probe") ||
+           strstr(r->name, "read_flush");
+}
+
+static int trace_samples(const kg_trace_rec *rec, int nrec, double *samples, int n,
+                         int *escaped_samples)
+{
+    int timed = 0, s = -1;
+    uint32_t stream = 0;
+    for (int i = 0; i < nrec && s + 1 < n; i++) {
+        if (!strstr(rec[i].name, "block_stream"))
+            continue;
+        s++;
+        stream = rec[i].stream;
+        uint64_t w0 = rec[i].end, w1 = UINT64_MAX, first = UINT64_MAX, last = 0;
+        for (int j = i + 1; j < nrec; j++)
+            if (rec[j].stream == stream && is_ours(&rec[j])) {
+                w1 = rec[j].start;
+                break;
+            }
+        int other = 0;
+        for (int j = i + 1; j < nrec && rec[j].start < w1; j++) {
+            if (is_ours(&rec[j]) || rec[j].start < w0)
+                continue;
+            if (rec[j].stream != stream) {
+                other = 1;
+                continue;
+            }
+            first = rec[j].start < first ? rec[j].start : first;
+            last = rec[j].end > last ? rec[j].end : last;
+        }
+        *escaped_samples += other;
+        if (last > first && samples[s] >= 0) {
+            samples[s] = (double)(last - first) * 1e-9;
+            timed++;
+        }
+    }
+    return timed;
+}
+
 extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgate_stream st,
                        kg_timing *o, kg_err *err)
 {
     cudaStream_t s = (cudaStream_t)st;
-    cudaEvent_t e0 = NULL, e1 = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL;
     int cap = cfg->stop.max_samples;
     double *samples = (double *)malloc(sizeof(double) * (size_t)cap);
+    double *events = (double *)malloc(sizeof(double) * (size_t)cap);
     double *clocks = (double *)malloc(sizeof(double) * (size_t)cap);
     double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
-    unsigned long long *probe_h = (unsigned long long *)malloc(sizeof(unsigned long long) * 2 * (size_t)cap);
-    int n = 0, escapes = 0, blocker = 1, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
+    int n = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
-    double t_start, gpu_s = 0;
+    double t_start, gpu_s = 0, max_clock = 0;
+    kg_trace_rec *rec = NULL;
+    int nrec = 0;
     memset(o, 0, sizeof *o);
-    if (!samples || !clocks || !kept || !probe_h) {
+    if (!samples || !events || !clocks || !kept) {
         kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
         goto out;
     }
-    if (timer_init(cap, err))
+    if (timer_init(err))
         goto out;
     KG_CUDA(cudaEventCreate(&e0));
     KG_CUDA(cudaEventCreate(&e1));
+    KG_CUDA(cudaEventCreate(&e2));
+    {
+        kg_err terr = {0, ""};
+        traced = cfg->use_trace && kg_trace_start(&terr) == 0;
+        if (cfg->use_trace && !traced)
+            snprintf(o->note, sizeof o->note, "CUPTI unavailable, event times: %.200s", terr.msg);
+    }
 
     // Warm-up, unblocked: module loading or JIT may synchronize.
     for (int i = 0; i < cfg->warmup; i++)
         if (cb(ctx, i % n_sets, st, err))
             goto out;
     KG_CUDA(cudaStreamSynchronize(s));
+    if (traced) { // drop what ran before sampling
+        kg_err terr = {0, ""};
+        if (kg_trace_take(&rec, &nrec, &terr))
+            traced = 0;
+        free(rec);
+        rec = NULL;
+    }
 
     kg_stop_init(&stopper, &cfg->stop);
     t_start = now_s();
     for (;;) {
-        int probe_this = n >= 3;
+        int escape_check = n < 3;
         if (cfg->flush == KG_FLUSH_MEMSET) {
             KG_CUDA(cudaMemsetAsync(T.flush, n & 0xFF, T.flush_bytes / 2, s));
         } else if (cfg->flush == KG_FLUSH_READ) {
@@ -217,9 +278,10 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             goto out;
         }
         KG_CUDA(cudaEventRecord(e1, s));
-        if (probe_this) {
-            clock_probe<<<1, 1, 0, s>>>(T.probe + 2 * n, PROBE_CYCLES);
+        if (!escape_check) {
+            clock_probe<<<1, 1, 0, s>>>(T.probe_dev, PROBE_CYCLES);
             KG_CUDA(cudaGetLastError());
+            KG_CUDA(cudaEventRecord(e2, s));
         }
         if (blocker) {
             __sync_synchronize();
@@ -228,7 +290,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         KG_CUDA(cudaEventSynchronize(e1));
         float ms;
         KG_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        if (!probe_this) {
+        double clock = 0;
+        if (escape_check) {
             // Nothing else of ours is queued: a busy device means escaped
             // work. Two of the first three samples must show it, so that a
             // host hiccup is not taken for a kernel on another stream.
@@ -240,23 +303,34 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 o->escaped_s = fmax(o->escaped_s, waited);
             }
             o->escaped = escapes >= 2;
+        } else {
+            KG_CUDA(cudaEventSynchronize(e2));
+            volatile unsigned long long *pr = T.probe_host;
+            clock = pr[1] ? pr[0] * 1e3 / (double)pr[1] : 0;
+            max_clock = fmax(max_clock, clock);
         }
-        int dropped = 0;
+        clocks[n] = clock;
+        events[n] = ms * 1e-3;
+        samples[n] = ms * 1e-3;
         if (blocker && T.flag_host[1]) {
             // Submission took longer than the blocker waits: the launch itself
             // synchronizes. Drop the sample and time unblocked from now on.
             o->n_blocker_timeouts++;
             blocker = 0;
-            dropped = 1;
+            traced = 0; // samples can no longer be told apart in the trace
+            samples[n] = -1;
             snprintf(o->note, sizeof o->note, "launch blocks the host: timed without the blocking kernel");
+        } else if (clock > 0 && clock < cfg->throttle_frac * fmax(max_clock, T.clock_ref_mhz)) {
+            // Throttled: drop the sample and let the GPU recover (nvbench's rule).
+            o->n_throttled++;
+            samples[n] = -2;
+            if (cfg->cooldown_s > 0)
+                usleep((useconds_t)(cfg->cooldown_s * 1e6));
         }
-        samples[n] = dropped ? -1.0 : ms * 1e-3;
         n++;
         o->n_total = n;
-        if (!dropped)
-            gpu_s += ms * 1e-3;
-        // The stopping rule sees the samples kept so far (clock check comes
-        // at the end, so throttled samples still count here).
+        if (samples[n - 1] >= 0)
+            gpu_s += samples[n - 1];
         int nk = 0;
         for (int i = 0; i < n; i++)
             if (samples[i] >= 0)
@@ -270,28 +344,28 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     o->wall_s = now_s() - t_start;
     o->gpu_s = gpu_s;
     KG_CUDA(cudaStreamSynchronize(s));
-    KG_CUDA(cudaMemcpy(probe_h, T.probe, sizeof(unsigned long long) * 2 * (size_t)n,
-                       cudaMemcpyDeviceToHost));
+    o->clock_ref_mhz = fmax(max_clock, T.clock_ref_mhz);
     {
-        double ref = T.clock_ref_mhz, maxc = 0;
-        for (int i = 3; i < n; i++) {
-            clocks[i] = probe_h[2 * i + 1] ? probe_h[2 * i] * 1e3 / (double)probe_h[2 * i + 1] : 0;
-            maxc = fmax(maxc, clocks[i]);
-        }
-        if (ref <= 0 || maxc > ref * 1.05)
-            ref = maxc;
-        o->clock_ref_mhz = ref;
-        int nk = 0, nc = 0;
+        int nk = 0, nc = 0, ne = 0;
         double *cl = (double *)malloc(sizeof(double) * (size_t)n);
+        double *ev = (double *)malloc(sizeof(double) * (size_t)n);
+        for (int i = 0; i < n; i++)
+            if (samples[i] >= 0 && ev)
+                ev[ne++] = events[i];
+        if (traced) {
+            kg_err terr = {0, ""};
+            int esc = 0;
+            if (kg_trace_take(&rec, &nrec, &terr) == 0) {
+                o->n_traced = trace_samples(rec, nrec, samples, n, &esc);
+                if (esc >= 2)
+                    o->escaped = 1;
+            }
+        }
         for (int i = 0; i < n; i++) {
             if (samples[i] < 0)
                 continue;
-            if (i >= 3 && clocks[i] > 0 && clocks[i] < cfg->throttle_frac * ref) {
-                o->n_throttled++;
-                continue;
-            }
             kept[nk++] = samples[i];
-            if (i >= 3 && cl)
+            if (clocks[i] > 0 && cl)
                 cl[nc++] = clocks[i];
         }
         if (cl && nc) {
@@ -299,7 +373,13 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             kg_stats_compute(cl, nc, &cs);
             o->clock_mhz = cs.median;
         }
+        if (ev && ne) {
+            kg_stats es;
+            kg_stats_compute(ev, ne, &es);
+            o->event_median_s = es.median;
+        }
         free(cl);
+        free(ev);
         if (nk == 0) {
             kg_err_set(err, KG_EXIT_ENV, "no valid timing sample (%d taken, %d throttled)", n,
                        o->n_throttled);
@@ -322,9 +402,12 @@ out:
         cudaEventDestroy(e0);
     if (e1)
         cudaEventDestroy(e1);
+    if (e2)
+        cudaEventDestroy(e2);
+    free(rec);
     free(samples);
+    free(events);
     free(clocks);
     free(kept);
-    free(probe_h);
     return err->code;
 }

@@ -11,6 +11,11 @@
  * throttle_frac of the reference clock are dropped and counted. The first
  * samples also check that the device is idle when the end event completes
  * (work that escaped the stream). Sampling stops by core/stats.h's rule.
+ * Sample times come from CUPTI's kernel records when it is available (first
+ * kernel start to last kernel end of the subject, the quantity Nsight Compute
+ * reports), else from the events; the event median is reported beside them.
+ * A throttled sample (SM clock under throttle_frac of the best seen) is
+ * dropped and followed by a cool-down, as nvbench does.
  * Subjects under batch_below_s also get a CUDA-graph batch number (warm). */
 #ifndef KG_TIMER_H
 #define KG_TIMER_H
@@ -35,7 +40,9 @@ typedef struct kg_timer_cfg {
     int n_sets;           /* input sets to rotate through (>= 1) */
     int warmup;           /* unblocked launches first, default 3 */
     double batch_below_s; /* graph-batch subjects faster than this, default 20e-6 */
-    double throttle_frac; /* drop samples below this fraction of the reference clock, 0.75 */
+    double throttle_frac; /* drop samples below this fraction of the best clock, 0.90 */
+    double cooldown_s;    /* idle after a throttled sample, 0.02 s */
+    int use_trace;        /* time from CUPTI kernel records (default) rather than events */
 } kg_timer_cfg;
 
 typedef struct kg_timing {
@@ -46,7 +53,9 @@ typedef struct kg_timing {
     kg_stop_reason stop;
     double gpu_s, wall_s;
     double clock_mhz, clock_ref_mhz;
-    int escaped;       /* device busy after the end event */
+    double event_median_s; /* median of the CUDA-event times of the kept samples */
+    int n_traced;      /* samples timed from CUPTI kernel records */
+    int escaped;       /* device busy after the end event, or kernels on other streams */
     double escaped_s;  /* longest such wait */
     int batched;       /* graph batch measured */
     double batch_mean_s;

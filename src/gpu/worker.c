@@ -230,6 +230,8 @@ static void emit_timing(const char *who, const kg_timing *t)
         emit_sum(who, "time/samples", t->st.n);
         emit_sum(who, "time/throttled", t->n_throttled);
         emit_sum(who, "time/wall", t->wall_s);
+        emit_sum(who, "time/event/median", t->event_median_s);
+        emit_sum(who, "time/traced", t->n_traced);
         if (t->clock_mhz > 0)
             emit_sum(who, "time/clock", t->clock_mhz);
         if (t->batched)

@@ -1,0 +1,96 @@
+/* CUPTI activity tracing of kernels (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+ * which does not serialize kernels). */
+#include "trace.h"
+
+#include <cupti.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define BUF_SIZE (8u << 20)
+
+/* CUPTI may complete buffers on its own thread: TR is guarded by mu. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+    int started;
+    kg_trace_rec *recs;
+    int n, cap;
+    int dropped;
+} TR;
+
+static void CUPTIAPI buf_requested(uint8_t **buf, size_t *size, size_t *max_records)
+{
+    *buf = aligned_alloc(8, BUF_SIZE);
+    *size = *buf ? BUF_SIZE : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+                                   size_t valid)
+{
+    CUpti_Activity *rec = NULL;
+    (void)ctx;
+    (void)stream;
+    (void)size;
+    pthread_mutex_lock(&mu);
+    while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+        if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+            rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+            continue;
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        if (TR.n == TR.cap) {
+            int cap = TR.cap ? 2 * TR.cap : 4096;
+            kg_trace_rec *r = realloc(TR.recs, sizeof *r * (size_t)cap);
+            if (!r) {
+                TR.dropped++;
+                continue;
+            }
+            TR.recs = r;
+            TR.cap = cap;
+        }
+        kg_trace_rec *o = &TR.recs[TR.n++];
+        o->start = k->start;
+        o->end = k->end;
+        o->stream = k->streamId;
+        strncpy(o->name, k->name ? k->name : "", sizeof o->name - 1);
+        o->name[sizeof o->name - 1] = '\0';
+    }
+    pthread_mutex_unlock(&mu);
+    free(buf);
+}
+
+int kg_trace_start(kg_err *err)
+{
+    if (TR.started)
+        return 0;
+    KG_CUPTI(cuptiActivityRegisterCallbacks(buf_requested, buf_completed));
+    KG_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    TR.started = 1;
+out:
+    return err->code;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const kg_trace_rec *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+int kg_trace_take(kg_trace_rec **recs, int *n, kg_err *err)
+{
+    *recs = NULL;
+    *n = 0;
+    KG_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    pthread_mutex_lock(&mu);
+    *recs = TR.recs;
+    *n = TR.n;
+    TR.recs = NULL;
+    TR.n = TR.cap = 0;
+    pthread_mutex_unlock(&mu);
+    qsort(*recs, (size_t)*n, sizeof **recs, by_start);
+out:
+    return err->code;
+}

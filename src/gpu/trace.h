@@ -1,0 +1,31 @@
+/* Kernel activity from CUPTI: the start and end of every kernel the GPU ran,
+ * on every stream, from the hardware's own timestamps (what Nsight Systems
+ * shows). The timing engine uses it to time the subject without the event
+ * and launch overhead, and to see kernels that ran on other streams. */
+#ifndef KG_TRACE_H
+#define KG_TRACE_H
+
+#include <stdint.h>
+
+#include "../core/kg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_trace_rec {
+    uint64_t start, end; /* ns */
+    uint32_t stream;
+    char name[48];       /* start of the (mangled) kernel name */
+} kg_trace_rec;
+
+/* Starts recording kernel activity (once per process). */
+int kg_trace_start(kg_err *err);
+/* Flushes CUPTI and hands over the records since the last call, sorted by
+ * start time; *recs is malloc'd (caller frees). */
+int kg_trace_take(kg_trace_rec **recs, int *n, kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
