@@ -4,16 +4,19 @@
 # cross-checks kgate and writes every log and JSON under $OUT.
 #   scripts/gpu.sh [STEP...]   steps: info peaks test triton run ncu repeat (default: all)
 set -u
-OUT=${OUT:-$PWD/gpu-out}
+DEST=${OUT:-$PWD/gpu-out}
+OUT=$(mktemp -d)  # staged here; packed into $DEST after every step
 B=${BUILD:-build}
-mkdir -p "$OUT"
+mkdir -p "$DEST"
 export XDG_CACHE_HOME=$OUT/cache
 # CTest files name the source tree by the absolute path it was configured in.
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$B/CMakeCache.txt")
 if [ -n "$src" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
 steps=${*:-info peaks test triton run ncu repeat wall flush}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
+pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
 for step in $steps; do
+    pack
     case $step in
     info)
         log info
@@ -75,6 +78,4 @@ for step in $steps; do
         ;;
     esac
 done
-# What comes back is limited to a few files: pack everything into one.
-tar czf /tmp/kgate-gpu-out.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete &&
-    mv /tmp/kgate-gpu-out.tgz "$OUT/"
+pack

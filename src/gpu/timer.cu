@@ -331,6 +331,10 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         o->n_total = n;
         if (samples[n - 1] >= 0)
             gpu_s += samples[n - 1];
+        if (n == cap) { /* dropped samples count too: the arrays hold cap */
+            o->stop = KG_STOP_MAX_SAMPLES;
+            break;
+        }
         int nk = 0;
         for (int i = 0; i < n; i++)
             if (samples[i] >= 0)
