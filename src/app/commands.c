@@ -51,6 +51,19 @@ static void iso_now(char *buf, size_t size)
 
 static int progress_on(void) { return isatty(2); }
 
+/* A path below the working directory, made relative to it (reports then
+ * name no machine's directories). */
+static const char *relative(const char *path)
+{
+    static char cwd[PATH_MAX];
+    if (!cwd[0] && !getcwd(cwd, sizeof cwd))
+        return path;
+    size_t n = strlen(cwd);
+    if (strncmp(path, cwd, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
 int kg_cmd_devices(const kg_options *o)
 {
     kg_err err = {0, ""};
@@ -339,7 +352,7 @@ static int judge_all(const kg_options *o, const char *exe, target *tg, int nt, k
                 js.device = o->device;
                 js.timeout_s = o->timeout_s;
                 snprintf(r.kernel, sizeof r.kernel, "%s", tg[k].kernel);
-                snprintf(r.source, sizeof r.source, "%s", tg[k].plugin);
+                snprintf(r.source, sizeof r.source, "%s", relative(tg[k].plugin));
                 snprintf(r.op, sizeof r.op, "%s", tg[k].op->name);
                 snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(tg[k].dtype));
                 snprintf(r.shape, sizeof r.shape, "%s", kg_shape_format(&shape, shp, sizeof shp));
