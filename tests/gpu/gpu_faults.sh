@@ -1,7 +1,7 @@
 #!/bin/sh
-# A crashing, a hanging, a wrong and an input-mutating candidate each get
-# their verdict, and the candidate after them still runs; a kernel that
-# returns an error is a CRASH with its message.
+# A crashing, a hanging, a wrong, an input-mutating and a stream-escaping
+# candidate each get their verdict, and the candidate after them still runs;
+# a kernel that returns an error is a CRASH with its message.
 . "$(dirname "$0")/common.sh"
 out=$build/tests/gpu_faults.json
 "$kgate" check "$build/tests/plugins/libcand_faults.so" --shape small --timeout 20 --max-time 1 \
@@ -13,6 +13,10 @@ expect illegal CRASH "$(verdict "$out" illegal "")"
 expect spin TIMEOUT "$(verdict "$out" spin "")"
 expect zeros INCORRECT "$(verdict "$out" zeros "")"
 expect mutate INCORRECT "$(verdict "$out" mutate "")"
+expect sidestream IMPOSSIBLE "$(verdict "$out" sidestream "")"
+esc=$(python3 -c "import json; r=json.load(open('$out'))['results']; print(' '.join(f for x in r if x['kernel']=='sidestream' for f in x['flags']))")
+case "$esc" in *escaped-stream*) esc=flagged ;; esac
+expect "sidestream flags" flagged "$esc"
 v=$(verdict "$out" simple ""); case "$v" in OK|SLOW) v=ran ;; esac
 expect "simple (after the faults)" ran "$v"
 "$kgate" check "$build/tests/plugins/libcand_good.so:errs" --shape small --json "$out.errs" >/dev/null 2>&1

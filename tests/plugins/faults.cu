@@ -3,6 +3,8 @@
 //   spin     never returns                     -> TIMEOUT
 //   zeros    writes zeros                      -> INCORRECT
 //   mutate   right answer, but scribbles on x  -> INCORRECT
+//   sidestream  right answer, computed on a stream of its own that the given
+//            stream then waits for: the work escapes the timing -> IMPOSSIBLE
 //   simple   a plain correct kernel            -> runs after all of the above
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -40,6 +42,38 @@ __global__ void simple(__half *x, __half *y, int cols, int scribble)
     __syncthreads();
     if (scribble && threadIdx.x == 0)
         xr[0] = __float2half(0.f);
+}
+
+// One block per row, block-wide max and sum.
+__global__ void rows256(const __half *x, __half *y, int cols)
+{
+    __shared__ float red[256];
+    const __half *r = x + (size_t)blockIdx.x * cols;
+    __half *o = y + (size_t)blockIdx.x * cols;
+    float m = -INFINITY, s = 0;
+    for (int j = threadIdx.x; j < cols; j += 256)
+        m = fmaxf(m, __half2float(r[j]));
+    red[threadIdx.x] = m;
+    __syncthreads();
+    for (int k = 128; k > 0; k >>= 1) {
+        if (threadIdx.x < k)
+            red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + k]);
+        __syncthreads();
+    }
+    m = red[0];
+    __syncthreads();
+    for (int j = threadIdx.x; j < cols; j += 256)
+        s += expf(__half2float(r[j]) - m);
+    red[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = 128; k > 0; k >>= 1) {
+        if (threadIdx.x < k)
+            red[threadIdx.x] += red[threadIdx.x + k];
+        __syncthreads();
+    }
+    s = red[0];
+    for (int j = threadIdx.x; j < cols; j += 256)
+        o[j] = __float2half(expf(__half2float(r[j]) - m) / s);
 }
 
 static int dims(const DLTensor *t, int *rows, int *cols)
@@ -82,6 +116,24 @@ static int k_mutate(const DLTensor *i, int, DLTensor *o, int, const kgate_params
 {
     return k_simple_impl(i, o, s, 1);
 }
+static int k_sidestream(const DLTensor *i, int, DLTensor *o, int, const kgate_params *, kgate_stream st)
+{
+    static cudaStream_t side;
+    static cudaEvent_t in_ready, out_ready;
+    cudaStream_t s = (cudaStream_t)st;
+    int r, c;
+    if (!side && (cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) ||
+                  cudaEventCreateWithFlags(&in_ready, cudaEventDisableTiming) ||
+                  cudaEventCreateWithFlags(&out_ready, cudaEventDisableTiming)))
+        return (int)cudaGetLastError();
+    dims(&i[0], &r, &c);
+    cudaEventRecord(in_ready, s);
+    cudaStreamWaitEvent(side, in_ready, 0);
+    rows256<<<r, 256, 0, side>>>((const __half *)i[0].data, (__half *)o[0].data, c);
+    cudaEventRecord(out_ready, side);
+    cudaStreamWaitEvent(s, out_ready, 0);
+    return (int)cudaGetLastError();
+}
 static int k_simple(const DLTensor *i, int, DLTensor *o, int, const kgate_params *, kgate_stream s)
 {
     return k_simple_impl(i, o, s, 0);
@@ -92,8 +144,9 @@ static const kgate_kernel kernels[] = {
     {"spin", "softmax", "fp16", 1, 1, k_spin, "never finishes"},
     {"zeros", "softmax", "fp16", 1, 1, k_zeros, "all-zero output"},
     {"mutate", "softmax", "fp16", 1, 1, k_mutate, "modifies its input"},
+    {"sidestream", "softmax", "fp16", 1, 1, k_sidestream, "correct, on a stream of its own"},
     {"simple", "softmax", "fp16", 1, 1, k_simple, "one thread per row, correct"},
 };
-static const kgate_plugin plugin = {KGATE_ABI_VERSION, 5, kernels};
+static const kgate_plugin plugin = {KGATE_ABI_VERSION, 6, kernels};
 const kgate_plugin *kgate_plugin_v1(void) { return &plugin; }
 }
