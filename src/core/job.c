@@ -117,9 +117,6 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
         }
         if (evp[0] < 0 && errp[0] < 0)
             break;
-        if (evp[0] < 0 && p[1].fd >= 0 && open_fds == 1) {
-            /* events closed: the worker is finishing; stderr closes with it */
-        }
     }
     if (evp[0] >= 0)
         close(evp[0]);
@@ -290,10 +287,8 @@ int kg_job_run(const kg_job_spec *sp, kg_result *r, kg_libref *lib, cJSON **tabl
     else
         cJSON_Delete(js.table);
     if (js.fatal.code && !js.crashed && !js.incorrect) {
-        /* the command cannot go on: bad candidate, no GPU, library failure */
-        if (js.fatal.code == KG_EXIT_ENV && r && r->n_sums > 0) {
-            /* something was measured already: keep it, report the rest */
-        }
+        /* the command cannot go on: bad candidate, no GPU, library failure;
+         * what was measured is already in *r and *lib for the caller */
         *err = js.fatal;
         return err->code;
     }

@@ -105,8 +105,6 @@ void kg_report_print(const kg_report *r, FILE *f)
                 kg_verdict_name(x->verdict), x->reason, x->detail[0] ? "; " : "", x->detail);
     }
     if (r->n) {
-        const kg_result *x = &r->results[0];
-        (void)x;
         fprintf(f, "\nroofs (%s): %.2f TB/s", r->roofs.source, r->roofs.bw / 1e12);
         if (r->roofs.mma[KG_FP16] > 0)
             fprintf(f, ", fp16 %.0f / bf16 %.0f TFLOP/s", r->roofs.mma[KG_FP16] / 1e12,

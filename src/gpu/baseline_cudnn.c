@@ -154,7 +154,7 @@ out:
     return err->code;
 }
 
-__attribute__((unused)) static void destroy_all(cudnnBackendDescriptor_t *d, int n)
+static void destroy_all(cudnnBackendDescriptor_t *d, int n)
 {
     for (int i = 0; i < n; i++)
         if (d[i])

@@ -18,9 +18,6 @@
         }                                                                                   \
     } while (0)
 
-/* After every kernel launch. */
-#define KG_CUDA_LAUNCHED(what) KG_CUDA(cudaGetLastError() == cudaSuccess ? cudaSuccess : cudaGetLastError())
-
 #define KG_CUBLAS(call)                                                                     \
     do {                                                                                    \
         cublasStatus_t rc_ = (call);                                                        \
