@@ -397,14 +397,34 @@ static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
     return kg_report_exit_code(rep);
 }
 
+/* Opens the device, gets the roofs, checks every target, prints and writes
+ * the report; returns the exit code. */
+static int measure(const kg_options *o, const char *exe, target *tg, int nt)
+{
+    kg_err err = {0, ""};
+    kg_device_info d;
+    kg_report rep;
+    int rc;
+    if (open_device(o, &d, &err))
+        return fail(&err);
+    kg_report_init(&rep);
+    report_header(&rep, o, &d);
+    if (get_roofs(o, &d, &rep.roofs, &err)) {
+        kg_report_free(&rep);
+        return fail(&err);
+    }
+    rc = judge_all(o, exe, tg, nt, &rep, &err);
+    rc = finish(o, &rep, rc, &err);
+    kg_report_free(&rep);
+    return rc;
+}
+
 int kg_cmd_check(const kg_options *o)
 {
     kg_err err = {0, ""};
     char exe[PATH_MAX];
     target tg[MAX_TARGETS];
-    int nt = 0, rc;
-    kg_device_info d;
-    kg_report rep;
+    int nt = 0;
     self_exe(exe, sizeof exe);
     if (collect(o, exe, o->candidate, tg, MAX_TARGETS, &nt, &err))
         return fail(&err);
@@ -414,16 +434,7 @@ int kg_cmd_check(const kg_options *o)
                    o->have_dtype ? kg_dtype_name(o->dtype) : "");
         return fail(&err);
     }
-    if (open_device(o, &d, &err))
-        return fail(&err);
-    kg_report_init(&rep);
-    report_header(&rep, o, &d);
-    if (get_roofs(o, &d, &rep.roofs, &err))
-        return fail(&err);
-    rc = judge_all(o, exe, tg, nt, &rep, &err);
-    rc = finish(o, &rep, rc, &err);
-    kg_report_free(&rep);
-    return rc;
+    return measure(o, exe, tg, nt);
 }
 
 /* Newest run-*.json under results/h200 (relative to the source tree). */
@@ -454,8 +465,7 @@ int kg_cmd_run(const kg_options *o)
     kg_err err = {0, ""};
     char exe[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
     target tg[MAX_TARGETS];
-    int nt = 0, n, rc;
-    kg_device_info d;
+    int nt = 0, n;
     kg_report rep;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         cudaGetLastError();
@@ -492,15 +502,5 @@ int kg_cmd_run(const kg_options *o)
         if (collect(o, exe, path, tg, MAX_TARGETS, &nt, &err))
             return fail(&err);
     }
-    /* Order: by operator and dtype, the bundled naive variant first. */
-    if (open_device(o, &d, &err))
-        return fail(&err);
-    kg_report_init(&rep);
-    report_header(&rep, o, &d);
-    if (get_roofs(o, &d, &rep.roofs, &err))
-        return fail(&err);
-    rc = judge_all(o, exe, tg, nt, &rep, &err);
-    rc = finish(o, &rep, rc, &err);
-    kg_report_free(&rep);
-    return rc;
+    return measure(o, exe, tg, nt);
 }
