@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +62,10 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
     if (pid < 0)
         return kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(errno));
     if (pid == 0) {
-        /* child: events on a fresh fd number, stderr to the capture pipe */
+        /* child: its own process group (the watchdog kills the group), events
+         * on a fresh fd number, stderr to the capture pipe */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps the GPU if kgate dies */
         int fd = dup(evp[1]);
         dup2(errp[1], 2);
         snprintf(fdbuf, sizeof fdbuf, "%d", fd);
@@ -71,6 +75,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
         fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
         _exit(127);
     }
+    setpgid(pid, pid); /* also here: whichever runs first */
     close(evp[1]);
     close(errp[1]);
     int open_fds = 2;
@@ -78,6 +83,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
         double left = timeout_s - (mono() - t0);
         if (left <= 0) {
             st->timed_out = 1;
+            kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             break;
         }

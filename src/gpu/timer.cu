@@ -162,52 +162,6 @@ out:
     return err->code;
 }
 
-// Per-sample GPU time from the CUPTI kernel records: the span from the first
-// to the last kernel of the subject, between its blocking kernel and the next
-// kernel of ours on the stream. Returns the number of samples it could time;
-// samples it cannot (no kernel: a memcpy subject) keep their event time.
-static int is_ours(const kg_trace_rec *r)
-{
-    return strstr(r->name, "block_stream") || strstr(r->name, "clock_probe") ||
-           strstr(r->name, "read_flush");
-}
-
-static int trace_samples(const kg_trace_rec *rec, int nrec, double *samples, int n,
-                         int *escaped_samples)
-{
-    int timed = 0, s = -1;
-    uint32_t stream = 0;
-    for (int i = 0; i < nrec && s + 1 < n; i++) {
-        if (!strstr(rec[i].name, "block_stream"))
-            continue;
-        s++;
-        stream = rec[i].stream;
-        uint64_t w0 = rec[i].end, w1 = UINT64_MAX, first = UINT64_MAX, last = 0;
-        for (int j = i + 1; j < nrec; j++)
-            if (rec[j].stream == stream && is_ours(&rec[j])) {
-                w1 = rec[j].start;
-                break;
-            }
-        int other = 0;
-        for (int j = i + 1; j < nrec && rec[j].start < w1; j++) {
-            if (is_ours(&rec[j]) || rec[j].start < w0)
-                continue;
-            if (rec[j].stream != stream) {
-                other = 1;
-                continue;
-            }
-            first = rec[j].start < first ? rec[j].start : first;
-            last = rec[j].end > last ? rec[j].end : last;
-        }
-        *escaped_samples += other;
-        if (last > first && samples[s] >= 0) {
-            samples[s] = (double)(last - first) * 1e-9;
-            timed++;
-        }
-    }
-    return timed;
-}
-
 extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgate_stream st,
                        kg_timing *o, kg_err *err)
 {
@@ -360,7 +314,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             kg_err terr = {0, ""};
             int esc = 0;
             if (kg_trace_take(&rec, &nrec, &terr) == 0) {
-                o->n_traced = trace_samples(rec, nrec, samples, n, &esc);
+                o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
                 if (esc >= 2)
                     o->escaped = 1;
             }

@@ -8,16 +8,11 @@
 #include <stdint.h>
 
 #include "../core/kg.h"
+#include "../core/trace_split.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct kg_trace_rec {
-    uint64_t start, end; /* ns */
-    uint32_t stream;
-    char name[48];       /* start of the (mangled) kernel name */
-} kg_trace_rec;
 
 /* Starts recording kernel activity (once per process). */
 int kg_trace_start(kg_err *err);

@@ -1,0 +1,34 @@
+/* Splitting a kernel trace into timing samples. Plain C: unit-tested on the
+ * CPU (tests/test_trace.c); the records come from CUPTI (gpu/trace.c).
+ *
+ * Each sample on the timing stream looks like
+ *     [read_flush] [block_stream] subject kernels... [clock_probe]
+ * The subject's GPU time is the span from its first kernel's start to its
+ * last kernel's end, between the end of its block_stream and the next kernel
+ * of kgate's on that stream. A subject kernel on any other stream inside that
+ * window is work that escaped the given stream. */
+#ifndef KG_TRACE_SPLIT_H
+#define KG_TRACE_SPLIT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_trace_rec {
+    uint64_t start, end; /* ns */
+    uint32_t stream;
+    char name[48];       /* start of the (mangled) kernel name */
+} kg_trace_rec;
+
+/* rec: records sorted by start. samples[0..n): event times in seconds, or
+ * negative for dropped samples (left alone). Replaces each sample's time by
+ * its kernel span where the sample has kernels; returns how many it replaced.
+ * *escaped counts samples with subject kernels on other streams. */
+int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, int *escaped);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,82 @@
+/* Splitting a kernel trace into samples: spans, kgate's own kernels left
+ * out, dropped samples kept, and kernels on other streams counted. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/trace_split.h"
+
+#define REC(a, b, st, nm) {a, b, st, nm}
+
+static void spans_between_markers(void **state)
+{
+    (void)state;
+    /* two samples on stream 7: flush, blocker, two subject kernels, probe */
+    kg_trace_rec r[] = {
+        REC(0, 100, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(100, 200, 7, "_Z12block_streamPViyPi"),
+        REC(203, 250, 7, "_Z6kernelA"),
+        REC(251, 300, 7, "_Z6kernelB"),
+        REC(305, 340, 7, "_Z11clock_probePyx"),
+        REC(400, 500, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(500, 600, 7, "_Z12block_streamPViyPi"),
+        REC(602, 700, 7, "_Z6kernelA"),
+        REC(710, 740, 7, "_Z11clock_probePyx"),
+    };
+    double s[2] = {1e-6, 1e-6}; /* event times, a little longer */
+    int esc = 0;
+    assert_int_equal(kg_trace_split(r, 9, s, 2, &esc), 2);
+    assert_true(fabs(s[0] - 97e-9) < 1e-15); /* 203 .. 300 */
+    assert_true(fabs(s[1] - 98e-9) < 1e-15); /* 602 .. 700 */
+    assert_int_equal(esc, 0);
+}
+
+static void other_streams_and_dropped_samples(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(100, 200, 7, "block_stream"),
+        REC(210, 400, 9, "side_kernel"), /* escaped */
+        REC(401, 402, 7, "clock_probe"),
+        REC(500, 600, 7, "block_stream"),
+        REC(610, 650, 7, "kernel"),
+        REC(660, 670, 7, "clock_probe"),
+        REC(700, 800, 7, "block_stream"),
+        REC(805, 900, 9, "side_kernel"),
+    };
+    double s[3] = {5e-6, -2, 5e-6}; /* sample 1 was dropped (throttled) */
+    int esc = 0;
+    int timed = kg_trace_split(r, 8, s, 3, &esc);
+    assert_int_equal(timed, 0);       /* no kernel on the timing stream, or dropped */
+    assert_true(s[0] == 5e-6 && s[1] == -2 && s[2] == 5e-6); /* event times stay */
+    assert_int_equal(esc, 2);
+}
+
+static void fewer_samples_than_blockers(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(100, 200, 7, "block_stream"),
+        REC(210, 220, 7, "kernel"),
+        REC(300, 400, 7, "block_stream"),
+        REC(410, 420, 7, "kernel"),
+    };
+    double s[1] = {1};
+    int esc = 0;
+    assert_int_equal(kg_trace_split(r, 4, s, 1, &esc), 1);
+    assert_true(fabs(s[0] - 10e-9) < 1e-15);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(spans_between_markers),
+        cmocka_unit_test(other_streams_and_dropped_samples),
+        cmocka_unit_test(fewer_samples_than_blockers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
