@@ -23,7 +23,8 @@ static const char overview[] =
     "  version            version and commit\n"
     "\n"
     "exit codes: 0 all OK, 1 worst verdict SLOW, 2 INCORRECT/CRASH/TIMEOUT/IMPOSSIBLE,\n"
-    "            3 usage, 4 bad candidate file, 5 no GPU or library failure, 6 file I/O\n";
+    "            3 usage, 4 bad candidate file, 5 no GPU or library failure, 6 file I/O\n"
+    "            (127 from the loader when cudart, cuBLASLt, CUPTI or cJSON is missing)\n";
 
 static const char check_help[] =
     "usage: kgate check CANDIDATE.so[:KERNEL] [options]\n"

@@ -9,7 +9,6 @@
  *             and inverse variance). Each engine config the heuristics offer
  *             (up to 4) is timed and the fastest kept. When nothing finalizes,
  *             setup reports `unsupported` with cuDNN's reason. */
-#include <cudnn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +17,12 @@
 #include "../core/op.h"
 #include "baseline.h"
 #include "check.h"
+#include "cudnn_api.h"
 #include "tensors.h"
 #include "timer.h"
+
+/* The loaded library; every setup loads it first (kg_cudnn_load). */
+#define DN kg_cudnn_loaded()
 
 /* ------------------------------------------------------------------ softmax */
 typedef struct sm_ctx {
@@ -35,9 +38,9 @@ static void sm_teardown(void *p)
     if (!c)
         return;
     if (c->d)
-        cudnnDestroyTensorDescriptor(c->d);
+        DN->cudnnDestroyTensorDescriptor(c->d);
     if (c->h)
-        cudnnDestroy(c->h);
+        DN->cudnnDestroy(c->h);
     free(c);
 }
 
@@ -45,8 +48,8 @@ static int sm_launch(void *p, kgate_stream s, kg_err *err)
 {
     sm_ctx *c = p;
     float one = 1.f, zero = 0.f;
-    KG_CUDNN(cudnnSetStream(c->h, (cudaStream_t)s));
-    KG_CUDNN(cudnnSoftmaxForward(c->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one,
+    KG_CUDNN(DN->cudnnSetStream(c->h, (cudaStream_t)s));
+    KG_CUDNN(DN->cudnnSoftmaxForward(c->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one,
                                  c->d, c->x, &zero, c->d, c->y));
     return 0;
 out:
@@ -65,18 +68,22 @@ static int sm_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *
     (void)op;
     (void)p;
     (void)s;
-    sm_ctx *c = calloc(1, sizeof *c);
+    sm_ctx *c = NULL;
+    *unsupported = 1; /* until cuDNN has loaded and accepted the case */
+    if (!kg_cudnn_load(err))
+        return err->code;
     *unsupported = 0;
+    c = calloc(1, sizeof *c);
     if (!c)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
     c->x = in[0].data;
     c->y = out[0].data;
-    KG_CUDNN(cudnnCreate(&c->h));
-    KG_CUDNN(cudnnCreateTensorDescriptor(&c->d));
-    KG_CUDNN(cudnnSetTensor4dDescriptor(c->d, CUDNN_TENSOR_NCHW, cudnn_type(dt),
+    KG_CUDNN(DN->cudnnCreate(&c->h));
+    KG_CUDNN(DN->cudnnCreateTensorDescriptor(&c->d));
+    KG_CUDNN(DN->cudnnSetTensor4dDescriptor(c->d, CUDNN_TENSOR_NCHW, cudnn_type(dt),
                                         (int)in[0].shape[0], (int)in[0].shape[1], 1, 1));
     snprintf(note, note_size, "cudnnSoftmaxForward (accurate, instance), cuDNN %zu",
-             cudnnGetVersion());
+             DN->cudnnGetVersion());
     *ctx = c;
     return 0;
 out:
@@ -107,11 +114,11 @@ static void ln_teardown(void *p)
     if (!c)
         return;
     if (c->pack)
-        cudnnBackendDestroyDescriptor(c->pack);
+        DN->cudnnBackendDestroyDescriptor(c->pack);
     if (c->plan)
-        cudnnBackendDestroyDescriptor(c->plan);
+        DN->cudnnBackendDestroyDescriptor(c->plan);
     if (c->h)
-        cudnnDestroy(c->h);
+        DN->cudnnDestroy(c->h);
     cudaFree(c->ws);
     cudaFree(c->scale32);
     cudaFree(c->bias32);
@@ -122,8 +129,8 @@ static void ln_teardown(void *p)
 static int ln_launch(void *p, kgate_stream s, kg_err *err)
 {
     ln_ctx *c = p;
-    KG_CUDNN(cudnnSetStream(c->h, (cudaStream_t)s));
-    KG_CUDNN(cudnnBackendExecute(c->h, c->plan, c->pack));
+    KG_CUDNN(DN->cudnnSetStream(c->h, (cudaStream_t)s));
+    KG_CUDNN(DN->cudnnBackendExecute(c->h, c->plan, c->pack));
     return 0;
 out:
     return err->code;
@@ -139,16 +146,16 @@ static int tensor_desc(cudnnBackendDescriptor_t *d, int64_t uid, cudnnDataType_t
                        const int64_t *dims, const int64_t *strides, bool by_value, kg_err *err)
 {
     int64_t align = by_value ? 4 : 16;
-    KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d));
-    KG_CUDNN(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
-    KG_CUDNN(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
-    KG_CUDNN(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
-    KG_CUDNN(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    KG_CUDNN(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
     if (by_value)
-        KG_CUDNN(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1,
+        KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1,
                                           &by_value));
-    KG_CUDNN(cudnnBackendFinalize(*d));
+    KG_CUDNN(DN->cudnnBackendFinalize(*d));
     return 0;
 out:
     return err->code;
@@ -158,7 +165,7 @@ static void destroy_all(cudnnBackendDescriptor_t *d, int n)
 {
     for (int i = 0; i < n; i++)
         if (d[i])
-            cudnnBackendDestroyDescriptor(d[i]);
+            DN->cudnnBackendDestroyDescriptor(d[i]);
 }
 
 /* Builds a plan for one engine config and times it; keeps it in c when it
@@ -169,18 +176,18 @@ static int ln_try_cfg(ln_ctx *c, cudnnBackendDescriptor_t cfg, int index, kgate_
     cudnnBackendDescriptor_t plan = NULL, pack = NULL;
     int64_t ws_size = 0;
     void *ws_ptr = NULL;
-    KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan));
-    KG_CUDNN(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->h));
-    KG_CUDNN(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
-    KG_CUDNN(cudnnBackendFinalize(plan));
-    KG_CUDNN(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws_size));
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->h));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
+    KG_CUDNN(DN->cudnnBackendFinalize(plan));
+    KG_CUDNN(DN->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws_size));
     if (ws_size > 0)
         KG_CUDA(cudaMalloc(&ws_ptr, (size_t)ws_size));
-    KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    KG_CUDNN(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c->n_uids, c->uids));
-    KG_CUDNN(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, c->n_uids, c->ptrs));
-    KG_CUDNN(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws_ptr));
-    KG_CUDNN(cudnnBackendFinalize(pack));
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c->n_uids, c->uids));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, c->n_uids, c->ptrs));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws_ptr));
+    KG_CUDNN(DN->cudnnBackendFinalize(pack));
     {
         ln_ctx trial = *c;
         kg_timer_cfg tc;
@@ -199,9 +206,9 @@ static int ln_try_cfg(ln_ctx *c, cudnnBackendDescriptor_t cfg, int index, kgate_
         if (tm.st.median < *best_t) {
             *best_t = tm.st.median;
             if (c->pack)
-                cudnnBackendDestroyDescriptor(c->pack);
+                DN->cudnnBackendDestroyDescriptor(c->pack);
             if (c->plan)
-                cudnnBackendDestroyDescriptor(c->plan);
+                DN->cudnnBackendDestroyDescriptor(c->plan);
             cudaFree(c->ws);
             c->plan = plan;
             c->pack = pack;
@@ -213,9 +220,9 @@ static int ln_try_cfg(ln_ctx *c, cudnnBackendDescriptor_t cfg, int index, kgate_
     }
 out:
     if (pack)
-        cudnnBackendDestroyDescriptor(pack);
+        DN->cudnnBackendDestroyDescriptor(pack);
     if (plan)
-        cudnnBackendDestroyDescriptor(plan);
+        DN->cudnnBackendDestroyDescriptor(plan);
     cudaFree(ws_ptr);
     return err->code;
 }
@@ -245,34 +252,34 @@ static int ln_try(ln_ctx *c, cudnnDataType_t xt, cudnnDataType_t st, int trainin
     {
         cudnnBackendNormMode_t mode = CUDNN_LAYER_NORM;
         cudnnBackendNormFwdPhase_t phase = training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE;
-        KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, &op));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[0]));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[2]));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[3]));
-        KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[4]));
+        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, &op));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[0]));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[2]));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[3]));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[4]));
         if (training) {
-            KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[5]));
-            KG_CUDNN(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[6]));
+            KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[5]));
+            KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[6]));
         }
-        KG_CUDNN(cudnnBackendFinalize(op));
+        KG_CUDNN(DN->cudnnBackendFinalize(op));
     }
-    KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
-    KG_CUDNN(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
-    KG_CUDNN(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->h));
-    KG_CUDNN(cudnnBackendFinalize(graph));
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->h));
+    KG_CUDNN(DN->cudnnBackendFinalize(graph));
     {
         cudnnBackendHeurMode_t hm = CUDNN_HEUR_MODE_A;
-        KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
-        KG_CUDNN(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-        KG_CUDNN(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm));
-        KG_CUDNN(cudnnBackendFinalize(heur));
+        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
+        KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm));
+        KG_CUDNN(DN->cudnnBackendFinalize(heur));
     }
     for (int i = 0; i < 8; i++)
-        KG_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
-    KG_CUDNN(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 8, &n_cfg, cfgs));
+        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
+    KG_CUDNN(DN->cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 8, &n_cfg, cfgs));
     if (n_cfg == 0) {
         kg_err_set(err, KG_EXIT_ENV, "cuDNN heuristics offer no engine for layer norm");
         goto out;
@@ -296,16 +303,16 @@ static int ln_try(ln_ctx *c, cudnnDataType_t xt, cudnnDataType_t st, int trainin
         goto out;
     }
     snprintf(note, note_size, "cuDNN %zu graph API norm forward (layer norm, %s, scale/bias %s), engine config %d of %lld",
-             cudnnGetVersion(), training ? "training phase" : "inference",
+             DN->cudnnGetVersion(), training ? "training phase" : "inference",
              st == CUDNN_DATA_FLOAT ? "fp32" : "input dtype", best + 1, (long long)n_cfg);
 out:
     destroy_all(cfgs, 8);
     if (heur)
-        cudnnBackendDestroyDescriptor(heur);
+        DN->cudnnBackendDestroyDescriptor(heur);
     if (graph)
-        cudnnBackendDestroyDescriptor(graph);
+        DN->cudnnBackendDestroyDescriptor(graph);
     if (op)
-        cudnnBackendDestroyDescriptor(op);
+        DN->cudnnBackendDestroyDescriptor(op);
     destroy_all(t, 7);
     return err->code;
 }
@@ -316,13 +323,17 @@ static int ln_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *
                     char *note, size_t note_size, kg_err *err)
 {
     (void)op;
-    ln_ctx *c = calloc(1, sizeof *c);
+    ln_ctx *c = NULL;
     int64_t rows = in[0].shape[0], cols = in[0].shape[1];
     char why[3][300] = {"", "", ""};
+    *unsupported = 1;
+    if (!kg_cudnn_load(err))
+        return err->code;
     *unsupported = 0;
+    c = calloc(1, sizeof *c);
     if (!c)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
-    KG_CUDNN(cudnnCreate(&c->h));
+    KG_CUDNN(DN->cudnnCreate(&c->h));
     c->eps = (float)p->eps;
     KG_CUDA(cudaMalloc(&c->scale32, sizeof(float) * (size_t)cols));
     KG_CUDA(cudaMalloc(&c->bias32, sizeof(float) * (size_t)cols));

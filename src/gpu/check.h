@@ -33,9 +33,10 @@
         cudnnStatus_t rc_ = (call);                                                         \
         if (rc_ != CUDNN_STATUS_SUCCESS) {                                                  \
             char last_[256] = "";                                                           \
-            cudnnGetLastErrorString(last_, sizeof last_);                                   \
+            kg_cudnn_loaded()->cudnnGetLastErrorString(last_, sizeof last_);                \
             kg_err_set(err, KG_EXIT_ENV, "%s failed at %s:%d: %s%s%s", #call, __FILE__,     \
-                       __LINE__, cudnnGetErrorString(rc_), last_[0] ? ": " : "", last_);    \
+                       __LINE__, kg_cudnn_loaded()->cudnnGetErrorString(rc_),               \
+                       last_[0] ? ": " : "", last_);                                        \
             goto out;                                                                       \
         }                                                                                   \
     } while (0)
