@@ -21,6 +21,11 @@ crash_after_timing)
 hang)
     ev '{"ev":"sum","subject":"kernel","name":"check/trials","value":3}'
     sleep 30 ;;
+libcrash)
+    ev '{"ev":"baseline","name":"cublaslt","note":"fake","fallback":false}'
+    ev '{"ev":"fail","subject":"lib","kind":"crash","msg":"an illegal memory access was encountered"}'
+    ev '{"ev":"done","code":2}'
+    exit 3 ;;
 badfile)
     ev '{"ev":"error","code":4,"msg":"x.so: no kgate_plugin_v1 symbol: not a kgate candidate"}'
     ev '{"ev":"done","code":4}'

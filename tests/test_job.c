@@ -104,6 +104,17 @@ static void bad_candidate_stops_the_command(void **state)
     assert_non_null(strstr(e.msg, "no kgate_plugin_v1 symbol"));
 }
 
+static void library_failure_is_not_the_candidates(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    assert_int_equal(run("libcrash", 10, &r, &lib, &e), KG_EXIT_ENV);
+    assert_non_null(strstr(e.msg, "library baseline cublaslt failed"));
+    assert_int_not_equal(r.verdict, KG_V_CRASH);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +123,7 @@ int main(void)
         cmocka_unit_test(crash_keeps_what_was_measured),
         cmocka_unit_test(hang_is_killed_at_the_budget),
         cmocka_unit_test(bad_candidate_stops_the_command),
+        cmocka_unit_test(library_failure_is_not_the_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,7 +214,11 @@ static void on_event(void *ud, const cJSON *e)
         if (*jstr(e, "note") && !js->r->detail[0])
             snprintf(js->r->detail, sizeof js->r->detail, "%s", jstr(e, "note"));
     } else if (strcmp(kind, "fail") == 0) {
-        if (strcmp(jstr(e, "kind"), "crash") == 0) {
+        if (is_lib) {
+            /* the library baseline, not the candidate, failed: stop the command */
+            kg_err_set(&js->fatal, KG_EXIT_ENV, "library baseline %s failed: %s", js->lib->name,
+                       jstr(e, "msg"));
+        } else if (strcmp(jstr(e, "kind"), "crash") == 0) {
             js->crashed = 1;
             snprintf(js->crash, sizeof js->crash, "%s", jstr(e, "msg"));
         } else if (!js->incorrect) {
