@@ -172,7 +172,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     double *events = (double *)malloc(sizeof(double) * (size_t)cap);
     double *clocks = (double *)malloc(sizeof(double) * (size_t)cap);
     double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
-    int n = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
+    int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
     double t_start, gpu_s = 0, max_clock = 0;
     kg_trace_rec *rec = NULL;
@@ -283,17 +283,16 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         }
         n++;
         o->n_total = n;
-        if (samples[n - 1] >= 0)
+        if (samples[n - 1] >= 0) {
             gpu_s += samples[n - 1];
+            kept[n_kept++] = samples[n - 1];
+        }
         if (n == cap) { /* dropped samples count too: the arrays hold cap */
             o->stop = KG_STOP_MAX_SAMPLES;
             break;
         }
-        int nk = 0;
-        for (int i = 0; i < n; i++)
-            if (samples[i] >= 0)
-                kept[nk++] = samples[i];
-        kg_stop_reason r = kg_stop_check(&stopper, kept, nk, gpu_s, now_s() - t_start);
+        // The rule sees event times; CUPTI's replace them after the loop.
+        kg_stop_reason r = kg_stop_check(&stopper, kept, n_kept, gpu_s, now_s() - t_start);
         if (r != KG_STOP_NONE) {
             o->stop = r;
             break;
