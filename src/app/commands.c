@@ -3,7 +3,6 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,19 +25,6 @@ static int fail(const kg_err *e)
 {
     fprintf(stderr, "kgate: %s\n", e->msg);
     return e->code ? e->code : KG_EXIT_ENV;
-}
-
-static void self_exe(char *buf, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-    buf[n > 0 ? n : 0] = '\0';
-}
-
-static void exe_dir(char *buf, size_t size)
-{
-    char p[PATH_MAX];
-    self_exe(p, sizeof p);
-    snprintf(buf, size, "%s", dirname(p));
 }
 
 static void iso_now(char *buf, size_t size)
@@ -196,15 +182,11 @@ int kg_cmd_peaks(const kg_options *o)
         cJSON_AddNumberToObject(dsj, "tf32_flops", ds.mma[KG_FP32]);
         char *text = cJSON_Print(root);
         cJSON_Delete(root);
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp", o->json);
-        FILE *f = fopen(tmp, "w");
-        int bad = !f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, o->json) != 0;
+        int bad = !text ? kg_err_set(&err, KG_EXIT_IO, "cannot serialize the peaks")
+                        : kg_write_file_atomic(o->json, text, &err);
         free(text);
-        if (bad) {
-            kg_err_set(&err, KG_EXIT_IO, "cannot write %s", o->json);
+        if (bad)
             return fail(&err);
-        }
     }
     return 0;
 }
@@ -425,7 +407,7 @@ int kg_cmd_check(const kg_options *o)
     char exe[PATH_MAX];
     target tg[MAX_TARGETS];
     int nt = 0;
-    self_exe(exe, sizeof exe);
+    kg_self_exe(exe, sizeof exe);
     if (collect(o, exe, o->candidate, tg, MAX_TARGETS, &nt, &err))
         return fail(&err);
     if (nt == 0) {
@@ -486,8 +468,8 @@ int kg_cmd_run(const kg_options *o)
         kg_report_free(&rep);
         return 0;
     }
-    self_exe(exe, sizeof exe);
-    exe_dir(dir, sizeof dir);
+    kg_self_exe(exe, sizeof exe);
+    kg_self_dir(dir, sizeof dir);
     const char *plugins[] = {"libkgate_bundled.so", "triton/libkgate_triton.so"};
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, plugins[i]);

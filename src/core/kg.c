@@ -1,9 +1,13 @@
 /* Error recording, dtype tables and shape formatting. */
 #include "kg.h"
 
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int kg_err_set(kg_err *err, int code, const char *fmt, ...)
 {
@@ -61,4 +65,34 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size)
         used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "",
                                  (long long)s->d[i]);
     return buf;
+}
+
+int kg_write_file_atomic(const char *path, const char *text, kg_err *err)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", tmp, strerror(errno));
+    int bad = fputs(text, f) < 0 || fputc('\n', f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+void kg_self_exe(char *buf, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+void kg_self_dir(char *buf, size_t size)
+{
+    char p[PATH_MAX];
+    kg_self_exe(p, sizeof p);
+    snprintf(buf, size, "%s", p[0] ? dirname(p) : "");
 }

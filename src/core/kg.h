@@ -62,6 +62,15 @@ typedef struct kg_shape {
 /* Formats "8192x8192" into buf (always NUL-terminated); returns buf. */
 char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
 
+/* Writes text (and a final newline) to path atomically: a temporary file in
+ * the same directory, renamed into place; nothing is left on failure.
+ * Returns 0, or KG_EXIT_IO with a message naming the file. */
+int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
+
+/* The path of the running executable, and its directory (empty on failure). */
+void kg_self_exe(char *buf, size_t size);
+void kg_self_dir(char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

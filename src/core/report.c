@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define SCHEMA "kgate.results/1"
 
@@ -194,31 +193,10 @@ char *kg_report_to_json(const kg_report *r)
 
 int kg_report_write_json(const kg_report *r, const char *path, kg_err *err)
 {
-    char tmp[4096];
     char *text = kg_report_to_json(r);
-    FILE *f = NULL;
     if (!text)
         return kg_err_set(err, KG_EXIT_IO, "cannot serialize the report");
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    f = fopen(tmp, "w");
-    if (!f) {
-        kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0) {
-        f = NULL;
-        unlink(tmp);
-        kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        unlink(tmp);
-        kg_err_set(err, KG_EXIT_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    }
-out:
-    if (f)
-        fclose(f);
+    kg_write_file_atomic(path, text, err);
     free(text);
     return err->code;
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 int kg_roofs_cache_path(const char *uuid, char *buf, size_t size, kg_err *err)
 {
@@ -76,13 +75,9 @@ int kg_roofs_save(const char *path, const kg_roofs *r, const char *uuid, const c
     cJSON_AddNumberToObject(m, "tf32", r->mma[KG_FP32]);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
-        kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
+    if (!text)
+        return kg_err_set(err, KG_EXIT_IO, "cannot serialize the roofs");
+    kg_write_file_atomic(path, text, err);
     free(text);
     return err->code;
 }

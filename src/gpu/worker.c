@@ -4,12 +4,10 @@
 #include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../core/op.h"
 #include "../core/plugin_check.h"
@@ -288,14 +286,6 @@ static int parse_job(int argc, char **argv, job *j, kg_err *err)
     return 0;
 }
 
-static void exe_dir(char *buf, size_t size)
-{
-    char path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    path[n > 0 ? n : 0] = '\0';
-    snprintf(buf, size, "%s", dirname(path));
-}
-
 /* Checks and times one subject; `who` is "kernel" or "lib". */
 static int run_subject(subject *sj, const job *j, const kg_op *op, kg_dtype dt,
                        const kg_shape *shape, const char *who, int n_sets, cudaStream_t s,
@@ -463,7 +453,7 @@ static int do_job(const job *j, kg_err *err)
             cJSON_AddBoolToObject(o, "fallback", 0);
         } else if (unsupported && op->fallback) {
             char dir[PATH_MAX], path[PATH_MAX + 32];
-            exe_dir(dir, sizeof dir);
+            kg_self_dir(dir, sizeof dir);
             snprintf(path, sizeof path, "%s/libkgate_bundled.so", dir);
             if (kg_plugin_open(path, &fb_handle, &fb_plug, err) ||
                 !(sj.kernel = kg_plugin_find(fb_plug, op->fallback))) {
