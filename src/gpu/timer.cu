@@ -169,7 +169,6 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL;
     int cap = cfg->stop.max_samples;
     double *samples = (double *)malloc(sizeof(double) * (size_t)cap);
-    double *events = (double *)malloc(sizeof(double) * (size_t)cap);
     double *clocks = (double *)malloc(sizeof(double) * (size_t)cap);
     double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
     int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
@@ -178,7 +177,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     kg_trace_rec *rec = NULL;
     int nrec = 0;
     memset(o, 0, sizeof *o);
-    if (!samples || !events || !clocks || !kept) {
+    if (!samples || !clocks || !kept) {
         kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
         goto out;
     }
@@ -264,7 +263,6 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             max_clock = fmax(max_clock, clock);
         }
         clocks[n] = clock;
-        events[n] = ms * 1e-3;
         samples[n] = ms * 1e-3;
         if (blocker && T.flag_host[1]) {
             // Submission took longer than the blocker waits: the launch itself
@@ -302,13 +300,14 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     o->gpu_s = gpu_s;
     KG_CUDA(cudaStreamSynchronize(s));
     o->clock_ref_mhz = fmax(max_clock, T.clock_ref_mhz);
+    if (n_kept) { // kept[] still holds the event times of the kept samples
+        kg_stats es;
+        kg_stats_compute(kept, n_kept, &es);
+        o->event_median_s = es.median;
+    }
     {
-        int nk = 0, nc = 0, ne = 0;
+        int nk = 0, nc = 0;
         double *cl = (double *)malloc(sizeof(double) * (size_t)n);
-        double *ev = (double *)malloc(sizeof(double) * (size_t)n);
-        for (int i = 0; i < n; i++)
-            if (samples[i] >= 0 && ev)
-                ev[ne++] = events[i];
         if (traced) {
             kg_err terr = {0, ""};
             int esc = 0;
@@ -330,13 +329,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             kg_stats_compute(cl, nc, &cs);
             o->clock_mhz = cs.median;
         }
-        if (ev && ne) {
-            kg_stats es;
-            kg_stats_compute(ev, ne, &es);
-            o->event_median_s = es.median;
-        }
         free(cl);
-        free(ev);
         if (nk == 0) {
             kg_err_set(err, KG_EXIT_ENV, "no valid timing sample (%d taken, %d throttled)", n,
                        o->n_throttled);
@@ -363,7 +356,6 @@ out:
         cudaEventDestroy(e2);
     free(rec);
     free(samples);
-    free(events);
     free(clocks);
     free(kept);
     return err->code;
