@@ -106,107 +106,84 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         known |= strcmp(o->command, commands[i]) == 0;
     if (!known)
         return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%s' (try kgate help)", o->command);
-    const char *sizes = NULL, *shape = NULL;
+    const char *sizes = NULL, *shape = NULL, *flush = "read";
+    /* Every option once: its name, what it sets, and what it accepts. */
+    const struct {
+        const char *name;
+        enum { FLAG, STR, NUM, INT, U64 } kind;
+        void *dst;
+        double lo, hi;        /* NUM, INT, U64: accepted range; FLAG: lo is the value set */
+        const char *choices;  /* STR: "a|b" when only two words are accepted */
+    } opts[] = {
+        {"--hot", FLAG, &o->hot, 1, 0, NULL},
+        {"--no-edge", FLAG, &o->edge, 0, 0, NULL},
+        {"--live", FLAG, &o->live, 1, 0, NULL},
+        {"--force", FLAG, &o->force, 1, 0, NULL},
+        {"--op", STR, &o->op_name, 0, 0, NULL},
+        {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
+        {"--shape", STR, &shape, 0, 0, NULL},
+        {"--sizes", STR, &sizes, 0, 0, NULL},
+        {"--json", STR, &o->json, 0, 0, NULL},
+        {"--roof", STR, &o->roof, 0, 0, "measured|datasheet"},
+        {"--flush", STR, &flush, 0, 0, "read|memset"},
+        {"--trials", INT, &o->trials, 1, 1000, NULL},
+        {"--seed", U64, &o->seed, 0, 1e18, NULL},
+        {"--device", INT, &o->device, 0, 64, NULL},
+        {"--timeout", NUM, &o->timeout_s, 1, 86400, NULL},
+        {"--max-noise", NUM, &o->stop.max_noise, 0, 1, NULL},
+        {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL},
+        {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL},
+        {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL},
+        {"--e-ok", NUM, &o->gate.e_ok, 0, 100, NULL},
+        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1, NULL},
+    };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o->help = 1;
             continue;
         }
         if (a[0] != '-') {
-            if (strcmp(o->command, "check") == 0 && !o->candidate)
-                o->candidate = a;
-            else if (strcmp(o->command, "help") == 0 && !o->candidate)
+            if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "help") == 0) &&
+                !o->candidate)
                 o->candidate = a;
             else
                 return kg_err_set(err, KG_EXIT_USAGE, "unexpected argument '%s'", a);
             continue;
         }
-        int flag = 1;
-        if (strcmp(a, "--hot") == 0)
-            o->hot = 1;
-        else if (strcmp(a, "--no-edge") == 0)
-            o->edge = 0;
-        else if (strcmp(a, "--live") == 0)
-            o->live = 1;
-        else if (strcmp(a, "--force") == 0)
-            o->force = 1;
-        else
-            flag = 0;
-        if (flag)
-            continue;
-        static const char *valued[] = {"--op", "--dtype", "--shape", "--sizes", "--json", "--roof", "--flush",
-                                       "--trials", "--seed", "--device", "--timeout", "--max-noise",
-                                       "--min-time", "--max-time", "--min-samples", "--e-ok",
-                                       "--rho-ok", NULL};
-        int known_opt = 0;
-        for (int k = 0; valued[k]; k++)
-            known_opt |= strcmp(a, valued[k]) == 0;
-        if (!known_opt)
+        size_t k = 0, n_opts = sizeof opts / sizeof opts[0];
+        while (k < n_opts && strcmp(a, opts[k].name) != 0)
+            k++;
+        if (k == n_opts)
             return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%s' (try kgate help %s)", a,
                               o->command);
+        if (opts[k].kind == FLAG) {
+            *(int *)opts[k].dst = (int)opts[k].lo;
+            continue;
+        }
+        const char *v = i + 1 < argc ? argv[++i] : NULL;
+        double d = 0;
         if (!v)
             return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", a);
-        i++;
-        if (strcmp(a, "--op") == 0)
-            o->op_name = v;
-        else if (strcmp(a, "--dtype") == 0)
-            o->dtype_name = v;
-        else if (strcmp(a, "--shape") == 0)
-            shape = v;
-        else if (strcmp(a, "--sizes") == 0)
-            sizes = v;
-        else if (strcmp(a, "--json") == 0)
-            o->json = v;
-        else if (strcmp(a, "--flush") == 0) {
-            if (strcmp(v, "read") && strcmp(v, "memset"))
-                return kg_err_set(err, KG_EXIT_USAGE, "--flush takes read or memset, not '%s'", v);
-            o->memset_flush = strcmp(v, "memset") == 0;
-        } else if (strcmp(a, "--roof") == 0) {
-            if (strcmp(v, "measured") && strcmp(v, "datasheet"))
-                return kg_err_set(err, KG_EXIT_USAGE, "--roof takes measured or datasheet, not '%s'", v);
-            o->roof = v;
-        } else if (strcmp(a, "--trials") == 0) {
-            if (num(a, v, 1, 1000, &d, err))
-                return err->code;
-            o->trials = (int)d;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (num(a, v, 0, 1e18, &d, err))
-                return err->code;
-            o->seed = (unsigned long long)d;
-        } else if (strcmp(a, "--device") == 0) {
-            if (num(a, v, 0, 64, &d, err))
-                return err->code;
-            o->device = (int)d;
-        } else if (strcmp(a, "--timeout") == 0) {
-            if (num(a, v, 1, 86400, &o->timeout_s, err))
-                return err->code;
-        } else if (strcmp(a, "--max-noise") == 0) {
-            if (num(a, v, 0, 1, &o->stop.max_noise, err))
-                return err->code;
-        } else if (strcmp(a, "--min-time") == 0) {
-            if (num(a, v, 0, 3600, &o->stop.min_gpu_s, err))
-                return err->code;
-        } else if (strcmp(a, "--max-time") == 0) {
-            if (num(a, v, 0.001, 3600, &o->stop.max_wall_s, err))
-                return err->code;
-        } else if (strcmp(a, "--min-samples") == 0) {
-            if (num(a, v, 1, 1e6, &d, err))
-                return err->code;
-            o->stop.min_samples = (int)d;
-        } else if (strcmp(a, "--e-ok") == 0) {
-            if (num(a, v, 0, 100, &o->gate.e_ok, err))
-                return err->code;
-        } else if (strcmp(a, "--rho-ok") == 0) {
-            if (num(a, v, 0, 1, &o->gate.rho_ok, err))
-                return err->code;
-        } else {
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%s' (try kgate help %s)", a,
-                              o->command);
+        if (opts[k].kind == STR) {
+            const char *c = opts[k].choices, *bar = c ? strchr(c, '|') : NULL;
+            if (bar && !(strlen(v) == (size_t)(bar - c) && strncmp(v, c, (size_t)(bar - c)) == 0) &&
+                strcmp(v, bar + 1) != 0)
+                return kg_err_set(err, KG_EXIT_USAGE, "%s takes %.*s or %s, not '%s'", a,
+                                  (int)(bar - c), c, bar + 1, v);
+            *(const char **)opts[k].dst = v;
+            continue;
         }
+        if (num(a, v, opts[k].lo, opts[k].hi, &d, err))
+            return err->code;
+        if (opts[k].kind == NUM)
+            *(double *)opts[k].dst = d;
+        else if (opts[k].kind == INT)
+            *(int *)opts[k].dst = (int)d;
+        else
+            *(unsigned long long *)opts[k].dst = (unsigned long long)d;
     }
+    o->memset_flush = strcmp(flush, "memset") == 0;
     if (o->op_name) {
         o->op = kg_op_find(o->op_name);
         if (!o->op) {
