@@ -13,6 +13,8 @@ template <typename T> struct dl_code;
 template <> struct dl_code<__half> { static const int code = kDLFloat; };
 template <> struct dl_code<__nv_bfloat16> { static const int code = kDLBfloat; };
 template <> struct dl_code<float> { static const int code = kDLFloat; };
+template <> struct dl_code<int32_t> { static const int code = kDLInt; };
+template <> struct dl_code<int64_t> { static const int code = kDLInt; };
 
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -105,6 +107,16 @@ __device__ __forceinline__ double block_sum_d(double v, double *red)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+
+// Exports a kernels/<op>.cu file's variant table to the bundled candidate:
+// the build generates kernels/bundled.c from every kernels/*.cu, calling
+// kg_variants_<op>() for each.
+#define KG_EXPORT_VARIANTS(op, array)                                           \
+    extern "C" const kgate_kernel *kg_variants_##op(unsigned *n)                \
+    {                                                                           \
+        *n = (unsigned)(sizeof(array) / sizeof((array)[0]));                    \
+        return array;                                                           \
+    }
 
 #define KG_KERNEL_LAUNCHED(p)                                                   \
     do {                                                                        \

@@ -1,7 +1,8 @@
 // layer_norm: y = (x - mean) * rsqrt(var + eps) * weight + bias, per row.
 //
-// reference: fp64, one block per row, two passes (mean, then centred squares).
-// v1 naive:  the paper's authoring defects on purpose: the input round-trips
+// The fp64 reference is src/ops/layer_norm.cu.
+//
+// v1 naive (RC0a): the paper's authoring defects on purpose: the input round-trips
 //            through an fp32 buffer (dtype conversion passes, RC0b-like), one
 //            thread per row reduces serially (RC0a: T.serial), and the whole
 //            row is cached in shared memory. Correct, and hundreds of times
@@ -13,49 +14,6 @@
 //            Rows that are not a multiple of 8 elements (or longer than 16384)
 //            take a plain three-pass kernel.
 #include "common.cuh"
-
-// ---------------------------------------------------------------- reference
-template <typename T>
-__global__ void ln_reference(const T *x, const T *w, const T *b, double *ref, int cols,
-                             double eps)
-{
-    __shared__ double red[32];
-    const T *xr = x + (size_t)blockIdx.x * cols;
-    double *rr = ref + (size_t)blockIdx.x * cols;
-    double s = 0;
-    for (int j = threadIdx.x; j < cols; j += blockDim.x)
-        s += to_d(xr[j]);
-    double mean = block_sum_d(s, red) / cols;
-    double q = 0;
-    for (int j = threadIdx.x; j < cols; j += blockDim.x) {
-        double d = to_d(xr[j]) - mean;
-        q += d * d;
-    }
-    double var = block_sum_d(q, red) / cols;
-    double rstd = 1.0 / sqrt(var + eps);
-    for (int j = threadIdx.x; j < cols; j += blockDim.x)
-        rr[j] = (to_d(xr[j]) - mean) * rstd * to_d(w[j]) + to_d(b[j]);
-}
-
-template <typename T>
-static int ln_ref_launch(const DLTensor *in, double *ref, const kgate_params *p, cudaStream_t s)
-{
-    int rows = (int)in[0].shape[0], cols = (int)in[0].shape[1];
-    ln_reference<T><<<rows, 256, 0, s>>>((const T *)in[0].data, (const T *)in[1].data,
-                                         (const T *)in[2].data, ref, cols, p->eps);
-    KG_KERNEL_LAUNCHED(p);
-    return 0;
-}
-
-extern "C" int kg_layer_norm_reference(const DLTensor *in, int n_in, double *ref,
-                                       const kgate_params *p, kgate_stream s)
-{
-    if (n_in != 3)
-        return kernel_fail(p, 1, "layer_norm reference: expected 3 inputs");
-    if (in[0].dtype.code == kDLBfloat)
-        return ln_ref_launch<__nv_bfloat16>(in, ref, p, (cudaStream_t)s);
-    return ln_ref_launch<__half>(in, ref, p, (cudaStream_t)s);
-}
 
 // ---------------------------------------------------------------- v1 naive
 template <typename T> __global__ void to_fp32(const T *x, float *y, size_t n)
@@ -118,7 +76,7 @@ static int ln_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
         return kernel_fail(p, 3, "layer_norm v1: row does not fit in shared memory");
     to_fp32<T><<<1024, 256, 0, s>>>((const T *)in[0].data, xf, n);
     ln_v1_row<T><<<rows, 128, smem, s>>>(xf, (const T *)in[1].data, (const T *)in[2].data, yf,
-                                         cols, (float)p->eps);
+                                         cols, (float)kgate_scalar_get(p, "eps", 1e-5));
     from_fp32<T><<<1024, 256, 0, s>>>(yf, (T *)out[0].data, n);
     KG_KERNEL_LAUNCHED(p);
     return 0;
@@ -218,7 +176,7 @@ static int ln_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     int rows = (int)in[0].shape[0], cols = (int)in[0].shape[1];
     const T *x = (const T *)in[0].data, *w = (const T *)in[1].data, *b = (const T *)in[2].data;
     T *y = (T *)out[0].data;
-    float eps = (float)p->eps;
+    float eps = (float)kgate_scalar_get(p, "eps", 1e-5);
     int nvec = cols / 8;
     bool aligned = cols % 8 == 0 &&
                    (((uintptr_t)x | (uintptr_t)w | (uintptr_t)b | (uintptr_t)y) & 15) == 0;
@@ -236,15 +194,14 @@ static int ln_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     return 0;
 }
 
-extern "C" {
-int kg_layer_norm_v1_bf16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                          kgate_stream s)
-{
-    return ln_v1<__nv_bfloat16>(i, ni, o, no, p, s);
-}
-int kg_layer_norm_v2_bf16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                          kgate_stream s)
-{
-    return ln_v2<__nv_bfloat16>(i, ni, o, no, p, s);
-}
-}
+static const kgate_kernel variants[] = {
+    {"layer_norm_v1_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_v1<__nv_bfloat16>,
+     "serial row reduction, fp32 round trip (RC0a)", "eps"},
+    {"layer_norm_v2_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_v2<__nv_bfloat16>,
+     "row in registers, 16-byte I/O, shuffle reductions", "eps"},
+    {"layer_norm_v1_fp16", "layer_norm", "fp16", NULL, 3, 1, ln_v1<__half>,
+     "serial row reduction, fp32 round trip (RC0a)", "eps"},
+    {"layer_norm_v2_fp16", "layer_norm", "fp16", NULL, 3, 1, ln_v2<__half>,
+     "row in registers, 16-byte I/O, shuffle reductions", "eps"},
+};
+KG_EXPORT_VARIANTS(layer_norm, variants)

@@ -1,8 +1,9 @@
 // matmul: C[M,N] = A[M,K] . B[K,N], row-major, fp16/bf16 in and out, fp32
 // accumulate.
 //
-// reference: fp64, 64x64 tiles in shared memory, 4x4 outputs per thread.
-// v1 naive:  the paper's default-grid GEMM: a fixed 64x64 tile, no tensor
+// The fp64 reference is src/ops/matmul.cu.
+//
+// v1 naive (RC2a): the paper's default-grid GEMM: a fixed 64x64 tile, no tensor
 //            cores (fp32 FMA on converted operands), no L2 swizzle.
 // v2 fast:   Hopper path: TMA loads A (128x64) and B (64x256) tiles into a
 //            4-stage shared-memory ring with 128-byte swizzle, completing on
@@ -15,68 +16,6 @@
 
 #include "common.cuh"
 #include "wgmma_m64n256k16.cuh"
-
-// ---------------------------------------------------------------- reference
-// Written apart from v1 on purpose, though the loop is alike: a bug shared by
-// the reference and a variant would pass the check.
-template <typename T>
-__global__ __launch_bounds__(256) void mm_reference(const T *A, const T *B, double *C, int M,
-                                                     int N, int K)
-{
-    __shared__ double As[16][64 + 1];
-    __shared__ double Bs[16][64];
-    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
-    double acc[4][4] = {};
-    for (int k0 = 0; k0 < K; k0 += 16) {
-        for (int i = threadIdx.x; i < 1024; i += 256) {
-            int r = i / 16, c = i % 16;
-            As[c][r] = m0 + r < M && k0 + c < K ? to_d(A[(size_t)(m0 + r) * K + k0 + c]) : 0.0;
-            int rb = i / 64, cb = i % 64;
-            Bs[rb][cb] = k0 + rb < K && n0 + cb < N ? to_d(B[(size_t)(k0 + rb) * N + n0 + cb]) : 0.0;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int kk = 0; kk < 16; kk++) {
-            double a[4], b[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                a[i] = As[kk][ty * 4 + i];
-                b[i] = Bs[kk][tx * 4 + i];
-            }
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    acc[i][j] += a[i] * b[j];
-        }
-        __syncthreads();
-    }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int r = m0 + ty * 4 + i, c = n0 + tx * 4 + j;
-            if (r < M && c < N)
-                C[(size_t)r * N + c] = acc[i][j];
-        }
-}
-
-extern "C" int kg_matmul_reference(const DLTensor *in, int n_in, double *ref,
-                                   const kgate_params *p, kgate_stream st)
-{
-    if (n_in != 2)
-        return kernel_fail(p, 1, "matmul reference: expected 2 inputs");
-    cudaStream_t s = (cudaStream_t)st;
-    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
-    dim3 grid((N + 63) / 64, (M + 63) / 64);
-    if (in[0].dtype.code == kDLBfloat)
-        mm_reference<__nv_bfloat16><<<grid, 256, 0, s>>>((const __nv_bfloat16 *)in[0].data,
-                                                         (const __nv_bfloat16 *)in[1].data, ref, M, N, K);
-    else
-        mm_reference<__half><<<grid, 256, 0, s>>>((const __half *)in[0].data,
-                                                  (const __half *)in[1].data, ref, M, N, K);
-    KG_KERNEL_LAUNCHED(p);
-    return 0;
-}
 
 // ---------------------------------------------------------------- v1 naive
 template <typename T>
@@ -366,25 +305,14 @@ static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     return 0;
 }
 
-extern "C" {
-int kg_matmul_v1_fp16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                      kgate_stream s)
-{
-    return mm_v1<__half>(i, ni, o, no, p, s);
-}
-int kg_matmul_v1_bf16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                      kgate_stream s)
-{
-    return mm_v1<__nv_bfloat16>(i, ni, o, no, p, s);
-}
-int kg_matmul_v2_fp16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                      kgate_stream s)
-{
-    return mm_v2<__half>(i, ni, o, no, p, s);
-}
-int kg_matmul_v2_bf16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                      kgate_stream s)
-{
-    return mm_v2<__nv_bfloat16>(i, ni, o, no, p, s);
-}
-}
+static const kgate_kernel variants[] = {
+    {"matmul_v1_fp16", "matmul", "fp16", NULL, 2, 1, mm_v1<__half>,
+     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL},
+    {"matmul_v2_fp16", "matmul", "fp16", NULL, 2, 1, mm_v2<__half>,
+     "TMA + wgmma, warp-specialized, 4 stages", NULL},
+    {"matmul_v1_bf16", "matmul", "bf16", NULL, 2, 1, mm_v1<__nv_bfloat16>,
+     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL},
+    {"matmul_v2_bf16", "matmul", "bf16", NULL, 2, 1, mm_v2<__nv_bfloat16>,
+     "TMA + wgmma, warp-specialized, 4 stages", NULL},
+};
+KG_EXPORT_VARIANTS(matmul, variants)

@@ -1,7 +1,8 @@
 // softmax over the last dimension: y = exp(x - max) / sum(exp(x - max)).
 //
-// reference: fp64, one block per row (max, then sum, then write).
-// v1 naive:  the paper's in-tree TileLang defects: an fp32 round trip of the
+// The fp64 reference is src/ops/softmax.cu.
+//
+// v1 naive (RC0a): the paper's in-tree TileLang defects: an fp32 round trip of the
 //            input and output buffers, one thread per row reducing max and sum
 //            serially (RC0a), and the whole row cached in shared memory (128 KB
 //            at 32768 columns: one block per SM).
@@ -11,46 +12,6 @@
 //            16-byte store per 8 outputs. Unaligned or longer rows take a plain
 //            three-pass kernel.
 #include "common.cuh"
-
-// ---------------------------------------------------------------- reference
-template <typename T> __global__ void sm_reference(const T *x, double *ref, int cols)
-{
-    __shared__ double red[32];
-    const T *xr = x + (size_t)blockIdx.x * cols;
-    double *rr = ref + (size_t)blockIdx.x * cols;
-    double m = -INFINITY;
-    for (int j = threadIdx.x; j < cols; j += blockDim.x)
-        m = fmax(m, to_d(xr[j]));
-    for (int o = 16; o > 0; o >>= 1)
-        m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (threadIdx.x % 32 == 0)
-        red[threadIdx.x / 32] = m;
-    __syncthreads();
-    m = -INFINITY;
-    for (int k = 0; k < (int)blockDim.x / 32; k++)
-        m = fmax(m, red[k]);
-    double s = 0;
-    for (int j = threadIdx.x; j < cols; j += blockDim.x)
-        s += exp(to_d(xr[j]) - m);
-    s = block_sum_d(s, red);
-    for (int j = threadIdx.x; j < cols; j += blockDim.x)
-        rr[j] = exp(to_d(xr[j]) - m) / s;
-}
-
-extern "C" int kg_softmax_reference(const DLTensor *in, int n_in, double *ref,
-                                    const kgate_params *p, kgate_stream st)
-{
-    if (n_in != 1)
-        return kernel_fail(p, 1, "softmax reference: expected 1 input");
-    cudaStream_t s = (cudaStream_t)st;
-    int rows = (int)in[0].shape[0], cols = (int)in[0].shape[1];
-    if (in[0].dtype.code == kDLBfloat)
-        sm_reference<__nv_bfloat16><<<rows, 256, 0, s>>>((const __nv_bfloat16 *)in[0].data, ref, cols);
-    else
-        sm_reference<__half><<<rows, 256, 0, s>>>((const __half *)in[0].data, ref, cols);
-    KG_KERNEL_LAUNCHED(p);
-    return 0;
-}
 
 // ---------------------------------------------------------------- v1 naive
 template <typename T> __global__ void sm_to_fp32(const T *x, float *y, size_t n)
@@ -120,7 +81,8 @@ template <typename T, int V>
 __global__ __launch_bounds__(512) void sm_v2_kernel(const T *x, T *y, int cols)
 {
     __shared__ float red[32];
-    const int nvec = cols / 8;
+    constexpr int E = 16 / sizeof(T); // elements per 16-byte vector
+    const int nvec = cols / E;
     const uint4 *xv = reinterpret_cast<const uint4 *>(x + (size_t)blockIdx.x * cols);
     uint4 *yv = reinterpret_cast<uint4 *>(y + (size_t)blockIdx.x * cols);
     uint4 d[V];
@@ -132,7 +94,7 @@ __global__ __launch_bounds__(512) void sm_v2_kernel(const T *x, T *y, int cols)
             d[i] = __ldcs(xv + c);
             const T *e = reinterpret_cast<const T *>(&d[i]);
 #pragma unroll
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < E; k++)
                 mx = fmaxf(mx, to_f(e[k]));
         }
     }
@@ -144,7 +106,7 @@ __global__ __launch_bounds__(512) void sm_v2_kernel(const T *x, T *y, int cols)
         if (c < nvec) {
             const T *e = reinterpret_cast<const T *>(&d[i]);
 #pragma unroll
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < E; k++)
                 sum += __expf(to_f(e[k]) - mx);
         }
     }
@@ -157,7 +119,7 @@ __global__ __launch_bounds__(512) void sm_v2_kernel(const T *x, T *y, int cols)
             uint4 o;
             T *oe = reinterpret_cast<T *>(&o);
 #pragma unroll
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < E; k++)
                 oe[k] = from_f<T>(__expf(to_f(e[k]) - mx) * inv);
             __stcs(yv + c, o);
         }
@@ -192,8 +154,9 @@ static int sm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     int rows = (int)in[0].shape[0], cols = (int)in[0].shape[1];
     const T *x = (const T *)in[0].data;
     T *y = (T *)out[0].data;
-    int nvec = cols / 8;
-    bool aligned = cols % 8 == 0 && (((uintptr_t)x | (uintptr_t)y) & 15) == 0;
+    constexpr int E = 16 / sizeof(T);
+    int nvec = cols / E;
+    bool aligned = cols % E == 0 && (((uintptr_t)x | (uintptr_t)y) & 15) == 0;
     if (!aligned || nvec > 8 * 512)
         sm_v2_generic<T><<<rows, 512, 0, s>>>(x, y, cols);
     else if (nvec <= 512)
@@ -208,15 +171,18 @@ static int sm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     return 0;
 }
 
-extern "C" {
-int kg_softmax_v1_fp16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                       kgate_stream s)
-{
-    return sm_v1<__half>(i, ni, o, no, p, s);
-}
-int kg_softmax_v2_fp16(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p,
-                       kgate_stream s)
-{
-    return sm_v2<__half>(i, ni, o, no, p, s);
-}
-}
+static const kgate_kernel variants[] = {
+    {"softmax_v1_fp16", "softmax", "fp16", NULL, 1, 1, sm_v1<__half>,
+     "serial row reduction, full row in shared memory (RC0a)", NULL},
+    {"softmax_v2_fp16", "softmax", "fp16", NULL, 1, 1, sm_v2<__half>,
+     "row in registers, 16-byte I/O, shuffle reductions", NULL},
+    {"softmax_v1_bf16", "softmax", "bf16", NULL, 1, 1, sm_v1<__nv_bfloat16>,
+     "serial row reduction, full row in shared memory (RC0a)", NULL},
+    {"softmax_v2_bf16", "softmax", "bf16", NULL, 1, 1, sm_v2<__nv_bfloat16>,
+     "row in registers, 16-byte I/O, shuffle reductions", NULL},
+    {"softmax_v1_fp32", "softmax", "fp32", NULL, 1, 1, sm_v1<float>,
+     "serial row reduction, full row in shared memory (RC0a)", NULL},
+    {"softmax_v2_fp32", "softmax", "fp32", NULL, 1, 1, sm_v2<float>,
+     "row in registers, 16-byte I/O, shuffle reductions", NULL},
+};
+KG_EXPORT_VARIANTS(softmax, variants)

@@ -1,19 +1,28 @@
 #!/bin/sh
-# Stands in for `kgate __worker` in tests/test_job.c: behaves as $KG_FAKE says.
+# Stands in for `kgate __worker` in tests/test_job.c: reads the job from
+# stdin like the real one, then behaves as $KG_FAKE says.
 fd=1
 while [ $# -gt 0 ]; do [ "$1" = --fd ] && fd=$2; shift; done
+job=$(cat)
+case $job in *'"proto":"kgate.worker/1"'*) ;; *) echo "fake worker: no job on stdin" >&2; exit 9 ;; esac
 ev() { echo "$1" >&"$fd"; }
-ev '{"ev":"hello","device":"fake"}'
+hello='{"ev":"hello","proto":"kgate.worker/1","device":"fake","pid":1}'
+ev "$hello"
 case $KG_FAKE in
 ok)
-    ev '{"ev":"baseline","name":"cudnn-softmax","note":"fake library","fallback":false}'
-    ev '{"ev":"sum","subject":"lib","name":"lib/time/median","value":2e-4}'
-    ev '{"ev":"check","subject":"kernel","what":"trial 1","pass":true}'
+    ev '{"ev":"check","subject":"kernel","what":"trial 1","pass":true,"rel_l2":1e-4,"max_abs_err":1e-3,"inputs_mutated":false,"desc":"fine"}'
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
     ev '{"ev":"timing","subject":"kernel","stop":"noise","escaped":false,"throttled":0,"note":""}'
     ev '{"ev":"done","code":0}' ;;
+library)
+    ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
+    ev '{"ev":"unsupported","subject":"lib","path":"cub-softmax","msg":"not for this shape"}'
+    ev '{"ev":"subject","subject":"best","path":"softmax_v2_fp16","note":"bundled"}'
+    ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
+    ev '{"ev":"done","code":0}' ;;
 incorrect)
-    ev '{"ev":"fail","kind":"incorrect","msg":"3 of 100 elements wrong"}'
+    ev '{"ev":"fail","subject":"kernel","kind":"incorrect","msg":"3 of 100 elements wrong"}'
     ev '{"ev":"done","code":0}' ;;
 crash_after_timing)
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
@@ -21,13 +30,35 @@ crash_after_timing)
 hang)
     ev '{"ev":"sum","subject":"kernel","name":"check/trials","value":3}'
     sleep 30 ;;
+closes_and_waits)
+    # a candidate constructor that closes every descriptor, then waits forever
+    exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 2>&-
+    eval "exec $fd>&-"
+    sleep 30 ;;
 libcrash)
-    ev '{"ev":"baseline","name":"cublaslt","note":"fake","fallback":false}'
-    ev '{"ev":"fail","subject":"lib","kind":"crash","msg":"an illegal memory access was encountered"}'
+    ev '{"ev":"subject","subject":"lib","path":"cublaslt","note":"fake"}'
+    ev '{"ev":"fail","subject":"lib","path":"cublaslt","kind":"crash","msg":"an illegal memory access was encountered"}'
     ev '{"ev":"done","code":2}'
     exit 3 ;;
 badfile)
-    ev '{"ev":"error","code":4,"msg":"x.so: no kgate_plugin_v1 symbol: not a kgate candidate"}'
+    ev '{"ev":"error","code":4,"msg":"x.so: no kgate_plugin_v2 symbol: not a kgate candidate"}'
     ev '{"ev":"done","code":4}'
     exit 3 ;;
+forged_table)
+    # candidate code writing on the channel: a table with no name
+    ev '{"ev":"table","kernels":[{"op":"softmax"}]}' ;;
+forged_sum)
+    ev '{"ev":"sum","subject":"kernel","name":"lib/time/median","value":1e9}'
+    ev '{"ev":"done","code":0}' ;;
+forged_code)
+    ev '{"ev":"error","code":-9,"msg":"x"}' ;;
+unknown_event)
+    ev '{"ev":"verdict","value":"OK"}' ;;
+stderr_flood)
+    # 4096 bytes and more on stderr, no newline
+    head -c 5000 /dev/zero | tr '\0' 'x' >&2
+    ev '{"ev":"done","code":0}' ;;
+long_line)
+    head -c 70000 /dev/zero | tr '\0' 'y' >&"$fd"
+    sleep 30 ;;
 esac

@@ -1,29 +1,145 @@
-/* The operator catalog: shapes, presets, work models and the CPU fp64
- * references on values worked out by hand. */
+/* The operator catalog: every registered operator is well formed, its CPU
+ * fp64 reference reproduces its worked example, its work model counts the
+ * signature's bytes; shapes and named scalars parse as documented. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "core/op.h"
+#include "gpu/baseline.h"
 
-static void registry_has_the_three(void **state)
+static void every_operator_is_well_formed(void **state)
 {
     (void)state;
-    assert_non_null(kg_op_find("matmul"));
-    assert_non_null(kg_op_find("layer_norm"));
-    assert_non_null(kg_op_find("softmax"));
-    assert_null(kg_op_find("conv2d"));
-    for (int i = 0; kg_ops[i]; i++) {
+    int n = 0;
+    assert_null(kg_op_find("conv9"));
+    for (int i = 0; kg_ops[i]; i++, n++) {
         const kg_op *op = kg_ops[i];
+        char dn[32];
+        assert_ptr_equal(kg_op_find(op->name), op);
         assert_true(op->n_presets >= 3);
+        assert_non_null(kg_preset_find(op, "small"));
+        assert_non_null(kg_preset_find(op, "medium"));
+        assert_non_null(kg_preset_find(op, "large"));
         assert_non_null(op->reference);
         assert_non_null(op->cpu_reference);
-        assert_non_null(op->baseline);
-        assert_non_null(kg_preset_find(op, "large"));
+        assert_non_null(op->summary);
+        assert_non_null(op->edge_semantics);
+        assert_true(op->n_dtypes >= 1 && kg_op_suite_dtypes(op) <= op->n_dtypes);
+        assert_true(op->n_inputs >= 1 && op->n_inputs <= KG_MAX_TENSORS);
+        assert_true(op->n_outputs >= 1 && op->n_outputs <= KG_MAX_TENSORS);
+        assert_true((unsigned)op->family < KG_FAMILY_COUNT);
+        /* the extents named in dims are the ones the signature uses */
+        for (int d = 0; d < op->n_dims; d++)
+            assert_string_not_equal(kg_op_dim_name(op, d, dn, sizeof dn), "");
+        for (int t = 0; t < op->n_inputs + op->n_outputs; t++) {
+            const kg_tensor_spec *ts = t < op->n_inputs ? &op->in[t] : &op->out[t - op->n_inputs];
+            assert_true(ts->rank >= 1 && ts->rank <= KG_MAX_RANK);
+            for (int r = 0; r < ts->rank; r++)
+                assert_true(ts->dim[r] >= 0 && ts->dim[r] < op->n_dims);
+            if (t < op->n_inputs && ts->gen == KG_GEN_INDEX) {
+                assert_true(ts->type != KG_T_DATA);
+                assert_true(ts->range_dim >= 0 && ts->range_dim < op->n_dims);
+            }
+            if (t >= op->n_inputs && ts->cmp == KG_CMP_ARG)
+                assert_true(ts->type != KG_T_DATA && op->in[0].type == KG_T_DATA);
+        }
+        /* input 0 is where the edge rows go */
+        assert_true(op->in[0].type == KG_T_DATA || op->min_rows == 0);
+        /* every library path it names exists, or it says why it has none */
+        for (int b = 0; b < KG_MAX_BASELINES && op->baselines[b]; b++)
+            if (!kg_baseline_find(op->baselines[b]))
+                fail_msg("%s names library path '%s', which is not in src/gpu/baseline.c", op->name,
+                         op->baselines[b]);
+        if (!op->baselines[0])
+            assert_non_null(op->no_baseline_why);
+        assert_non_null(op->fast);
+        /* a required scalar has a second value for one trial */
+        for (int k = 0; k < op->n_scalars; k++)
+            if (op->scalars[k].required)
+                assert_false(isnan(op->scalars[k].alt));
+        /* every preset parses back, and the large one stays addressable */
+        for (int k = 0; k < op->n_presets; k++) {
+            kg_shape s;
+            kg_err e = {0, ""};
+            assert_int_equal(kg_shape_parse(op, op->presets[k].name, &s, &e), 0);
+            assert_int_equal(s.n, op->n_dims);
+        }
+    }
+    assert_true(n >= 3);
+}
+
+/* NaN matches NaN; otherwise within 1e-12 relative. */
+static int close_d(double got, double want)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want));
+}
+
+static void every_cpu_reference_matches_its_example(void **state)
+{
+    (void)state;
+    for (int i = 0; kg_ops[i]; i++) {
+        const kg_op *op = kg_ops[i];
+        const kg_example *ex = &op->example;
+        kg_scalars sc;
+        kgate_params p;
+        double *out[KG_MAX_TENSORS] = {0};
+        int64_t ext[KG_MAX_RANK];
+        if (ex->shape.n != op->n_dims)
+            fail_msg("%s has no worked example (op->example)", op->name);
+        for (int k = 0; k < op->n_inputs; k++)
+            assert_non_null(ex->in[k]);
+        kg_scalars_default(op, &sc);
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.n_scalars = (uint32_t)sc.n;
+        p.scalars = sc.v;
+        for (int o = 0; o < op->n_outputs; o++) {
+            assert_non_null(ex->out[o]);
+            out[o] = calloc((size_t)kg_tensor_extents(&op->out[o], &ex->shape, ext), sizeof(double));
+        }
+        op->cpu_reference(ex->in, &ex->shape, &p, out);
+        for (int o = 0; o < op->n_outputs; o++) {
+            int64_t n = kg_tensor_extents(&op->out[o], &ex->shape, ext);
+            for (int64_t e = 0; e < n; e++)
+                if (!close_d(out[o][e], ex->out[o][e]))
+                    fail_msg("%s: output %s[%lld] = %.17g, the example says %.17g", op->name,
+                             op->out[o].name, (long long)e, out[o][e], ex->out[o][e]);
+            free(out[o]);
+        }
+    }
+}
+
+static void default_work_counts_the_signature(void **state)
+{
+    (void)state;
+    kg_work w;
+    kg_shape s = {2, {4096, 32768}};
+    kg_types fp16 = {KG_FP16, KG_I64};
+    kg_op_work(kg_op_find("softmax"), &s, fp16, &w);
+    assert_true(w.bytes_read == 4096.0 * 32768 * 2 && w.bytes_written == w.bytes_read);
+    assert_true(w.bytes == 2.0 * 4096 * 32768 * 2);
+    kg_shape m = {3, {100, 200, 300}};
+    kg_types bf16 = {KG_BF16, KG_I64};
+    kg_op_work(kg_op_find("matmul"), &m, bf16, &w);
+    assert_true(w.bytes == (100.0 * 300 + 300 * 200 + 100 * 200) * 2);
+    assert_true(w.flops == 2.0 * 100 * 200 * 300);
+    /* every operator's work is positive at its large preset */
+    for (int i = 0; kg_ops[i]; i++) {
+        kg_types t = {kg_ops[i]->dtypes[0], KG_I64};
+        kg_op_work(kg_ops[i], &kg_preset_find(kg_ops[i], "large")->shape, t, &w);
+        assert_true(w.bytes > 0 && w.bytes_read > 0 && w.bytes_written > 0);
+        assert_true(w.bytes == w.bytes_read + w.bytes_written);
     }
 }
 
@@ -45,53 +161,68 @@ static void shape_parsing(void **state)
         assert_int_equal(kg_shape_parse(sm, bad[i], &s, &e2), KG_EXIT_USAGE);
         assert_non_null(strstr(e2.msg, "ROWSxCOLS"));
     }
+    /* a shape whose tensors would not be addressable */
+    kg_err e3 = {0, ""};
+    assert_int_equal(kg_shape_parse(mm, "2147483648x2147483648x2", &s, &e3), KG_EXIT_USAGE);
+    assert_non_null(strstr(e3.msg, "elements"));
 }
 
-static void work_models(void **state)
+static void named_scalars(void **state)
 {
     (void)state;
-    kg_work w;
-    kg_shape s = {2, {4096, 32768}};
-    kg_op_find("softmax")->work(&s, KG_FP16, &w);
-    assert_true(w.bytes == 2.0 * 4096 * 32768 * 2);
-    kg_shape m = {3, {100, 200, 300}};
-    kg_op_find("matmul")->work(&m, KG_BF16, &w);
-    assert_true(w.bytes == (100.0 * 300 + 300 * 200 + 100 * 200) * 2);
-    assert_true(w.flops == 2.0 * 100 * 200 * 300);
+    const kg_op *ln = kg_op_find("layer_norm");
+    kg_scalars sc, trial;
+    kg_err e = {0, ""};
+    kg_scalars_default(ln, &sc);
+    assert_int_equal(sc.n, 1);
+    assert_string_equal(sc.v[0].name, "eps");
+    assert_true(sc.v[0].value == 1e-5);
+    assert_int_equal(kg_scalars_set(ln, &sc, "eps=1e-6", &e), 0);
+    assert_true(sc.v[0].value == 1e-6);
+    /* the alt trial uses the required scalar's second value, not the given one */
+    kg_scalars_for_trial(ln, &sc, 1, &trial);
+    assert_true(trial.v[0].value == 0.5);
+    kg_scalars_for_trial(ln, &sc, 0, &trial);
+    assert_true(trial.v[0].value == 1e-6);
+    const char *bad[] = {"eps", "=1", "epsilon=1", "eps=", "eps=nan", "eps=1e400", "eps=abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kg_err e2 = {0, ""};
+        assert_int_equal(kg_scalars_set(ln, &sc, bad[i], &e2), KG_EXIT_USAGE);
+        assert_true(strlen(e2.msg) > 10);
+    }
+    /* an integer scalar refuses a fraction */
+    const kg_op *sm = kg_op_find("softmax");
+    kg_scalars_default(sm, &sc);
+    kg_err e4 = {0, ""};
+    assert_int_equal(kg_scalars_set(sm, &sc, "dim=1.5", &e4), KG_EXIT_USAGE);
+    assert_non_null(strstr(e4.msg, "whole number"));
 }
 
-static void cpu_references(void **state)
+static void declared_scalars(void **state)
 {
     (void)state;
-    kgate_params p = {sizeof p, 0, NULL, 0};
-    /* matmul [[1,2],[3,4]] . [[5,6],[7,8]] = [[19,22],[43,50]] */
-    double a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4];
-    const double *in[2] = {a, b};
-    kg_shape s = {3, {2, 2, 2}};
-    kg_op_find("matmul")->cpu_reference(in, &s, &p, c);
-    assert_true(c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50);
-    /* layer_norm of [1,3] with w=1, b=0.5, eps=0: (-1, 1) + 0.5 */
-    double x[2] = {1, 3}, w[2] = {1, 1}, bias[2] = {0.5, 0.5}, y[2];
-    const double *ln_in[3] = {x, w, bias};
-    kg_shape r = {2, {1, 2}};
-    kg_op_find("layer_norm")->cpu_reference(ln_in, &r, &p, y);
-    assert_true(fabs(y[0] + 0.5) < 1e-12 && fabs(y[1] - 1.5) < 1e-12);
-    /* softmax of [0, ln 3] = [0.25, 0.75]; a NaN row is all NaN */
-    double sx[4] = {0, log(3.0), 1, NAN}, sy[4];
-    const double *sm_in[1] = {sx};
-    kg_shape q = {2, {2, 2}};
-    kg_op_find("softmax")->cpu_reference(sm_in, &q, &p, sy);
-    assert_true(fabs(sy[0] - 0.25) < 1e-12 && fabs(sy[1] - 0.75) < 1e-12);
-    assert_true(isnan(sy[2]) && isnan(sy[3]));
+    const kg_op *ln = kg_op_find("layer_norm"), *sm = kg_op_find("softmax");
+    kg_err e = {0, ""};
+    assert_int_equal(kg_op_check_scalars(ln, "k", "eps", &e), 0);
+    assert_int_equal(kg_op_check_scalars(sm, "k", NULL, &e), 0);
+    assert_int_equal(kg_op_check_scalars(sm, "k", "dim", &e), 0);
+    kg_err e1 = {0, ""};
+    assert_int_equal(kg_op_check_scalars(ln, "k", NULL, &e1), KG_EXIT_CANDIDATE);
+    assert_non_null(strstr(e1.msg, "does not declare scalar 'eps'"));
+    kg_err e2 = {0, ""};
+    assert_int_equal(kg_op_check_scalars(ln, "k", "eps,alpha", &e2), KG_EXIT_CANDIDATE);
+    assert_non_null(strstr(e2.msg, "'alpha'"));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(registry_has_the_three),
+        cmocka_unit_test(every_operator_is_well_formed),
+        cmocka_unit_test(every_cpu_reference_matches_its_example),
+        cmocka_unit_test(default_work_counts_the_signature),
         cmocka_unit_test(shape_parsing),
-        cmocka_unit_test(work_models),
-        cmocka_unit_test(cpu_references),
+        cmocka_unit_test(named_scalars),
+        cmocka_unit_test(declared_scalars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,14 @@
 /* Worker supervision on the CPU, with tests/fake_worker.sh standing in for
- * the worker: events become results, a crash keeps what was measured, a hang
- * is killed at the budget, a bad candidate stops the command. */
+ * the worker: events become results, a crash keeps what was measured, a
+ * hang is killed at the budget, a bad candidate stops the command, and
+ * nothing a worker (or candidate code inside it) writes can crash the
+ * supervisor or forge a result. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,46 +16,65 @@
 
 #include "core/job.h"
 
-static int run(const char *mode, double timeout, kg_result *r, kg_libref *lib, kg_err *e)
+static int run_mode(const char *mode, kg_job_mode jm, double timeout, kg_result *r, kg_libref *lib,
+                    kg_err *e)
 {
-    kg_job_spec sp;
-    memset(&sp, 0, sizeof sp);
-    sp.exe = KG_TEST_SRC "/fake_worker.sh";
-    sp.plugin = "x.so";
-    sp.kernel = "k";
-    sp.op = kg_op_find("softmax");
-    sp.dtype = KG_FP16;
-    sp.shape = sp.op->presets[0].shape;
-    sp.trials = 1;
-    sp.timeout_s = timeout;
-    kg_stop_defaults(&sp.stop);
+    kg_job job;
+    kg_job_defaults(&job);
+    job.mode = jm;
+    snprintf(job.plugin, sizeof job.plugin, "x.so");
+    snprintf(job.kernel, sizeof job.kernel, "k");
+    job.op = kg_op_find("softmax");
+    job.types.data = KG_FP16;
+    job.shape = job.op->presets[0].shape;
+    kg_scalars_default(job.op, &job.scalars);
+    job.trials = 1;
     setenv("KG_FAKE", mode, 1);
     memset(r, 0, sizeof *r);
     memset(lib, 0, sizeof *lib);
     memset(e, 0, sizeof *e);
-    return kg_job_run(&sp, r, lib, NULL, e);
+    return kg_job_run(KG_TEST_SRC "/fake_worker.sh", &job, timeout, r, lib, NULL, NULL, e);
+}
+
+static int run(const char *mode, double timeout, kg_result *r, kg_libref *lib, kg_err *e)
+{
+    return run_mode(mode, KG_JOB_KERNEL, timeout, r, lib, e);
 }
 
 static void ok_events_become_a_result(void **state)
 {
     (void)state;
-    kg_result r;
+    kg_result r, dummy;
     kg_libref lib;
     kg_err e;
-    assert_int_equal(run("ok", 10, &r, &lib, &e), 0);
+    assert_int_equal(run_mode("library", KG_JOB_LIBRARY, 10, &dummy, &lib, &e), 0);
+    assert_true(lib.measured && lib.n == 2 && lib.have_best);
+    assert_string_equal(lib.paths[0].name, "cudnn-softmax");
+    assert_int_equal(lib.paths[0].status, KG_LIB_OK);
+    assert_int_equal(lib.paths[1].status, KG_LIB_UNSUPPORTED);
+    assert_string_equal(lib.best_name, "softmax_v2_fp16");
+    kg_libref lib2;
+    assert_int_equal(run("ok", 10, &r, &lib2, &e), 0);
     assert_int_equal(r.verdict, KG_V_SKIPPED); /* measured, not judged yet */
     double t;
     assert_true(kg_result_get(&r, "time/gpu/median", &t) && t == 1e-4);
-    assert_true(lib.have && lib.t == 2e-4);
-    assert_string_equal(lib.name, "cudnn-softmax");
     assert_string_equal(r.stop, "noise");
-    kg_roofs roofs = {"measured", 4.3e12, {0}, 66.9e12};
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
     kg_gate g;
     kg_gate_defaults(&g);
     kg_shape s = {2, {1024, 4096}};
-    kg_judge(&r, kg_op_find("softmax"), KG_FP16, &s, &roofs, &lib, &g);
-    assert_int_equal(r.verdict, KG_V_OK);
+    kg_types ty = {KG_FP16, KG_I64};
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, &lib, &g);
+    /* E_lib = 2e-4 / 1e-4; E_best = 5e-5 / 1e-4 = 0.5 decides: rho is
+     * 16.8 MB / 1e-4 s / 4.3 TB/s = 0.039: SLOW despite beating cuDNN 2x */
     assert_true(kg_result_get(&r, "lib/efficiency", &t) && fabs(t - 2.0) < 1e-12);
+    assert_true(kg_result_get(&r, "best/efficiency", &t) && fabs(t - 0.5) < 1e-12);
+    assert_int_equal(r.verdict, KG_V_SLOW);
+    assert_string_equal(r.baseline, "cudnn-softmax");
+    assert_string_equal(r.best, "softmax_v2_fp16");
+    /* the library's own rho is 0.0195 < 0.5: flagged baseline-weak */
+    assert_true(r.flags & KG_FLAG(BASELINE_WEAK));
+    assert_int_equal(r.n_libs, 2);
 }
 
 static void incorrect_is_a_verdict(void **state)
@@ -78,20 +100,41 @@ static void crash_keeps_what_was_measured(void **state)
     assert_true(kg_result_get(&r, "time/gpu/median", NULL));
 }
 
+static double since(const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double)(b.tv_sec - a->tv_sec) + (b.tv_nsec - a->tv_nsec) * 1e-9;
+}
+
 static void hang_is_killed_at_the_budget(void **state)
 {
     (void)state;
     kg_result r;
     kg_libref lib;
     kg_err e;
-    struct timespec a, b;
+    struct timespec a;
     clock_gettime(CLOCK_MONOTONIC, &a);
     assert_int_equal(run("hang", 1.0, &r, &lib, &e), 0);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    double waited = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+    double waited = since(&a);
     assert_int_equal(r.verdict, KG_V_TIMEOUT);
     assert_true(waited >= 1.0 && waited < 10.0);
     assert_true(kg_result_get(&r, "check/trials", NULL));
+}
+
+/* The audit's hang: a worker that closes its descriptors and waits forever
+ * must not hold kgate in waitpid. */
+static void closed_channel_does_not_hang(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    struct timespec a;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(run("closes_and_waits", 60, &r, &lib, &e), 0);
+    assert_true(since(&a) < 10.0);
+    assert_int_equal(r.verdict, KG_V_CRASH);
 }
 
 static void bad_candidate_stops_the_command(void **state)
@@ -101,7 +144,7 @@ static void bad_candidate_stops_the_command(void **state)
     kg_libref lib;
     kg_err e;
     assert_int_equal(run("badfile", 10, &r, &lib, &e), KG_EXIT_CANDIDATE);
-    assert_non_null(strstr(e.msg, "no kgate_plugin_v1 symbol"));
+    assert_non_null(strstr(e.msg, "no kgate_plugin_v2 symbol"));
 }
 
 static void library_failure_is_not_the_candidates(void **state)
@@ -110,9 +153,55 @@ static void library_failure_is_not_the_candidates(void **state)
     kg_result r;
     kg_libref lib;
     kg_err e;
-    assert_int_equal(run("libcrash", 10, &r, &lib, &e), KG_EXIT_ENV);
-    assert_non_null(strstr(e.msg, "library baseline cublaslt failed"));
+    assert_int_equal(run_mode("libcrash", KG_JOB_LIBRARY, 10, &r, &lib, &e), KG_EXIT_ENV);
+    assert_non_null(strstr(e.msg, "library path cublaslt failed"));
     assert_int_not_equal(r.verdict, KG_V_CRASH);
+}
+
+/* Forged or broken lines end the job as a protocol violation: no crash of
+ * the supervisor, no invented result, no exit code out of range. */
+static void forged_events_are_violations(void **state)
+{
+    (void)state;
+    const char *modes[] = {"forged_sum", "forged_code", "unknown_event", "long_line"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        kg_result r;
+        kg_libref lib;
+        kg_err e;
+        assert_int_equal(run(modes[i], 20, &r, &lib, &e), 0);
+        if (r.verdict != KG_V_CRASH || !strstr(r.reason, "protocol violation"))
+            fail_msg("%s: verdict %s, reason '%s'", modes[i], kg_verdict_name(r.verdict), r.reason);
+        assert_false(kg_result_get(&r, "lib/time/median", NULL));
+    }
+    /* a forged table in a list job: a bad candidate, one line */
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    kg_table_entry *t = NULL;
+    int n = 0;
+    kg_job job;
+    kg_job_defaults(&job);
+    job.mode = KG_JOB_LIST;
+    snprintf(job.plugin, sizeof job.plugin, "x.so");
+    setenv("KG_FAKE", "forged_table", 1);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_job_run(KG_TEST_SRC "/fake_worker.sh", &job, 10, NULL, NULL, &t, &n, &e),
+                     KG_EXIT_CANDIDATE);
+    assert_non_null(strstr(e.msg, "'name' is missing"));
+    assert_null(t);
+    (void)r;
+    (void)lib;
+}
+
+/* More than 4096 bytes of stderr without a newline (the audit's overflow). */
+static void stderr_flood_is_bounded(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    assert_int_equal(run("stderr_flood", 10, &r, &lib, &e), 0);
+    assert_int_equal(r.verdict, KG_V_SKIPPED);
 }
 
 int main(void)
@@ -122,8 +211,11 @@ int main(void)
         cmocka_unit_test(incorrect_is_a_verdict),
         cmocka_unit_test(crash_keeps_what_was_measured),
         cmocka_unit_test(hang_is_killed_at_the_budget),
+        cmocka_unit_test(closed_channel_does_not_hang),
         cmocka_unit_test(bad_candidate_stops_the_command),
         cmocka_unit_test(library_failure_is_not_the_candidates),
+        cmocka_unit_test(forged_events_are_violations),
+        cmocka_unit_test(stderr_flood_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,11 +34,26 @@ static void check_with_everything(void **state)
     assert_true(o.stop.max_noise == 0.005 && o.gate.e_ok == 0.8);
 }
 
+static void named_scalars(void **state)
+{
+    (void)state;
+    kg_options o;
+    kg_err e;
+    const char *a[] = {"check", "x.so", "--op", "layer_norm", "--param", "eps=1e-6", "--verify-only"};
+    assert_int_equal(parse(&o, &e, a, 7), 0);
+    assert_int_equal(o.n_params, 1);
+    assert_string_equal(o.params[0], "eps=1e-6");
+    assert_true(o.verify_only);
+    const char *b[] = {"run", "--param", "eps=1e-3"};
+    assert_int_equal(parse(&o, &e, b, 3), 0);
+    assert_true(o.suite);
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
     struct {
-        const char *args[6];
+        const char *args[8];
         int n;
         const char *msg;
     } cases[] = {
@@ -46,10 +61,19 @@ static void usage_errors(void **state)
         {{"check"}, 1, "check needs a candidate"},
         {{"check", "x.so", "--op", "conv9"}, 4, "unknown operator 'conv9'"},
         {{"check", "x.so", "--dtype", "int8"}, 4, "unknown dtype 'int8'"},
-        {{"check", "x.so", "--op", "layer_norm", "--dtype", "fp16"}, 6, "does not support fp16"},
+        {{"check", "x.so", "--op", "matmul", "--dtype", "fp32"}, 6, "does not support fp32"},
+        {{"check", "x.so", "--dtype", "int64"}, 4, "unknown dtype 'int64'"},
         {{"check", "x.so", "--op", "softmax", "--shape", "12x"}, 6, "bad shape '12x'"},
         {{"check", "x.so", "--trials"}, 3, "needs a value"},
-        {{"check", "x.so", "--trials", "many"}, 4, "is not a number"},
+        {{"check", "x.so", "--trials", "many"}, 4, "is not a whole number"},
+        {{"check", "x.so", "--trials", "1.5"}, 4, "is not a whole number"},
+        {{"check", "x.so", "--trials", "0x10"}, 4, "is not a whole number"},
+        {{"check", "x.so", "--timeout", "nan"}, 4, "is not a decimal number"},
+        {{"check", "x.so", "--timeout", "inf"}, 4, "is not a decimal number"},
+        {{"check", "x.so", "--max-noise", "0x1p-3"}, 4, "is not a decimal number"},
+        {{"check", "x.so", "--param", "eps"}, 4, "no operator has that scalar"},
+        {{"check", "x.so", "--op", "softmax", "--param", "eps=1e-6"}, 6, "softmax has no scalar 'eps'"},
+        {{"check", "x.so", "--op", "layer_norm", "--param", "eps=nan"}, 6, "not a finite number"},
         {{"run", "--bogus"}, 2, "unknown option '--bogus'"},
         {{"run", "--roof", "guess"}, 3, "--roof takes measured or datasheet"},
     };
@@ -68,6 +92,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(check_with_everything),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(named_scalars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,16 @@ static void sample(kg_report *r)
     kg_result_set(&a, "time/gpu/median", 70e-6);
     kg_result_set(&a, "roof/fraction", 0.9);
     kg_result_set(&a, "my/new/metric", 42);
+    kg_result_set(&a, "best/efficiency", 0.97);
+    kg_result_set(&a, "lib/efficiency", 1.02);
+    snprintf(a.best, sizeof a.best, "cudnn-layernorm");
+    a.n_libs = 2;
+    snprintf(a.libs[0].name, sizeof a.libs[0].name, "cudnn-layernorm");
+    a.libs[0].status = KG_LIB_OK;
+    a.libs[0].t = 68.6e-6;
+    snprintf(a.libs[1].name, sizeof a.libs[1].name, "cudnn-legacy");
+    a.libs[1].status = KG_LIB_UNSUPPORTED;
+    snprintf(a.libs[1].note, sizeof a.libs[1].note, "no engine");
     kg_report_add(r, &a);
     a.verdict = KG_V_SLOW;
     snprintf(a.kernel, sizeof a.kernel, "layer_norm_v1_bf16");
@@ -59,7 +69,40 @@ static void round_trip(void **state)
     assert_true(kg_result_get(&back.results[0], "time/gpu/median", &v) && fabs(v - 70e-6) < 1e-15);
     assert_string_equal(back.results[0].sums[0].unit, "s");
     assert_int_equal(kg_report_exit_code(&back), 1); /* worst is SLOW */
+    assert_string_equal(back.results[0].best, "cudnn-layernorm");
+    assert_int_equal(back.results[0].n_libs, 2);
+    assert_int_equal(back.results[0].libs[1].status, KG_LIB_UNSUPPORTED);
+    assert_true(back.results[0].libs[0].t == 68.6e-6);
     kg_report_free(&back);
+    kg_report_free(&r);
+}
+
+/* kgate run's summary: per-family medians and the passes-but-slow list. */
+static void family_summary(void **state)
+{
+    (void)state;
+    kg_report r;
+    kg_family_row rows[KG_FAMILY_COUNT];
+    sample(&r);
+    kg_report_families(&r, rows);
+    assert_int_equal(rows[KG_FAMILY_NORMALIZATION].n, 2);
+    assert_int_equal(rows[KG_FAMILY_NORMALIZATION].n_slow, 1);
+    assert_true(fabs(rows[KG_FAMILY_NORMALIZATION].rho - 0.9) < 1e-12);
+    assert_true(fabs(rows[KG_FAMILY_NORMALIZATION].e_best - 0.97) < 1e-12);
+    assert_int_equal(rows[KG_FAMILY_GEMM].n, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/summary.txt", KG_TEST_BIN);
+    FILE *f = fopen(path, "w+");
+    kg_report_print(&r, f, 1);
+    rewind(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "passes-but-slow: 1 correct kernel judged SLOW"));
+    assert_non_null(strstr(buf, "layer_norm_v1_bf16"));
+    assert_non_null(strstr(buf, "normalization"));
+    assert_non_null(strstr(buf, "cudnn-legacy unsupported (no engine)"));
     kg_report_free(&r);
 }
 
@@ -85,7 +128,7 @@ static void malformed_file_is_rejected(void **state)
     fputs("{\"schema\": \"something-else\"}", f);
     fclose(f);
     assert_int_equal(kg_report_read_json(path, &r, &e), KG_EXIT_IO);
-    assert_non_null(strstr(e.msg, "not a kgate.results/1 file"));
+    assert_non_null(strstr(e.msg, "not a kgate.results/2 file"));
     kg_report_free(&r);
 }
 
@@ -94,6 +137,7 @@ int main(void)
     mkdir(KG_TEST_BIN "/tests", 0755);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
+        cmocka_unit_test(family_summary),
         cmocka_unit_test(unwritable_path_leaves_nothing),
         cmocka_unit_test(malformed_file_is_rejected),
     };

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -13,7 +14,7 @@
 
 static kg_evidence point(double rho, double e)
 {
-    kg_evidence ev = {1, 1, e, e, e, 1, rho, rho, rho};
+    kg_evidence ev = {1, 1, e, e, e, 1, rho, rho, rho, 0, 0, 0, 0};
     return ev;
 }
 
@@ -104,6 +105,42 @@ static void rho_alone_without_baseline(void **state)
     assert_int_equal(kg_decide(&g, &ev, &flags, reason, sizeof reason), KG_V_SLOW);
 }
 
+static void e_best_vectors(void **state)
+{
+    (void)state;
+    FILE *f = fopen(KG_TEST_DATA "/ebest.txt", "r");
+    assert_non_null(f);
+    char line[256], name[64], want[32], flag[64], e[16], b[16];
+    double rho;
+    int rows = 0;
+    kg_gate g;
+    kg_gate_defaults(&g);
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        flag[0] = '\0';
+        if (sscanf(line, "%63s %lf %15s %15s %31s %63s", name, &rho, e, b, want, flag) < 5)
+            continue;
+        kg_evidence ev = point(rho, 0);
+        ev.have_e = strcmp(e, "-") != 0;
+        ev.e = ev.e_lo = ev.e_hi = ev.have_e ? atof(e) : 0;
+        ev.have_best = strcmp(b, "-") != 0;
+        ev.best = ev.best_lo = ev.best_hi = ev.have_best ? atof(b) : 0;
+        unsigned flags = 0;
+        char reason[256];
+        kg_verdict v = kg_decide(&g, &ev, &flags, reason, sizeof reason);
+        if (strcmp(kg_verdict_name(v), want) != 0)
+            fail_msg("%s: got %s, want %s (%s)", name, kg_verdict_name(v), want, reason);
+        if (flag[0] && !(flags & (1u << kg_flag_parse(flag))))
+            fail_msg("%s: flag %s not set (%s)", name, flag, reason);
+        if (ev.have_best)
+            assert_non_null(strstr(reason, "E_best"));
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +148,7 @@ int main(void)
         cmocka_unit_test(straddling_interval_is_ambiguous),
         cmocka_unit_test(incorrect_beats_fast),
         cmocka_unit_test(rho_alone_without_baseline),
+        cmocka_unit_test(e_best_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,9 @@
 /* Command orchestration: devices, peaks, ops, check and run. */
 #include "commands.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +11,12 @@
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
+#include <cjson/cJSON.h>
 
 #include "../core/job.h"
-#include "../gpu/baseline.h"
 #include "../core/report.h"
 #include "../core/roofs_io.h"
+#include "../gpu/baseline.h"
 #include "../gpu/device.h"
 #include "kgate_build.h"
 
@@ -36,6 +37,21 @@ static void iso_now(char *buf, size_t size)
 }
 
 static int progress_on(void) { return isatty(2); }
+
+/* A progress bar on stderr when it is a terminal. */
+static void progress(int done, int total, const char *what)
+{
+    if (!progress_on() || total <= 0)
+        return;
+    int w = 30, fill = (int)((double)done / total * w);
+    fprintf(stderr, "\r\033[K[");
+    for (int i = 0; i < w; i++)
+        fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %d/%d %.60s", done, total, what ? what : "");
+    if (done >= total)
+        fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+}
 
 /* A path below the working directory, made relative to it (reports then
  * name no machine's directories). */
@@ -76,8 +92,8 @@ int kg_cmd_devices(const kg_options *o)
     return 0;
 }
 
-/* Roofs for rho: cached measured ones (measuring them when absent), or the
- * datasheet's with --roof datasheet. */
+/* Roofs for rho: cached measured ones (measuring them when absent or from
+ * an older kgate), or the datasheet's with --roof datasheet. */
 static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roofs, kg_err *err)
 {
     kg_roofs ds;
@@ -145,22 +161,29 @@ int kg_cmd_peaks(const kg_options *o)
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))
         return fail(&err);
     printf("%s (%s)\n", d.name, d.uuid);
-    printf("%-28s %14s %14s %8s\n", "roof", "measured", "datasheet", "ratio");
-    printf("%-28s %11.2f TB/s %11.2f TB/s %7.1f%%\n", "DRAM copy kernel (r+w)", pk.copy_kernel_bw / 1e12,
-           ds.bw / 1e12, 100 * pk.copy_kernel_bw / ds.bw);
-    printf("%-28s %11.2f TB/s %11.2f TB/s %7.1f%%\n", "DRAM cudaMemcpy D2D (r+w)", pk.memcpy_bw / 1e12,
-           ds.bw / 1e12, 100 * pk.memcpy_bw / ds.bw);
+    printf("%-30s %14s %14s %8s\n", "roof", "measured", "datasheet", "ratio");
+    const struct {
+        const char *name;
+        double v;
+    } bw[] = {{"DRAM copy kernel (r+w)", pk.copy_kernel_bw},
+              {"DRAM cudaMemcpy D2D (r+w)", pk.memcpy_bw},
+              {"DRAM read-only stream", pk.read_bw},
+              {"DRAM write-only stream", pk.write_bw}};
+    for (int i = 0; i < 4; i++)
+        printf("%-30s %11.2f TB/s %11.2f TB/s %7.1f%%\n", bw[i].name, bw[i].v / 1e12, ds.bw / 1e12,
+               100 * bw[i].v / ds.bw);
     const char *nm[3] = {"fp16 tensor (cuBLASLt 8192^3)", "bf16 tensor (cuBLASLt 8192^3)",
                          "tf32 tensor (cuBLASLt 8192^3)"};
     const kg_dtype dts[3] = {KG_FP16, KG_BF16, KG_FP32};
     for (int i = 0; i < 3; i++)
-        printf("%-28s %8.0f TFLOP/s %8.0f TFLOP/s %7.1f%%\n", nm[i], pk.mma[dts[i]] / 1e12,
+        printf("%-30s %8.0f TFLOP/s %8.0f TFLOP/s %7.1f%%\n", nm[i], pk.mma[dts[i]] / 1e12,
                ds.mma[dts[i]] / 1e12, ds.mma[dts[i]] > 0 ? 100 * pk.mma[dts[i]] / ds.mma[dts[i]] : 0);
-    printf("cached in %s\n", path);
+    printf("roofs: copy %.2f, read %.2f, write %.2f TB/s; cached in %s\n", roofs.bw / 1e12,
+           roofs.bw_read / 1e12, roofs.bw_write / 1e12, path);
     if (o->json) {
         cJSON *root = cJSON_CreateObject(), *m, *dsj;
         iso_now(date, sizeof date);
-        cJSON_AddStringToObject(root, "schema", "kgate.peaks/1");
+        cJSON_AddStringToObject(root, "schema", "kgate.peaks/2");
         cJSON_AddStringToObject(root, "command", o->cmdline);
         cJSON_AddStringToObject(root, "commit", KG_COMMIT);
         cJSON_AddStringToObject(root, "date", date);
@@ -171,6 +194,8 @@ int kg_cmd_peaks(const kg_options *o)
         m = cJSON_AddObjectToObject(root, "measured");
         cJSON_AddNumberToObject(m, "copy_kernel_bandwidth", pk.copy_kernel_bw);
         cJSON_AddNumberToObject(m, "memcpy_bandwidth", pk.memcpy_bw);
+        cJSON_AddNumberToObject(m, "read_bandwidth", pk.read_bw);
+        cJSON_AddNumberToObject(m, "write_bandwidth", pk.write_bw);
         cJSON_AddNumberToObject(m, "bytes_per_copy", pk.copy_bytes);
         cJSON_AddNumberToObject(m, "fp16_flops", pk.mma[KG_FP16]);
         cJSON_AddNumberToObject(m, "bf16_flops", pk.mma[KG_BF16]);
@@ -193,33 +218,58 @@ int kg_cmd_peaks(const kg_options *o)
 
 int kg_cmd_ops(const kg_options *o)
 {
-    (void)o;
     for (int i = 0; kg_ops[i]; i++) {
         const kg_op *op = kg_ops[i];
-        printf("%s: %s\n", op->name, op->summary);
+        if (o->op && o->op != op)
+            continue;
+        printf("%s: %s [%s]\n", op->name, op->summary, kg_family_name(op->family));
         printf("  dtypes:");
         for (int k = 0; k < op->n_dtypes; k++)
-            printf(" %s", kg_dtype_name(op->dtypes[k]));
-        printf("\n  signature: (");
-        for (int k = 0; k < op->n_inputs; k++)
-            printf("%s%s", k ? ", " : "", op->in[k].name);
-        printf(") -> (");
-        for (int k = 0; k < op->n_outputs; k++)
-            printf("%s%s", k ? ", " : "", op->out[k].name);
-        printf(")   shape %s\n  presets:", op->dims);
+            printf(" %s%s", kg_dtype_name(op->dtypes[k]), k < kg_op_suite_dtypes(op) ? "*" : "");
+        printf("   (* measured by kgate run)\n  signature: (");
+        for (int k = 0; k < op->n_inputs + op->n_outputs; k++) {
+            const kg_tensor_spec *t = k < op->n_inputs ? &op->in[k] : &op->out[k - op->n_inputs];
+            const char *ty = t->type == KG_T_DATA ? "" : t->type == KG_T_INDEX ? ":index" : ":int64";
+            printf("%s%s[", k == op->n_inputs ? ") -> (" : k ? ", " : "", t->name);
+            for (int r = 0; r < t->rank; r++) {
+                char dn[32];
+                printf("%s%s", r ? "," : "", kg_op_dim_name(op, t->dim[r], dn, sizeof dn));
+            }
+            printf("]%s", ty);
+        }
+        printf(")   extents %s\n", op->dims);
+        if (op->n_scalars) {
+            printf("  scalars:");
+            for (int k = 0; k < op->n_scalars; k++) {
+                const kg_scalar_spec *sp = &op->scalars[k];
+                printf(" %s=%g%s", sp->name, sp->def, sp->required ? " (required" : "");
+                if (sp->required)
+                    printf(isnan(sp->alt) ? ")" : ", one trial uses %g)", sp->alt);
+            }
+            printf("\n");
+        }
+        printf("  presets:");
         for (int k = 0; k < op->n_presets; k++) {
-            char b[64];
+            char b[96];
             printf(" %s=%s", op->presets[k].name, kg_shape_format(&op->presets[k].shape, b, sizeof b));
         }
+        const kg_preset *large = kg_preset_find(op, "large");
+        const kg_shape *ws = large ? &large->shape : &op->presets[0].shape;
         kg_work w;
+        kg_types ty = {op->dtypes[0], KG_I64};
         kg_tol t = kg_tol_for(op->dtypes[0], op->reduction);
-        op->work(&op->presets[op->n_presets > 2 ? 2 : 0].shape, op->dtypes[0], &w);
-        printf("\n  work at %s %s: %.3g bytes, %.3g FLOPs (%s roof)\n", op->presets[op->n_presets > 2 ? 2 : 0].name,
-               kg_dtype_name(op->dtypes[0]), w.bytes, w.flops,
-               op->unit == KG_UNIT_TENSOR ? "tensor-core" : "CUDA-core fp32");
-        printf("  tolerance (%s): atol = rtol = rel-L2 bound = %g\n", kg_dtype_name(op->dtypes[0]), t.atol);
-        printf("  baseline: %s%s%s\n", op->baseline->name, op->fallback ? "; fallback " : "",
-               op->fallback ? op->fallback : "");
+        kg_op_work(op, ws, ty, &w);
+        printf("\n  work at %s %s: %.4g bytes read, %.4g written, %.4g FLOPs (%s roof)\n",
+               large ? "large" : op->presets[0].name, kg_dtype_name(op->dtypes[0]), w.bytes_read,
+               w.bytes_written, w.flops, op->unit == KG_UNIT_TENSOR ? "tensor-core" : "CUDA-core fp32");
+        printf("  tolerance (%s): atol = rtol = rel-L2 bound = %g%s\n", kg_dtype_name(op->dtypes[0]),
+               t.atol, op->reduction ? " (doubled: a reduction)" : "");
+        printf("  library paths:");
+        if (!op->baselines[0])
+            printf(" none (%s)", op->no_baseline_why ? op->no_baseline_why : "no vendor library does this");
+        for (int k = 0; k < KG_MAX_BASELINES && op->baselines[k]; k++)
+            printf(" %s", op->baselines[k]);
+        printf("; bundled fast variant %s_%s\n", op->name, op->fast ? op->fast : "(none)");
         printf("  edge cases: %s\n\n", op->edge_semantics);
     }
     return 0;
@@ -230,12 +280,30 @@ typedef struct target {
     char plugin[PATH_MAX];
     char kernel[96];
     const kg_op *op;
-    kg_dtype dtype;
+    kg_types types;
 } target;
 
+typedef struct targets {
+    int n, cap;
+    target *v;
+} targets;
+
+static target *targets_add(targets *t)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 64;
+        target *v = realloc(t->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return NULL;
+        t->v = v;
+        t->cap = cap;
+    }
+    return &t->v[t->n++];
+}
+
 /* Lists the kernels of a candidate that match the options (validating it in a worker). */
-static int collect(const kg_options *o, const char *exe, const char *spec, target *out, int cap,
-                   int *n, kg_err *err)
+static int collect(const kg_options *o, const char *exe, const char *spec, targets *out,
+                   kg_err *err)
 {
     char path[PATH_MAX], want[96] = "";
     snprintf(path, sizeof path, "%s", spec);
@@ -246,124 +314,185 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     }
     if (access(path, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no such readable file", path);
-    kg_job_spec js;
-    memset(&js, 0, sizeof js);
-    js.exe = exe;
-    js.plugin = path;
-    js.list = 1;
-    js.timeout_s = 60;
-    cJSON *table = NULL;
-    if (kg_job_run(&js, NULL, NULL, &table, err))
+    kg_job js;
+    kg_job_defaults(&js);
+    js.mode = KG_JOB_LIST;
+    snprintf(js.plugin, sizeof js.plugin, "%s", path);
+    kg_table_entry *table = NULL;
+    int n = 0, found = 0;
+    if (kg_job_run(exe, &js, o->timeout_s, NULL, NULL, &table, &n, err))
         return err->code;
-    if (!table)
-        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: the worker returned no kernel table", path);
-    const cJSON *k;
-    int found = 0;
-    cJSON_ArrayForEach(k, table)
-    {
-        const char *name = cJSON_GetObjectItem(k, "name")->valuestring;
-        const kg_op *op = kg_op_find(cJSON_GetObjectItem(k, "op")->valuestring);
-        kg_dtype dt;
-        kg_dtype_parse(cJSON_GetObjectItem(k, "dtype")->valuestring, &dt);
-        if (want[0] && strcmp(want, name) != 0)
+    for (int i = 0; i < n; i++) {
+        const kg_table_entry *k = &table[i];
+        const kg_op *op = kg_op_find(k->op);
+        kg_types ty = {KG_FP16, KG_I64};
+        if (!op || kg_dtype_parse(k->dtype, &ty.data) || kg_dtype_parse(k->index_dtype, &ty.index))
+            continue; /* the worker validated it: cannot happen */
+        if (want[0] && strcmp(want, k->name) != 0)
             continue;
         found++;
-        if ((o->op && o->op != op) || (o->have_dtype && o->dtype != dt))
+        if ((o->op && o->op != op) || (o->have_dtype && o->dtype != ty.data))
             continue;
-        if (*n == cap)
-            break;
-        target *t = &out[(*n)++];
+        if (o->suite && ty.data != op->dtypes[0] && !(kg_op_suite_dtypes(op) > 1 && ty.data == op->dtypes[1]) &&
+            !(kg_op_suite_dtypes(op) > 2 && ty.data == op->dtypes[2]))
+            continue; /* kgate run: the operator's suite dtypes only */
+        target *t = targets_add(out);
+        if (!t) {
+            free(table);
+            return kg_err_set(err, KG_EXIT_ENV, "out of memory");
+        }
         snprintf(t->plugin, sizeof t->plugin, "%s", path);
-        snprintf(t->kernel, sizeof t->kernel, "%s", name);
+        snprintf(t->kernel, sizeof t->kernel, "%s", k->name);
         t->op = op;
-        t->dtype = dt;
+        t->types = ty;
     }
-    cJSON_Delete(table);
+    free(table);
     if (want[0] && !found)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", path, want);
     return 0;
 }
 
-#define MAX_TARGETS 64
+static int same_group(const target *a, const target *b)
+{
+    return a->op == b->op && a->types.data == b->types.data &&
+           (!kg_op_has_index(a->op) || a->types.index == b->types.index);
+}
+
+/* The job options common to every job of a command. */
+static void job_from_options(const kg_options *o, kg_job *j)
+{
+    kg_job_defaults(j);
+    j->hot = o->hot;
+    j->flush = o->memset_flush ? KG_FLUSH_MODE_MEMSET : KG_FLUSH_MODE_READ;
+    j->trials = o->trials;
+    j->edge = o->edge;
+    j->seed = o->seed;
+    j->stop = o->stop;
+    j->device = o->device;
+    j->verify_only = o->verify_only;
+}
+
+/* The scalars of op for this command: defaults, then --param. */
+static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_err *err)
+{
+    kg_scalars_default(op, sc);
+    for (int i = 0; i < o->n_params; i++) {
+        const char *eq = strchr(o->params[i], '=');
+        size_t len = eq ? (size_t)(eq - o->params[i]) : 0;
+        int mine = 0;
+        for (int k = 0; k < op->n_scalars; k++)
+            mine |= strlen(op->scalars[k].name) == len && strncmp(op->scalars[k].name, o->params[i], len) == 0;
+        if (mine && kg_scalars_set(op, sc, o->params[i], err))
+            return err->code;
+    }
+    return 0;
+}
 
 /* Checks every target at every shape; results go to rep in order. */
-static int judge_all(const kg_options *o, const char *exe, target *tg, int nt, kg_report *rep,
-                     kg_err *err)
+static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
+                     kg_report *rep, kg_err *err)
 {
     const char *shapes[KG_MAX_SHAPES] = {"large"};
     int ns = o->n_shapes ? o->n_shapes : 1;
     if (o->n_shapes)
         memcpy(shapes, o->shape_texts, sizeof(char *) * (size_t)ns);
-    int total = nt * ns, done = 0;
-    for (int si = 0; si < ns; si++) {
-        /* group by operator and dtype: one baseline each */
-        for (int i = 0; i < nt; i++) {
+    /* count the work for the progress bar */
+    int total = 0, done = 0;
+    for (int si = 0; si < ns; si++)
+        for (int i = 0; i < tg->n; i++) {
+            kg_shape sh;
+            kg_err e2 = {0, ""};
+            if (kg_shape_parse(tg->v[i].op, shapes[si], &sh, &e2))
+                continue;
             int first = 1;
             for (int k = 0; k < i; k++)
-                first &= !(tg[k].op == tg[i].op && tg[k].dtype == tg[i].dtype);
+                first &= !same_group(&tg->v[k], &tg->v[i]);
+            total += 1 + (first && !o->verify_only);
+        }
+    for (int si = 0; si < ns; si++) {
+        for (int i = 0; i < tg->n; i++) {
+            int first = 1;
+            for (int k = 0; k < i; k++)
+                first &= !same_group(&tg->v[k], &tg->v[i]);
             if (!first)
-                continue;
+                continue; /* one group an operator, dtypes and shape */
             kg_shape shape;
             kg_err serr = {0, ""};
-            if (kg_shape_parse(tg[i].op, shapes[si], &shape, &serr))
+            if (kg_shape_parse(tg->v[i].op, shapes[si], &shape, &serr))
                 continue; /* this shape names no extent of this operator */
+            kg_job job;
             kg_libref lib;
+            char shp[96], what[160];
             memset(&lib, 0, sizeof lib);
-            int naive_index = -1;
-            for (int k = i; k < nt; k++) {
-                if (tg[k].op != tg[i].op || tg[k].dtype != tg[i].dtype)
+            job_from_options(o, &job);
+            job.op = tg->v[i].op;
+            job.types = tg->v[i].types;
+            job.shape = shape;
+            if (scalars_for(o, job.op, &job.scalars, err))
+                return err->code;
+            kg_shape_format(&shape, shp, sizeof shp);
+            if (!o->verify_only) {
+                job.mode = KG_JOB_LIBRARY;
+                snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
+                snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name,
+                         kg_dtype_name(job.types.data), shp);
+                progress(done++, total, what);
+                if (kg_job_run(exe, &job, o->timeout_s * 4, NULL, &lib, NULL, NULL, err))
+                    return err->code;
+            }
+            /* cliff: against the first kernel of the same candidate in the group */
+            for (int k = i; k < tg->n; k++) {
+                const target *t = &tg->v[k];
+                if (!same_group(t, &tg->v[i]))
                     continue;
-                kg_job_spec js;
                 kg_result r;
-                char shp[64];
-                memset(&js, 0, sizeof js);
                 memset(&r, 0, sizeof r);
-                js.exe = exe;
-                js.plugin = tg[k].plugin;
-                js.kernel = tg[k].kernel;
-                js.op = tg[k].op;
-                js.dtype = tg[k].dtype;
-                js.shape = shape;
-                js.baseline = !lib.have;
-                js.hot = o->hot;
-                js.memset_flush = o->memset_flush;
-                js.trials = o->trials;
-                js.edge = o->edge;
-                js.seed = o->seed;
-                js.stop = o->stop;
-                js.device = o->device;
-                js.timeout_s = o->timeout_s;
-                snprintf(r.kernel, sizeof r.kernel, "%s", tg[k].kernel);
-                snprintf(r.source, sizeof r.source, "%s", relative(tg[k].plugin));
-                snprintf(r.op, sizeof r.op, "%s", tg[k].op->name);
-                snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(tg[k].dtype));
-                snprintf(r.shape, sizeof r.shape, "%s", kg_shape_format(&shape, shp, sizeof shp));
-                if (progress_on())
-                    fprintf(stderr, "[%d/%d] %s %s %s ...\n", ++done, total, r.kernel, r.dtype, r.shape);
-                if (kg_job_run(&js, &r, &lib, NULL, err)) {
-                    if (err->code != KG_EXIT_ENV || r.n_sums == 0)
-                        return err->code;
-                    /* keep what was measured, stop here */
-                    kg_report_add(rep, &r);
+                job.mode = KG_JOB_KERNEL;
+                snprintf(job.plugin, sizeof job.plugin, "%s", t->plugin);
+                snprintf(job.kernel, sizeof job.kernel, "%s", t->kernel);
+                snprintf(r.kernel, sizeof r.kernel, "%s", t->kernel);
+                snprintf(r.source, sizeof r.source, "%s", relative(t->plugin));
+                snprintf(r.op, sizeof r.op, "%s", t->op->name);
+                snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(t->types.data));
+                if (kg_op_has_index(t->op))
+                    snprintf(r.index_dtype, sizeof r.index_dtype, "%s", kg_dtype_name(t->types.index));
+                snprintf(r.shape, sizeof r.shape, "%s", shp);
+                snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
+                progress(done++, total, what);
+                if (kg_job_run(exe, &job, o->timeout_s, &r, NULL, NULL, NULL, err)) {
+                    if (err->code == KG_EXIT_ENV && r.n_sums)
+                        kg_report_add(rep, &r); /* keep what was measured, stop here */
+                    progress(total, total, NULL);
                     return err->code;
                 }
-                kg_judge(&r, tg[k].op, tg[k].dtype, &shape, &rep->roofs, &lib, &o->gate);
+                kg_judge(&r, t->op, t->types, &shape, &rep->roofs, o->verify_only ? NULL : &lib,
+                         &o->gate);
                 kg_result *stored = kg_report_add(rep, &r);
-                double t, tn;
-                if (naive_index < 0 && kg_result_get(stored, "time/gpu/median", &t))
-                    naive_index = rep->n - 1;
-                else if (naive_index >= 0 && kg_result_get(stored, "time/gpu/median", &t) &&
-                         kg_result_get(&rep->results[naive_index], "time/gpu/median", &tn) && t > 0)
-                    kg_result_set(stored, "cliff", tn / t);
+                if (!stored)
+                    return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+                double tn, tt;
+                for (int q = 0; q < rep->n - 1; q++) {
+                    const kg_result *first = &rep->results[q];
+                    if (strcmp(first->source, stored->source) == 0 && strcmp(first->op, stored->op) == 0 &&
+                        strcmp(first->dtype, stored->dtype) == 0 && strcmp(first->shape, stored->shape) == 0 &&
+                        strcmp(first->index_dtype, stored->index_dtype) == 0) {
+                        if (kg_result_get(first, "time/gpu/median", &tn) &&
+                            kg_result_get(stored, "time/gpu/median", &tt) && tt > 0 &&
+                            first->verdict != KG_V_INCORRECT)
+                            kg_result_set(stored, "cliff", tn / tt);
+                        break;
+                    }
+                }
             }
         }
     }
+    progress(total, total, NULL);
     return 0;
 }
 
 static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
 {
-    kg_report_print(rep, stdout);
+    kg_report_print(rep, stdout, o->suite);
     if (o->json && rep->n) {
         kg_err jerr = {0, ""};
         if (kg_report_write_json(rep, o->json, &jerr)) {
@@ -381,12 +510,17 @@ static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
 
 /* Opens the device, gets the roofs, checks every target, prints and writes
  * the report; returns the exit code. */
-static int measure(const kg_options *o, const char *exe, target *tg, int nt)
+static int measure(const kg_options *o, const char *exe, targets *tg)
 {
     kg_err err = {0, ""};
     kg_device_info d;
     kg_report rep;
+    char dir[PATH_MAX], bundled[PATH_MAX + 32];
     int rc;
+    kg_self_dir(dir, sizeof dir);
+    snprintf(bundled, sizeof bundled, "%s/libkgate_bundled.so", dir);
+    if (access(bundled, R_OK) != 0)
+        bundled[0] = '\0'; /* E_best then has no bundled variant: said in the results */
     if (open_device(o, &d, &err))
         return fail(&err);
     kg_report_init(&rep);
@@ -395,28 +529,60 @@ static int measure(const kg_options *o, const char *exe, target *tg, int nt)
         kg_report_free(&rep);
         return fail(&err);
     }
-    rc = judge_all(o, exe, tg, nt, &rep, &err);
+    rc = judge_all(o, exe, bundled, tg, &rep, &err);
     rc = finish(o, &rep, rc, &err);
     kg_report_free(&rep);
     return rc;
+}
+
+/* A writable --json path, checked before anything is measured. */
+static int check_json_path(const kg_options *o, kg_err *err)
+{
+    if (!o->json)
+        return 0;
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s.probe.%d", o->json, (int)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return kg_err_set(err, KG_EXIT_IO, "--json %s: cannot write there", o->json);
+    fclose(f);
+    unlink(probe);
+    return 0;
 }
 
 int kg_cmd_check(const kg_options *o)
 {
     kg_err err = {0, ""};
     char exe[PATH_MAX];
-    target tg[MAX_TARGETS];
-    int nt = 0;
+    targets tg = {0, 0, NULL};
     kg_self_exe(exe, sizeof exe);
-    if (collect(o, exe, o->candidate, tg, MAX_TARGETS, &nt, &err))
+    if (check_json_path(o, &err) || collect(o, exe, o->candidate, &tg, &err)) {
+        free(tg.v);
         return fail(&err);
-    if (nt == 0) {
+    }
+    if (tg.n == 0) {
         kg_err_set(&err, KG_EXIT_USAGE, "%s: no kernel matches%s%s%s%s", o->candidate,
                    o->op ? " --op " : "", o->op ? o->op->name : "", o->have_dtype ? " --dtype " : "",
                    o->have_dtype ? kg_dtype_name(o->dtype) : "");
         return fail(&err);
     }
-    return measure(o, exe, tg, nt);
+    /* every shape must fit at least one kernel's operator */
+    for (int si = 0; si < o->n_shapes; si++) {
+        int fits = 0;
+        kg_shape sh;
+        kg_err e2 = {0, ""};
+        for (int i = 0; i < tg.n && !fits; i++)
+            fits = kg_shape_parse(tg.v[i].op, o->shape_texts[si], &sh, &e2) == 0;
+        if (!fits) {
+            kg_err_set(&err, KG_EXIT_USAGE, "shape '%s' fits none of the selected kernels' operators (%s, ...)",
+                       o->shape_texts[si], tg.v[0].op->dims);
+            free(tg.v);
+            return fail(&err);
+        }
+    }
+    int rc = measure(o, exe, &tg);
+    free(tg.v);
+    return rc;
 }
 
 /* Newest run-*.json under results/h200 (relative to the source tree). */
@@ -442,12 +608,16 @@ static int latest_recorded(char *out, size_t size)
     return -1;
 }
 
+/* The candidates of the bundled suite, beside the kgate executable. */
+static const char *suite_plugins[] = {"libkgate_bundled.so", "triton/libkgate_triton.so",
+                                      "tilelang/libkgate_tilelang.so"};
+
 int kg_cmd_run(const kg_options *o)
 {
     kg_err err = {0, ""};
     char exe[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
-    target tg[MAX_TARGETS];
-    int nt = 0, n;
+    targets tg = {0, 0, NULL};
+    int n;
     kg_report rep;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         cudaGetLastError();
@@ -464,25 +634,31 @@ int kg_cmd_run(const kg_options *o)
                "  file:   %s\n  date:   %s\n  commit: %s\n  device: %s\n  command: %s\n"
                "A live run needs an NVIDIA H100/H200 (sm_90a) with its driver; then `make run`.\n\n",
                rec, rep.date, rep.commit, rep.device, rep.command);
-        kg_report_print(&rep, stdout);
+        kg_report_print(&rep, stdout, 1);
         kg_report_free(&rep);
         return 0;
     }
+    if (check_json_path(o, &err))
+        return fail(&err);
     kg_self_exe(exe, sizeof exe);
     kg_self_dir(dir, sizeof dir);
-    const char *plugins[] = {"libkgate_bundled.so", "triton/libkgate_triton.so"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, plugins[i]);
+    for (size_t i = 0; i < sizeof suite_plugins / sizeof suite_plugins[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, suite_plugins[i]);
         if (access(path, R_OK) != 0) {
             if (i == 0) {
                 kg_err_set(&err, KG_EXIT_ENV, "%s is missing: rebuild kgate", path);
+                free(tg.v);
                 return fail(&err);
             }
-            fprintf(stderr, "kgate: %s not built (needs Triton): running without the Triton kernels\n", path);
+            fprintf(stderr, "kgate: %s not built: running without it\n", path);
             continue;
         }
-        if (collect(o, exe, path, tg, MAX_TARGETS, &nt, &err))
+        if (collect(o, exe, path, &tg, &err)) {
+            free(tg.v);
             return fail(&err);
+        }
     }
-    return measure(o, exe, tg, nt);
+    int rc = measure(o, exe, &tg);
+    free(tg.v);
+    return rc;
 }

@@ -1,10 +1,23 @@
-/* Registry lookups and shape parsing. */
+/* Registry lookups, shape parsing, work models and named scalars. */
 #include "op.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *family_names[] = {
+#define X(e, s) s,
+    KG_FAMILIES(X)
+#undef X
+};
+
+const char *kg_family_name(kg_family f)
+{
+    return (unsigned)f < KG_FAMILY_COUNT ? family_names[f] : "?";
+}
 
 const kg_op *kg_op_find(const char *name)
 {
@@ -22,12 +35,33 @@ int kg_op_has_dtype(const kg_op *op, kg_dtype dt)
     return 0;
 }
 
+int kg_op_suite_dtypes(const kg_op *op)
+{
+    return op->n_suite_dtypes > 0 && op->n_suite_dtypes <= op->n_dtypes ? op->n_suite_dtypes : 1;
+}
+
 const kg_preset *kg_preset_find(const kg_op *op, const char *name)
 {
     for (int i = 0; i < op->n_presets; i++)
         if (strcmp(op->presets[i].name, name) == 0)
             return &op->presets[i];
     return NULL;
+}
+
+const kg_scalar_spec *kg_op_scalar(const kg_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_scalars; i++)
+        if (strcmp(op->scalars[i].name, name) == 0)
+            return &op->scalars[i];
+    return NULL;
+}
+
+int kg_op_has_index(const kg_op *op)
+{
+    for (int i = 0; i < op->n_inputs; i++)
+        if (op->in[i].type == KG_T_INDEX)
+            return 1;
+    return 0;
 }
 
 int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err)
@@ -62,13 +96,44 @@ int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err
             s.d[s.n] = s.d[0];
     if (s.n != op->n_dims)
         goto bad;
+    /* every tensor must stay addressable with 64-bit offsets and below 2^40 elements */
+    for (int i = 0; i < op->n_inputs + op->n_outputs; i++) {
+        const kg_tensor_spec *t = i < op->n_inputs ? &op->in[i] : &op->out[i - op->n_inputs];
+        double n = 1;
+        for (int k = 0; k < t->rank; k++)
+            n *= (double)s.d[t->dim[k]];
+        if (n > 1099511627776.0)
+            return kg_err_set(err, KG_EXIT_USAGE, "shape '%s' for %s: tensor %s would hold %.3g elements",
+                              text, op->name, t->name, n);
+    }
     *out = s;
     return 0;
-bad:
+bad:;
+    char names[160] = "";
+    size_t u = 0;
+    for (int i = 0; i < op->n_presets && u < sizeof names; i++)
+        u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", i ? ", " : "", op->presets[i].name);
     return kg_err_set(err, KG_EXIT_USAGE,
                       "bad shape '%s' for %s: expected %s (positive integers), one number for all "
-                      "extents, or a preset (small, medium, large%s)",
-                      text, op->name, op->dims, op->n_presets > 3 ? ", ..." : "");
+                      "extents, or a preset (%s)",
+                      text, op->name, op->dims, names);
+}
+
+const char *kg_op_dim_name(const kg_op *op, int i, char *buf, size_t size)
+{
+    const char *c = op->dims;
+    for (int k = 0; k < i && c; k++) {
+        c = strchr(c, 'x');
+        c = c ? c + 1 : NULL;
+    }
+    if (!c) {
+        snprintf(buf, size, "d%d", i);
+        return buf;
+    }
+    const char *e = strchr(c, 'x');
+    size_t n = e ? (size_t)(e - c) : strlen(c);
+    snprintf(buf, size, "%.*s", (int)n, c);
+    return buf;
 }
 
 int64_t kg_tensor_extents(const kg_tensor_spec *t, const kg_shape *s, int64_t *ext)
@@ -81,10 +146,136 @@ int64_t kg_tensor_extents(const kg_tensor_spec *t, const kg_shape *s, int64_t *e
     return n;
 }
 
+kg_dtype kg_tensor_dtype_of(const kg_tensor_spec *t, kg_types types)
+{
+    return t->type == KG_T_DATA ? types.data : t->type == KG_T_INDEX ? types.index : KG_I64;
+}
+
 void kg_input0_matrix(const kg_op *op, const kg_shape *s, int64_t *rows, int64_t *cols)
 {
-    int64_t ext[3];
+    int64_t ext[KG_MAX_RANK];
     int64_t n = kg_tensor_extents(&op->in[0], s, ext);
+    if (op->in[0].rank == 1) {
+        *rows = n >= 64 ? 8 : 1;
+        *cols = n / *rows;
+        return;
+    }
     *cols = ext[op->in[0].rank - 1];
     *rows = n / *cols;
+}
+
+void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
+{
+    int64_t ext[KG_MAX_RANK];
+    memset(w, 0, sizeof *w);
+    for (int i = 0; i < op->n_inputs; i++)
+        w->bytes_read += (double)kg_tensor_extents(&op->in[i], s, ext) *
+                         (double)kg_dtype_size(kg_tensor_dtype_of(&op->in[i], t));
+    for (int i = 0; i < op->n_outputs; i++)
+        w->bytes_written += (double)kg_tensor_extents(&op->out[i], s, ext) *
+                            (double)kg_dtype_size(kg_tensor_dtype_of(&op->out[i], t));
+    w->bytes = w->bytes_read + w->bytes_written;
+    w->flops = op->flops_per_elem * (double)kg_tensor_extents(&op->in[0], s, ext);
+}
+
+void kg_op_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
+{
+    if (op->work) {
+        memset(w, 0, sizeof *w);
+        op->work(op, s, t, w);
+        if (!(w->bytes > 0))
+            w->bytes = w->bytes_read + w->bytes_written;
+    } else {
+        kg_work_default(op, s, t, w);
+    }
+}
+
+void kg_scalars_default(const kg_op *op, kg_scalars *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < op->n_scalars && i < KG_MAX_SCALARS; i++) {
+        out->v[i].name = op->scalars[i].name;
+        out->v[i].value = op->scalars[i].def;
+    }
+    out->n = op->n_scalars;
+}
+
+static void scalar_names(const kg_op *op, char *buf, size_t size)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < op->n_scalars && u < size; i++)
+        u += (size_t)snprintf(buf + u, size - u, "%s%s", i ? ", " : "", op->scalars[i].name);
+    if (!op->n_scalars)
+        snprintf(buf, size, "none");
+}
+
+int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *a, kg_err *err)
+{
+    char names[160], name[64];
+    const char *eq = strchr(a, '=');
+    scalar_names(op, names, sizeof names);
+    if (!eq || eq == a || (size_t)(eq - a) >= sizeof name)
+        return kg_err_set(err, KG_EXIT_USAGE, "--param '%s': expected NAME=VALUE (%s takes: %s)", a,
+                          op->name, names);
+    memcpy(name, a, (size_t)(eq - a));
+    name[eq - a] = '\0';
+    int k = -1;
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->v[i].name, name) == 0)
+            k = i;
+    const kg_scalar_spec *sp = kg_op_scalar(op, name);
+    if (k < 0 || !sp)
+        return kg_err_set(err, KG_EXIT_USAGE, "--param %s: %s has no scalar '%s' (it takes: %s)", a,
+                          op->name, name, names);
+    char *end;
+    errno = 0;
+    double v = strtod(eq + 1, &end);
+    if (errno || end == eq + 1 || *end || !isfinite(v))
+        return kg_err_set(err, KG_EXIT_USAGE, "--param %s: '%s' is not a finite number", a, eq + 1);
+    if (sp->integer && (v != floor(v) || fabs(v) > 9007199254740992.0))
+        return kg_err_set(err, KG_EXIT_USAGE, "--param %s: %s takes a whole number", a, name);
+    s->v[k].value = v;
+    return 0;
+}
+
+void kg_scalars_for_trial(const kg_op *op, const kg_scalars *given, int alt, kg_scalars *out)
+{
+    *out = *given;
+    if (!alt)
+        return;
+    for (int i = 0; i < out->n; i++) {
+        const kg_scalar_spec *sp = kg_op_scalar(op, out->v[i].name);
+        if (sp && sp->required && !isnan(sp->alt))
+            out->v[i].value = sp->alt;
+    }
+}
+
+int kg_op_check_scalars(const kg_op *op, const char *kernel, const char *list, kg_err *err)
+{
+    char buf[256], names[160];
+    int seen[KG_MAX_SCALARS] = {0};
+    scalar_names(op, names, sizeof names);
+    if (list && strlen(list) >= sizeof buf)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "kernel '%s': scalar list too long", kernel);
+    snprintf(buf, sizeof buf, "%s", list ? list : "");
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        int k = -1;
+        for (int i = 0; i < op->n_scalars; i++)
+            if (strcmp(op->scalars[i].name, t) == 0)
+                k = i;
+        if (k < 0)
+            return kg_err_set(err, KG_EXIT_CANDIDATE,
+                              "kernel '%s' reads scalar '%s', which %s does not have (it has: %s)",
+                              kernel, t, op->name, names);
+        seen[k] = 1;
+    }
+    for (int i = 0; i < op->n_scalars; i++)
+        if (op->scalars[i].required && !seen[i])
+            return kg_err_set(err, KG_EXIT_CANDIDATE,
+                              "kernel '%s' does not declare scalar '%s', which %s requires "
+                              "(its value varies between trials)",
+                              kernel, op->scalars[i].name, op->name);
+    return 0;
 }

@@ -1,7 +1,7 @@
-/* Worker supervision (fork/exec, event pipe, watchdog) and judging. */
+/* Worker supervision (fork/exec, job on stdin, event pipe, watchdog) and
+ * judging. The rules for what a worker may say are in core/proto.h. */
 #include "job.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -22,53 +22,62 @@ static double mono(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Feeds complete lines of buf to the callback; keeps the partial tail. */
-static void drain_lines(char *buf, size_t *len, kg_event_fn fn, void *ud)
+/* Feeds complete lines of buf to the callback; keeps the partial tail.
+ * Returns non-zero when the callback asked to stop. */
+static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
 {
     char *start = buf, *nl;
-    while ((nl = memchr(start, '\n', *len - (size_t)(start - buf)))) {
+    int stop = 0;
+    while (!stop && (nl = memchr(start, '\n', *len - (size_t)(start - buf)))) {
         *nl = '\0';
-        cJSON *ev = cJSON_Parse(start);
-        if (ev) {
-            fn(ud, ev);
-            cJSON_Delete(ev);
-        }
+        stop = fn(ud, start);
         start = nl + 1;
     }
     size_t rest = *len - (size_t)(start - buf);
     memmove(buf, start, rest);
     *len = rest;
+    return stop;
 }
 
-int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s,
-             kg_event_fn on_event, void *ud, kg_child *st, kg_err *err)
+int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input,
+             double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
 {
-    int evp[2] = {-1, -1}, errp[2] = {-1, -1};
+    int evp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     char fdbuf[16];
     char *args[64];
     int n = 0;
-    static char evbuf[1 << 20];
+    const size_t ev_cap = KG_EVENT_MAX + 2;
+    char *evbuf = malloc(ev_cap);
     size_t evlen = 0;
-    char errbuf[4096];
+    char errbuf[4096 + 1];
     size_t errlen = 0;
     memset(st, 0, sizeof *st);
-    if (pipe2(evp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+    if (!evbuf)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the event buffer");
+    if (pipe2(evp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(inp, O_CLOEXEC)) {
+        free(evbuf);
         return kg_err_set(err, KG_EXIT_ENV, "pipe: %s", strerror(errno));
+    }
     for (; argv[n] && n < 62; n++)
         args[n] = argv[n];
     args[n] = NULL;
     double t0 = mono();
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        free(evbuf);
         return kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(errno));
+    }
     if (pid == 0) {
-        /* child: its own process group (the watchdog kills the group), events
-         * on a fresh fd number, stderr to the capture pipe */
+        /* child: its own process group (the watchdog kills the group), the
+         * job on stdin, events on a fresh fd number, stderr to the capture pipe */
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps the GPU if kgate dies */
-        int fd = dup(evp[1]);
+        int hi = fcntl(evp[1], F_DUPFD, 10); /* out of the way of 0..3, without CLOEXEC */
+        dup2(inp[0], 0);
         dup2(errp[1], 2);
-        snprintf(fdbuf, sizeof fdbuf, "%d", fd);
+        dup2(hi, 3); /* events on descriptor 3 */
+        close(hi);
+        snprintf(fdbuf, sizeof fdbuf, "%d", 3);
         if (fd_index >= 0 && fd_index < n)
             args[fd_index] = fdbuf;
         execv(exe, args);
@@ -78,32 +87,45 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
     setpgid(pid, pid); /* also here: whichever runs first */
     close(evp[1]);
     close(errp[1]);
+    close(inp[0]);
+    if (input) {
+        /* a job is at most KG_JOB_MAX bytes: it fits in the pipe */
+        signal(SIGPIPE, SIG_IGN);
+        size_t len = strlen(input), off = 0;
+        while (off < len) {
+            ssize_t k = write(inp[1], input + off, len - off);
+            if (k <= 0)
+                break;
+            off += (size_t)k;
+        }
+    }
+    close(inp[1]);
     int open_fds = 2;
     while (open_fds > 0) {
         double left = timeout_s - (mono() - t0);
         if (left <= 0) {
             st->timed_out = 1;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
             break;
         }
         struct pollfd p[2] = {{evp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
         int rc = poll(p, 2, (int)fmin(left * 1000 + 1, 1000));
         if (rc < 0 && errno != EINTR)
             break;
-        if (p[0].revents & (POLLIN | POLLHUP)) {
-            ssize_t k = read(evp[0], evbuf + evlen, sizeof evbuf - 1 - evlen);
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            ssize_t k = read(evp[0], evbuf + evlen, ev_cap - 1 - evlen);
             if (k <= 0) {
-                p[0].fd = -1;
                 close(evp[0]);
                 evp[0] = -1;
                 open_fds--;
             } else {
                 evlen += (size_t)k;
-                drain_lines(evbuf, &evlen, on_event, ud);
+                if (drain_lines(evbuf, &evlen, on_line, ud) || evlen >= ev_cap - 1) {
+                    st->stopped = 1; /* a violation, or a line too long to be an event */
+                    break;
+                }
             }
         }
-        if (p[1].revents & (POLLIN | POLLHUP)) {
+        if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             char tmp[1024];
             ssize_t k = read(errp[0], tmp, sizeof tmp);
             if (k <= 0) {
@@ -112,8 +134,8 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
                 open_fds--;
             } else {
                 /* keep the tail */
-                if (errlen + (size_t)k > sizeof errbuf) {
-                    size_t drop = errlen + (size_t)k - sizeof errbuf;
+                if (errlen + (size_t)k > sizeof errbuf - 1) {
+                    size_t drop = errlen + (size_t)k - (sizeof errbuf - 1);
                     memmove(errbuf, errbuf + drop, errlen - drop);
                     errlen -= drop;
                 }
@@ -121,15 +143,31 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
                 errlen += (size_t)k;
             }
         }
-        if (evp[0] < 0 && errp[0] < 0)
-            break;
+    }
+    if (st->timed_out || st->stopped) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
     }
     if (evp[0] >= 0)
         close(evp[0]);
     if (errp[0] >= 0)
         close(errp[0]);
     int status = 0;
-    waitpid(pid, &status, 0);
+    /* the pipes are closed: the child exits; a worker that closed them and
+     * lives on is killed after a short grace */
+    double deadline = mono() + 2.0;
+    pid_t w;
+    while ((w = waitpid(pid, &status, WNOHANG)) == 0 && mono() < deadline)
+        usleep(2000);
+    if (w == 0) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        if (!st->stopped)
+            st->timed_out = st->timed_out || mono() - t0 >= timeout_s;
+    }
+    kill(-pid, SIGKILL); /* whatever of its group is left */
+    free(evbuf);
     st->wall_s = mono() - t0;
     if (WIFEXITED(status)) {
         st->exited = 1;
@@ -138,175 +176,284 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, double timeout_s
         st->signaled = 1;
         st->sig = WTERMSIG(status);
     }
-    /* last line of stderr */
+    /* last line of stderr, printable characters only */
     while (errlen && (errbuf[errlen - 1] == '\n' || errbuf[errlen - 1] == ' '))
         errlen--;
     errbuf[errlen] = '\0';
+    for (size_t i = 0; i < errlen; i++)
+        if ((unsigned char)errbuf[i] < 32 && errbuf[i] != '\n')
+            errbuf[i] = '?';
     char *last = strrchr(errbuf, '\n');
     snprintf(st->stderr_tail, sizeof st->stderr_tail, "%s", last ? last + 1 : errbuf);
     return 0;
 }
 
+/* ------------------------------------------------------------- job state */
+
 typedef struct job_state {
+    const kg_job *job;
     kg_result *r;
     kg_libref *lib;
-    cJSON *table;
+    kg_table_entry *table;
+    int n_table;
     kg_err fatal;
-    int incorrect, crashed, done;
+    char violation[512];
+    int incorrect, crashed, done, hello;
     char crash[1024];
 } job_state;
 
-static const char *jstr(const cJSON *o, const char *k)
+static kg_libpath *lib_path(kg_libref *lib, const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
+    for (int i = 0; i < lib->n; i++)
+        if (strcmp(lib->paths[i].name, name) == 0)
+            return &lib->paths[i];
+    if (lib->n == KG_MAX_LIBPATHS)
+        return NULL;
+    kg_libpath *p = &lib->paths[lib->n++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->status = KG_LIB_UNSUPPORTED;
+    snprintf(p->note, sizeof p->note, "not measured");
+    return p;
 }
 
-static double jnum(const cJSON *o, const char *k)
+/* Is a summary name one a kernel job may set? (time/..., check/...) */
+static int kernel_sum_ok(const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+    return strncmp(name, "time/", 5) == 0 || strncmp(name, "check/", 6) == 0;
 }
 
-static int jtrue(const cJSON *o, const char *k)
+static int violate(job_state *js, const char *fmt, const char *what)
 {
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+    snprintf(js->violation, sizeof js->violation, fmt, what);
+    return 1;
 }
 
-static void on_event(void *ud, const cJSON *e)
+/* One event line; returns non-zero to stop the worker. */
+static int on_line(void *ud, const char *line)
 {
     job_state *js = ud;
-    const char *kind = jstr(e, "ev");
-    int is_lib = strcmp(jstr(e, "subject"), "lib") == 0;
-    if (strcmp(kind, "table") == 0) {
-        cJSON_Delete(js->table);
-        js->table = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "kernels"), 1);
-    } else if (strcmp(kind, "baseline") == 0) {
-        snprintf(js->lib->name, sizeof js->lib->name, "%s", jstr(e, "name"));
-        snprintf(js->lib->note, sizeof js->lib->note, "%s", jstr(e, "note"));
-        js->lib->fallback = jtrue(e, "fallback");
-    } else if (strcmp(kind, "check") == 0) {
-        if (is_lib && !jtrue(e, "pass"))
-            js->lib->wrong = 1;
-    } else if (strcmp(kind, "sum") == 0) {
-        const char *name = jstr(e, "name");
-        double v = jnum(e, "value");
-        if (is_lib) {
-            if (strcmp(name, "lib/time/median") == 0) {
-                js->lib->t = v;
-                js->lib->have = 1;
-            } else if (strcmp(name, "lib/time/ci_lo") == 0) {
-                js->lib->lo = v;
-            } else if (strcmp(name, "lib/time/ci_hi") == 0) {
-                js->lib->hi = v;
-            }
-        } else if (js->r) {
-            kg_result_set(js->r, name, v);
+    kg_event e;
+    kg_err perr = {0, ""};
+    if (kg_event_parse(line, &e, &perr))
+        return violate(js, "%s", perr.msg);
+    int stop = 0;
+    const kg_job *jb = js->job;
+    if (e.kind != KG_EV_HELLO && !js->hello) {
+        stop = violate(js, "%s before hello", kg_event_kind_name(e.kind));
+        goto out;
+    }
+    if (e.subject == KG_SUBJ_KERNEL && jb->mode != KG_JOB_KERNEL) {
+        stop = violate(js, "a kernel event in a %s job", jb->mode == KG_JOB_LIST ? "list" : "library");
+        goto out;
+    }
+    if ((e.subject == KG_SUBJ_LIB || e.subject == KG_SUBJ_BEST) && jb->mode != KG_JOB_LIBRARY) {
+        stop = violate(js, "a %s event outside a library job", e.subject == KG_SUBJ_LIB ? "lib" : "best");
+        goto out;
+    }
+    switch (e.kind) {
+    case KG_EV_HELLO:
+        if (js->hello)
+            stop = violate(js, "%s", "a second hello");
+        js->hello = 1;
+        break;
+    case KG_EV_TABLE:
+        if (jb->mode != KG_JOB_LIST || js->table) {
+            stop = violate(js, "%s", "an unexpected table");
+            break;
         }
-    } else if (strcmp(kind, "timing") == 0 && !is_lib && js->r) {
-        snprintf(js->r->stop, sizeof js->r->stop, "%s", jstr(e, "stop"));
-        if (jtrue(e, "escaped"))
-            js->r->flags |= KG_FLAG(ESCAPED);
-        if (jnum(e, "throttled") > 0)
-            js->r->flags |= KG_FLAG(THROTTLED);
-        if (strcmp(js->r->stop, "wall-cap") == 0 || strcmp(js->r->stop, "max-samples") == 0)
-            js->r->flags |= KG_FLAG(NOISY);
-        if (*jstr(e, "note") && !js->r->detail[0])
-            snprintf(js->r->detail, sizeof js->r->detail, "%s", jstr(e, "note"));
-    } else if (strcmp(kind, "fail") == 0) {
-        if (is_lib) {
-            /* the library baseline, not the candidate, failed: stop the command */
-            kg_err_set(&js->fatal, KG_EXIT_ENV, "library baseline %s failed: %s", js->lib->name,
-                       jstr(e, "msg"));
-        } else if (strcmp(jstr(e, "kind"), "crash") == 0) {
+        js->table = e.entries;
+        js->n_table = e.n_entries;
+        e.entries = NULL;
+        break;
+    case KG_EV_SUBJECT:
+        if (e.subject == KG_SUBJ_LIB) {
+            kg_libpath *p = lib_path(js->lib, e.path);
+            if (p)
+                snprintf(p->note, sizeof p->note, "%s", e.text);
+        } else {
+            snprintf(js->lib->best_name, sizeof js->lib->best_name, "%s", e.path);
+            snprintf(js->lib->best_note, sizeof js->lib->best_note, "%s", e.text);
+        }
+        break;
+    case KG_EV_UNSUPPORTED: {
+        kg_libpath *p = lib_path(js->lib, e.path);
+        if (p) {
+            p->status = KG_LIB_UNSUPPORTED;
+            snprintf(p->note, sizeof p->note, "%s", e.text);
+        }
+        break;
+    }
+    case KG_EV_CHECK:
+        if (e.subject == KG_SUBJ_LIB && !e.pass) {
+            kg_libpath *p = lib_path(js->lib, e.path);
+            if (p) {
+                p->status = KG_LIB_WRONG;
+                snprintf(p->note, sizeof p->note, "failed the reference check: %.280s", e.text);
+            }
+        }
+        break;
+    case KG_EV_SUM:
+        if (e.subject == KG_SUBJ_KERNEL) {
+            if (!kernel_sum_ok(e.name))
+                stop = violate(js, "a kernel may not set summary '%s'", e.name);
+            else if (!(e.value >= 0) && strcmp(e.name, "time/escaped") != 0)
+                stop = violate(js, "a negative or missing value for '%s'", e.name);
+            else
+                kg_result_set(js->r, e.name, e.value);
+        } else if (e.subject == KG_SUBJ_LIB || e.subject == KG_SUBJ_BEST) {
+            double *dst = NULL;
+            kg_libpath *p = e.subject == KG_SUBJ_LIB ? lib_path(js->lib, e.path) : NULL;
+            int median = strcmp(e.name, "time/gpu/median") == 0;
+            if (strcmp(e.name, "time/gpu/median") != 0 && strcmp(e.name, "time/gpu/ci_lo") != 0 &&
+                strcmp(e.name, "time/gpu/ci_hi") != 0)
+                break; /* other library summaries are not kept */
+            if (!(e.value > 0)) {
+                stop = violate(js, "a non-positive time for '%s'", e.name);
+                break;
+            }
+            if (p) {
+                dst = median ? &p->t : strstr(e.name, "lo") ? &p->lo : &p->hi;
+                if (median && p->status != KG_LIB_WRONG)
+                    p->status = KG_LIB_OK;
+            } else if (e.subject == KG_SUBJ_BEST) {
+                dst = median ? &js->lib->best_t : strstr(e.name, "lo") ? &js->lib->best_lo
+                                                                        : &js->lib->best_hi;
+                if (median)
+                    js->lib->have_best = 1;
+            }
+            if (dst)
+                *dst = e.value;
+        } else {
+            stop = violate(js, "%s", "a summary without a subject");
+        }
+        break;
+    case KG_EV_TIMING:
+        if (e.subject == KG_SUBJ_KERNEL) {
+            kg_result *r = js->r;
+            snprintf(r->stop, sizeof r->stop, "%s", e.stop);
+            if (e.escaped)
+                r->flags |= KG_FLAG(ESCAPED);
+            if (e.throttled > 0)
+                r->flags |= KG_FLAG(THROTTLED);
+            if (strcmp(r->stop, "wall-cap") == 0 || strcmp(r->stop, "max-samples") == 0)
+                r->flags |= KG_FLAG(NOISY);
+            if (e.text[0] && !r->detail[0])
+                snprintf(r->detail, sizeof r->detail, "%s", e.text);
+        }
+        break;
+    case KG_EV_FAIL:
+        if (e.subject == KG_SUBJ_LIB) {
+            /* the library, not the candidate, failed: stop the command */
+            kg_err_set(&js->fatal, KG_EXIT_ENV, "library path %s failed: %s", e.path, e.text);
+        } else if (e.subject == KG_SUBJ_BEST) {
+            js->lib->have_best = 0;
+            snprintf(js->lib->best_note, sizeof js->lib->best_note, "bundled %s failed: %.200s",
+                     js->lib->best_name, e.text);
+        } else if (strcmp(e.fail_kind, "crash") == 0) {
             js->crashed = 1;
-            snprintf(js->crash, sizeof js->crash, "%s", jstr(e, "msg"));
+            snprintf(js->crash, sizeof js->crash, "%s", e.text);
         } else if (!js->incorrect) {
             js->incorrect = 1;
-            if (js->r)
-                snprintf(js->r->detail, sizeof js->r->detail, "%s", jstr(e, "msg"));
+            snprintf(js->r->detail, sizeof js->r->detail, "%s", e.text);
         }
-    } else if (strcmp(kind, "error") == 0) {
-        kg_err_set(&js->fatal, (int)jnum(e, "code"), "%s", jstr(e, "msg"));
-    } else if (strcmp(kind, "done") == 0) {
+        break;
+    case KG_EV_ERROR:
+        kg_err_set(&js->fatal, e.code, "%s", e.text);
+        break;
+    case KG_EV_DONE:
         js->done = 1;
+        break;
+    default:
+        break;
     }
+out:
+    kg_event_free(&e);
+    return stop;
 }
 
-int kg_job_run(const kg_job_spec *sp, kg_result *r, kg_libref *lib, cJSON **table, kg_err *err)
+int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
+               kg_table_entry **table, int *n_table, kg_err *err)
 {
-    char *argv[48];
-    char nbuf[8][32], shape[64];
-    int n = 0, fd_index;
+    char *argv[] = {(char *)exe, "__worker", "--fd", "-1", NULL};
     job_state js;
     kg_child ch;
+    kg_result dummy_r;
     kg_libref dummy_lib;
     memset(&js, 0, sizeof js);
+    memset(&dummy_r, 0, sizeof dummy_r);
     memset(&dummy_lib, 0, sizeof dummy_lib);
-    js.r = r;
+    js.job = job;
+    js.r = r ? r : &dummy_r;
     js.lib = lib ? lib : &dummy_lib;
-    argv[n++] = (char *)sp->exe;
-    argv[n++] = "__worker";
-    argv[n++] = "--fd";
-    fd_index = n;
-    argv[n++] = "-1";
-    if (sp->plugin) {
-        argv[n++] = "--plugin";
-        argv[n++] = (char *)sp->plugin;
-    }
-    if (sp->list) {
-        argv[n++] = "--list";
-    } else {
-        if (sp->kernel) {
-            argv[n++] = "--kernel";
-            argv[n++] = (char *)sp->kernel;
-        }
-        argv[n++] = "--op";
-        argv[n++] = (char *)sp->op->name;
-        argv[n++] = "--dtype";
-        argv[n++] = (char *)kg_dtype_name(sp->dtype);
-        argv[n++] = "--shape";
-        argv[n++] = kg_shape_format(&sp->shape, shape, sizeof shape);
-        if (sp->baseline)
-            argv[n++] = "--baseline";
-        if (sp->hot)
-            argv[n++] = "--hot";
-        if (sp->memset_flush)
-            argv[n++] = "--memset-flush";
-        if (!sp->edge)
-            argv[n++] = "--no-edge";
-        snprintf(nbuf[0], 32, "%d", sp->trials);
-        snprintf(nbuf[1], 32, "%llu", sp->seed);
-        snprintf(nbuf[2], 32, "%g", sp->stop.max_noise);
-        snprintf(nbuf[3], 32, "%g", sp->stop.min_gpu_s);
-        snprintf(nbuf[4], 32, "%g", sp->stop.max_wall_s);
-        snprintf(nbuf[5], 32, "%d", sp->stop.min_samples);
-        snprintf(nbuf[6], 32, "%d", sp->device);
-        const char *flags[] = {"--trials", "--seed", "--max-noise", "--min-time", "--max-time",
-                               "--min-samples", "--device"};
-        for (int i = 0; i < 7; i++) {
-            argv[n++] = (char *)flags[i];
-            argv[n++] = nbuf[i];
-        }
-    }
-    argv[n] = NULL;
-    if (kg_spawn(sp->exe, argv, fd_index, sp->timeout_s, on_event, &js, &ch, err))
-        return err->code;
     if (table)
-        *table = js.table;
-    else
-        cJSON_Delete(js.table);
+        *table = NULL;
+    if (n_table)
+        *n_table = 0;
+    char *text = kg_job_to_json(job);
+    if (!text)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
+    int rc = kg_spawn(exe, argv, 3, text, timeout_s, on_line, &js, &ch, err);
+    free(text);
+    if (rc)
+        return err->code;
+    if (ch.stopped && !js.violation[0])
+        snprintf(js.violation, sizeof js.violation, "an event line longer than %d bytes", KG_EVENT_MAX);
+    if (job->mode == KG_JOB_LIBRARY)
+        js.lib->measured = 1;
+    if (job->mode == KG_JOB_LIST) {
+        if (js.fatal.code) {
+            free(js.table);
+            *err = js.fatal;
+            return err->code;
+        }
+        if (!js.table || js.violation[0] || ch.timed_out || ch.signaled || !js.done) {
+            free(js.table);
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: loading it did not give a kernel table: %s",
+                              job->plugin,
+                              js.violation[0] ? js.violation
+                              : ch.timed_out  ? "no answer within the time limit"
+                              : ch.signaled   ? strsignal(ch.sig)
+                              : ch.stderr_tail[0] ? ch.stderr_tail
+                                                  : "the worker exited without one");
+        }
+        if (table) {
+            *table = js.table;
+            *n_table = js.n_table;
+        } else {
+            free(js.table);
+        }
+        return 0;
+    }
+    free(js.table);
+    if (job->mode == KG_JOB_LIBRARY) {
+        if (js.fatal.code) {
+            *err = js.fatal;
+            return err->code;
+        }
+        if (js.violation[0] || ch.timed_out || ch.signaled || !js.done)
+            return kg_err_set(err, KG_EXIT_ENV, "the library measurement of %s failed: %s",
+                              job->op->name,
+                              js.violation[0] ? js.violation
+                              : ch.timed_out  ? "no answer within the time limit"
+                              : ch.signaled   ? strsignal(ch.sig)
+                                              : ch.stderr_tail);
+        return 0;
+    }
     if (js.fatal.code && !js.crashed && !js.incorrect) {
         /* the command cannot go on: bad candidate, no GPU, library failure;
-         * what was measured is already in *r and *lib for the caller */
+         * what was measured is already in *r for the caller */
         *err = js.fatal;
         return err->code;
     }
     if (!r)
         return 0;
-    if (ch.timed_out) {
+    if (js.violation[0]) {
+        r->verdict = KG_V_CRASH;
+        snprintf(r->reason, sizeof r->reason, "worker protocol violation: %.400s", js.violation);
+    } else if (ch.timed_out) {
         r->verdict = KG_V_TIMEOUT;
-        snprintf(r->reason, sizeof r->reason, "no result within %.0f s: killed", sp->timeout_s);
+        snprintf(r->reason, sizeof r->reason, "no result within %.0f s: killed", timeout_s);
     } else if (js.crashed) {
         r->verdict = KG_V_CRASH;
         snprintf(r->reason, sizeof r->reason, "%.500s", js.crash);
@@ -322,30 +469,74 @@ int kg_job_run(const kg_job_spec *sp, kg_result *r, kg_libref *lib, cJSON **tabl
                  ch.code, ch.stderr_tail[0] ? ": " : "", ch.stderr_tail);
     } else {
         r->verdict = KG_V_SKIPPED; /* judged later */
+        if (job->verify_only)
+            r->flags |= KG_FLAG(VERIFIED);
     }
     return 0;
 }
 
-void kg_judge(kg_result *r, const kg_op *op, kg_dtype dt, const kg_shape *s,
+/* ---------------------------------------------------------------- judging */
+
+void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
               const kg_roofs *roofs, const kg_libref *lib, const kg_gate *g)
 {
     kg_work w;
     double t, lo, hi;
-    op->work(s, dt, &w);
+    kg_op_work(op, s, types, &w);
     kg_result_set(r, "work/bytes", w.bytes);
     kg_result_set(r, "work/flops", w.flops);
-    if (lib && lib->have) {
-        kg_result_set(r, "lib/time/median", lib->t);
-        snprintf(r->baseline, sizeof r->baseline, "%s", lib->name);
-        snprintf(r->baseline_note, sizeof r->baseline_note, "%s", lib->note);
-        if (lib->fallback)
-            r->flags |= KG_FLAG(BASELINE_FALLBACK);
-        if (lib->wrong)
-            r->flags |= KG_FLAG(BASELINE_WRONG);
+    const kg_libpath *chosen = NULL;
+    double t_best = 0, best_lo = 0, best_hi = 0;
+    if (lib && lib->measured) {
+        r->n_libs = lib->n;
+        memcpy(r->libs, lib->paths, sizeof lib->paths);
+        for (int i = 0; i < lib->n; i++) {
+            const kg_libpath *p = &lib->paths[i];
+            if (p->status == KG_LIB_WRONG)
+                r->flags |= KG_FLAG(BASELINE_WRONG);
+            if (p->status == KG_LIB_OK && p->t > 0 && (!chosen || p->t < chosen->t))
+                chosen = p;
+        }
+        if (chosen) {
+            kg_result_set(r, "lib/time/median", chosen->t);
+            snprintf(r->baseline, sizeof r->baseline, "%s", chosen->name);
+            snprintf(r->baseline_note, sizeof r->baseline_note, "%s", chosen->note);
+            t_best = chosen->t;
+            best_lo = chosen->lo > 0 ? chosen->lo : chosen->t;
+            best_hi = chosen->hi > 0 ? chosen->hi : chosen->t;
+            snprintf(r->best, sizeof r->best, "%s", chosen->name);
+        } else {
+            snprintf(r->baseline_note, sizeof r->baseline_note, "%s",
+                     op->no_baseline_why && lib->n == 0 ? op->no_baseline_why
+                     : lib->n ? "no vendor path ran or passed the check here (see libraries)"
+                              : "no vendor library path");
+        }
+        if (lib->have_best && (!(t_best > 0) || lib->best_t < t_best)) {
+            t_best = lib->best_t;
+            best_lo = lib->best_lo > 0 ? lib->best_lo : lib->best_t;
+            best_hi = lib->best_hi > 0 ? lib->best_hi : lib->best_t;
+            snprintf(r->best, sizeof r->best, "%s", lib->best_name);
+        }
+        if (t_best > 0)
+            kg_result_set(r, "best/time/median", t_best);
+        if (chosen) {
+            kg_roof_eval le;
+            if (kg_roofline(&w, op->unit, types.data, roofs, chosen->t, &le) == 0) {
+                kg_result_set(r, "lib/roof/fraction", le.rho);
+                if (le.rho < g->rho_ok)
+                    r->flags |= KG_FLAG(BASELINE_WEAK);
+            }
+        }
     }
     if (r->verdict != KG_V_SKIPPED)
         return; /* INCORRECT, CRASH, TIMEOUT stand */
-    kg_evidence ev = {1, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (r->flags & KG_FLAG(VERIFIED)) {
+        snprintf(r->reason, sizeof r->reason, "correct at this shape; not timed (--verify-only)");
+        return;
+    }
+    kg_evidence ev;
+    memset(&ev, 0, sizeof ev);
+    ev.correct = 1;
     if (kg_result_get(r, "time/gpu/median", &t) && t > 0) {
         if (!kg_result_get(r, "time/gpu/ci_lo", &lo) || lo <= 0)
             lo = t;
@@ -354,7 +545,7 @@ void kg_judge(kg_result *r, const kg_op *op, kg_dtype dt, const kg_shape *s,
         kg_result_set(r, "rate/bandwidth", w.bytes / t);
         kg_result_set(r, "rate/flops", w.flops / t);
         kg_roof_eval re;
-        if (kg_roofline(&w, op->unit, dt, roofs, t, &re) == 0) {
+        if (kg_roofline(&w, op->unit, types.data, roofs, t, &re) == 0) {
             ev.have_rho = 1;
             ev.rho = re.rho;
             ev.rho_lo = re.rho * t / hi;
@@ -365,13 +556,21 @@ void kg_judge(kg_result *r, const kg_op *op, kg_dtype dt, const kg_shape *s,
             kg_result_set(r, "roof/ridge", re.ridge);
             kg_result_set(r, "roof/compute_bound", re.compute_bound);
         }
-        if (lib && lib->have && lib->t > 0) {
-            double llo = lib->lo > 0 ? lib->lo : lib->t, lhi = lib->hi > 0 ? lib->hi : lib->t;
+        if (chosen && chosen->t > 0) {
+            double llo = chosen->lo > 0 ? chosen->lo : chosen->t,
+                   lhi = chosen->hi > 0 ? chosen->hi : chosen->t;
             ev.have_e = 1;
-            ev.e = lib->t / t;
+            ev.e = chosen->t / t;
             ev.e_lo = llo / hi;
             ev.e_hi = lhi / lo;
             kg_result_set(r, "lib/efficiency", ev.e);
+        }
+        if (t_best > 0) {
+            ev.have_best = 1;
+            ev.best = t_best / t;
+            ev.best_lo = best_lo / hi;
+            ev.best_hi = best_hi / lo;
+            kg_result_set(r, "best/efficiency", ev.best);
         }
     }
     r->verdict = kg_decide(g, &ev, &r->flags, r->reason, sizeof r->reason);
@@ -380,4 +579,6 @@ void kg_judge(kg_result *r, const kg_op *op, kg_dtype dt, const kg_shape *s,
         snprintf(r->reason, sizeof r->reason,
                  "work escaped the given stream: the device was still busy after the end event");
     }
+    if (r->sums_dropped)
+        r->flags |= KG_FLAG(TRUNCATED);
 }

@@ -1,14 +1,18 @@
 /* Supervising workers and judging what they report.
  *
- * kg_spawn runs `kgate __worker ...` (this same executable) with an event
- * pipe and a watchdog: events arrive as JSON lines; a child that outlives its
- * budget is killed (TIMEOUT); one that dies by a signal is a CRASH whose
- * stderr tail is kept. kg_job_run turns one worker's events into a
- * kg_result; kg_judge adds E_lib, rho and the verdict. */
+ * kg_spawn runs `kgate __worker --fd N` (this same executable), writes the
+ * job on its standard input, reads its events line by line and keeps a
+ * watchdog: a child that outlives its budget is killed with its whole
+ * process group (TIMEOUT); one that dies by a signal is a CRASH whose stderr
+ * tail is kept. kg_job_run turns one worker's events (core/proto.h) into a
+ * kg_result, a kg_libref or a kernel table; kg_judge adds rho, E_lib, E_best
+ * and the verdict. Nothing a worker says is trusted: a line that is not a
+ * valid event ends the job as a protocol violation. */
 #ifndef KG_JOB_H
 #define KG_JOB_H
 
 #include "op.h"
+#include "proto.h"
 #include "result.h"
 #include "stats.h"
 #include "verdict.h"
@@ -17,55 +21,51 @@
 extern "C" {
 #endif
 
-typedef struct cJSON cJSON;
-typedef void (*kg_event_fn)(void *ud, const cJSON *ev);
-
 typedef struct kg_child {
     int exited, code;   /* normal exit and its status */
     int signaled, sig;  /* killed by a signal */
     int timed_out;      /* killed by the watchdog */
+    int stopped;        /* killed because the line callback asked */
     double wall_s;
     char stderr_tail[1024];
 } kg_child;
 
-/* Runs the executable `exe` with argv (argv[0] included, NULL-terminated),
- * passing the event pipe as --fd N appended by the caller's argv. */
-int kg_spawn(const char *exe, char *const argv[], int event_fd_arg_index, double timeout_s,
-             kg_event_fn on_event, void *ud, kg_child *st, kg_err *err);
+/* Called for each complete event line; non-zero kills the child. */
+typedef int (*kg_line_fn)(void *ud, const char *line);
 
-/* The library time an operator/dtype/shape was judged against. */
+/* Runs `exe` with argv (argv[0] included, NULL-terminated); argv[fd_index]
+ * is replaced by the number of the event descriptor. `input`, when not NULL,
+ * is written to the child's standard input, which is then closed. A line
+ * longer than KG_EVENT_MAX is a violation: the child is killed and
+ * st->stopped set. Returns non-zero only when the child could not start. */
+int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input,
+             double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err);
+
+/* What one (operator, dtypes, shape) was measured against: every library
+ * path, and the bundled fast variant. */
 typedef struct kg_libref {
-    int have;
-    double t, lo, hi;
-    char name[64], note[320];
-    int fallback, wrong;
+    int measured;        /* the library job ran */
+    int n;
+    kg_libpath paths[KG_MAX_LIBPATHS];
+    int chosen;          /* the fastest correct path, or -1 */
+    int have_best;       /* the bundled fast variant was timed */
+    double best_t, best_lo, best_hi;
+    char best_name[96];
+    char best_note[256]; /* why there is no bundled time, when there is none */
 } kg_libref;
 
-typedef struct kg_job_spec {
-    const char *exe;     /* kgate itself */
-    const char *plugin;  /* NULL for a baseline-only job */
-    const char *kernel;  /* NULL for a baseline-only job, or with list */
-    const kg_op *op;
-    kg_dtype dtype;
-    kg_shape shape;
-    int baseline;        /* also measure the library baseline */
-    int list;            /* only load and validate the plugin */
-    int hot, memset_flush, trials, device, edge;
-    unsigned long long seed;
-    kg_stop_cfg stop;
-    double timeout_s;
-} kg_job_spec;
+/* Runs one worker for job. KERNEL: the result goes to *r (its verdict is
+ * KG_V_SKIPPED until kg_judge, unless the kernel crashed, hung, was wrong or
+ * broke the protocol). LIBRARY: *lib. LIST: *table and *n_table (malloc'd,
+ * caller frees). Returns non-zero only for errors that stop the command: a
+ * bad candidate file, no GPU, a library path that failed; what was measured
+ * before is already in *r or *lib. */
+int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
+               kg_table_entry **table, int *n_table, kg_err *err);
 
-/* Runs a worker for spec. Result fields and summaries go to *r (kernel part)
- * and *lib (baseline part). Returns non-zero only for errors that stop the
- * whole command (bad candidate file, no GPU); a kernel's crash, hang or
- * mismatch is a verdict in *r. With list, the table is returned in *table as
- * a cJSON array the caller deletes. */
-int kg_job_run(const kg_job_spec *spec, kg_result *r, kg_libref *lib, cJSON **table, kg_err *err);
-
-/* Derives rates, rho, E_lib and the verdict for a measured result. */
-void kg_judge(kg_result *r, const kg_op *op, kg_dtype dt, const kg_shape *s,
-              const kg_roofs *roofs, const kg_libref *lib, const kg_gate *g);
+/* Derives rates, rho, E_lib, E_best and the verdict for a measured result. */
+void kg_judge(kg_result *r, const kg_op *op, kg_types t, const kg_shape *s, const kg_roofs *roofs,
+              const kg_libref *lib, const kg_gate *g);
 
 #ifdef __cplusplus
 }

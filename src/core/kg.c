@@ -57,6 +57,8 @@ void kg_dtype_dlpack(kg_dtype t, uint8_t *code, uint8_t *bits)
     *bits = dtypes[t].bits;
 }
 
+int kg_dtype_is_int(kg_dtype t) { return t == KG_I32 || t == KG_I64; }
+
 char *kg_shape_format(const kg_shape *s, char *buf, size_t size)
 {
     size_t used = 0;

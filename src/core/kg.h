@@ -31,12 +31,15 @@ typedef struct kg_err {
 int kg_err_set(kg_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Element types kgate knows. X-macro: name, bytes, DLPack code, bits. */
+/* Element types kgate knows. X-macro: name, bytes, DLPack code, bits.
+ * The floating types hold data; the integer ones hold indices. */
 #define KG_DTYPES(X)            \
     X(FP16, "fp16", 2, 2, 16)   \
     X(BF16, "bf16", 2, 4, 16)   \
     X(FP32, "fp32", 4, 2, 32)   \
-    X(FP64, "fp64", 8, 2, 64)
+    X(FP64, "fp64", 8, 2, 64)   \
+    X(I32, "int32", 4, 0, 32)   \
+    X(I64, "int64", 8, 0, 64)
 
 typedef enum kg_dtype {
 #define X(e, s, b, c, bits) KG_##e,
@@ -51,9 +54,12 @@ size_t kg_dtype_size(kg_dtype t);
 int kg_dtype_parse(const char *s, kg_dtype *out);
 /* DLPack type code and bits of a dtype. */
 void kg_dtype_dlpack(kg_dtype t, uint8_t *code, uint8_t *bits);
+/* 1 for int32 and int64. */
+int kg_dtype_is_int(kg_dtype t);
 
-/* A problem shape: up to 4 named extents, e.g. M,N,K or ROWS,COLS. */
-#define KG_MAX_DIMS 4
+/* A problem shape: up to 8 named extents, e.g. M,N,K or ROWS,COLS
+ * (conv2d needs N,C,H,W,K,R,S). */
+#define KG_MAX_DIMS 8
 typedef struct kg_shape {
     int n;
     int64_t d[KG_MAX_DIMS];

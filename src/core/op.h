@@ -1,9 +1,25 @@
 /* The operator catalog: what an operator is, as kgate needs to know it.
- * Each operator is one `const kg_op` in src/ops/<name>.c (its signature,
- * shapes, generator ranges, tolerance rule, work model, CPU fp64 reference,
- * GPU fp64 reference and library baseline); the build collects every file in
- * src/ops/ into the registry, so adding an operator touches that file and its
- * kernels in kernels/<name>.cu. */
+ *
+ * Each operator has one home, src/ops/<name>.c (the descriptor: signature,
+ * scalars, shapes, generators, tolerance rule, work model, CPU fp64
+ * reference) and src/ops/<name>.cu beside it (the GPU fp64 reference and,
+ * when the operator needs them, its special edge inputs); its variants live
+ * in kernels/<name>.cu. The build collects every .c file in src/ops/ into the
+ * registry and every .cu file in kernels/ into the bundled candidate, so adding an
+ * operator touches those three files and nothing else.
+ *
+ * The rule for an operator author:
+ *   - the signature lists every tensor with its extents as shape dimensions,
+ *     its element type (the kernel's data dtype, the kernel's index dtype, or
+ *     a fixed int64), and for inputs how values are drawn;
+ *   - every output is compared: floats by the tolerance rule of
+ *     core/tolerance.h, integer outputs exactly (KG_CMP_ARG: an index whose
+ *     input value equals the reference value, the tie rule of argmax);
+ *   - the GPU reference writes every output as fp64 and must agree with the
+ *     CPU reference (tests/gpu/gpu_references.sh checks this at small shapes,
+ *     edge rows included);
+ *   - scalars the result depends on are `required`: a kernel must say it
+ *     reads them, and one trial uses their `alt` value. */
 #ifndef KG_OP_H
 #define KG_OP_H
 
@@ -18,51 +34,135 @@ extern "C" {
 #endif
 
 #define KG_MAX_TENSORS 4
-#define KG_MAX_PRESETS 6
+#define KG_MAX_RANK 4
+#define KG_MAX_SCALARS 4
+#define KG_MAX_PRESETS 8
+#define KG_MAX_BASELINES 4
+
+/* The element type of a signature tensor. */
+typedef enum kg_tclass {
+    KG_T_DATA,  /* the kernel's dtype (fp16, bf16, fp32) */
+    KG_T_INDEX, /* the kernel's index dtype (int32 or int64) */
+    KG_T_I64,   /* always int64 (argmax output, cross-entropy targets) */
+} kg_tclass;
+
+/* How an input's values are drawn (each trial with a fresh seed). */
+typedef enum kg_gen {
+    KG_GEN_UNIFORM, /* uniform in [lo, hi) */
+    KG_GEN_INDEX,   /* whole numbers uniform in [0, shape.d[range_dim]) */
+} kg_gen;
+
+/* How an output is compared with its fp64 reference. */
+typedef enum kg_cmpkind {
+    KG_CMP_CLOSE, /* the tolerance rule (core/tolerance.h) */
+    KG_CMP_ARG, /* an index into the last extent of input 0, one per row: it
+                   passes when 0 <= i < cols and input0[row, i] equals the
+                   reference value of that row (NaN matches NaN): any index of
+                   a tied maximum is right */
+} kg_cmpkind;
 
 /* A tensor of the signature: its extents are shape dims, by index. */
 typedef struct kg_tensor_spec {
     const char *name;
     int rank;
-    int dim[3];
-    double lo, hi; /* inputs: uniform generator range */
+    int dim[KG_MAX_RANK];
+    kg_tclass type;
+    kg_gen gen;      /* inputs */
+    double lo, hi;   /* inputs, KG_GEN_UNIFORM */
+    int range_dim;   /* inputs, KG_GEN_INDEX */
+    kg_cmpkind cmp;  /* outputs */
 } kg_tensor_spec;
+
+/* A named scalar. `required`: the result depends on it, so a kernel must
+ * declare that it reads it, and the second trial uses `alt` instead of
+ * `def` (catching a kernel that hard-codes the default). */
+typedef struct kg_scalar_spec {
+    const char *name;
+    double def, alt;
+    int required;
+    int integer; /* must be a whole number */
+    const char *doc;
+} kg_scalar_spec;
 
 typedef struct kg_preset {
     const char *name;
     kg_shape shape;
 } kg_preset;
 
-/* GPU fp64 reference: writes output 0 of the signature as doubles to `ref`. */
-typedef int (*kg_reference_fn)(const DLTensor *in, int n_in, double *ref,
-                               const kgate_params *p, kgate_stream s);
-/* CPU fp64 reference over double arrays, for small shapes and tests. */
-typedef void (*kg_cpu_reference_fn)(const double *const *in, const kg_shape *shape,
-                                    const kgate_params *p, double *out);
+/* The operator families of the paper's Table I. */
+#define KG_FAMILIES(X)                                 \
+    X(GEMM, "gemm")                                    \
+    X(ATTENTION, "attention")                          \
+    X(CONVOLUTION, "convolution")                      \
+    X(NORMALIZATION, "normalization")                  \
+    X(ELEMENTWISE, "element-wise/reduction")
 
-struct kg_baseline; /* src/gpu/baseline.h */
+typedef enum kg_family {
+#define X(e, s) KG_FAMILY_##e,
+    KG_FAMILIES(X)
+#undef X
+    KG_FAMILY_COUNT
+} kg_family;
+const char *kg_family_name(kg_family f);
+
+/* A worked example the CPU reference must reproduce (tests/test_catalog.c
+ * runs every operator's): a tiny shape, every input, and every expected
+ * output (NaN expects NaN), with the operator's default scalars. */
+typedef struct kg_example {
+    kg_shape shape;
+    const double *in[KG_MAX_TENSORS];
+    const double *out[KG_MAX_TENSORS];
+} kg_example;
+
+/* The element types of one kernel: data and index. */
+typedef struct kg_types {
+    kg_dtype data;
+    kg_dtype index; /* KG_I32 or KG_I64 */
+} kg_types;
+
+/* GPU fp64 reference: writes every output of the signature as doubles,
+ * ref[o] holding numel(output o) values. Enqueued on s. */
+typedef int (*kg_reference_fn)(const DLTensor *in, int n_in, double *const *ref,
+                               const kgate_params *p, kgate_stream s);
+/* CPU fp64 reference over double arrays (index inputs as whole numbers),
+ * for small shapes and tests. */
+typedef void (*kg_cpu_reference_fn)(const double *const *in, const kg_shape *shape,
+                                    const kgate_params *p, double *const *out);
+/* Extra edge values an operator needs beyond the generic ones (for example
+ * targets equal to ignore_index); called after the generic planting. */
+typedef int (*kg_edges_fn)(DLTensor *in, int n_in, const kg_shape *shape,
+                           const kgate_params *p, kgate_stream s);
 
 typedef struct kg_op {
     const char *name;
     const char *summary;
+    kg_family family;
     const char *dims;  /* extent names, e.g. "MxNxK" */
     int n_dims;
-    kg_dtype dtypes[4];
+    kg_dtype dtypes[4]; /* data dtypes it supports */
     int n_dtypes;
+    int n_suite_dtypes; /* the first n are what `kgate run` measures (0: 1) */
     kg_preset presets[KG_MAX_PRESETS];
     int n_presets;
     int n_inputs, n_outputs;
     kg_tensor_spec in[KG_MAX_TENSORS], out[KG_MAX_TENSORS];
-    int reduction;    /* doubles the tolerance */
-    kg_unit unit;     /* compute roof the FLOPs run on */
-    double eps;       /* default kgate_params.eps */
-    int min_rows;     /* edge cases need this many rows of input 0 */
-    void (*work)(const kg_shape *s, kg_dtype dt, kg_work *w);
+    kg_scalar_spec scalars[KG_MAX_SCALARS];
+    int n_scalars;
+    int reduction;     /* doubles the tolerance */
+    kg_unit unit;      /* compute roof the FLOPs run on */
+    double flops_per_elem; /* FLOPs per element of input 0, when work is NULL */
+    int min_rows;      /* edge cases need this many rows of input 0 */
+    /* Essential work; NULL: every input read once, every output written once
+     * (kg_work_default) and flops_per_elem FLOPs per element of input 0. */
+    void (*work)(const struct kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
     kg_cpu_reference_fn cpu_reference;
     kg_reference_fn reference;
-    const struct kg_baseline *baseline;
-    const char *fallback; /* bundled kernel that stands in when the baseline is unsupported */
-    const char *edge_semantics; /* what NaN/Inf/denormal/equal rows must give */
+    kg_edges_fn edges; /* may be NULL */
+    const char *baselines[KG_MAX_BASELINES]; /* vendor paths by name (src/gpu/baseline.h) */
+    const char *fast;  /* the bundled optimized variant, "v2": kernel <op>_v2_<dtype> */
+    const char *no_baseline_why; /* when there is no vendor path: why */
+    const char *edge_semantics;  /* what NaN/Inf/denormal/equal rows must give */
+    kg_example example;          /* worked by hand */
 } kg_op;
 
 /* The registry (generated from src/ops/ by the build). NULL-terminated. */
@@ -71,16 +171,53 @@ extern const kg_op *const kg_ops[];
 const kg_op *kg_op_find(const char *name);
 int kg_op_has_dtype(const kg_op *op, kg_dtype dt);
 const kg_preset *kg_preset_find(const kg_op *op, const char *name);
+const kg_scalar_spec *kg_op_scalar(const kg_op *op, const char *name);
+/* 1 when op has an input of class KG_T_INDEX. */
+int kg_op_has_index(const kg_op *op);
+/* The dtypes `kgate run` measures. */
+int kg_op_suite_dtypes(const kg_op *op);
 
 /* Parses a shape for op: a preset name, "AxBxC" with op->n_dims extents, or
  * one number N meaning N for every extent. Errors name the expected form. */
 int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err);
 
+/* The name of extent i of op ("ROWS" of "ROWSxCOLS") into buf. */
+const char *kg_op_dim_name(const kg_op *op, int i, char *buf, size_t size);
+
 /* Extents of a signature tensor at a shape; returns the element count. */
 int64_t kg_tensor_extents(const kg_tensor_spec *t, const kg_shape *s, int64_t *ext);
+/* The dtype of a signature tensor for a kernel's types. */
+kg_dtype kg_tensor_dtype_of(const kg_tensor_spec *t, kg_types types);
 
-/* Rows and columns of input 0 viewed as a matrix (last extent = columns). */
+/* Rows and columns of input 0 viewed as a matrix (last extent = columns;
+ * a rank-1 input is viewed as 8 rows when it has at least 64 elements). */
 void kg_input0_matrix(const kg_op *op, const kg_shape *s, int64_t *rows, int64_t *cols);
+
+/* The default work model: bytes of every input (read) and output (written);
+ * FLOPs = op->flops_per_elem per element of input 0. */
+void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
+/* The operator's work model (its own, or the default). */
+void kg_op_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
+
+/* The scalars of a call: the operator's, each with its value. */
+typedef struct kg_scalars {
+    int n;
+    kgate_scalar v[KG_MAX_SCALARS];
+} kg_scalars;
+
+/* The defaults of op's scalars. */
+void kg_scalars_default(const kg_op *op, kg_scalars *out);
+/* Applies "name=value" to s (op's scalars only; integers must be whole).
+ * Errors (KG_EXIT_USAGE) name the operator's scalars. */
+int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *assignment, kg_err *err);
+/* The values one trial uses: the given ones, with the required scalars at
+ * their `alt` value when `alt` is set. */
+void kg_scalars_for_trial(const kg_op *op, const kg_scalars *given, int alt, kg_scalars *out);
+
+/* Checks a kernel's declared scalar list ("eps,negative_slope") against op:
+ * an unknown name or a required one missing is an error (KG_EXIT_CANDIDATE)
+ * naming the kernel. */
+int kg_op_check_scalars(const kg_op *op, const char *kernel, const char *list, kg_err *err);
 
 #ifdef __cplusplus
 }

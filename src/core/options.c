@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ static const char check_help[] =
     "  --trials N          random-input correctness trials (default 3)\n"
     "  --seed N            first seed (default 1); each trial uses a fresh one\n"
     "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
+    "  --param NAME=VALUE  an operator scalar (kgate ops lists them), e.g. eps=1e-6; repeatable\n"
+    "  --verify-only       check correctness only: no timing, no library paths\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
     "  --max-noise X       stop sampling at this relative std dev (default 0.005)\n"
     "  --min-time S        GPU time to accumulate first (default 0.25)\n"
@@ -67,13 +70,22 @@ const char *kg_usage(const char *c)
     return overview;
 }
 
-static int num(const char *opt, const char *v, double lo, double hi, double *out, kg_err *err)
+/* A decimal number in [lo, hi]; `whole`: digits only (no sign, point,
+ * exponent, hex or nan). */
+static int num(const char *opt, const char *v, double lo, double hi, int whole, double *out,
+               kg_err *err)
 {
     char *end;
     errno = 0;
     double d = strtod(v, &end);
-    if (errno || *end || end == v || d < lo || d > hi)
-        return kg_err_set(err, KG_EXIT_USAGE, "%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi);
+    int ok = !errno && !*end && end != v && isfinite(d) && d >= lo && d <= hi;
+    for (const char *c = v; ok && whole && *c; c++)
+        ok = *c >= '0' && *c <= '9';
+    for (const char *c = v; ok && !whole && *c; c++)
+        ok = !(*c == 'x' || *c == 'X' || *c == 'n' || *c == 'N' || *c == 'i' || *c == 'I');
+    if (!ok)
+        return kg_err_set(err, KG_EXIT_USAGE, "%s: '%s' is not a %s in [%g, %g]", opt, v,
+                          whole ? "whole number" : "decimal number", lo, hi);
     *out = d;
     return 0;
 }
@@ -119,11 +131,13 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--no-edge", FLAG, &o->edge, 0, 0, NULL},
         {"--live", FLAG, &o->live, 1, 0, NULL},
         {"--force", FLAG, &o->force, 1, 0, NULL},
+        {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},
         {"--sizes", STR, &sizes, 0, 0, NULL},
         {"--json", STR, &o->json, 0, 0, NULL},
+        {"--param", STR, NULL, 0, 0, NULL},
         {"--roof", STR, &o->roof, 0, 0, "measured|datasheet"},
         {"--flush", STR, &flush, 0, 0, "read|memset"},
         {"--trials", INT, &o->trials, 1, 1000, NULL},
@@ -165,6 +179,12 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         double d = 0;
         if (!v)
             return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", a);
+        if (strcmp(a, "--param") == 0) {
+            if (o->n_params == (int)(sizeof o->params / sizeof o->params[0]))
+                return kg_err_set(err, KG_EXIT_USAGE, "--param: at most %d", o->n_params);
+            o->params[o->n_params++] = v;
+            continue;
+        }
         if (opts[k].kind == STR) {
             const char *c = opts[k].choices, *bar = c ? strchr(c, '|') : NULL;
             if (bar && !(strlen(v) == (size_t)(bar - c) && strncmp(v, c, (size_t)(bar - c)) == 0) &&
@@ -174,7 +194,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             *(const char **)opts[k].dst = v;
             continue;
         }
-        if (num(a, v, opts[k].lo, opts[k].hi, &d, err))
+        if (num(a, v, opts[k].lo, opts[k].hi, opts[k].kind != NUM, &d, err))
             return err->code;
         if (opts[k].kind == NUM)
             *(double *)opts[k].dst = d;
@@ -184,6 +204,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             *(unsigned long long *)opts[k].dst = (unsigned long long)d;
     }
     o->memset_flush = strcmp(flush, "memset") == 0;
+    o->suite = strcmp(o->command, "run") == 0;
     if (o->op_name) {
         o->op = kg_op_find(o->op_name);
         if (!o->op) {
@@ -195,11 +216,29 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         }
     }
     if (o->dtype_name) {
-        if (kg_dtype_parse(o->dtype_name, &o->dtype) || o->dtype == KG_FP64)
+        if (kg_dtype_parse(o->dtype_name, &o->dtype) || o->dtype == KG_FP64 || kg_dtype_is_int(o->dtype))
             return kg_err_set(err, KG_EXIT_USAGE, "unknown dtype '%s' (known: fp16, bf16, fp32)", o->dtype_name);
         if (o->op && !kg_op_has_dtype(o->op, o->dtype))
             return kg_err_set(err, KG_EXIT_USAGE, "%s does not support %s", o->op->name, o->dtype_name);
         o->have_dtype = 1;
+    }
+    /* each --param must name a scalar of --op, or of some operator */
+    for (int i = 0; i < o->n_params; i++) {
+        int ok = 0;
+        kg_err e2 = {0, ""};
+        for (int k = 0; kg_ops[k] && !ok; k++) {
+            kg_scalars sc;
+            if (o->op && o->op != kg_ops[k])
+                continue;
+            kg_scalars_default(kg_ops[k], &sc);
+            memset(&e2, 0, sizeof e2);
+            ok = kg_scalars_set(kg_ops[k], &sc, o->params[i], &e2) == 0;
+            if (o->op && !ok)
+                return kg_err_set(err, KG_EXIT_USAGE, "%s", e2.msg);
+        }
+        if (!ok)
+            return kg_err_set(err, KG_EXIT_USAGE, "--param %s: no operator has that scalar, or the "
+                              "value is not a number it takes", o->params[i]);
     }
     if (shape && sizes)
         return kg_err_set(err, KG_EXIT_USAGE, "give --shape or --sizes, not both");

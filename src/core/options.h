@@ -23,7 +23,10 @@ typedef struct kg_options {
     int have_dtype;
     const char *shape_texts[KG_MAX_SHAPES]; /* --shape, or each of --sizes */
     int n_shapes;
-    int hot, memset_flush, trials, device, edge, live, force, help;
+    int hot, memset_flush, trials, device, edge, live, force, help, verify_only;
+    int suite;             /* run: only each operator's suite dtypes */
+    const char *params[KG_MAX_SCALARS * 2]; /* --param NAME=VALUE, as given */
+    int n_params;
     unsigned long long seed;
     double timeout_s;
     kg_stop_cfg stop;

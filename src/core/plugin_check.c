@@ -1,7 +1,10 @@
-/* Candidate table validation and loading. */
+/* Candidate table validation and loading (the rule is in plugin_check.h). */
 #include "plugin_check.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +21,60 @@ static int name_ok(const char *s)
     return 1;
 }
 
+const kgate_kernel *kg_plugin_kernel(const kgate_plugin *p, uint32_t i)
+{
+    return (const kgate_kernel *)((const char *)p->kernels + (size_t)i * p->kernel_size);
+}
+
+static int check_kernel(const kgate_plugin *p, uint32_t i, const char *path, kg_err *err)
+{
+    const kgate_kernel *k = kg_plugin_kernel(p, i);
+    if (!name_ok(k->name))
+        return kg_err_set(err, KG_EXIT_CANDIDATE,
+                          "%s: kernel #%u has a missing or invalid name (want [A-Za-z0-9_.-]+, "
+                          "at most 80)",
+                          path, i);
+    for (uint32_t j = 0; j < i; j++)
+        if (strcmp(kg_plugin_kernel(p, j)->name, k->name) == 0)
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel name '%s' appears twice", path,
+                              k->name);
+    const kg_op *op = kg_op_find(k->op);
+    if (!op)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel '%s' names unknown operator '%s'",
+                          path, k->name, k->op ? k->op : "(null)");
+    kg_dtype dt;
+    if (kg_dtype_parse(k->dtype, &dt) || !kg_op_has_dtype(op, dt))
+        return kg_err_set(err, KG_EXIT_CANDIDATE,
+                          "%s: kernel '%s': dtype '%s' is not one %s supports", path, k->name,
+                          k->dtype ? k->dtype : "(null)", op->name);
+    if (k->index_dtype) {
+        kg_dtype it;
+        if (!kg_op_has_index(op))
+            return kg_err_set(err, KG_EXIT_CANDIDATE,
+                              "%s: kernel '%s' gives an index dtype, but %s has no index inputs",
+                              path, k->name, op->name);
+        if (kg_dtype_parse(k->index_dtype, &it) || !kg_dtype_is_int(it))
+            return kg_err_set(err, KG_EXIT_CANDIDATE,
+                              "%s: kernel '%s': index dtype '%s' is not int32 or int64", path,
+                              k->name, k->index_dtype);
+    }
+    if (k->n_inputs != op->n_inputs || k->n_outputs != op->n_outputs)
+        return kg_err_set(err, KG_EXIT_CANDIDATE,
+                          "%s: kernel '%s' declares %d inputs and %d outputs; %s takes %d and %d",
+                          path, k->name, k->n_inputs, k->n_outputs, op->name, op->n_inputs,
+                          op->n_outputs);
+    if (!k->launch)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel '%s' has no launch function", path,
+                          k->name);
+    if (k->summary && strlen(k->summary) > 255)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel '%s': summary longer than 255 bytes",
+                          path, k->name);
+    kg_err e2 = {0, ""};
+    if (kg_op_check_scalars(op, k->name, k->scalars, &e2))
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: %s", path, e2.msg);
+    return 0;
+}
+
 int kg_plugin_validate(const kgate_plugin *p, const char *path, kg_err *err)
 {
     if (!p)
@@ -26,53 +83,47 @@ int kg_plugin_validate(const kgate_plugin *p, const char *path, kg_err *err)
         return kg_err_set(err, KG_EXIT_CANDIDATE,
                           "%s: ABI version %u, this kgate speaks version %u", path,
                           p->abi_version, KGATE_ABI_VERSION);
+    if (p->kernel_size < sizeof(kgate_kernel) || p->kernel_size > 4096)
+        return kg_err_set(err, KG_EXIT_CANDIDATE,
+                          "%s: kernel records of %u bytes; this kgate's are %zu (rebuild against "
+                          "include/kgate/plugin.h)",
+                          path, p->kernel_size, sizeof(kgate_kernel));
     if (p->n_kernels == 0 || !p->kernels)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: the kernel table is empty", path);
-    if (p->n_kernels > 4096)
-        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: %u kernels: table looks corrupt", path,
+    if (p->n_kernels > 1024)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: %u kernels (at most 1024)", path,
                           p->n_kernels);
-    for (uint32_t i = 0; i < p->n_kernels; i++) {
-        const kgate_kernel *k = &p->kernels[i];
-        if (!name_ok(k->name))
-            return kg_err_set(err, KG_EXIT_CANDIDATE,
-                              "%s: kernel #%u has a missing or invalid name (want [A-Za-z0-9_.-]+)",
-                              path, i);
-        for (uint32_t j = 0; j < i; j++)
-            if (strcmp(p->kernels[j].name, k->name) == 0)
-                return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel name '%s' appears twice",
-                                  path, k->name);
-        const kg_op *op = kg_op_find(k->op);
-        if (!op)
-            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel '%s' names unknown operator '%s'",
-                              path, k->name, k->op ? k->op : "(null)");
-        kg_dtype dt;
-        if (kg_dtype_parse(k->dtype, &dt) || !kg_op_has_dtype(op, dt))
-            return kg_err_set(err, KG_EXIT_CANDIDATE,
-                              "%s: kernel '%s': dtype '%s' is not one %s supports", path, k->name,
-                              k->dtype ? k->dtype : "(null)", op->name);
-        if (k->n_inputs != op->n_inputs || k->n_outputs != op->n_outputs)
-            return kg_err_set(err, KG_EXIT_CANDIDATE,
-                              "%s: kernel '%s' declares %d inputs and %d outputs; %s takes %d and %d",
-                              path, k->name, k->n_inputs, k->n_outputs, op->name, op->n_inputs,
-                              op->n_outputs);
-        if (!k->launch)
-            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: kernel '%s' has no launch function",
-                              path, k->name);
-    }
+    for (uint32_t i = 0; i < p->n_kernels; i++)
+        if (check_kernel(p, i, path, err))
+            return err->code;
     return 0;
 }
 
 int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg_err *err)
 {
+    char local[PATH_MAX];
     *handle = NULL;
     if (access(path, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no such readable file", path);
+    /* dlopen searches the library path for a name without a slash: the file
+     * checked above could then differ from the file loaded */
+    if (!strchr(path, '/')) {
+        snprintf(local, sizeof local, "./%s", path);
+        path = local;
+    }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: cannot load: %s", path, dlerror());
     kgate_plugin_entry_fn entry = (kgate_plugin_entry_fn)dlsym(h, KGATE_PLUGIN_SYMBOL);
     if (!entry) {
+        int v1 = dlsym(h, "kgate_plugin_v1") != NULL;
         dlclose(h);
+        if (v1)
+            return kg_err_set(err, KG_EXIT_CANDIDATE,
+                              "%s: an ABI version 1 candidate (kgate_plugin_v1); this kgate loads "
+                              "version 2: rebuild it against include/kgate/plugin.h (docs/abi.md, "
+                              "\"From version 1\")",
+                              path);
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no %s symbol: not a kgate candidate", path,
                           KGATE_PLUGIN_SYMBOL);
     }
@@ -89,7 +140,7 @@ int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg
 const kgate_kernel *kg_plugin_find(const kgate_plugin *p, const char *name)
 {
     for (uint32_t i = 0; i < p->n_kernels; i++)
-        if (strcmp(p->kernels[i].name, name) == 0)
-            return &p->kernels[i];
+        if (strcmp(kg_plugin_kernel(p, i)->name, name) == 0)
+            return kg_plugin_kernel(p, i);
     return NULL;
 }

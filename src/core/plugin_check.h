@@ -1,5 +1,13 @@
 /* Validation of a candidate's kernel table against the catalog. Plain C: the
- * worker runs it after dlopen(), the tests run it on CPU-built libraries. */
+ * worker runs it after dlopen(), the tests run it on CPU-built libraries.
+ * The rule: a table of ABI version 2 whose records are at least as large as
+ * this kgate's kgate_kernel (later, larger records are read by their size);
+ * every kernel with a valid unique name, a catalog operator and a dtype it
+ * supports, an index dtype of int32 or int64 exactly when the operator has
+ * index inputs, the operator's tensor counts, a launch function, and a
+ * scalar list naming only the operator's scalars and every required one.
+ * A version-1 table (kgate_plugin_v1) is refused with a line that says how to
+ * move on. Every error is KG_EXIT_CANDIDATE and names the file. */
 #ifndef KG_PLUGIN_CHECK_H
 #define KG_PLUGIN_CHECK_H
 
@@ -11,12 +19,14 @@
 extern "C" {
 #endif
 
-/* Checks ABI version, kernel count, names (non-empty, unique, [A-Za-z0-9_.-]),
- * operator and dtype (known to the catalog), tensor counts (match the
- * operator's signature) and launch pointers. Errors have KG_EXIT_CANDIDATE. */
+/* The i-th kernel record of a table (records are p->kernel_size apart). */
+const kgate_kernel *kg_plugin_kernel(const kgate_plugin *p, uint32_t i);
+
+/* Checks a table as the rule above says. */
 int kg_plugin_validate(const kgate_plugin *p, const char *path, kg_err *err);
 
-/* Loads `path` with dlopen, finds KGATE_PLUGIN_SYMBOL and validates it.
+/* Loads `path` with dlopen (a path without a slash is taken as ./path, never
+ * searched for), finds KGATE_PLUGIN_SYMBOL and validates the table.
  * *handle receives the dlopen handle (close with dlclose). */
 int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg_err *err);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA "kgate.results/1"
+#define SCHEMA "kgate.results/2"
 
 void kg_report_init(kg_report *r)
 {
@@ -76,39 +76,141 @@ static void flags_text(unsigned flags, char *buf, size_t size)
             u += (size_t)snprintf(buf + u, size - u, "%s%s", u ? "," : "", kg_flag_name(b));
 }
 
-void kg_report_print(const kg_report *r, FILE *f)
+static int cmp_d(const void *a, const void *b)
 {
-    fprintf(f, "%-22s %-10s %-5s %-17s %-10s %10s %10s %6s %5s %7s  %s\n", "kernel", "op", "dtype",
-            "shape", "verdict", "time", "library", "E_lib", "rho", "cliff", "flags");
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void kg_report_families(const kg_report *r, kg_family_row rows[KG_FAMILY_COUNT])
+{
+    double *e = malloc(sizeof(double) * (size_t)(r->n + 1)), *b = malloc(sizeof(double) * (size_t)(r->n + 1)),
+           *h = malloc(sizeof(double) * (size_t)(r->n + 1));
+    for (int f = 0; f < KG_FAMILY_COUNT; f++) {
+        int ne = 0, nb = 0, nh = 0;
+        memset(&rows[f], 0, sizeof rows[f]);
+        for (int i = 0; e && b && h && i < r->n; i++) {
+            const kg_result *x = &r->results[i];
+            const kg_op *op = kg_op_find(x->op);
+            double v;
+            if (!op || (int)op->family != f || (x->verdict != KG_V_OK && x->verdict != KG_V_SLOW))
+                continue;
+            rows[f].n++;
+            rows[f].n_slow += x->verdict == KG_V_SLOW;
+            if (kg_result_get(x, "lib/efficiency", &v))
+                e[ne++] = v;
+            if (kg_result_get(x, "best/efficiency", &v))
+                b[nb++] = v;
+            if (kg_result_get(x, "roof/fraction", &v))
+                h[nh++] = v;
+        }
+        rows[f].e_lib = median_of(e, ne);
+        rows[f].e_best = median_of(b, nb);
+        rows[f].rho = median_of(h, nh);
+    }
+    free(e);
+    free(b);
+    free(h);
+}
+
+void kg_report_print(const kg_report *r, FILE *f, int summary)
+{
+    fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s\n", "kernel", "op", "dtype",
+            "shape", "verdict", "time", "best", "E_best", "E_lib", "rho", "cliff", "flags");
     for (int i = 0; i < r->n; i++) {
         const kg_result *x = &r->results[i];
-        char t[32], tl[32], e[16], rho[16], cl[16], fl[256];
+        char t[32], tb[32], eb[16], e[16], rho[16], cl[16], fl[256];
         double v;
         kg_fmt_time(kg_result_get(x, "time/gpu/median", &v) ? v : 0, t, sizeof t);
-        kg_fmt_time(kg_result_get(x, "lib/time/median", &v) ? v : 0, tl, sizeof tl);
+        kg_fmt_time(kg_result_get(x, "best/time/median", &v) ? v : 0, tb, sizeof tb);
+        fmt_num(x, "best/efficiency", "%.2f", eb, sizeof eb);
         fmt_num(x, "lib/efficiency", "%.2f", e, sizeof e);
         fmt_num(x, "roof/fraction", "%.2f", rho, sizeof rho);
         fmt_num(x, "cliff", "%.1fx", cl, sizeof cl);
         flags_text(x->flags, fl, sizeof fl);
-        fprintf(f, "%-22s %-10s %-5s %-17s %-10s %10s %10s %6s %5s %7s  %s\n", x->kernel, x->op,
-                x->dtype, x->shape, kg_verdict_name(x->verdict), t, tl, e, rho, cl, fl);
+        fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s\n", x->kernel, x->op,
+                x->dtype, x->shape, kg_verdict_name(x->verdict), t, tb, eb, e, rho, cl, fl);
     }
-    int header = 0;
+    if (r->n)
+        fprintf(f, "\n");
     for (int i = 0; i < r->n; i++) {
         const kg_result *x = &r->results[i];
-        if (!header) {
-            fprintf(f, "\n");
-            header = 1;
-        }
         fprintf(f, "%s %s %s: %s: %s%s%s\n", x->kernel, x->dtype, x->shape,
                 kg_verdict_name(x->verdict), x->reason, x->detail[0] ? "; " : "", x->detail);
     }
+    /* what each library path did, once per operator, dtype and shape */
+    int header = 0;
+    for (int i = 0; i < r->n; i++) {
+        const kg_result *x = &r->results[i];
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++)
+            seen = strcmp(r->results[k].op, x->op) == 0 && strcmp(r->results[k].dtype, x->dtype) == 0 &&
+                   strcmp(r->results[k].shape, x->shape) == 0;
+        if (seen || (!x->n_libs && !x->best[0]))
+            continue;
+        if (!header++)
+            fprintf(f, "\nlibrary paths (the fastest correct one gives E_lib; best adds kgate's own fast variant):\n");
+        fprintf(f, "  %s %s %s:", x->op, x->dtype, x->shape);
+        for (int k = 0; k < x->n_libs; k++) {
+            char tt[32];
+            const kg_libpath *p = &x->libs[k];
+            if (p->status == KG_LIB_OK)
+                fprintf(f, " %s %s;", p->name, kg_fmt_time(p->t, tt, sizeof tt));
+            else
+                fprintf(f, " %s %s (%.120s);", p->name, kg_lib_status_name(p->status), p->note);
+        }
+        if (!x->n_libs)
+            fprintf(f, " no vendor path (%.120s);", x->baseline_note);
+        fprintf(f, " best = %s\n", x->best[0] ? x->best : "none");
+    }
+    if (summary && r->n) {
+        kg_family_row rows[KG_FAMILY_COUNT];
+        kg_report_families(r, rows);
+        fprintf(f, "\nper family (medians over correct, timed kernels; the paper's Table I):\n");
+        fprintf(f, "  %-24s %8s %8s %8s %8s %6s\n", "family", "kernels", "E_lib", "E_best", "rho", "SLOW");
+        for (int k = 0; k < KG_FAMILY_COUNT; k++) {
+            if (!rows[k].n)
+                continue;
+            char e[16], b[16], h[16];
+            snprintf(e, sizeof e, isnan(rows[k].e_lib) ? "-" : "%.2f", rows[k].e_lib);
+            snprintf(b, sizeof b, isnan(rows[k].e_best) ? "-" : "%.2f", rows[k].e_best);
+            snprintf(h, sizeof h, isnan(rows[k].rho) ? "-" : "%.2f", rows[k].rho);
+            fprintf(f, "  %-24s %8d %8s %8s %8s %6d\n", kg_family_name((kg_family)k), rows[k].n, e, b, h,
+                    rows[k].n_slow);
+        }
+        int n_slow = 0;
+        for (int i = 0; i < r->n; i++)
+            n_slow += r->results[i].verdict == KG_V_SLOW;
+        fprintf(f, "\npasses-but-slow: %d correct kernel%s judged SLOW%s\n", n_slow, n_slow == 1 ? "" : "s",
+                n_slow ? ":" : "");
+        for (int i = 0; i < r->n; i++) {
+            const kg_result *x = &r->results[i];
+            double t = 0, tb = 0;
+            if (x->verdict != KG_V_SLOW)
+                continue;
+            kg_result_get(x, "time/gpu/median", &t);
+            kg_result_get(x, "best/time/median", &tb);
+            fprintf(f, "  %-26s %s %s: %.1fx slower than %s\n", x->kernel, x->dtype, x->shape,
+                    tb > 0 ? t / tb : 0.0, x->best[0] ? x->best : "the roof allows");
+        }
+    }
     if (r->n) {
-        fprintf(f, "\nroofs (%s): %.2f TB/s", r->roofs.source, r->roofs.bw / 1e12);
+        fprintf(f, "\nroofs (%s): copy %.2f, read %.2f, write %.2f TB/s", r->roofs.source,
+                r->roofs.bw / 1e12, (r->roofs.bw_read > 0 ? r->roofs.bw_read : r->roofs.bw) / 1e12,
+                (r->roofs.bw_write > 0 ? r->roofs.bw_write : r->roofs.bw) / 1e12);
         if (r->roofs.mma[KG_FP16] > 0)
             fprintf(f, ", fp16 %.0f / bf16 %.0f TFLOP/s", r->roofs.mma[KG_FP16] / 1e12,
                     r->roofs.mma[KG_BF16] / 1e12);
-        fprintf(f, "; gate: OK if E_lib >= %.2f or rho >= %.2f\n", r->gate.e_ok, r->gate.rho_ok);
+        fprintf(f, "\ngate: OK if E_best >= %.2f or rho >= %.2f (E_best = t_best / t)\n", r->gate.e_ok,
+                r->gate.rho_ok);
     }
 }
 
@@ -117,6 +219,8 @@ static cJSON *roofs_json(const kg_roofs *ro)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "source", ro->source);
     cJSON_AddNumberToObject(o, "bandwidth", ro->bw);
+    cJSON_AddNumberToObject(o, "read_bandwidth", ro->bw_read);
+    cJSON_AddNumberToObject(o, "write_bandwidth", ro->bw_write);
     cJSON *m = cJSON_AddObjectToObject(o, "mma");
     cJSON_AddNumberToObject(m, "fp16", ro->mma[KG_FP16]);
     cJSON_AddNumberToObject(m, "bf16", ro->mma[KG_BF16]);
@@ -167,6 +271,8 @@ char *kg_report_to_json(const kg_report *r)
         cJSON_AddStringToObject(o, "source", x->source);
         cJSON_AddStringToObject(o, "op", x->op);
         cJSON_AddStringToObject(o, "dtype", x->dtype);
+        if (x->index_dtype[0])
+            cJSON_AddStringToObject(o, "index_dtype", x->index_dtype);
         cJSON_AddStringToObject(o, "shape", x->shape);
         cJSON_AddStringToObject(o, "verdict", kg_verdict_name(x->verdict));
         cJSON *fl = cJSON_AddArrayToObject(o, "flags");
@@ -177,6 +283,20 @@ char *kg_report_to_json(const kg_report *r)
         cJSON_AddStringToObject(o, "detail", x->detail);
         cJSON_AddStringToObject(o, "baseline", x->baseline);
         cJSON_AddStringToObject(o, "baseline_note", x->baseline_note);
+        cJSON_AddStringToObject(o, "best", x->best);
+        cJSON *libs = cJSON_AddArrayToObject(o, "libraries");
+        for (int k = 0; k < x->n_libs; k++) {
+            cJSON *l = cJSON_CreateObject();
+            cJSON_AddStringToObject(l, "name", x->libs[k].name);
+            cJSON_AddStringToObject(l, "status", kg_lib_status_name(x->libs[k].status));
+            cJSON_AddStringToObject(l, "note", x->libs[k].note);
+            if (x->libs[k].status == KG_LIB_OK) {
+                cJSON_AddNumberToObject(l, "time", x->libs[k].t);
+                cJSON_AddNumberToObject(l, "ci_lo", x->libs[k].lo);
+                cJSON_AddNumberToObject(l, "ci_hi", x->libs[k].hi);
+            }
+            cJSON_AddItemToArray(libs, l);
+        }
         cJSON_AddStringToObject(o, "stop", x->stop);
         cJSON *s = cJSON_AddObjectToObject(o, "summaries");
         for (int k = 0; k < x->n_sums; k++) {
@@ -221,7 +341,9 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
     buf[n] = '\0';
     root = cJSON_Parse(buf);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!root || !cJSON_IsString(schema) || strcmp(schema->valuestring, SCHEMA) != 0) {
+    /* version 1 files (before E_best) read the same, without the new fields */
+    if (!root || !cJSON_IsString(schema) ||
+        (strcmp(schema->valuestring, SCHEMA) != 0 && strcmp(schema->valuestring, "kgate.results/1") != 0)) {
         kg_err_set(err, KG_EXIT_IO, "%s: not a %s file", path, SCHEMA);
         goto out;
     }
@@ -239,6 +361,8 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
         const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, "roofs");
         str(ro, "source", r->roofs.source, sizeof r->roofs.source);
         r->roofs.bw = num(ro, "bandwidth");
+        r->roofs.bw_read = num(ro, "read_bandwidth");
+        r->roofs.bw_write = num(ro, "write_bandwidth");
         r->roofs.fp32 = num(ro, "fp32");
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(ro, "mma");
         r->roofs.mma[KG_FP16] = num(m, "fp16");
@@ -264,6 +388,8 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
         str(item, "source", x.source, sizeof x.source);
         str(item, "op", x.op, sizeof x.op);
         str(item, "dtype", x.dtype, sizeof x.dtype);
+        str(item, "index_dtype", x.index_dtype, sizeof x.index_dtype);
+        str(item, "best", x.best, sizeof x.best);
         str(item, "shape", x.shape, sizeof x.shape);
         str(item, "reason", x.reason, sizeof x.reason);
         str(item, "detail", x.detail, sizeof x.detail);
@@ -285,6 +411,22 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
         const cJSON *s;
         cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(item, "summaries"))
             kg_result_set(&x, s->string, num(s, "value"));
+        const cJSON *l;
+        cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(item, "libraries"))
+        {
+            if (x.n_libs == KG_MAX_LIBPATHS)
+                break;
+            kg_libpath *p = &x.libs[x.n_libs++];
+            char st[16];
+            str(l, "name", p->name, sizeof p->name);
+            str(l, "note", p->note, sizeof p->note);
+            str(l, "status", st, sizeof st);
+            p->status = strcmp(st, "ok") == 0 ? KG_LIB_OK : strcmp(st, "incorrect") == 0 ? KG_LIB_WRONG
+                                                                                         : KG_LIB_UNSUPPORTED;
+            p->t = num(l, "time");
+            p->lo = num(l, "ci_lo");
+            p->hi = num(l, "ci_hi");
+        }
         if (!kg_report_add(r, &x)) {
             kg_err_set(err, KG_EXIT_IO, "out of memory reading %s", path);
             goto out;

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "op.h"
 #include "result.h"
 #include "roofline.h"
 #include "verdict.h"
@@ -32,8 +33,17 @@ kg_result *kg_report_add(kg_report *r, const kg_result *res);
 /* Exit code for the report: the worst verdict's. */
 int kg_report_exit_code(const kg_report *r);
 
-/* Human-readable table (and reasons for anything not OK). */
-void kg_report_print(const kg_report *r, FILE *f);
+/* Human-readable table, the reason for every verdict and, with `summary`
+ * (kgate run), the per-family medians of E_lib, E_best and rho (the paper's
+ * Table I) and the passes-but-slow list: correct kernels judged SLOW. */
+void kg_report_print(const kg_report *r, FILE *f, int summary);
+
+/* Per-family medians over the correct, timed results (OK or SLOW). */
+typedef struct kg_family_row {
+    int n, n_slow;
+    double e_lib, e_best, rho; /* medians; NAN when no result has one */
+} kg_family_row;
+void kg_report_families(const kg_report *r, kg_family_row rows[KG_FAMILY_COUNT]);
 
 /* Writes JSON atomically (temporary file, then rename). KG_EXIT_IO on error. */
 int kg_report_write_json(const kg_report *r, const char *path, kg_err *err);

@@ -32,19 +32,27 @@ const char *kg_summary_describe(const char *name)
     return i < 0 ? "" : table[i].desc;
 }
 
-void kg_result_set(kg_result *r, const char *name, double v)
+const char *kg_lib_status_name(kg_lib_status s)
+{
+    return s == KG_LIB_OK ? "ok" : s == KG_LIB_UNSUPPORTED ? "unsupported" : "incorrect";
+}
+
+int kg_result_set(kg_result *r, const char *name, double v)
 {
     for (int i = 0; i < r->n_sums; i++)
         if (strcmp(r->sums[i].name, name) == 0) {
             r->sums[i].value = v;
-            return;
+            return 0;
         }
-    if (r->n_sums == KG_MAX_SUMMARIES)
-        return;
+    if (r->n_sums == KG_MAX_SUMMARIES) {
+        r->sums_dropped++;
+        return -1;
+    }
     kg_summary *s = &r->sums[r->n_sums++];
     snprintf(s->name, sizeof s->name, "%s", name);
     snprintf(s->unit, sizeof s->unit, "%s", kg_summary_unit(name));
     s->value = v;
+    return 0;
 }
 
 int kg_result_get(const kg_result *r, const char *name, double *v)

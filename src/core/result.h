@@ -28,10 +28,13 @@ extern "C" {
     X("time/clock", "MHz", "median SM clock over the samples")                          \
     X("time/batch/mean", "s", "mean time per launch in a CUDA graph batch (warm L2)")   \
     X("time/escaped", "s", "device still busy after the end event")                     \
-    X("lib/time/median", "s", "median GPU time of the library baseline")               \
-    X("lib/time/ci_lo", "s", "baseline median CI, low")                                 \
-    X("lib/time/ci_hi", "s", "baseline median CI, high")                                \
-    X("lib/efficiency", "", "E_lib = t_lib / t_kernel")                                 \
+    X("lib/time/median", "s", "median GPU time of the fastest correct library path")  \
+    X("lib/time/ci_lo", "s", "library median CI, low")                                  \
+    X("lib/time/ci_hi", "s", "library median CI, high")                                 \
+    X("lib/efficiency", "", "E_lib = t_lib / t_kernel (the paper's metric)")            \
+    X("lib/roof/fraction", "", "the library path's own rho")                            \
+    X("best/time/median", "s", "t_best: the fastest correct implementation kgate knows") \
+    X("best/efficiency", "", "E_best = t_best / t_kernel (what the gate uses)")         \
     X("roof/fraction", "", "rho = essential work / (time x roof)")                      \
     X("roof/peak", "", "the roof used: B/s or FLOP/s")                                  \
     X("roof/intensity", "FLOP/B", "arithmetic intensity of the essential work")         \
@@ -47,7 +50,23 @@ extern "C" {
     X("check/edge", "", "1 if the edge-case input passed")                             \
     X("cliff", "", "t_naive / t_this for variants of one operator")
 
-#define KG_MAX_SUMMARIES 48
+#define KG_MAX_SUMMARIES 96
+#define KG_MAX_LIBPATHS 6
+
+/* What became of one library path. */
+typedef enum kg_lib_status {
+    KG_LIB_OK,          /* checked and timed */
+    KG_LIB_UNSUPPORTED, /* the library cannot run this case here (note says why) */
+    KG_LIB_WRONG,       /* it ran, and failed the reference check: not used */
+} kg_lib_status;
+const char *kg_lib_status_name(kg_lib_status s);
+
+typedef struct kg_libpath {
+    char name[40];
+    char note[320];
+    kg_lib_status status;
+    double t, lo, hi; /* median time and its CI (KG_LIB_OK) */
+} kg_libpath;
 
 typedef struct kg_summary {
     char name[40];
@@ -59,19 +78,25 @@ typedef struct kg_result {
     char kernel[96];
     char source[512]; /* the candidate .so */
     char op[32], dtype[8], shape[64];
-    char baseline[64];       /* baseline name, e.g. cublaslt */
+    char index_dtype[8];     /* "" for operators without index inputs */
+    char baseline[64];       /* the library path E_lib uses, e.g. cublaslt */
     char baseline_note[320]; /* what exactly ran */
+    char best[96];           /* what t_best is: a library path or a bundled kernel */
+    int n_libs;
+    kg_libpath libs[KG_MAX_LIBPATHS]; /* every library path tried */
     kg_verdict verdict;
     unsigned flags;
     char reason[512];
     char detail[1024]; /* mismatch report, crash text, ... */
     char stop[16];     /* what stopped the kernel's sampling */
     int n_sums;
+    int sums_dropped; /* summaries that did not fit: reported, never silent */
     kg_summary sums[KG_MAX_SUMMARIES];
 } kg_result;
 
-/* Sets (or replaces) a summary; the unit comes from the table when known. */
-void kg_result_set(kg_result *r, const char *name, double value);
+/* Sets (or replaces) a summary; the unit comes from the table when known.
+ * Returns -1 (and counts it in sums_dropped) when the table is full. */
+int kg_result_set(kg_result *r, const char *name, double value);
 /* Returns 1 and *v if the summary exists. */
 int kg_result_get(const kg_result *r, const char *name, double *v);
 const char *kg_summary_unit(const char *name);

@@ -3,6 +3,15 @@
 
 #include <string.h>
 
+double kg_roof_memory(const kg_roofs *r, double rd, double wr)
+{
+    double c = r->bw, rr = r->bw_read > 0 ? r->bw_read : c, ww = r->bw_write > 0 ? r->bw_write : c;
+    if (!(rd + wr > 0))
+        return c;
+    double f = rd / (rd + wr);
+    return f <= 0.5 ? ww + (c - ww) * (f / 0.5) : c + (rr - c) * ((f - 0.5) / 0.5);
+}
+
 int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, double t_s,
                 kg_roof_eval *o)
 {
@@ -10,10 +19,15 @@ int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, 
     double pc = unit == KG_UNIT_TENSOR ? r->mma[dt] : r->fp32;
     if (t_s <= 0 || r->bw <= 0 || (w->flops > 0 && pc <= 0))
         return -1;
+    /* a work model that gives only the total counts it as a copy */
+    double rd = w->bytes_read, wr = w->bytes_written;
+    if (!(rd + wr > 0))
+        rd = wr = w->bytes / 2;
+    double bw = kg_roof_memory(r, rd, wr);
     o->intensity = w->bytes > 0 ? w->flops / w->bytes : 1e300;
-    o->ridge = pc > 0 ? pc / r->bw : 0;
+    o->ridge = pc > 0 ? pc / bw : 0;
     o->compute_bound = w->flops > 0 && o->intensity >= o->ridge;
-    o->peak = o->compute_bound ? pc : r->bw;
+    o->peak = o->compute_bound ? pc : bw;
     o->rho = (o->compute_bound ? w->flops : w->bytes) / (t_s * o->peak);
     return 0;
 }
@@ -34,13 +48,13 @@ int kg_roofs_datasheet(const char *name, double mem_clock_khz, int bus_bits, kg_
     strcpy(o->source, "datasheet");
     for (size_t i = 0; i < sizeof datasheet / sizeof datasheet[0]; i++)
         if (name && strstr(name, datasheet[i].match)) {
-            o->bw = datasheet[i].bw;
+            o->bw = o->bw_read = o->bw_write = datasheet[i].bw;
             o->mma[KG_FP16] = datasheet[i].fp16;
             o->mma[KG_BF16] = datasheet[i].bf16;
             o->mma[KG_FP32] = datasheet[i].tf32;
             o->fp32 = datasheet[i].fp32;
             return 1;
         }
-    o->bw = 2.0 * mem_clock_khz * 1e3 * bus_bits / 8.0;
+    o->bw = o->bw_read = o->bw_write = 2.0 * mem_clock_khz * 1e3 * bus_bits / 8.0;
     return 0;
 }

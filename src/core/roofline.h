@@ -13,16 +13,26 @@ extern "C" {
 /* Essential work of one operator call: every input read once, every output
  * written once, and the arithmetic the operator must do. */
 typedef struct kg_work {
-    double bytes;
+    double bytes;         /* bytes_read + bytes_written */
+    double bytes_read;
+    double bytes_written;
     double flops;
 } kg_work;
 
 /* Which compute roof an operator's FLOPs run on. */
 typedef enum kg_unit { KG_UNIT_TENSOR, KG_UNIT_FP32 } kg_unit;
 
+/* The memory roofs. A copy moves as many bytes in as out; a reduction
+ * mostly reads and a fill only writes, and the H200 streams a read-only
+ * kernel faster (4.40 TB/s) than a copy (4.28). The roof for a work model
+ * is interpolated in its read fraction f = read / (read + written):
+ * linearly from bw_write (f = 0) to bw (f = 1/2) to bw_read (f = 1).
+ * A roof left 0 takes bw's value. */
 typedef struct kg_roofs {
     char source[16];             /* "measured" or "datasheet" */
-    double bw;                   /* DRAM bytes/s, read + write counted */
+    double bw;                   /* DRAM bytes/s of a copy, read + write counted */
+    double bw_read;              /* DRAM bytes/s of a read-only stream */
+    double bw_write;             /* DRAM bytes/s of a write-only stream */
     double mma[KG_DTYPE_COUNT];  /* tensor-core FLOP/s by input dtype; fp32 = tf32 */
     double fp32;                 /* CUDA-core fp32 FLOP/s */
 } kg_roofs;
@@ -34,6 +44,9 @@ typedef struct kg_roof_eval {
     double peak;      /* the roof used: bytes/s or FLOP/s */
     double rho;       /* achieved / peak */
 } kg_roof_eval;
+
+/* The memory roof for a work model's read/write mix (see kg_roofs). */
+double kg_roof_memory(const kg_roofs *r, double bytes_read, double bytes_written);
 
 /* Evaluates the roofline for work w done in t_s seconds. Returns -1 (and
  * leaves *out zeroed) when a roof needed is missing or t_s <= 0. */

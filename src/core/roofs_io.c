@@ -43,7 +43,13 @@ int kg_roofs_load(const char *path, kg_roofs *out, kg_err *err)
     cJSON *root = cJSON_Parse(buf);
     cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "roofs");
     cJSON *bw = cJSON_GetObjectItemCaseSensitive(r, "bandwidth");
+    cJSON *rd = cJSON_GetObjectItemCaseSensitive(r, "read_bandwidth");
+    cJSON *wr = cJSON_GetObjectItemCaseSensitive(r, "write_bandwidth");
     cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "mma");
+    if (cJSON_IsNumber(bw) && cJSON_IsObject(m) && (!cJSON_IsNumber(rd) || !cJSON_IsNumber(wr))) {
+        cJSON_Delete(root); /* from a kgate before the read and write roofs: measure again */
+        return 1;
+    }
     if (!cJSON_IsNumber(bw) || !cJSON_IsObject(m)) {
         cJSON_Delete(root);
         return kg_err_set(err, KG_EXIT_IO, "%s: corrupt roofs cache (delete it or run kgate peaks)", path);
@@ -51,6 +57,8 @@ int kg_roofs_load(const char *path, kg_roofs *out, kg_err *err)
     memset(out, 0, sizeof *out);
     strcpy(out->source, "measured");
     out->bw = bw->valuedouble;
+    out->bw_read = rd->valuedouble;
+    out->bw_write = wr->valuedouble;
     const char *names[3] = {"fp16", "bf16", "tf32"};
     const kg_dtype dts[3] = {KG_FP16, KG_BF16, KG_FP32};
     for (int i = 0; i < 3; i++) {
@@ -69,6 +77,8 @@ int kg_roofs_save(const char *path, const kg_roofs *r, const char *uuid, const c
     cJSON_AddStringToObject(root, "device", device);
     o = cJSON_AddObjectToObject(root, "roofs");
     cJSON_AddNumberToObject(o, "bandwidth", r->bw);
+    cJSON_AddNumberToObject(o, "read_bandwidth", r->bw_read);
+    cJSON_AddNumberToObject(o, "write_bandwidth", r->bw_write);
     m = cJSON_AddObjectToObject(o, "mma");
     cJSON_AddNumberToObject(m, "fp16", r->mma[KG_FP16]);
     cJSON_AddNumberToObject(m, "bf16", r->mma[KG_BF16]);

@@ -71,8 +71,13 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
         snprintf(reason, size, "output does not match the fp64 reference");
         return KG_V_INCORRECT;
     }
-    if (!ev->have_e && !ev->have_rho) {
-        snprintf(reason, size, "no timing: neither E_lib nor rho could be computed");
+    /* the relative anchor: E_best when known, else E_lib */
+    int have_a = ev->have_best || ev->have_e;
+    double a = ev->have_best ? ev->best : ev->e, a_lo = ev->have_best ? ev->best_lo : ev->e_lo,
+           a_hi = ev->have_best ? ev->best_hi : ev->e_hi;
+    const char *a_name = ev->have_best ? "E_best" : "E_lib";
+    if (!have_a && !ev->have_rho) {
+        snprintf(reason, size, "no timing: neither E nor rho could be computed");
         return KG_V_SKIPPED;
     }
     if (!ev->have_e)
@@ -84,25 +89,27 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
                  g->rho_impossible);
         return KG_V_IMPOSSIBLE;
     }
-    int ok = passes(g, ev->have_e, ev->e, ev->have_rho, ev->rho);
-    int ok_lo = passes(g, ev->have_e, ev->e_lo, ev->have_rho, ev->rho_lo);
-    int ok_hi = passes(g, ev->have_e, ev->e_hi, ev->have_rho, ev->rho_hi);
+    int ok = passes(g, have_a, a, ev->have_rho, ev->rho);
+    int ok_lo = passes(g, have_a, a_lo, ev->have_rho, ev->rho_lo);
+    int ok_hi = passes(g, have_a, a_hi, ev->have_rho, ev->rho_hi);
     if (ok_lo != ok_hi || (ev->have_rho && ev->rho_hi > g->rho_impossible))
         *flags |= KG_FLAG(AMBIGUOUS);
-    if (ev->have_e && ev->have_rho) {
-        if (ev->e > g->suspect_e && ev->rho < g->suspect_rho)
+    if (have_a && ev->have_rho) {
+        if (ev->have_e && ev->e > g->suspect_e && ev->rho < g->suspect_rho)
             *flags |= KG_FLAG(BASELINE_SUSPECT);
-        int pe = ev->e >= g->e_ok, pr = ev->rho >= g->rho_ok;
+        int pe = a >= g->e_ok, pr = ev->rho >= g->rho_ok;
         if (pe != pr && fabs(ev->rho - g->rho_ok) <= g->band)
             *flags |= KG_FLAG(JUDGMENT_BAND);
     }
-    char e_txt[64] = "no baseline", r_txt[64] = "no roof";
-    if (ev->have_e)
-        snprintf(e_txt, sizeof e_txt, "E_lib %.2f %s %.2f", ev->e, ev->e >= g->e_ok ? ">=" : "<",
+    char e_txt[64] = "no reference time", r_txt[64] = "no roof", lib_txt[48] = "";
+    if (have_a)
+        snprintf(e_txt, sizeof e_txt, "%s %.2f %s %.2f", a_name, a, a >= g->e_ok ? ">=" : "<",
                  g->e_ok);
     if (ev->have_rho)
         snprintf(r_txt, sizeof r_txt, "rho %.2f %s %.2f", ev->rho,
                  ev->rho >= g->rho_ok ? ">=" : "<", g->rho_ok);
-    snprintf(reason, size, "%s, %s", e_txt, r_txt);
+    if (ev->have_best && ev->have_e)
+        snprintf(lib_txt, sizeof lib_txt, " (E_lib %.2f)", ev->e);
+    snprintf(reason, size, "%s, %s%s", e_txt, r_txt, lib_txt);
     return ok ? KG_V_OK : KG_V_SLOW;
 }

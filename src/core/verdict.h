@@ -1,10 +1,25 @@
 /* Verdicts, flags and the performance gate.
  *
- * A correct kernel is OK when either anchor vouches for it:
- *     E_lib >= e_ok (0.80)   or   rho >= rho_ok (0.50)
+ * Two anchors, as the paper's: a relative one, E = t_reference / t_kernel,
+ * and the roofline fraction rho = W / (t x P). A correct kernel is OK when
+ * either vouches for it:
+ *     E >= e_ok (0.80)   or   rho >= rho_ok (0.50)
  * and SLOW otherwise. rho > rho_impossible (1.05) is IMPOSSIBLE: faster than
- * the hardware allows, so work was skipped. Flags explain a call:
- *   baseline-suspect  E_lib > 2 with rho < 0.8 (the library path is weak)
+ * the hardware allows, so work was skipped.
+ *
+ * Which E: the gate uses E_best = t_best / t_kernel, where t_best is the
+ * fastest correct implementation kgate knows for the operator and shape
+ * (every vendor path and kgate's own bundled optimized variant, timed in the
+ * same run). E_lib = t_lib / t_kernel, the paper's metric against the
+ * fastest vendor path alone, is reported beside it but does not decide:
+ * a library path far from the roof (cuDNN's softmax at rho 0.22) would
+ * otherwise pass a kernel that is just as slow. Without a t_best (no vendor
+ * path and no bundled variant) the gate falls back to E_lib, and without
+ * either to rho alone (flagged no-baseline).
+ *
+ * Flags explain a call:
+ *   baseline-suspect  E_lib > 2 with rho < 0.8 (the library path is slow)
+ *   baseline-weak     the library path's own rho is below rho_ok
  *   judgment-band     the anchors disagree and rho is within 0.1 of rho_ok
  *   ambiguous         the confidence intervals straddle a threshold
  * Defaults are the paper's Table III calls (tests/data/table3.txt). */
@@ -42,12 +57,14 @@ int kg_verdict_exit_code(kg_verdict v);
     X(BASELINE_SUSPECT, "baseline-suspect", "E_lib > 2 while rho < 0.8: the library path is weak") \
     X(JUDGMENT_BAND, "judgment-band", "E_lib and rho disagree near rho_ok")             \
     X(AMBIGUOUS, "ambiguous", "a confidence interval straddles a threshold")            \
-    X(BASELINE_FALLBACK, "baseline-fallback", "the library path was unsupported; a bundled kernel stood in") \
-    X(NO_BASELINE, "no-baseline", "no library baseline: judged on rho alone")           \
+    X(BASELINE_WEAK, "baseline-weak", "the library path's own rho is below rho_ok: E_lib flatters") \
+    X(NO_BASELINE, "no-baseline", "no vendor library path ran: E_lib is absent")        \
     X(ESCAPED, "escaped-stream", "device still busy after the end event: work escaped the given stream") \
     X(THROTTLED, "throttled", "samples dropped for a low SM clock")                     \
     X(NOISY, "noisy", "the noise limit was not met")                                    \
-    X(BASELINE_WRONG, "baseline-incorrect", "the library baseline failed the reference check")
+    X(BASELINE_WRONG, "baseline-incorrect", "a library path failed the reference check and was not used") \
+    X(TRUNCATED, "truncated", "some summaries did not fit the result and were dropped") \
+    X(VERIFIED, "verify-only", "checked for correctness only (--verify-only), not timed")
 
 enum {
 #define X(e, s, d) KG_FB_##e,
@@ -76,10 +93,12 @@ void kg_gate_defaults(kg_gate *g);
 /* What the gate is told about one kernel. Interval bounds may equal the point. */
 typedef struct kg_evidence {
     int correct;
-    int have_e;
+    int have_e;                 /* E_lib */
     double e, e_lo, e_hi;
     int have_rho;
     double rho, rho_lo, rho_hi;
+    int have_best;              /* E_best: decides when present */
+    double best, best_lo, best_hi;
 } kg_evidence;
 
 /* Decides the verdict, adds flags to *flags, writes a one-line reason. */

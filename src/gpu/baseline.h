@@ -1,9 +1,17 @@
-/* Library baselines: the vendor path an operator is measured against.
- * setup() prepares everything outside the timed region (handles, plans,
- * algorithm choice, workspace); launch() enqueues one call on the stream.
- * A setup error with code KG_EXIT_ENV and `unsupported` set means the library
- * cannot run this case; the caller then uses the operator's bundled fallback
- * and says so. */
+/* Library baselines: the vendor paths an operator is measured against.
+ *
+ * An operator lists its candidate paths (op->baselines); the worker sets
+ * each up, checks it once against the fp64 reference and times it through
+ * the same engine as a kernel; the supervisor keeps the fastest correct one
+ * as t_lib and names it. setup() prepares everything outside the timed
+ * region (handles, plans, algorithm choice, workspace) for the tensors it is
+ * given; launch() enqueues one call on the stream.
+ *
+ * The rule for a path: setup() returning non-zero means "this library cannot
+ * run this case here" (an unsupported dtype, shape, engine, or a missing
+ * library), with the reason in err; it is reported beside the result and the
+ * other paths go on. A launch that fails is an error of the library, which
+ * stops the command (the candidate is never blamed for it). */
 #ifndef KG_BASELINE_H
 #define KG_BASELINE_H
 
@@ -18,17 +26,20 @@ extern "C" {
 struct kg_op;
 
 typedef struct kg_baseline {
-    const char *name; /* "cublaslt", "cudnn-softmax", "cudnn-layernorm" */
-    int (*setup)(const struct kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *out,
-                 const kgate_params *p, kgate_stream s, void **ctx, int *unsupported,
-                 char *note, size_t note_size, kg_err *err);
+    const char *name;    /* "cudnn-softmax", "cub-argmax", ... */
+    const char *library; /* "cuDNN", "cuBLASLt", "CUB" */
+    int (*setup)(const struct kg_op *op, const DLTensor *in, DLTensor *out,
+                 const kgate_params *p, kgate_stream s, void **ctx, char *note, size_t note_size,
+                 kg_err *err);
     int (*launch)(void *ctx, kgate_stream s, kg_err *err);
     void (*teardown)(void *ctx);
 } kg_baseline;
 
-extern const kg_baseline kg_baseline_cublaslt;
-extern const kg_baseline kg_baseline_cudnn_softmax;
-extern const kg_baseline kg_baseline_cudnn_layer_norm;
+/* The path named `name` (operators name theirs in op->baselines), or NULL.
+ * The table is in baseline.c, one row a path. */
+const kg_baseline *kg_baseline_find(const char *name);
+/* The i-th path of the table, or NULL past the end. */
+const kg_baseline *kg_baseline_at(int i);
 
 /* cuBLASLt matmul of row-major A[m,k] . B[k,n] on device pointers, for the
  * peaks command: dtype fp16, bf16 or fp32 (tf32 tensor cores). Times the top

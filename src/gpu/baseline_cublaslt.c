@@ -135,14 +135,13 @@ out:
     return err->code;
 }
 
-static int lt_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *out,
-                    const kgate_params *p, kgate_stream s, void **ctx, int *unsupported,
-                    char *note, size_t note_size, kg_err *err)
+static int lt_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const kgate_params *p,
+                    kgate_stream s, void **ctx, char *note, size_t note_size, kg_err *err)
 {
     (void)op;
     (void)p;
-    *unsupported = 0;
     lt_ctx *c = NULL;
+    kg_dtype dt = kg_tensor_dtype(&in[0]);
     int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
     if (lt_prepare(dt, m, n, k, in[0].data, in[1].data, out[0].data, s, &c, note, note_size, err))
         return err->code;
@@ -150,7 +149,7 @@ static int lt_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *
     return 0;
 }
 
-const kg_baseline kg_baseline_cublaslt = {"cublaslt", lt_setup, lt_launch, lt_teardown};
+const kg_baseline kg_baseline_cublaslt = {"cublaslt", "cuBLASLt", lt_setup, lt_launch, lt_teardown};
 
 int kg_cublaslt_peak(kg_dtype dt, int64_t m, int64_t n, int64_t k, double *t_s, kg_err *err)
 {

@@ -8,7 +8,7 @@
  *             fp32 scale/bias, training phase (which also writes fp32 mean
  *             and inverse variance). Each engine config the heuristics offer
  *             (up to 4) is timed and the fastest kept. When nothing finalizes,
- *             setup reports `unsupported` with cuDNN's reason. */
+ *             setup fails with cuDNN's reason (the path is unsupported). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,18 +61,16 @@ static cudnnDataType_t cudnn_type(kg_dtype dt)
     return dt == KG_FP16 ? CUDNN_DATA_HALF : dt == KG_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 }
 
-static int sm_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *out,
-                    const kgate_params *p, kgate_stream s, void **ctx, int *unsupported,
-                    char *note, size_t note_size, kg_err *err)
+static int sm_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const kgate_params *p,
+                    kgate_stream s, void **ctx, char *note, size_t note_size, kg_err *err)
 {
     (void)op;
     (void)p;
     (void)s;
     sm_ctx *c = NULL;
-    *unsupported = 1; /* until cuDNN has loaded and accepted the case */
+    kg_dtype dt = kg_tensor_dtype(&in[0]);
     if (!kg_cudnn_load(err))
         return err->code;
-    *unsupported = 0;
     c = calloc(1, sizeof *c);
     if (!c)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
@@ -87,12 +85,12 @@ static int sm_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *
     *ctx = c;
     return 0;
 out:
-    *unsupported = 1;
     sm_teardown(c);
     return err->code;
 }
 
-const kg_baseline kg_baseline_cudnn_softmax = {"cudnn-softmax", sm_setup, sm_launch, sm_teardown};
+const kg_baseline kg_baseline_cudnn_softmax = {"cudnn-softmax", "cuDNN", sm_setup, sm_launch,
+                                               sm_teardown};
 
 /* --------------------------------------------------------------- layer_norm */
 enum { UID_X = 1, UID_SCALE, UID_BIAS, UID_EPS, UID_Y, UID_MEAN, UID_INVVAR, N_UID = 7 };
@@ -318,23 +316,21 @@ out:
 }
 
 
-static int ln_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *out,
-                    const kgate_params *p, kgate_stream s, void **ctx, int *unsupported,
-                    char *note, size_t note_size, kg_err *err)
+static int ln_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const kgate_params *p,
+                    kgate_stream s, void **ctx, char *note, size_t note_size, kg_err *err)
 {
     (void)op;
     ln_ctx *c = NULL;
+    kg_dtype dt = kg_tensor_dtype(&in[0]);
     int64_t rows = in[0].shape[0], cols = in[0].shape[1];
     char why[3][300] = {"", "", ""};
-    *unsupported = 1;
     if (!kg_cudnn_load(err))
         return err->code;
-    *unsupported = 0;
     c = calloc(1, sizeof *c);
     if (!c)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
     KG_CUDNN(DN->cudnnCreate(&c->h));
-    c->eps = (float)p->eps;
+    c->eps = (float)kgate_scalar_get(p, "eps", 1e-5);
     KG_CUDA(cudaMalloc(&c->scale32, sizeof(float) * (size_t)cols));
     KG_CUDA(cudaMalloc(&c->bias32, sizeof(float) * (size_t)cols));
     KG_CUDA(cudaMalloc(&c->stats, 2 * sizeof(float) * (size_t)rows));
@@ -378,7 +374,6 @@ static int ln_setup(const kg_op *op, kg_dtype dt, const DLTensor *in, DLTensor *
         }
         snprintf(why[attempt], sizeof why[attempt], "%.290s", e2.msg);
     }
-    *unsupported = 1;
     kg_err_set(err, KG_EXIT_ENV, "cuDNN layer norm unsupported here: %.300s | %.300s | %.300s",
                why[0], why[1], why[2]);
 out:
@@ -386,5 +381,5 @@ out:
     return err->code;
 }
 
-const kg_baseline kg_baseline_cudnn_layer_norm = {"cudnn-layernorm", ln_setup, ln_launch,
+const kg_baseline kg_baseline_cudnn_layer_norm = {"cudnn-layernorm", "cuDNN", ln_setup, ln_launch,
                                                   ln_teardown};

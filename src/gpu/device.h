@@ -33,6 +33,7 @@ int kg_device_query(int index, kg_device_info *out, kg_err *err);
 /* What `kgate peaks` measured, beside the roofs derived from it. */
 typedef struct kg_peaks {
     double copy_kernel_bw, memcpy_bw; /* bytes/s, read + write */
+    double read_bw, write_bw;         /* bytes/s of a read-only and a write-only stream */
     double mma[KG_DTYPE_COUNT];       /* FLOP/s at 8192^3 through cuBLASLt */
     double copy_bytes;                /* bytes moved per copy */
 } kg_peaks;

@@ -12,6 +12,8 @@
 
 extern "C" kg_dtype kg_tensor_dtype(const DLTensor *t)
 {
+    if (t->dtype.code == kDLInt)
+        return t->dtype.bits == 32 ? KG_I32 : KG_I64;
     if (t->dtype.code == kDLBfloat)
         return KG_BF16;
     if (t->dtype.bits == 16)
@@ -68,11 +70,15 @@ template <> __device__ __forceinline__ __nv_bfloat16 cvt<__nv_bfloat16>(double v
 }
 template <> __device__ __forceinline__ float cvt<float>(double v) { return (float)v; }
 template <> __device__ __forceinline__ double cvt<double>(double v) { return v; }
+template <> __device__ __forceinline__ int32_t cvt<int32_t>(double v) { return (int32_t)v; }
+template <> __device__ __forceinline__ int64_t cvt<int64_t>(double v) { return (int64_t)v; }
 
 __device__ __forceinline__ double as_d(__half v) { return (double)__half2float(v); }
 __device__ __forceinline__ double as_d(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 __device__ __forceinline__ double as_d(float v) { return v; }
 __device__ __forceinline__ double as_d(double v) { return v; }
+__device__ __forceinline__ double as_d(int32_t v) { return (double)v; }
+__device__ __forceinline__ double as_d(int64_t v) { return (double)v; }
 
 template <typename T>
 __global__ void fill_uniform(T *p, int64_t n, double lo, double hi, uint64_t seed)
@@ -90,6 +96,8 @@ __global__ void fill_uniform(T *p, int64_t n, double lo, double hi, uint64_t see
     case KG_FP16: { typedef __half T; KERNEL_CALL; } break;                          \
     case KG_BF16: { typedef __nv_bfloat16 T; KERNEL_CALL; } break;                   \
     case KG_FP32: { typedef float T; KERNEL_CALL; } break;                           \
+    case KG_I32: { typedef int32_t T; KERNEL_CALL; } break;                          \
+    case KG_I64: { typedef int64_t T; KERNEL_CALL; } break;                          \
     default: { typedef double T; KERNEL_CALL; } break;                               \
     }
 
@@ -105,18 +113,75 @@ out:
     return err->code;
 }
 
+template <typename T>
+__global__ void fill_index(T *p, int64_t n, int64_t range, uint64_t seed)
+{
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, (unsigned long long)i, 0, &st);
+    for (; i < n; i += stride) {
+        unsigned long long r = ((unsigned long long)curand(&st) << 32) | curand(&st);
+        p[i] = (T)(r % (unsigned long long)range);
+    }
+}
+
+extern "C" int kg_tensor_fill_index(DLTensor *t, int64_t range, uint64_t seed, kgate_stream st,
+                                    kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    int64_t n = kg_tensor_numel(t);
+    if (range < 1)
+        return kg_err_set(err, KG_EXIT_USAGE, "an index range of %lld", (long long)range);
+    if (kg_tensor_dtype(t) == KG_I32)
+        fill_index<int32_t><<<1056, 256, 0, s>>>((int32_t *)t->data, n, range, seed);
+    else
+        fill_index<int64_t><<<1056, 256, 0, s>>>((int64_t *)t->data, n, range, seed);
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+template <typename T> __global__ void plant_index(T *p, int64_t n, int64_t range)
+{
+    // the first and the last valid index, then a run of duplicates
+    if (threadIdx.x == 0 && n >= 6) {
+        p[0] = 0;
+        p[1] = (T)(range - 1);
+        for (int k = 3; k < 6; k++)
+            p[k] = p[2];
+    }
+}
+
+extern "C" int kg_tensor_plant_index_edges(DLTensor *t, int64_t range, kgate_stream st, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    int64_t n = kg_tensor_numel(t);
+    if (kg_tensor_dtype(t) == KG_I32)
+        plant_index<int32_t><<<1, 32, 0, s>>>((int32_t *)t->data, n, range);
+    else
+        plant_index<int64_t><<<1, 32, 0, s>>>((int64_t *)t->data, n, range);
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
 // A subnormal of each format: 2^-20 in fp16, 2^-130 in bf16 and fp32.
-template <typename T> struct subnormal { static constexpr double v = 7.52316384526264e-37 / 1e0; };
+template <typename T> struct subnormal { static constexpr double v = 0; };
 template <> struct subnormal<__half> { static constexpr double v = 9.5367431640625e-07; };
 template <> struct subnormal<__nv_bfloat16> { static constexpr double v = 7.346839692639297e-40; };
 template <> struct subnormal<float> { static constexpr double v = 7.346839692639297e-40; };
 
-template <typename T> __global__ void plant(T *p, int64_t cols)
+template <typename T> __global__ void plant(T *p, int64_t rows, int64_t cols)
 {
     const double tiny = subnormal<T>::v;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
         p[3 * cols + j] = cvt<T>(1.25);
         p[4 * cols + j] = cvt<T>(tiny * (double)(1 + (j % 7)));
+        if (rows >= 6)
+            p[5 * cols + j] = cvt<T>(-INFINITY);
     }
     if (threadIdx.x == 0) {
         p[0 * cols + (1 % cols)] = cvt<T>(NAN);
@@ -132,7 +197,9 @@ extern "C" int kg_tensor_plant_edges(DLTensor *t, int64_t rows, int64_t cols, kg
     if (rows < 5)
         return kg_err_set(err, KG_EXIT_USAGE, "edge cases need at least 5 rows, shape has %lld",
                           (long long)rows);
-    DISPATCH(t, (plant<T><<<1, 256, 0, s>>>((T *)t->data, cols)));
+    if (kg_dtype_is_int(kg_tensor_dtype(t)))
+        return kg_err_set(err, KG_EXIT_USAGE, "edge rows go in a floating-point tensor");
+    DISPATCH(t, (plant<T><<<1, 256, 0, s>>>((T *)t->data, rows, cols)));
     KG_CUDA(cudaGetLastError());
     return 0;
 out:
@@ -275,6 +342,81 @@ extern "C" int kg_tensor_compare(const DLTensor *out, const double *ref, const k
         }
     }
     kg_cmp_finish(res, tol);
+out:
+    if (d)
+        cudaFree(d);
+    return err->code;
+}
+
+// KG_CMP_ARG: out[row] must index a value of x's row equal to ref[row].
+template <typename I, typename T>
+__global__ void compare_arg_kernel(const I *o, const T *x, const double *r, int64_t rows,
+                                   int64_t cols, dev_cmp *res)
+{
+    unsigned long long nf = 0, nn = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < rows;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        long long idx = (long long)o[i];
+        double want = r[i], got = NAN;
+        bool ok = idx >= 0 && idx < cols;
+        if (ok) {
+            got = as_d(x[i * cols + idx]);
+            ok = (got == want) || (got != got && want != want);
+        }
+        if (!ok) {
+            nf++;
+            nn += want != want;
+            unsigned long long slot = atomicAdd(&res->n_first, 1ull);
+            if (slot < KG_CMP_FIRST) {
+                res->idx[slot] = i;
+                res->out[slot] = (double)idx;
+                res->ref[slot] = want;
+            }
+        }
+    }
+    for (int k = 16; k > 0; k >>= 1) {
+        nf += __shfl_xor_sync(0xffffffffu, nf, k);
+        nn += __shfl_xor_sync(0xffffffffu, nn, k);
+    }
+    if (threadIdx.x % 32 == 0 && nf) {
+        atomicAdd(&res->n_fail, nf);
+        atomicAdd(&res->n_nan, nn);
+    }
+}
+
+extern "C" int kg_tensor_compare_arg(const DLTensor *out, const DLTensor *x, const double *ref,
+                                     kg_cmp *res, kgate_stream st, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    dev_cmp *d = NULL, h;
+    int64_t rows = kg_tensor_numel(out), cols = x->shape[x->ndim - 1];
+    memset(res, 0, sizeof *res);
+    if (kg_tensor_numel(x) != rows * cols)
+        return kg_err_set(err, KG_EXIT_USAGE, "an index output of %lld rows for an input of %lld",
+                          (long long)rows, (long long)(kg_tensor_numel(x) / cols));
+    KG_CUDA(cudaMalloc(&d, sizeof *d));
+    KG_CUDA(cudaMemsetAsync(d, 0, sizeof *d, s));
+    if (kg_tensor_dtype(out) == KG_I32) {
+        DISPATCH(x, (compare_arg_kernel<int32_t, T><<<264, 256, 0, s>>>(
+                        (const int32_t *)out->data, (const T *)x->data, ref, rows, cols, d)));
+    } else {
+        DISPATCH(x, (compare_arg_kernel<int64_t, T><<<264, 256, 0, s>>>(
+                        (const int64_t *)out->data, (const T *)x->data, ref, rows, cols, d)));
+    }
+    KG_CUDA(cudaGetLastError());
+    KG_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+    KG_CUDA(cudaStreamSynchronize(s));
+    res->n = rows;
+    res->n_fail = (int64_t)h.n_fail;
+    res->n_nan = (int64_t)h.n_nan;
+    res->n_first = h.n_first < KG_CMP_FIRST ? (int)h.n_first : KG_CMP_FIRST;
+    for (int k = 0; k < res->n_first; k++) {
+        res->first_idx[k] = h.idx[k];
+        res->first_out[k] = h.out[k];
+        res->first_ref[k] = h.ref[k];
+    }
+    res->rel_l2 = 0;
+    res->pass = res->n_fail == 0;
 out:
     if (d)
         cudaFree(d);

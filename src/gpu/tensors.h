@@ -23,8 +23,14 @@ kg_dtype kg_tensor_dtype(const DLTensor *t);
 /* Uniform values in [lo, hi) from Philox, seeded; enqueued on s. */
 int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed, kgate_stream s,
                            kg_err *err);
+/* Whole numbers uniform in [0, range) in an int32 or int64 tensor. */
+int kg_tensor_fill_index(DLTensor *t, int64_t range, uint64_t seed, kgate_stream s, kg_err *err);
+/* Index edges: element 0 the first valid index, element 1 the last, 2..5 a
+ * run of one repeated index (needs 6 elements; fewer are left alone). */
+int kg_tensor_plant_index_edges(DLTensor *t, int64_t range, kgate_stream s, kg_err *err);
 /* Plants edge rows in a [rows, cols] view: row 0 a NaN, row 1 a +Inf, row 2
- * a -Inf, row 3 all equal (1.25), row 4 denormals. Needs rows >= 5. */
+ * a -Inf, row 3 all equal (1.25), row 4 denormals, row 5 (when rows >= 6)
+ * all -Inf. Needs rows >= 5. */
 int kg_tensor_plant_edges(DLTensor *t, int64_t rows, int64_t cols, kgate_stream s, kg_err *err);
 /* Fills with all-ones bytes (NaN in every float format). */
 int kg_tensor_poison(DLTensor *t, kgate_stream s, kg_err *err);
@@ -33,6 +39,10 @@ int kg_tensor_checksum(const DLTensor *t, uint64_t *sum, kgate_stream s, kg_err 
 /* Compares out against ref (device doubles, same element count); synchronizes s. */
 int kg_tensor_compare(const DLTensor *out, const double *ref, const kg_tol *tol, kg_cmp *res,
                       kgate_stream s, kg_err *err);
+/* The KG_CMP_ARG rule (core/op.h): out holds one index per row of x viewed
+ * as [rows, cols]; ref one value per row. Synchronizes s. */
+int kg_tensor_compare_arg(const DLTensor *out, const DLTensor *x, const double *ref, kg_cmp *res,
+                          kgate_stream s, kg_err *err);
 /* Copies a tensor to host doubles (n = numel). */
 int kg_tensor_to_host(const DLTensor *t, double *host, kg_err *err);
 

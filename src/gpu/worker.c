@@ -1,518 +1,637 @@
-/* Worker process: checks and times one kernel and/or one baseline. */
+/* The worker: reads one job (core/proto.h) from stdin, and checks and times
+ * a kernel, or the operator's library paths and the bundled fast variant,
+ * or lists a candidate's table, reporting each step as an event. */
 #include "worker.h"
 
-#include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/op.h"
 #include "../core/plugin_check.h"
+#include "../core/proto.h"
 #include "../core/stats.h"
 #include "baseline.h"
 #include "check.h"
 #include "tensors.h"
 #include "timer.h"
 
-static FILE *ev_out;
-static const char *cur_subject = "kernel"; /* what a failure is blamed on */
+#define MAX_SETS 8
 
-static void emit(cJSON *o)
+static FILE *ev_out;
+
+/* ---------------------------------------------------------------- events */
+
+static void emit(const kg_event *e)
 {
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = kg_event_to_json(e);
     if (s && ev_out) {
         fprintf(ev_out, "%s\n", s);
         fflush(ev_out);
     }
     free(s);
-    cJSON_Delete(o);
 }
 
-static cJSON *ev(const char *kind)
+static kg_event ev(kg_ev_kind kind, kg_subject who, const char *path)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "ev", kind);
-    return o;
+    kg_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    e.subject = who;
+    if (path)
+        snprintf(e.path, sizeof e.path, "%s", path);
+    return e;
 }
 
-static void emit_sum(const char *subject, const char *name, double v)
-{
-    cJSON *o = ev("sum");
-    cJSON_AddStringToObject(o, "subject", subject);
-    cJSON_AddStringToObject(o, "name", name);
-    cJSON_AddNumberToObject(o, "value", v);
-    emit(o);
-}
+/* ------------------------------------------------------------ the bench */
 
-static void emit_error(const kg_err *e)
-{
-    cJSON *o = ev("error");
-    cJSON_AddNumberToObject(o, "code", e->code);
-    cJSON_AddStringToObject(o, "msg", e->msg);
-    emit(o);
-}
-
-static void emit_fail(const char *kind, const char *msg)
-{
-    cJSON *o = ev("fail");
-    cJSON_AddStringToObject(o, "subject", cur_subject);
-    cJSON_AddStringToObject(o, "kind", kind);
-    cJSON_AddStringToObject(o, "msg", msg);
-    emit(o);
-}
-
-typedef struct job {
-    const char *plugin, *kernel, *op_name, *dtype_name, *shape_text;
-    int list, baseline, device, hot, memset_flush, trials, edge;
-    unsigned long long seed;
-    kg_stop_cfg stop;
-} job;
-
-#define MAX_SETS 8
-
-/* What the timing engine launches: a candidate kernel or a baseline. */
-typedef struct subject {
-    const kgate_kernel *kernel;   /* candidate or fallback */
-    const kg_baseline *baseline;  /* else a library call */
-    void *bctx;
+/* One job's tensors, scalars and the subject being measured. */
+typedef struct bench {
+    const kg_job *job;
+    const kg_op *op;
+    kg_types types;
+    cudaStream_t s;
+    int n_sets, n_in, n_out;
     DLTensor in[MAX_SETS][KG_MAX_TENSORS], out[MAX_SETS][KG_MAX_TENSORS];
-    int n_in, n_out;
+    double *ref[KG_MAX_TENSORS];
+    kg_scalars scalars;
     kgate_params params;
     char msg[512];
-} subject;
+    /* the subject */
+    kg_subject who;
+    char path[40];
+    const kgate_kernel *kernel;
+    const kg_baseline *baseline;
+    void *bctx;
+} bench;
 
-static int subject_launch(void *p, int set, kgate_stream s, kg_err *err)
+static void set_scalars(bench *b, int alt)
 {
-    subject *sj = p;
-    if (sj->baseline)
-        return sj->baseline->launch(sj->bctx, s, err);
-    sj->msg[0] = '\0';
-    int rc = sj->kernel->launch(sj->in[set], sj->n_in, sj->out[set], sj->n_out, &sj->params, s);
-    if (rc)
-        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s' returned error %d%s%s", sj->kernel->name,
-                          rc, sj->msg[0] ? ": " : "", sj->msg);
+    kg_scalars_for_trial(b->op, &b->job->scalars, alt, &b->scalars);
+    b->params.struct_size = sizeof b->params;
+    b->params.n_scalars = (uint32_t)b->scalars.n;
+    b->params.scalars = b->scalars.v;
+    b->params.error = b->msg;
+    b->params.error_size = sizeof b->msg;
+}
+
+static const char *subject_name(const bench *b)
+{
+    return b->who == KG_SUBJ_KERNEL ? b->job->kernel : b->path;
+}
+
+static int launch_cb(void *p, int set, kgate_stream s, kg_err *err)
+{
+    bench *b = p;
+    if (b->baseline)
+        return b->baseline->launch(b->bctx, s, err);
+    b->msg[0] = '\0';
+    int rc = b->kernel->launch(b->in[set], b->n_in, b->out[set], b->n_out, &b->params, s);
+    if (rc) {
+        b->msg[sizeof b->msg - 1] = '\0';
+        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s' returned error %d%s%.400s", b->kernel->name,
+                          rc, b->msg[0] ? ": " : "", b->msg);
+    }
     return 0;
 }
 
-static void free_sets(subject *sj, int n_sets)
+static void free_bench(bench *b)
 {
-    for (int s = 0; s < n_sets; s++) {
-        for (int i = 0; i < sj->n_in; i++)
-            kg_tensor_free(&sj->in[s][i]);
-        for (int i = 0; i < sj->n_out; i++)
-            kg_tensor_free(&sj->out[s][i]);
+    for (int s = 0; s < b->n_sets; s++) {
+        for (int i = 0; i < b->n_in; i++)
+            kg_tensor_free(&b->in[s][i]);
+        for (int i = 0; i < b->n_out; i++)
+            kg_tensor_free(&b->out[s][i]);
     }
+    for (int i = 0; i < KG_MAX_TENSORS; i++)
+        if (b->ref[i])
+            cudaFree(b->ref[i]);
 }
 
-static int alloc_sets(subject *sj, const kg_op *op, kg_dtype dt, const kg_shape *shape, int n_sets,
-                      kg_err *err)
+static int alloc_bench(bench *b, kg_err *err)
 {
-    int64_t ext[3];
-    sj->n_in = op->n_inputs;
-    sj->n_out = op->n_outputs;
-    for (int s = 0; s < n_sets; s++) {
+    int64_t ext[KG_MAX_RANK];
+    const kg_op *op = b->op;
+    b->n_in = op->n_inputs;
+    b->n_out = op->n_outputs;
+    for (int s = 0; s < b->n_sets; s++) {
         for (int i = 0; i < op->n_inputs; i++) {
-            kg_tensor_extents(&op->in[i], shape, ext);
-            if (kg_tensor_alloc(&sj->in[s][i], dt, op->in[i].rank, ext, err))
+            kg_tensor_extents(&op->in[i], &b->job->shape, ext);
+            if (kg_tensor_alloc(&b->in[s][i], kg_tensor_dtype_of(&op->in[i], b->types),
+                                op->in[i].rank, ext, err))
                 return err->code;
+            b->in[s][i].device.device_id = b->job->device;
         }
         for (int i = 0; i < op->n_outputs; i++) {
-            kg_tensor_extents(&op->out[i], shape, ext);
-            if (kg_tensor_alloc(&sj->out[s][i], dt, op->out[i].rank, ext, err))
+            kg_tensor_extents(&op->out[i], &b->job->shape, ext);
+            if (kg_tensor_alloc(&b->out[s][i], kg_tensor_dtype_of(&op->out[i], b->types),
+                                op->out[i].rank, ext, err))
                 return err->code;
+            b->out[s][i].device.device_id = b->job->device;
         }
+    }
+    for (int i = 0; i < op->n_outputs; i++)
+        KG_CUDA(cudaMalloc((void **)&b->ref[i], sizeof(double) * (size_t)kg_tensor_numel(&b->out[0][i])));
+    return 0;
+out:
+    return err->code;
+}
+
+static int fill_inputs(bench *b, int set, unsigned long long seed, kg_err *err)
+{
+    const kg_op *op = b->op;
+    for (int i = 0; i < op->n_inputs; i++) {
+        unsigned long long sd = seed * 1000003ull + (unsigned long long)i;
+        int rc = op->in[i].gen == KG_GEN_INDEX
+                     ? kg_tensor_fill_index(&b->in[set][i], b->job->shape.d[op->in[i].range_dim], sd,
+                                            (kgate_stream)b->s, err)
+                     : kg_tensor_fill_uniform(&b->in[set][i], op->in[i].lo, op->in[i].hi, sd,
+                                              (kgate_stream)b->s, err);
+        if (rc)
+            return err->code;
     }
     return 0;
 }
 
-static int fill_inputs(subject *sj, const kg_op *op, int set, unsigned long long seed,
-                       cudaStream_t s, kg_err *err)
+static int plant_edges(bench *b, kg_err *err)
 {
+    const kg_op *op = b->op;
+    int64_t rows, cols;
+    kg_input0_matrix(op, &b->job->shape, &rows, &cols);
+    if (op->in[0].type == KG_T_DATA &&
+        kg_tensor_plant_edges(&b->in[0][0], rows, cols, (kgate_stream)b->s, err))
+        return err->code;
     for (int i = 0; i < op->n_inputs; i++)
-        if (kg_tensor_fill_uniform(&sj->in[set][i], op->in[i].lo, op->in[i].hi,
-                                   seed * 1000003ull + (unsigned long long)i, (kgate_stream)s, err))
+        if (op->in[i].gen == KG_GEN_INDEX &&
+            kg_tensor_plant_index_edges(&b->in[0][i], b->job->shape.d[op->in[i].range_dim],
+                                        (kgate_stream)b->s, err))
             return err->code;
+    if (op->edges && op->edges(b->in[0], b->n_in, &b->job->shape, &b->params, (kgate_stream)b->s))
+        return kg_err_set(err, KG_EXIT_ENV, "%s: planting its edge inputs failed: %s", op->name,
+                          cudaGetErrorString(cudaGetLastError()));
     return 0;
 }
 
-static uint64_t inputs_checksum(subject *sj, int set, cudaStream_t s, kg_err *err)
+static uint64_t inputs_checksum(bench *b, kg_err *err)
 {
     uint64_t sum = 0, one;
-    for (int i = 0; i < sj->n_in; i++) {
-        if (kg_tensor_checksum(&sj->in[set][i], &one, (kgate_stream)s, err))
+    for (int i = 0; i < b->n_in; i++) {
+        if (kg_tensor_checksum(&b->in[0][i], &one, (kgate_stream)b->s, err))
             return 0;
         sum = sum * 31 + one;
     }
     return sum;
 }
 
-/* Runs the subject once on set 0 against a fresh reference. Returns 0 when
- * the check ran (pass or not in *cmp), else an error (crash) in err. */
-static int check_once(subject *sj, const kg_op *op, const char *subj_name, const char *what,
-                      unsigned long long seed, int edge, double *ref, const kg_tol *tol,
-                      cudaStream_t s, kg_cmp *cmp, int *mutated, kg_err *err)
+/* Compares every output of set 0 with the reference; *cmp gets the first
+ * failing output's comparison (or the last one), *which its index. */
+static int compare_outputs(bench *b, kg_cmp *cmp, int *which, kg_err *err)
 {
-    int64_t rows, cols;
-    uint64_t before, after;
-    char desc[768];
-    if (fill_inputs(sj, op, 0, seed, s, err))
-        return err->code;
-    if (edge) {
-        cols = sj->in[0][0].shape[sj->in[0][0].ndim - 1];
-        rows = kg_tensor_numel(&sj->in[0][0]) / cols;
-        if (kg_tensor_plant_edges(&sj->in[0][0], rows, cols, (kgate_stream)s, err))
-            return err->code;
-    }
-    {
-        kgate_params p = sj->params;
-        if (op->reference(sj->in[0], sj->n_in, ref, &p, (kgate_stream)s)) {
-            kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", op->name,
-                       cudaGetErrorString(cudaGetLastError()));
-            return err->code;
+    const kg_op *op = b->op;
+    *which = 0;
+    for (int o = 0; o < b->n_out; o++) {
+        kg_cmp c;
+        int rc;
+        if (op->out[o].cmp == KG_CMP_ARG) {
+            rc = kg_tensor_compare_arg(&b->out[0][o], &b->in[0][0], b->ref[o], &c,
+                                       (kgate_stream)b->s, err);
+        } else {
+            kg_tol tol = kg_tol_for(kg_tensor_dtype(&b->out[0][o]), op->reduction);
+            rc = kg_tensor_compare(&b->out[0][o], b->ref[o], &tol, &c, (kgate_stream)b->s, err);
         }
+        if (rc)
+            return err->code;
+        if (o == 0 || !c.pass) {
+            *cmp = c;
+            *which = o;
+        }
+        if (!c.pass)
+            break;
     }
-    before = inputs_checksum(sj, 0, s, err);
+    return 0;
+}
+
+/* Runs the subject once on set 0 against a fresh reference and reports a
+ * check event. Returns 0 when the check ran (*pass says how it went), else
+ * the error (a crash of the subject is KG_EXIT_FAIL). */
+static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
+                      int *pass, char *desc, size_t desc_size, kg_err *err)
+{
+    uint64_t before, after;
+    kg_cmp cmp;
+    int which = 0;
+    set_scalars(b, alt);
+    if (fill_inputs(b, 0, seed, err))
+        return err->code;
+    if (edge && plant_edges(b, err))
+        return err->code;
+    {
+        int rc = b->op->reference(b->in[0], b->n_in, b->ref, &b->params, (kgate_stream)b->s);
+        if (rc)
+            return kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", b->op->name,
+                              cudaGetErrorString(rc > 0 ? (cudaError_t)rc : cudaGetLastError()));
+    }
+    before = inputs_checksum(b, err);
     if (err->code)
         return err->code;
-    for (int i = 0; i < sj->n_out; i++)
-        if (kg_tensor_poison(&sj->out[0][i], (kgate_stream)s, err))
+    for (int i = 0; i < b->n_out; i++)
+        if (kg_tensor_poison(&b->out[0][i], (kgate_stream)b->s, err))
             return err->code;
-    if (subject_launch(sj, 0, (kgate_stream)s, err))
+    if (launch_cb(b, 0, (kgate_stream)b->s, err))
         return err->code;
     {
-        cudaError_t rc = cudaStreamSynchronize(s);
+        cudaError_t rc = cudaStreamSynchronize(b->s);
         if (rc == cudaSuccess)
             rc = cudaGetLastError();
         if (rc != cudaSuccess)
-            return kg_err_set(err, KG_EXIT_FAIL, "%s %s: %s (%s)", subj_name, what,
+            return kg_err_set(err, KG_EXIT_FAIL, "%s, %s: %s (%s)", subject_name(b), what,
                               cudaGetErrorString(rc), cudaGetErrorName(rc));
     }
-    after = inputs_checksum(sj, 0, s, err);
+    after = inputs_checksum(b, err);
     if (err->code)
         return err->code;
-    *mutated = before != after;
-    if (kg_tensor_compare(&sj->out[0][0], ref, tol, cmp, (kgate_stream)s, err))
+    if (compare_outputs(b, &cmp, &which, err))
         return err->code;
-    kg_cmp_describe(cmp, desc, sizeof desc);
-    cJSON *o = ev("check");
-    cJSON_AddStringToObject(o, "subject", subj_name);
-    cJSON_AddStringToObject(o, "what", what);
-    cJSON_AddBoolToObject(o, "pass", cmp->pass && !*mutated);
-    cJSON_AddNumberToObject(o, "rel_l2", cmp->rel_l2);
-    cJSON_AddNumberToObject(o, "max_abs_err", cmp->max_abs_err);
-    cJSON_AddBoolToObject(o, "inputs_mutated", *mutated);
-    cJSON_AddStringToObject(o, "desc", desc);
-    emit(o);
+    int mutated = before != after;
+    char d[800];
+    kg_cmp_describe(&cmp, d, sizeof d);
+    if (b->n_out > 1)
+        snprintf(desc, desc_size, "output %s: %s", b->op->out[which].name, d);
+    else
+        snprintf(desc, desc_size, "%s", d);
+    if (mutated)
+        snprintf(desc, desc_size, "the kernel modified its inputs");
+    if (alt) {
+        size_t u = strlen(desc);
+        for (int i = 0; i < b->scalars.n && u < desc_size; i++)
+            if (b->scalars.v[i].value != b->job->scalars.v[i].value)
+                u += (size_t)snprintf(desc + u, desc_size - u, " [with %s = %g]",
+                                      b->scalars.v[i].name, b->scalars.v[i].value);
+    }
+    *pass = cmp.pass && !mutated;
+    kg_event e = ev(KG_EV_CHECK, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    snprintf(e.what, sizeof e.what, "%s", what);
+    e.pass = *pass;
+    e.rel_l2 = cmp.rel_l2;
+    e.max_abs_err = cmp.max_abs_err;
+    e.mutated = mutated;
+    snprintf(e.text, sizeof e.text, "%s", desc);
+    emit(&e);
     return 0;
 }
 
-static void emit_timing(const char *who, const kg_timing *t)
+static void emit_sum(const bench *b, const char *name, double v)
 {
-    const char *p = strcmp(who, "lib") == 0 ? "lib/time/" : "time/gpu/";
-    char name[48];
-#define S(suffix, v)                                         \
-    do {                                                     \
-        snprintf(name, sizeof name, "%s%s", p, suffix);      \
-        emit_sum(who, name, v);                              \
-    } while (0)
-    S("median", t->st.median);
-    S("ci_lo", t->st.ci_lo);
-    S("ci_hi", t->st.ci_hi);
-    if (strcmp(who, "kernel") == 0) {
-        S("min", t->st.min);
-        S("p10", t->st.p10);
-        S("p90", t->st.p90);
-        S("relstd", t->st.relstd);
-        S("spread", t->st.spread);
-        emit_sum(who, "time/samples", t->st.n);
-        emit_sum(who, "time/throttled", t->n_throttled);
-        emit_sum(who, "time/wall", t->wall_s);
-        emit_sum(who, "time/event/median", t->event_median_s);
-        emit_sum(who, "time/traced", t->n_traced);
+    kg_event e = ev(KG_EV_SUM, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    snprintf(e.name, sizeof e.name, "%s", name);
+    e.value = v;
+    emit(&e);
+}
+
+static void emit_fail(const bench *b, const char *kind, const char *msg)
+{
+    kg_event e = ev(KG_EV_FAIL, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    snprintf(e.fail_kind, sizeof e.fail_kind, "%s", kind);
+    snprintf(e.text, sizeof e.text, "%s", msg);
+    emit(&e);
+}
+
+static void emit_timing(const bench *b, const kg_timing *t)
+{
+    emit_sum(b, "time/gpu/median", t->st.median);
+    emit_sum(b, "time/gpu/ci_lo", t->st.ci_lo);
+    emit_sum(b, "time/gpu/ci_hi", t->st.ci_hi);
+    if (b->who == KG_SUBJ_KERNEL) {
+        emit_sum(b, "time/gpu/min", t->st.min);
+        emit_sum(b, "time/gpu/p10", t->st.p10);
+        emit_sum(b, "time/gpu/p90", t->st.p90);
+        emit_sum(b, "time/gpu/relstd", t->st.relstd);
+        emit_sum(b, "time/gpu/spread", t->st.spread);
+        emit_sum(b, "time/samples", t->st.n);
+        emit_sum(b, "time/throttled", t->n_throttled);
+        emit_sum(b, "time/wall", t->wall_s);
+        emit_sum(b, "time/event/median", t->event_median_s);
+        emit_sum(b, "time/traced", t->n_traced);
         if (t->clock_mhz > 0)
-            emit_sum(who, "time/clock", t->clock_mhz);
+            emit_sum(b, "time/clock", t->clock_mhz);
         if (t->batched)
-            emit_sum(who, "time/batch/mean", t->batch_mean_s);
+            emit_sum(b, "time/batch/mean", t->batch_mean_s);
         if (t->escaped)
-            emit_sum(who, "time/escaped", t->escaped_s);
+            emit_sum(b, "time/escaped", t->escaped_s);
     }
-#undef S
-    cJSON *o = ev("timing");
-    cJSON_AddStringToObject(o, "subject", who);
-    cJSON_AddStringToObject(o, "stop", kg_stop_name(t->stop));
-    cJSON_AddBoolToObject(o, "escaped", t->escaped);
-    cJSON_AddNumberToObject(o, "throttled", t->n_throttled);
-    cJSON_AddStringToObject(o, "note", t->note);
-    emit(o);
+    kg_event e = ev(KG_EV_TIMING, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
+    e.escaped = t->escaped;
+    e.throttled = t->n_throttled;
+    snprintf(e.text, sizeof e.text, "%s", t->note);
+    emit(&e);
 }
 
-static int parse_job(int argc, char **argv, job *j, kg_err *err)
+/* Checks and times the current subject. The kernel gets `trials` random
+ * trials (the second with the required scalars at their alt values), the
+ * edge rows, timing, and a check after timing; a library path or the
+ * bundled variant one trial and timing. Returns non-zero on an error (a
+ * crash of the subject is KG_EXIT_FAIL); a wrong result is a fail event. */
+static int run_subject(bench *b, kg_err *err)
 {
-    memset(j, 0, sizeof *j);
-    j->trials = 3;
-    j->edge = 1;
-    j->seed = 1;
-    kg_stop_defaults(&j->stop);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define OPT(flag) (strcmp(a, flag) == 0 && v && (i++, 1))
-        if (OPT("--fd")) {
-            int fd = atoi(v);
-            ev_out = fdopen(fd, "w");
-        } else if (OPT("--plugin")) j->plugin = v;
-        else if (OPT("--kernel")) j->kernel = v;
-        else if (OPT("--op")) j->op_name = v;
-        else if (OPT("--dtype")) j->dtype_name = v;
-        else if (OPT("--shape")) j->shape_text = v;
-        else if (OPT("--device")) j->device = atoi(v);
-        else if (OPT("--trials")) j->trials = atoi(v);
-        else if (OPT("--seed")) j->seed = strtoull(v, NULL, 10);
-        else if (OPT("--max-noise")) j->stop.max_noise = atof(v);
-        else if (OPT("--min-time")) j->stop.min_gpu_s = atof(v);
-        else if (OPT("--max-time")) j->stop.max_wall_s = atof(v);
-        else if (OPT("--min-samples")) j->stop.min_samples = atoi(v);
-        else if (strcmp(a, "--list") == 0) j->list = 1;
-        else if (strcmp(a, "--baseline") == 0) j->baseline = 1;
-        else if (strcmp(a, "--hot") == 0) j->hot = 1;
-        else if (strcmp(a, "--memset-flush") == 0) j->memset_flush = 1;
-        else if (strcmp(a, "--no-edge") == 0) j->edge = 0;
-        else
-            return kg_err_set(err, KG_EXIT_USAGE, "worker: unknown argument '%s'", a);
-#undef OPT
-    }
-    return 0;
-}
-
-/* Checks and times one subject; `who` is "kernel" or "lib". */
-static int run_subject(subject *sj, const job *j, const kg_op *op, kg_dtype dt,
-                       const kg_shape *shape, const char *who, int n_sets, cudaStream_t s,
-                       kg_err *err)
-{
-    kg_tol tol = kg_tol_for(dt, op->reduction);
-    double *ref = NULL;
-    kg_cmp cmp;
-    int mutated = 0, passed = 0, trials = strcmp(who, "lib") == 0 ? 1 : j->trials;
-    double worst_l2 = 0, worst_abs = 0;
-    int64_t n_out = kg_tensor_numel(&sj->out[0][0]);
-    int64_t rows, cols;
-    cur_subject = who;
-    KG_CUDA(cudaMalloc((void **)&ref, sizeof(double) * (size_t)n_out));
+    const kg_job *j = b->job;
+    int kernel = b->who == KG_SUBJ_KERNEL;
+    int trials = kernel ? j->trials : 1, passed = 0, pass = 0;
+    char desc[1024];
+    int has_alt = 0;
+    for (int i = 0; i < b->op->n_scalars; i++)
+        has_alt |= b->op->scalars[i].required && !isnan(b->op->scalars[i].alt);
     for (int t = 0; t < trials; t++) {
         char what[32];
         snprintf(what, sizeof what, "trial %d", t + 1);
-        if (check_once(sj, op, who, what, j->seed + (unsigned long long)t, 0, ref, &tol, s, &cmp,
-                       &mutated, err))
-            goto out;
-        if (!cmp.pass || mutated) {
-            /* a wrong library result is reported by its check event and
-             * flagged baseline-incorrect; only the kernel can be INCORRECT */
-            if (strcmp(who, "kernel") == 0) {
-                char d[768];
-                kg_cmp_describe(&cmp, d, sizeof d);
-                emit_fail("incorrect", mutated ? "the kernel modified its inputs" : d);
-                goto out;
-            }
-        } else {
-            passed++;
+        if (check_once(b, what, j->seed + (unsigned long long)t, 0, has_alt && t == 1, &pass, desc,
+                       sizeof desc, err))
+            return err->code;
+        if (!pass) {
+            if (b->who != KG_SUBJ_LIB) /* a wrong library path is marked by its check event */
+                emit_fail(b, "incorrect", desc);
+            return 0;
         }
-        worst_l2 = cmp.rel_l2 > worst_l2 ? cmp.rel_l2 : worst_l2;
-        worst_abs = cmp.max_abs_err > worst_abs ? cmp.max_abs_err : worst_abs;
+        passed++;
     }
-    if (strcmp(who, "kernel") == 0) {
-        emit_sum(who, "check/trials", passed);
-        emit_sum(who, "check/rel_l2", worst_l2);
-        emit_sum(who, "check/max_abs_err", worst_abs);
-        kg_input0_matrix(op, shape, &rows, &cols);
-        if (j->edge && rows >= op->min_rows) {
-            if (check_once(sj, op, who, "edge cases", j->seed + 7777, 1, ref, &tol, s, &cmp,
-                           &mutated, err))
-                goto out;
-            emit_sum(who, "check/edge", cmp.pass && !mutated);
-            if (!cmp.pass || mutated) {
-                char d[900];
-                kg_cmp_describe(&cmp, d, sizeof d);
+    if (kernel) {
+        int64_t rows, cols;
+        emit_sum(b, "check/trials", passed);
+        kg_input0_matrix(b->op, &j->shape, &rows, &cols);
+        if (j->edge && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA) {
+            if (check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
+                return err->code;
+            emit_sum(b, "check/edge", pass);
+            if (!pass) {
                 char m[1024];
-                snprintf(m, sizeof m, "edge cases (%.100s): %.880s", op->edge_semantics, d);
-                emit_fail("incorrect", m);
-                goto out;
+                snprintf(m, sizeof m, "edge cases (%.200s): %.780s", b->op->edge_semantics, desc);
+                emit_fail(b, "incorrect", m);
+                return 0;
             }
         }
     }
+    if (j->verify_only && kernel)
+        return 0;
     {
         kg_timer_cfg tc;
         kg_timing tm;
         kg_timer_defaults(&tc);
         tc.stop = j->stop;
-        tc.flush = j->hot ? KG_FLUSH_NONE : j->memset_flush ? KG_FLUSH_MEMSET : KG_FLUSH_READ;
-        tc.n_sets = n_sets;
-        for (int set = 1; set < n_sets; set++)
-            if (fill_inputs(sj, op, set, j->seed + 100 + (unsigned long long)set, s, err))
-                goto out;
-        if (fill_inputs(sj, op, 0, j->seed + 100, s, err))
-            goto out;
-        if (kg_time(&tc, subject_launch, sj, (kgate_stream)s, &tm, err))
-            goto out;
-        emit_timing(who, &tm);
+        tc.flush = j->hot || j->flush == KG_FLUSH_MODE_NONE ? KG_FLUSH_NONE
+                   : j->flush == KG_FLUSH_MODE_MEMSET       ? KG_FLUSH_MEMSET
+                                                            : KG_FLUSH_READ;
+        tc.n_sets = kernel ? b->n_sets : 1;
+        set_scalars(b, 0);
+        for (int set = 1; set < tc.n_sets; set++)
+            if (fill_inputs(b, set, j->seed + 100 + (unsigned long long)set, err))
+                return err->code;
+        if (fill_inputs(b, 0, j->seed + 100, err))
+            return err->code;
+        if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
+            /* a fault of the subject inside the timed loop surfaces as a
+             * failed CUDA call of the timer: the context is then broken */
+            if (err->code == KG_EXIT_ENV && cudaDeviceSynchronize() != cudaSuccess)
+                err->code = KG_EXIT_FAIL;
+            return err->code;
+        }
+        emit_timing(b, &tm);
     }
-    if (strcmp(who, "kernel") == 0) {
+    if (kernel) {
         /* A kernel that caches results by pointer would pass the trials above
          * and then time a no-op: check again on fresh inputs after timing. */
-        if (check_once(sj, op, who, "after timing", j->seed + 4242, 0, ref, &tol, s, &cmp,
-                       &mutated, err))
-            goto out;
-        if (!cmp.pass || mutated) {
-            char d[768];
-            kg_cmp_describe(&cmp, d, sizeof d);
-            emit_fail("incorrect", d);
-        }
+        if (check_once(b, "after timing", j->seed + 4242, 0, 0, &pass, desc, sizeof desc, err))
+            return err->code;
+        if (!pass)
+            emit_fail(b, "incorrect", desc);
     }
+    return 0;
+}
+
+/* ----------------------------------------------------------------- modes */
+
+static int do_list(const kg_job *j, kg_err *err)
+{
+    void *handle;
+    const kgate_plugin *p;
+    if (kg_plugin_open(j->plugin, &handle, &p, err))
+        return err->code;
+    kg_event e = ev(KG_EV_TABLE, KG_SUBJ_NONE, NULL);
+    e.entries = calloc(p->n_kernels, sizeof *e.entries);
+    if (!e.entries)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory");
+    for (uint32_t i = 0; i < p->n_kernels; i++) {
+        const kgate_kernel *k = kg_plugin_kernel(p, i);
+        kg_table_entry *t = &e.entries[e.n_entries++];
+        snprintf(t->name, sizeof t->name, "%s", k->name);
+        snprintf(t->op, sizeof t->op, "%s", k->op);
+        snprintf(t->dtype, sizeof t->dtype, "%s", k->dtype);
+        snprintf(t->index_dtype, sizeof t->index_dtype, "%s", k->index_dtype ? k->index_dtype : "int64");
+        snprintf(t->summary, sizeof t->summary, "%s", k->summary ? k->summary : "");
+        snprintf(t->scalars, sizeof t->scalars, "%s", k->scalars ? k->scalars : "");
+    }
+    emit(&e);
+    kg_event_free(&e);
+    return 0;
+}
+
+/* The bundled fast variant of the job's operator and types, or NULL. */
+static const kgate_kernel *find_fast(const kgate_plugin *p, const kg_op *op, kg_types t)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s_%s_", op->name, op->fast ? op->fast : "");
+    for (uint32_t i = 0; op->fast && i < p->n_kernels; i++) {
+        const kgate_kernel *k = kg_plugin_kernel(p, i);
+        kg_dtype d, x = KG_I64;
+        if (strncmp(k->name, prefix, strlen(prefix)) != 0 || strcmp(k->op, op->name) != 0 ||
+            kg_dtype_parse(k->dtype, &d) || d != t.data)
+            continue;
+        if (k->index_dtype && kg_dtype_parse(k->index_dtype, &x))
+            continue;
+        if (!kg_op_has_index(op) || x == t.index)
+            return k;
+    }
+    return NULL;
+}
+
+static int do_library(bench *b, kg_err *err)
+{
+    const kg_job *j = b->job;
+    const kg_op *op = b->op;
+    for (int i = 0; i < KG_MAX_BASELINES && op->baselines[i]; i++) {
+        const kg_baseline *bl = kg_baseline_find(op->baselines[i]);
+        if (!bl)
+            return kg_err_set(err, KG_EXIT_ENV, "%s names library path '%s', which kgate lacks",
+                              op->name, op->baselines[i]);
+        char note[320] = "";
+        kg_err serr = {0, ""};
+        b->who = KG_SUBJ_LIB;
+        snprintf(b->path, sizeof b->path, "%s", bl->name);
+        b->baseline = NULL;
+        b->kernel = NULL;
+        set_scalars(b, 0);
+        if (fill_inputs(b, 0, j->seed, err))
+            return err->code;
+        if (bl->setup(op, b->in[0], b->out[0], &b->params, (kgate_stream)b->s, &b->bctx, note,
+                      sizeof note, &serr)) {
+            kg_event e = ev(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, bl->name);
+            snprintf(e.text, sizeof e.text, "%s", serr.msg[0] ? serr.msg : "unsupported");
+            emit(&e);
+            cudaGetLastError(); /* a refused setup leaves no sticky error behind */
+            continue;
+        }
+        b->baseline = bl;
+        kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_LIB, bl->name);
+        snprintf(e.text, sizeof e.text, "%s", note);
+        emit(&e);
+        int rc = run_subject(b, err);
+        bl->teardown(b->bctx);
+        b->baseline = NULL;
+        b->bctx = NULL;
+        if (rc)
+            return rc;
+    }
+    if (!j->plugin[0])
+        return 0;
+    void *handle;
+    const kgate_plugin *p;
+    kg_err perr = {0, ""};
+    b->who = KG_SUBJ_BEST;
+    b->path[0] = '\0';
+    kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_BEST, NULL);
+    if (kg_plugin_open(j->plugin, &handle, &p, &perr)) {
+        snprintf(e.text, sizeof e.text, "the bundled candidate did not load: %.900s", perr.msg);
+        emit(&e);
+        return 0;
+    }
+    b->kernel = find_fast(p, op, b->types);
+    if (!b->kernel) {
+        snprintf(e.text, sizeof e.text, "no bundled %s_%s kernel for %s", op->name,
+                 op->fast ? op->fast : "(none)", kg_dtype_name(b->types.data));
+        emit(&e);
+        return 0;
+    }
+    snprintf(b->path, sizeof b->path, "%s", b->kernel->name);
+    snprintf(e.path, sizeof e.path, "%s", b->kernel->name);
+    snprintf(e.text, sizeof e.text, "bundled %s: %s", b->kernel->name,
+             b->kernel->summary ? b->kernel->summary : "");
+    emit(&e);
+    return run_subject(b, err);
+}
+
+static int do_measure(const kg_job *j, kg_err *err)
+{
+    bench b;
+    void *handle = NULL;
+    const kgate_plugin *plug = NULL;
+    memset(&b, 0, sizeof b);
+    b.job = j;
+    b.op = j->op;
+    b.types = j->types;
+    b.n_sets = 1;
+    if (j->mode == KG_JOB_KERNEL) {
+        if (kg_plugin_open(j->plugin, &handle, &plug, err))
+            return err->code;
+        if (!(b.kernel = kg_plugin_find(plug, j->kernel)))
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", j->plugin, j->kernel);
+        kg_dtype d, x = KG_I64;
+        if (strcmp(b.kernel->op, j->op->name) != 0 || kg_dtype_parse(b.kernel->dtype, &d) ||
+            d != j->types.data || (b.kernel->index_dtype && kg_dtype_parse(b.kernel->index_dtype, &x)) ||
+            (kg_op_has_index(j->op) && x != j->types.index))
+            return kg_err_set(err, KG_EXIT_USAGE, "job: kernel '%s' is not %s %s", j->kernel,
+                              j->op->name, kg_dtype_name(j->types.data));
+        b.who = KG_SUBJ_KERNEL;
+    }
+    KG_CUDA(cudaSetDevice(j->device));
+    KG_CUDA(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
+    if (j->hot && j->mode == KG_JOB_KERNEL) {
+        struct cudaDeviceProp prop;
+        kg_work w;
+        KG_CUDA(cudaGetDeviceProperties(&prop, j->device));
+        kg_op_work(j->op, &j->shape, j->types, &w);
+        b.n_sets = (int)(2.0 * prop.l2CacheSize / w.bytes) + 1;
+        b.n_sets = b.n_sets < 1 ? 1 : b.n_sets > MAX_SETS ? MAX_SETS : b.n_sets;
+    }
+    if (alloc_bench(&b, err))
+        goto out;
+    if (j->mode == KG_JOB_LIBRARY)
+        do_library(&b, err);
+    else
+        run_subject(&b, err);
 out:
-    if (ref)
-        cudaFree(ref);
+    if (err->code == KG_EXIT_FAIL) /* the subject crashed: say which */
+        emit_fail(&b, "crash", err->msg);
+    if (b.baseline)
+        b.baseline->teardown(b.bctx);
+    free_bench(&b);
+    if (b.s)
+        cudaStreamDestroy(b.s);
+    (void)handle; /* kept loaded: kernels may still be referenced by the runtime */
     return err->code;
 }
 
-static int do_job(const job *j, kg_err *err)
+/* Reads the job from stdin (bounded). */
+static int read_job(kg_job *j, kg_err *err)
 {
-    void *handle = NULL, *fb_handle = NULL;
-    const kgate_plugin *plug = NULL, *fb_plug = NULL;
-    const kg_op *op = NULL;
-    kg_dtype dt = KG_FP16;
-    kg_shape shape;
-    subject sj;
-    cudaStream_t s = NULL;
-    int n_sets = 1, have_sets = 0;
-    memset(&sj, 0, sizeof sj);
-
-    if (j->plugin) {
-        if (kg_plugin_open(j->plugin, &handle, &plug, err))
-            return err->code;
-        cJSON *o = ev("table"), *arr = cJSON_AddArrayToObject(o, "kernels");
-        for (uint32_t i = 0; i < plug->n_kernels; i++) {
-            cJSON *k = cJSON_CreateObject();
-            cJSON_AddStringToObject(k, "name", plug->kernels[i].name);
-            cJSON_AddStringToObject(k, "op", plug->kernels[i].op);
-            cJSON_AddStringToObject(k, "dtype", plug->kernels[i].dtype);
-            cJSON_AddStringToObject(k, "summary",
-                                    plug->kernels[i].summary ? plug->kernels[i].summary : "");
-            cJSON_AddItemToArray(arr, k);
-        }
-        emit(o);
-        if (j->list)
-            goto out;
-    }
-    op = kg_op_find(j->op_name);
-    if (!op || kg_dtype_parse(j->dtype_name, &dt) || kg_shape_parse(op, j->shape_text, &shape, err)) {
-        kg_err_set(err, KG_EXIT_USAGE, "worker: bad job (op, dtype or shape)");
-        goto out;
-    }
-    {
-        int n = 0;
-        cudaError_t rc = cudaGetDeviceCount(&n);
-        if (rc != cudaSuccess || n == 0) {
-            kg_err_set(err, KG_EXIT_ENV, "no CUDA GPU: %s", rc ? cudaGetErrorString(rc) : "0 devices");
-            goto out;
-        }
-    }
-    KG_CUDA(cudaSetDevice(j->device));
-    KG_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    {
-        struct cudaDeviceProp prop;
-        KG_CUDA(cudaGetDeviceProperties(&prop, j->device));
-        cJSON *o = ev("hello");
-        cJSON_AddStringToObject(o, "device", prop.name);
-        emit(o);
-        if (j->hot) {
-            kg_work w;
-            op->work(&shape, dt, &w);
-            n_sets = (int)(2.0 * prop.l2CacheSize / w.bytes) + 1;
-            n_sets = n_sets < 1 ? 1 : n_sets > MAX_SETS ? MAX_SETS : n_sets;
-        }
-    }
-    if (alloc_sets(&sj, op, dt, &shape, n_sets, err))
-        goto out;
-    have_sets = 1;
-    sj.params.struct_size = sizeof sj.params;
-    sj.params.eps = op->eps;
-    sj.params.error = sj.msg;
-    sj.params.error_size = sizeof sj.msg;
-
-    if (j->baseline) {
-        char note[320] = "";
-        int unsupported = 0;
-        kg_err berr = {0, ""};
-        cJSON *o = ev("baseline");
-        cJSON_AddStringToObject(o, "name", op->baseline->name);
-        if (op->baseline->setup(op, dt, sj.in[0], sj.out[0], &sj.params, (kgate_stream)s, &sj.bctx,
-                                &unsupported, note, sizeof note, &berr) == 0) {
-            sj.baseline = op->baseline;
-            cJSON_AddStringToObject(o, "note", note);
-            cJSON_AddBoolToObject(o, "fallback", 0);
-        } else if (unsupported && op->fallback) {
-            char dir[PATH_MAX], path[PATH_MAX + 32];
-            kg_self_dir(dir, sizeof dir);
-            snprintf(path, sizeof path, "%s/libkgate_bundled.so", dir);
-            if (kg_plugin_open(path, &fb_handle, &fb_plug, err) ||
-                !(sj.kernel = kg_plugin_find(fb_plug, op->fallback))) {
-                cJSON_Delete(o);
-                kg_err_set(err, KG_EXIT_ENV, "baseline unsupported (%s) and fallback %s missing",
-                           berr.msg, op->fallback);
-                goto out;
-            }
-            snprintf(note, sizeof note, "%s unsupported (%.160s); bundled %s stands in",
-                     op->baseline->name, berr.msg, op->fallback);
-            cJSON_AddStringToObject(o, "note", note);
-            cJSON_AddBoolToObject(o, "fallback", 1);
-        } else {
-            cJSON_Delete(o);
-            *err = berr;
-            goto out;
-        }
-        emit(o);
-        if (run_subject(&sj, j, op, dt, &shape, "lib", 1, s, err))
-            goto out;
-        if (sj.baseline)
-            sj.baseline->teardown(sj.bctx);
-        sj.baseline = NULL;
-        sj.bctx = NULL;
-    }
-    if (j->kernel) {
-        if (!plug || !(sj.kernel = kg_plugin_find(plug, j->kernel))) {
-            kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", j->plugin, j->kernel);
-            goto out;
-        }
-        if (run_subject(&sj, j, op, dt, &shape, "kernel", n_sets, s, err))
-            goto out;
-    }
-out:
-    if (sj.baseline)
-        sj.baseline->teardown(sj.bctx);
-    if (have_sets)
-        free_sets(&sj, n_sets);
-    if (s)
-        cudaStreamDestroy(s);
-    (void)handle;
-    (void)fb_handle; /* kept loaded: kernels may still be referenced by the runtime */
-    return err->code;
+    static char buf[KG_JOB_MAX + 2];
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof buf - 1 && (k = read(0, buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)k;
+    buf[n] = '\0';
+    if (n > KG_JOB_MAX)
+        return kg_err_set(err, KG_EXIT_USAGE, "worker: the job is longer than %d bytes", KG_JOB_MAX);
+    return kg_job_from_json(buf, j, err);
 }
 
 int kg_worker_main(int argc, char **argv)
 {
-    job j;
+    kg_job j;
     kg_err err = {0, ""};
-    if (parse_job(argc, argv, &j, &err) == 0)
-        do_job(&j, &err);
-    if (err.code) {
-        if (err.code == KG_EXIT_FAIL)
-            emit_fail("crash", err.msg);
-        else
-            emit_error(&err);
+    for (int i = 0; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--fd") == 0) {
+            char *end;
+            long fd = strtol(argv[i + 1], &end, 10);
+            if (*end == '\0' && fd > 2 && fd < 65536)
+                ev_out = fdopen((int)fd, "w");
+        }
+    if (!ev_out) {
+        fprintf(stderr, "kgate __worker: needs --fd N (N > 2), an open descriptor for its events\n");
+        return KG_EXIT_USAGE;
     }
-    cJSON *o = ev("done");
-    cJSON_AddNumberToObject(o, "code", err.code);
-    emit(o);
+    int have_job = read_job(&j, &err) == 0;
+    {
+        kg_event e = ev(KG_EV_HELLO, KG_SUBJ_NONE, NULL);
+        e.pid = (long)getpid();
+        if (have_job && j.mode != KG_JOB_LIST) {
+            int n = 0;
+            struct cudaDeviceProp prop;
+            cudaError_t rc = cudaGetDeviceCount(&n);
+            if (rc != cudaSuccess || n == 0)
+                kg_err_set(&err, KG_EXIT_ENV, "no CUDA GPU: %s", rc ? cudaGetErrorString(rc) : "0 devices");
+            else if (j.device >= n)
+                kg_err_set(&err, KG_EXIT_USAGE, "device %d: only %d device(s)", j.device, n);
+            else if (cudaGetDeviceProperties(&prop, j.device) == cudaSuccess)
+                snprintf(e.device, sizeof e.device, "%s", prop.name);
+        }
+        emit(&e);
+    }
+    if (!err.code)
+        err.code = j.mode == KG_JOB_LIST ? do_list(&j, &err) : do_measure(&j, &err);
+    if (err.code) {
+        if (err.code != KG_EXIT_FAIL) { /* a crash was reported with its subject */
+            kg_event e = ev(KG_EV_ERROR, KG_SUBJ_NONE, NULL);
+            e.code = err.code;
+            snprintf(e.text, sizeof e.text, "%s", err.msg);
+            emit(&e);
+        }
+    }
+    kg_event e = ev(KG_EV_DONE, KG_SUBJ_NONE, NULL);
+    e.code = err.code;
+    emit(&e);
     return err.code ? 3 : 0;
 }

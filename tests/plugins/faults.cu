@@ -140,13 +140,13 @@ static int k_simple(const DLTensor *i, int, DLTensor *o, int, const kgate_params
 }
 
 static const kgate_kernel kernels[] = {
-    {"illegal", "softmax", "fp16", 1, 1, k_illegal, "wild pointer write"},
-    {"spin", "softmax", "fp16", 1, 1, k_spin, "never finishes"},
-    {"zeros", "softmax", "fp16", 1, 1, k_zeros, "all-zero output"},
-    {"mutate", "softmax", "fp16", 1, 1, k_mutate, "modifies its input"},
-    {"sidestream", "softmax", "fp16", 1, 1, k_sidestream, "correct, on a stream of its own"},
-    {"simple", "softmax", "fp16", 1, 1, k_simple, "one thread per row, correct"},
+    {"illegal", "softmax", "fp16", NULL, 1, 1, k_illegal, "wild pointer write", NULL},
+    {"spin", "softmax", "fp16", NULL, 1, 1, k_spin, "never finishes", NULL},
+    {"zeros", "softmax", "fp16", NULL, 1, 1, k_zeros, "all-zero output", NULL},
+    {"mutate", "softmax", "fp16", NULL, 1, 1, k_mutate, "modifies its input", NULL},
+    {"sidestream", "softmax", "fp16", NULL, 1, 1, k_sidestream, "correct, on a stream of its own", NULL},
+    {"simple", "softmax", "fp16", NULL, 1, 1, k_simple, "one thread per row, correct", NULL},
 };
-static const kgate_plugin plugin = {KGATE_ABI_VERSION, 6, kernels};
-const kgate_plugin *kgate_plugin_v1(void) { return &plugin; }
+static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
+const kgate_plugin *kgate_plugin_v2(void) { return &plugin; }
 }

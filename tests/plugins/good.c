@@ -19,8 +19,8 @@ static int errs(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_para
 }
 
 static const kgate_kernel kernels[] = {
-    {"noop", "softmax", "fp16", 1, 1, noop, "writes nothing"},
-    {"errs", "softmax", "fp16", 1, 1, errs, "returns an error"},
+    {"noop", "softmax", "fp16", NULL, 1, 1, noop, "writes nothing", NULL},
+    {"errs", "softmax", "fp16", NULL, 1, 1, errs, "returns an error", NULL},
 };
-static const kgate_plugin plugin = {KGATE_ABI_VERSION, 2, kernels};
-const kgate_plugin *kgate_plugin_v1(void) { return &plugin; }
+static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
+const kgate_plugin *kgate_plugin_v2(void) { return &plugin; }

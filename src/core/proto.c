@@ -1,0 +1,563 @@
+/* The worker protocol: jobs and events to and from JSON, with validation of
+ * every field the supervisor reads (docs/worker.md). */
+#include "proto.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *ev_names[] = {
+#define X(e, s) s,
+    KG_EVENTS(X)
+#undef X
+};
+
+const char *kg_event_kind_name(kg_ev_kind k)
+{
+    return (unsigned)k < KG_EV_COUNT ? ev_names[k] : "?";
+}
+
+static const char *flush_names[] = {"read", "memset", "none"};
+static const char *mode_names[] = {"list", "kernel", "library"};
+static const char *subject_names[] = {"", "kernel", "lib", "best"};
+
+void kg_job_defaults(kg_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->trials = 3;
+    j->edge = 1;
+    j->seed = 1;
+    j->types.index = KG_I64;
+    j->flush = KG_FLUSH_MODE_READ;
+    kg_stop_defaults(&j->stop);
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+char *kg_job_to_json(const kg_job *j)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "proto", KG_PROTO);
+    cJSON_AddStringToObject(o, "mode", mode_names[j->mode]);
+    cJSON_AddStringToObject(o, "plugin", j->plugin);
+    if (j->mode == KG_JOB_KERNEL)
+        cJSON_AddStringToObject(o, "kernel", j->kernel);
+    if (j->mode != KG_JOB_LIST && j->op) {
+        cJSON_AddStringToObject(o, "op", j->op->name);
+        cJSON_AddStringToObject(o, "dtype", kg_dtype_name(j->types.data));
+        cJSON_AddStringToObject(o, "index_dtype", kg_dtype_name(j->types.index));
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int i = 0; i < j->shape.n; i++)
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)j->shape.d[i]));
+        cJSON *sc = cJSON_AddObjectToObject(o, "scalars");
+        for (int i = 0; i < j->scalars.n; i++)
+            cJSON_AddNumberToObject(sc, j->scalars.v[i].name, j->scalars.v[i].value);
+        cJSON_AddStringToObject(o, "flush", flush_names[j->flush]);
+        cJSON_AddBoolToObject(o, "hot", j->hot);
+        cJSON_AddNumberToObject(o, "trials", j->trials);
+        cJSON_AddBoolToObject(o, "edge", j->edge);
+        cJSON_AddNumberToObject(o, "device", j->device);
+        cJSON_AddBoolToObject(o, "verify_only", j->verify_only);
+        char seed[32];
+        snprintf(seed, sizeof seed, "%llu", j->seed); /* beyond 2^53: a string */
+        cJSON_AddStringToObject(o, "seed", seed);
+        cJSON *st = cJSON_AddObjectToObject(o, "stop");
+        cJSON_AddNumberToObject(st, "min_samples", j->stop.min_samples);
+        cJSON_AddNumberToObject(st, "min_time", j->stop.min_gpu_s);
+        cJSON_AddNumberToObject(st, "max_noise", j->stop.max_noise);
+        cJSON_AddNumberToObject(st, "max_time", j->stop.max_wall_s);
+        cJSON_AddNumberToObject(st, "max_samples", j->stop.max_samples);
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+static int get_str(const cJSON *o, const char *k, char *dst, size_t size, int required,
+                   kg_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v) {
+        if (required)
+            return kg_err_set(err, KG_EXIT_USAGE, "job: missing '%s'", k);
+        dst[0] = '\0';
+        return 0;
+    }
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+        return kg_err_set(err, KG_EXIT_USAGE, "job: '%s' must be a string of under %zu bytes", k, size);
+    snprintf(dst, size, "%s", v->valuestring);
+    return 0;
+}
+
+static int get_num(const cJSON *o, const char *k, double lo, double hi, double *out, kg_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        return 0; /* keep the default */
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return kg_err_set(err, KG_EXIT_USAGE, "job: '%s' must be a number in [%g, %g]", k, lo, hi);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int get_int(const cJSON *o, const char *k, double lo, double hi, int *out, kg_err *err)
+{
+    double d = *out;
+    if (get_num(o, k, lo, hi, &d, err))
+        return err->code;
+    if (d != floor(d))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: '%s' must be a whole number", k);
+    *out = (int)d;
+    return 0;
+}
+
+static int get_bool(const cJSON *o, const char *k, int *out, kg_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        return 0;
+    if (!cJSON_IsBool(v))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: '%s' must be true or false", k);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+static int pick(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
+{
+    char buf[PATH_MAX];
+    kg_job_defaults(j);
+    if (strlen(text) > KG_JOB_MAX)
+        return kg_err_set(err, KG_EXIT_USAGE, "job: longer than %d bytes", KG_JOB_MAX);
+    cJSON *o = cJSON_Parse(text);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return kg_err_set(err, KG_EXIT_USAGE, "job: not a JSON object");
+    }
+    if (get_str(o, "proto", buf, sizeof buf, 1, err))
+        goto out;
+    if (strcmp(buf, KG_PROTO) != 0) {
+        kg_err_set(err, KG_EXIT_USAGE, "job: protocol '%s', this worker speaks %s", buf, KG_PROTO);
+        goto out;
+    }
+    if (get_str(o, "mode", buf, sizeof buf, 1, err))
+        goto out;
+    int m = pick(buf, mode_names, 3);
+    if (m < 0) {
+        kg_err_set(err, KG_EXIT_USAGE, "job: unknown mode '%s'", buf);
+        goto out;
+    }
+    j->mode = (kg_job_mode)m;
+    if (get_str(o, "plugin", j->plugin, sizeof j->plugin, j->mode != KG_JOB_LIBRARY, err))
+        goto out;
+    if (j->mode == KG_JOB_LIST)
+        goto out;
+    if (j->mode == KG_JOB_KERNEL && get_str(o, "kernel", j->kernel, sizeof j->kernel, 1, err))
+        goto out;
+    if (get_str(o, "op", buf, sizeof buf, 1, err))
+        goto out;
+    if (!(j->op = kg_op_find(buf))) {
+        kg_err_set(err, KG_EXIT_USAGE, "job: unknown operator '%s'", buf);
+        goto out;
+    }
+    if (get_str(o, "dtype", buf, sizeof buf, 1, err))
+        goto out;
+    if (kg_dtype_parse(buf, &j->types.data) || !kg_op_has_dtype(j->op, j->types.data)) {
+        kg_err_set(err, KG_EXIT_USAGE, "job: %s does not take dtype '%s'", j->op->name, buf);
+        goto out;
+    }
+    if (get_str(o, "index_dtype", buf, sizeof buf, 0, err))
+        goto out;
+    if (buf[0] && (kg_dtype_parse(buf, &j->types.index) || !kg_dtype_is_int(j->types.index))) {
+        kg_err_set(err, KG_EXIT_USAGE, "job: index_dtype '%s' is not int32 or int64", buf);
+        goto out;
+    }
+    {
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shape"), *d;
+        int n = 0;
+        if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) != j->op->n_dims) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: 'shape' must hold %d extents (%s)", j->op->n_dims,
+                       j->op->dims);
+            goto out;
+        }
+        cJSON_ArrayForEach(d, sh)
+        {
+            if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > 2147483648.0 ||
+                d->valuedouble != floor(d->valuedouble)) {
+                kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31]");
+                goto out;
+            }
+            j->shape.d[n++] = (int64_t)d->valuedouble;
+        }
+        j->shape.n = n;
+    }
+    kg_scalars_default(j->op, &j->scalars);
+    {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scalars"), *v;
+        if (sc && !cJSON_IsObject(sc)) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: 'scalars' must be an object");
+            goto out;
+        }
+        cJSON_ArrayForEach(v, sc)
+        {
+            int k = -1;
+            for (int i = 0; i < j->scalars.n; i++)
+                if (strcmp(j->scalars.v[i].name, v->string) == 0)
+                    k = i;
+            if (k < 0 || !cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+                kg_err_set(err, KG_EXIT_USAGE, "job: scalar '%s' is not a number %s takes",
+                           v->string, j->op->name);
+                goto out;
+            }
+            j->scalars.v[k].value = v->valuedouble;
+        }
+    }
+    if (get_str(o, "flush", buf, sizeof buf, 0, err))
+        goto out;
+    if (buf[0]) {
+        int f = pick(buf, flush_names, 3);
+        if (f < 0) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: unknown flush '%s'", buf);
+            goto out;
+        }
+        j->flush = (kg_flush_mode)f;
+    }
+    if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
+        get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
+        get_bool(o, "verify_only", &j->verify_only, err))
+        goto out;
+    if (get_str(o, "seed", buf, sizeof buf, 0, err))
+        goto out;
+    if (buf[0]) {
+        char *end;
+        j->seed = strtoull(buf, &end, 10);
+        if (*end || end == buf) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: seed '%s' is not a whole number", buf);
+            goto out;
+        }
+    }
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stop");
+        if (st && !cJSON_IsObject(st)) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: 'stop' must be an object");
+            goto out;
+        }
+        if (st && (get_int(st, "min_samples", 1, 1e6, &j->stop.min_samples, err) ||
+                   get_num(st, "min_time", 0, 3600, &j->stop.min_gpu_s, err) ||
+                   get_num(st, "max_noise", 0, 1, &j->stop.max_noise, err) ||
+                   get_num(st, "max_time", 0.001, 3600, &j->stop.max_wall_s, err) ||
+                   get_int(st, "max_samples", 1, 1e7, &j->stop.max_samples, err)))
+            goto out;
+    }
+out:
+    cJSON_Delete(o);
+    return err->code;
+}
+
+/* ---------------------------------------------------------------- events */
+
+static void add_subject(cJSON *o, const kg_event *e)
+{
+    if (e->subject == KG_SUBJ_NONE)
+        return;
+    cJSON_AddStringToObject(o, "subject", subject_names[e->subject]);
+    if (e->subject == KG_SUBJ_LIB || (e->subject == KG_SUBJ_BEST && e->path[0]))
+        cJSON_AddStringToObject(o, "path", e->path);
+}
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+char *kg_event_to_json(const kg_event *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "ev", kg_event_kind_name(e->kind));
+    add_subject(o, e);
+    switch (e->kind) {
+    case KG_EV_HELLO:
+        cJSON_AddStringToObject(o, "proto", KG_PROTO);
+        cJSON_AddStringToObject(o, "device", e->device);
+        cJSON_AddNumberToObject(o, "pid", (double)e->pid);
+        break;
+    case KG_EV_TABLE: {
+        cJSON *arr = cJSON_AddArrayToObject(o, "kernels");
+        for (int i = 0; i < e->n_entries; i++) {
+            const kg_table_entry *t = &e->entries[i];
+            cJSON *k = cJSON_CreateObject();
+            cJSON_AddStringToObject(k, "name", t->name);
+            cJSON_AddStringToObject(k, "op", t->op);
+            cJSON_AddStringToObject(k, "dtype", t->dtype);
+            cJSON_AddStringToObject(k, "index_dtype", t->index_dtype);
+            cJSON_AddStringToObject(k, "summary", t->summary);
+            cJSON_AddStringToObject(k, "scalars", t->scalars);
+            cJSON_AddItemToArray(arr, k);
+        }
+        break;
+    }
+    case KG_EV_SUBJECT:
+    case KG_EV_UNSUPPORTED:
+    case KG_EV_FAIL:
+    case KG_EV_ERROR:
+        if (e->kind == KG_EV_FAIL)
+            cJSON_AddStringToObject(o, "kind", e->fail_kind);
+        if (e->kind == KG_EV_ERROR)
+            cJSON_AddNumberToObject(o, "code", e->code);
+        cJSON_AddStringToObject(o, e->kind == KG_EV_SUBJECT ? "note" : "msg", e->text);
+        break;
+    case KG_EV_CHECK:
+        cJSON_AddStringToObject(o, "what", e->what);
+        cJSON_AddBoolToObject(o, "pass", e->pass);
+        add_num(o, "rel_l2", e->rel_l2);
+        add_num(o, "max_abs_err", e->max_abs_err);
+        cJSON_AddBoolToObject(o, "inputs_mutated", e->mutated);
+        cJSON_AddStringToObject(o, "desc", e->text);
+        break;
+    case KG_EV_SUM:
+        cJSON_AddStringToObject(o, "name", e->name);
+        add_num(o, "value", e->value);
+        break;
+    case KG_EV_TIMING:
+        cJSON_AddStringToObject(o, "stop", e->stop);
+        cJSON_AddBoolToObject(o, "escaped", e->escaped);
+        cJSON_AddNumberToObject(o, "throttled", e->throttled);
+        cJSON_AddStringToObject(o, "note", e->text);
+        break;
+    case KG_EV_DONE:
+        cJSON_AddNumberToObject(o, "code", e->code);
+        break;
+    default:
+        break;
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+void kg_event_free(kg_event *e)
+{
+    free(e->entries);
+    e->entries = NULL;
+    e->n_entries = 0;
+}
+
+/* Field readers for events: a missing or mistyped field is a violation. */
+static int ev_str(const cJSON *o, const char *k, char *dst, size_t size, kg_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsString(v))
+        return kg_err_set(err, KG_EXIT_FAIL, "'%s' is missing or not a string", k);
+    if (strlen(v->valuestring) >= size)
+        return kg_err_set(err, KG_EXIT_FAIL, "'%s' is longer than %zu bytes", k, size - 1);
+    snprintf(dst, size, "%s", v->valuestring);
+    return 0;
+}
+
+static int ev_bool(const cJSON *o, const char *k, int *out, kg_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsBool(v))
+        return kg_err_set(err, KG_EXIT_FAIL, "'%s' is missing or not a boolean", k);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+/* A number, or null for a value that was not finite (allow_null). */
+static int ev_num(const cJSON *o, const char *k, int allow_null, double *out, kg_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (allow_null && cJSON_IsNull(v)) {
+        *out = NAN;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return kg_err_set(err, KG_EXIT_FAIL, "'%s' is missing or not a finite number", k);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int ev_int(const cJSON *o, const char *k, double lo, double hi, int *out, kg_err *err)
+{
+    double d = 0;
+    if (ev_num(o, k, 0, &d, err))
+        return err->code;
+    if (d != floor(d) || d < lo || d > hi)
+        return kg_err_set(err, KG_EXIT_FAIL, "'%s' is not a whole number in [%g, %g]", k, lo, hi);
+    *out = (int)d;
+    return 0;
+}
+
+/* A name: [A-Za-z0-9_./-], non-empty. */
+static int name_ok(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '.' || *s == '/' || *s == '-'))
+            return 0;
+    return 1;
+}
+
+static int ev_subject(const cJSON *o, kg_event *e, int required, kg_err *err)
+{
+    char s[16];
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "subject");
+    if (!v && !required)
+        return 0;
+    if (ev_str(o, "subject", s, sizeof s, err))
+        return err->code;
+    int k = pick(s, subject_names, 4);
+    if (k <= 0)
+        return kg_err_set(err, KG_EXIT_FAIL, "unknown subject '%s'", s);
+    e->subject = (kg_subject)k;
+    if (e->subject == KG_SUBJ_LIB || (e->subject == KG_SUBJ_BEST && cJSON_GetObjectItemCaseSensitive(o, "path"))) {
+        if (ev_str(o, "path", e->path, sizeof e->path, err))
+            return err->code;
+        if (!name_ok(e->path))
+            return kg_err_set(err, KG_EXIT_FAIL, "bad path name '%s'", e->path);
+    }
+    return 0;
+}
+
+static int parse_table(const cJSON *o, kg_event *e, kg_err *err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "kernels"), *k;
+    if (!cJSON_IsArray(arr))
+        return kg_err_set(err, KG_EXIT_FAIL, "'kernels' is missing or not an array");
+    int n = cJSON_GetArraySize(arr);
+    if (n > KG_TABLE_MAX)
+        return kg_err_set(err, KG_EXIT_FAIL, "table of %d kernels (at most %d)", n, KG_TABLE_MAX);
+    e->entries = calloc((size_t)(n ? n : 1), sizeof *e->entries);
+    if (!e->entries)
+        return kg_err_set(err, KG_EXIT_FAIL, "out of memory for a table of %d kernels", n);
+    cJSON_ArrayForEach(k, arr)
+    {
+        kg_table_entry *t = &e->entries[e->n_entries];
+        if (!cJSON_IsObject(k))
+            return kg_err_set(err, KG_EXIT_FAIL, "table entry %d is not an object", e->n_entries);
+        if (ev_str(k, "name", t->name, sizeof t->name, err) ||
+            ev_str(k, "op", t->op, sizeof t->op, err) ||
+            ev_str(k, "dtype", t->dtype, sizeof t->dtype, err) ||
+            ev_str(k, "index_dtype", t->index_dtype, sizeof t->index_dtype, err) ||
+            ev_str(k, "summary", t->summary, sizeof t->summary, err) ||
+            ev_str(k, "scalars", t->scalars, sizeof t->scalars, err))
+            return err->code;
+        kg_dtype d;
+        const kg_op *op = kg_op_find(t->op);
+        if (!name_ok(t->name) || !op || kg_dtype_parse(t->dtype, &d) || !kg_op_has_dtype(op, d) ||
+            kg_dtype_parse(t->index_dtype, &d) || !kg_dtype_is_int(d))
+            return kg_err_set(err, KG_EXIT_FAIL, "table entry '%s' names no catalog operator and dtype",
+                              t->name);
+        e->n_entries++;
+    }
+    return 0;
+}
+
+int kg_event_parse(const char *line, kg_event *e, kg_err *err)
+{
+    char kind[16];
+    memset(e, 0, sizeof *e);
+    e->rel_l2 = e->max_abs_err = NAN;
+    if (strlen(line) > KG_EVENT_MAX)
+        return kg_err_set(err, KG_EXIT_FAIL, "an event line longer than %d bytes", KG_EVENT_MAX);
+    cJSON *o = cJSON_Parse(line);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return kg_err_set(err, KG_EXIT_FAIL, "a line that is not a JSON object");
+    }
+    if (ev_str(o, "ev", kind, sizeof kind, err))
+        goto out;
+    int k = pick(kind, ev_names, KG_EV_COUNT);
+    if (k < 0) {
+        kg_err_set(err, KG_EXIT_FAIL, "unknown event '%s'", kind);
+        goto out;
+    }
+    e->kind = (kg_ev_kind)k;
+    switch (e->kind) {
+    case KG_EV_HELLO: {
+        char proto[32];
+        double pid = 0;
+        if (ev_str(o, "proto", proto, sizeof proto, err) ||
+            ev_str(o, "device", e->device, sizeof e->device, err) || ev_num(o, "pid", 0, &pid, err))
+            goto out;
+        if (strcmp(proto, KG_PROTO) != 0) {
+            kg_err_set(err, KG_EXIT_FAIL, "worker speaks '%s', not %s", proto, KG_PROTO);
+            goto out;
+        }
+        e->pid = (long)pid;
+        break;
+    }
+    case KG_EV_TABLE:
+        parse_table(o, e, err);
+        break;
+    case KG_EV_SUBJECT:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "note", e->text, sizeof e->text, err))
+            goto out;
+        if (e->subject == KG_SUBJ_KERNEL)
+            kg_err_set(err, KG_EXIT_FAIL, "a subject event is for lib or best");
+        break;
+    case KG_EV_UNSUPPORTED:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "msg", e->text, sizeof e->text, err))
+            goto out;
+        if (e->subject != KG_SUBJ_LIB)
+            kg_err_set(err, KG_EXIT_FAIL, "only a library path can be unsupported");
+        break;
+    case KG_EV_CHECK:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "what", e->what, sizeof e->what, err) ||
+            ev_bool(o, "pass", &e->pass, err) || ev_num(o, "rel_l2", 1, &e->rel_l2, err) ||
+            ev_num(o, "max_abs_err", 1, &e->max_abs_err, err) ||
+            ev_bool(o, "inputs_mutated", &e->mutated, err) ||
+            ev_str(o, "desc", e->text, sizeof e->text, err))
+            goto out;
+        break;
+    case KG_EV_SUM:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "name", e->name, sizeof e->name, err) ||
+            ev_num(o, "value", 0, &e->value, err))
+            goto out;
+        if (!name_ok(e->name))
+            kg_err_set(err, KG_EXIT_FAIL, "bad summary name '%s'", e->name);
+        break;
+    case KG_EV_TIMING:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "stop", e->stop, sizeof e->stop, err) ||
+            ev_bool(o, "escaped", &e->escaped, err) ||
+            ev_int(o, "throttled", 0, 1e9, &e->throttled, err) ||
+            ev_str(o, "note", e->text, sizeof e->text, err))
+            goto out;
+        break;
+    case KG_EV_FAIL:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "kind", e->fail_kind, sizeof e->fail_kind, err) ||
+            ev_str(o, "msg", e->text, sizeof e->text, err))
+            goto out;
+        if (strcmp(e->fail_kind, "incorrect") != 0 && strcmp(e->fail_kind, "crash") != 0)
+            kg_err_set(err, KG_EXIT_FAIL, "unknown failure kind '%s'", e->fail_kind);
+        break;
+    case KG_EV_ERROR:
+        if (ev_int(o, "code", 3, 6, &e->code, err) || ev_str(o, "msg", e->text, sizeof e->text, err))
+            goto out;
+        break;
+    case KG_EV_DONE:
+        ev_int(o, "code", 0, 255, &e->code, err);
+        break;
+    default:
+        break;
+    }
+out:
+    cJSON_Delete(o);
+    if (err->code)
+        kg_event_free(e);
+    return err->code;
+}

@@ -1,0 +1,125 @@
+/* The worker protocol, version 1 ("kgate.worker/1"): the contract between
+ * kgate (the supervisor) and `kgate __worker`, the process that loads a
+ * candidate. docs/worker.md is its prose form; tests/test_proto.c its spec.
+ *
+ * The supervisor starts `kgate __worker --fd N`, writes one job (a JSON
+ * object, at most KG_JOB_MAX bytes) on the worker's standard input and
+ * closes it. The worker answers with events, one JSON object a line, on
+ * file descriptor N, and exits. The supervisor trusts nothing in them: every
+ * line is parsed by kg_event_parse, which checks the kind, the type and
+ * length of every field and the subject; a line that fails is a protocol
+ * violation and ends the job (a candidate writing on the channel cannot do
+ * more than that).
+ *
+ * Plain C; no GPU. */
+#ifndef KG_PROTO_H
+#define KG_PROTO_H
+
+#include <limits.h>
+
+#include "op.h"
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KG_PROTO "kgate.worker/1"
+#define KG_JOB_MAX 16384    /* bytes of a job */
+#define KG_EVENT_MAX 65536  /* bytes of one event line */
+#define KG_TABLE_MAX 1024   /* kernels in one table event */
+
+typedef enum kg_job_mode {
+    KG_JOB_LIST,    /* load the candidate, validate it, report its table */
+    KG_JOB_KERNEL,  /* check and time one kernel */
+    KG_JOB_LIBRARY, /* check and time the operator's library paths and the bundled fast variant */
+} kg_job_mode;
+
+typedef enum kg_flush_mode { KG_FLUSH_MODE_READ, KG_FLUSH_MODE_MEMSET, KG_FLUSH_MODE_NONE } kg_flush_mode;
+
+/* One job. Strings are copied in; the scalar names point at the operator's. */
+typedef struct kg_job {
+    kg_job_mode mode;
+    char plugin[PATH_MAX]; /* LIST, KERNEL: the candidate; LIBRARY: the bundled candidate, or "" */
+    char kernel[96];       /* KERNEL */
+    const kg_op *op;       /* KERNEL, LIBRARY */
+    kg_types types;
+    kg_shape shape;
+    kg_scalars scalars;    /* the values of the operator's scalars */
+    kg_flush_mode flush;
+    int hot;               /* rotate input sets that fit in L2 (implies no flush) */
+    int trials, edge, device, verify_only;
+    unsigned long long seed;
+    kg_stop_cfg stop;
+} kg_job;
+
+/* Defaults: 3 trials, edges on, seed 1, read flush, the stop rule's defaults. */
+void kg_job_defaults(kg_job *j);
+/* Serializes a job; malloc'd (caller frees), NULL when out of memory. */
+char *kg_job_to_json(const kg_job *j);
+/* Parses and validates a job (KG_EXIT_USAGE with the field named). */
+int kg_job_from_json(const char *text, kg_job *j, kg_err *err);
+
+/* Event kinds. X-macro: enum, wire name. */
+#define KG_EVENTS(X)              \
+    X(HELLO, "hello")             \
+    X(TABLE, "table")             \
+    X(SUBJECT, "subject")         \
+    X(UNSUPPORTED, "unsupported") \
+    X(CHECK, "check")             \
+    X(SUM, "sum")                 \
+    X(TIMING, "timing")           \
+    X(FAIL, "fail")               \
+    X(ERROR, "error")             \
+    X(DONE, "done")
+
+typedef enum kg_ev_kind {
+#define X(e, s) KG_EV_##e,
+    KG_EVENTS(X)
+#undef X
+    KG_EV_COUNT
+} kg_ev_kind;
+
+/* What an event is about: the kernel under test, one library path (named
+ * in `path`), or the bundled fast variant. */
+typedef enum kg_subject { KG_SUBJ_NONE, KG_SUBJ_KERNEL, KG_SUBJ_LIB, KG_SUBJ_BEST } kg_subject;
+
+/* One kernel of a candidate's table, as the worker validated it. */
+typedef struct kg_table_entry {
+    char name[96], op[32], dtype[8], index_dtype[8];
+    char summary[256], scalars[128];
+} kg_table_entry;
+
+/* One event. Which fields are set depends on the kind (docs/worker.md). */
+typedef struct kg_event {
+    kg_ev_kind kind;
+    kg_subject subject;
+    char path[40];      /* LIB: the library path; SUBJECT(best): the kernel */
+    char name[48];      /* SUM: the summary name */
+    char what[32];      /* CHECK: "trial 1", "edge cases", "after timing" */
+    char stop[16];      /* TIMING: why sampling stopped */
+    char fail_kind[16]; /* FAIL: "incorrect" or "crash" */
+    char device[128];   /* HELLO */
+    char text[1024];    /* FAIL, ERROR, UNSUPPORTED: msg; CHECK: desc; TIMING, SUBJECT: note */
+    double value;       /* SUM */
+    double rel_l2, max_abs_err; /* CHECK (NaN when absent) */
+    int pass, mutated;  /* CHECK */
+    int escaped, throttled; /* TIMING */
+    int code;           /* ERROR, DONE */
+    long pid;           /* HELLO */
+    kg_table_entry *entries; /* TABLE (malloc'd; kg_event_free) */
+    int n_entries;
+} kg_event;
+
+const char *kg_event_kind_name(kg_ev_kind k);
+/* Serializes an event as one line (no newline); malloc'd. */
+char *kg_event_to_json(const kg_event *e);
+/* Parses and validates one line. A violation is KG_EXIT_FAIL with a message
+ * naming what was wrong. On success the caller owns e->entries. */
+int kg_event_parse(const char *line, kg_event *e, kg_err *err);
+void kg_event_free(kg_event *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

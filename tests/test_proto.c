@@ -1,0 +1,236 @@
+/* The worker protocol (docs/worker.md): jobs and events survive a round
+ * trip through JSON, and malformed or forged input is refused with a
+ * message naming the field. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/proto.h"
+
+static void job_round_trip(void **state)
+{
+    (void)state;
+    kg_job a, b;
+    kg_err e = {0, ""};
+    kg_job_defaults(&a);
+    a.mode = KG_JOB_KERNEL;
+    strcpy(a.plugin, "/tmp/cand.so");
+    strcpy(a.kernel, "layer_norm_v2_bf16");
+    a.op = kg_op_find("layer_norm");
+    a.types.data = KG_BF16;
+    a.types.index = KG_I32;
+    a.shape = (kg_shape){2, {8192, 4096}};
+    kg_scalars_default(a.op, &a.scalars);
+    a.scalars.v[0].value = 1e-6;
+    a.flush = KG_FLUSH_MODE_MEMSET;
+    a.hot = 1;
+    a.trials = 7;
+    a.edge = 0;
+    a.device = 1;
+    a.verify_only = 1;
+    a.seed = 18446744073709551615ull; /* beyond 2^53: must not round */
+    a.stop.max_noise = 0.01;
+    a.stop.min_samples = 12;
+    a.stop.max_samples = 300;
+    char *text = kg_job_to_json(&a);
+    assert_non_null(text);
+    assert_int_equal(kg_job_from_json(text, &b, &e), 0);
+    free(text);
+    assert_int_equal(b.mode, KG_JOB_KERNEL);
+    assert_string_equal(b.plugin, a.plugin);
+    assert_string_equal(b.kernel, a.kernel);
+    assert_ptr_equal(b.op, a.op);
+    assert_int_equal(b.types.data, KG_BF16);
+    assert_int_equal(b.types.index, KG_I32);
+    assert_int_equal(b.shape.n, 2);
+    assert_true(b.shape.d[0] == 8192 && b.shape.d[1] == 4096);
+    assert_true(b.scalars.n == 1 && b.scalars.v[0].value == 1e-6);
+    assert_string_equal(b.scalars.v[0].name, "eps");
+    assert_int_equal(b.flush, KG_FLUSH_MODE_MEMSET);
+    assert_true(b.hot && b.trials == 7 && !b.edge && b.device == 1 && b.verify_only);
+    assert_true(b.seed == a.seed);
+    assert_true(b.stop.max_noise == 0.01 && b.stop.min_samples == 12 && b.stop.max_samples == 300);
+    assert_true(b.stop.min_gpu_s == a.stop.min_gpu_s && b.stop.max_wall_s == a.stop.max_wall_s);
+}
+
+static void bad_jobs(void **state)
+{
+    (void)state;
+    struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"[]", "not a JSON object"},
+        {"{\"mode\":\"kernel\"}", "missing 'proto'"},
+        {"{\"proto\":\"kgate.worker/9\",\"mode\":\"list\",\"plugin\":\"x\"}", "this worker speaks"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"dance\"}", "unknown mode"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"list\"}", "missing 'plugin'"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"conv9\"}", "unknown operator"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"int64\"}",
+         "does not take dtype"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[1,2,3]}",
+         "must hold 2 extents"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[1,0.5]}",
+         "whole numbers"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[8,8],\"scalars\":{\"eps\":1}}",
+         "scalar 'eps'"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[8,8],\"trials\":0}",
+         "'trials' must be a number in [1, 1000]"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[8,8],\"seed\":\"12x\"}",
+         "seed '12x'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_job j;
+        kg_err e = {0, ""};
+        int rc = kg_job_from_json(cases[i].text, &j, &e);
+        if (rc != KG_EXIT_USAGE || !strstr(e.msg, cases[i].msg))
+            fail_msg("case %zu: rc %d '%s', want '%s'", i, rc, e.msg, cases[i].msg);
+    }
+}
+
+static kg_event rt(const kg_event *a)
+{
+    kg_event b;
+    kg_err e = {0, ""};
+    char *text = kg_event_to_json(a);
+    assert_non_null(text);
+    if (kg_event_parse(text, &b, &e))
+        fail_msg("%s did not parse back: %s", text, e.msg);
+    free(text);
+    return b;
+}
+
+static void event_round_trips(void **state)
+{
+    (void)state;
+    kg_event a, b;
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_HELLO;
+    strcpy(a.device, "NVIDIA H200");
+    a.pid = 4242;
+    b = rt(&a);
+    assert_int_equal(b.kind, KG_EV_HELLO);
+    assert_string_equal(b.device, "NVIDIA H200");
+    assert_int_equal(b.pid, 4242);
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_CHECK;
+    a.subject = KG_SUBJ_LIB;
+    strcpy(a.path, "cudnn-softmax");
+    strcpy(a.what, "trial 1");
+    a.pass = 1;
+    a.rel_l2 = 1.5e-4;
+    a.max_abs_err = NAN; /* not finite: travels as null */
+    strcpy(a.text, "all 4 elements within tolerance");
+    b = rt(&a);
+    assert_int_equal(b.subject, KG_SUBJ_LIB);
+    assert_string_equal(b.path, "cudnn-softmax");
+    assert_true(b.pass && b.rel_l2 == 1.5e-4 && isnan(b.max_abs_err));
+    assert_string_equal(b.text, a.text);
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_SUM;
+    a.subject = KG_SUBJ_KERNEL;
+    strcpy(a.name, "time/gpu/median");
+    a.value = 6.758e-5;
+    b = rt(&a);
+    assert_string_equal(b.name, "time/gpu/median");
+    assert_true(b.value == 6.758e-5);
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_TIMING;
+    a.subject = KG_SUBJ_BEST;
+    strcpy(a.path, "softmax_v2_fp16");
+    strcpy(a.stop, "converged");
+    a.escaped = 1;
+    a.throttled = 3;
+    b = rt(&a);
+    assert_true(b.escaped && b.throttled == 3 && b.subject == KG_SUBJ_BEST);
+    assert_string_equal(b.stop, "converged");
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_TABLE;
+    kg_table_entry t = {"k1", "layer_norm", "bf16", "int64", "a kernel", "eps"};
+    a.entries = &t;
+    a.n_entries = 1;
+    b = rt(&a);
+    assert_int_equal(b.n_entries, 1);
+    assert_string_equal(b.entries[0].scalars, "eps");
+    kg_event_free(&b);
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_FAIL;
+    a.subject = KG_SUBJ_KERNEL;
+    strcpy(a.fail_kind, "crash");
+    strcpy(a.text, "an illegal memory access");
+    b = rt(&a);
+    assert_string_equal(b.fail_kind, "crash");
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_DONE;
+    a.code = 5;
+    b = rt(&a);
+    assert_int_equal(b.code, 5);
+}
+
+static void bad_events(void **state)
+{
+    (void)state;
+    struct {
+        const char *line, *msg;
+    } cases[] = {
+        {"not json", "not a JSON object"},
+        {"{\"ev\":\"verdict\"}", "unknown event 'verdict'"},
+        {"{\"ev\":3}", "'ev' is missing or not a string"},
+        {"{\"ev\":\"hello\",\"proto\":\"kgate.worker/0\",\"device\":\"x\",\"pid\":1}", "worker speaks"},
+        {"{\"ev\":\"table\",\"kernels\":[{\"op\":\"softmax\"}]}", "'name' is missing"},
+        {"{\"ev\":\"table\",\"kernels\":[{\"name\":\"k\",\"op\":\"conv9\",\"dtype\":\"fp16\","
+         "\"index_dtype\":\"int64\",\"summary\":\"\",\"scalars\":\"\"}]}",
+         "no catalog operator"},
+        {"{\"ev\":\"sum\",\"subject\":\"judge\",\"name\":\"x\",\"value\":1}", "unknown subject"},
+        {"{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"a b\",\"value\":1}", "bad summary name"},
+        {"{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"t\",\"value\":null}", "finite number"},
+        {"{\"ev\":\"sum\",\"subject\":\"lib\",\"name\":\"t\",\"value\":1}", "'path' is missing"},
+        {"{\"ev\":\"error\",\"code\":-9,\"msg\":\"x\"}", "'code' is not a whole number in [3, 6]"},
+        {"{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"meh\",\"msg\":\"x\"}", "unknown failure kind"},
+        {"{\"ev\":\"unsupported\",\"subject\":\"kernel\",\"msg\":\"x\"}", "only a library path"},
+        {"{\"ev\":\"done\",\"code\":1.5}", "whole number"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_event ev;
+        kg_err e = {0, ""};
+        int rc = kg_event_parse(cases[i].line, &ev, &e);
+        if (rc != KG_EXIT_FAIL || !strstr(e.msg, cases[i].msg))
+            fail_msg("%s: rc %d '%s', want '%s'", cases[i].line, rc, e.msg, cases[i].msg);
+    }
+    /* a string longer than its field is refused, not truncated */
+    char line[2400];
+    memset(line, 0, sizeof line);
+    strcpy(line, "{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"crash\",\"msg\":\"");
+    memset(line + strlen(line), 'x', 1100);
+    strcat(line, "\"}");
+    kg_event ev;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_event_parse(line, &ev, &e), KG_EXIT_FAIL);
+    assert_non_null(strstr(e.msg, "longer than"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(job_round_trip),
+        cmocka_unit_test(bad_jobs),
+        cmocka_unit_test(event_round_trips),
+        cmocka_unit_test(bad_events),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
