@@ -68,10 +68,10 @@ static int one(const kg_op *op, kg_dtype dt, int edge, unsigned long long seed)
             if (op->in[i].gen == KG_GEN_INDEX &&
                 kg_tensor_plant_index_edges(&in[i], s.d[op->in[i].range_dim], NULL, &err))
                 goto fail;
-        if (op->edges && op->edges(in, op->n_inputs, &s, &p, NULL)) {
-            kg_err_set(&err, KG_EXIT_ENV, "edges hook failed");
-            goto fail;
-        }
+    }
+    if (op->prepare && op->prepare(in, op->n_inputs, &s, &p, NULL)) {
+        kg_err_set(&err, KG_EXIT_ENV, "the prepare hook failed");
+        goto fail;
     }
     for (int o = 0; o < op->n_outputs; o++) {
         n = kg_tensor_extents(&op->out[o], &s, ext);

@@ -128,10 +128,12 @@ typedef int (*kg_reference_fn)(const DLTensor *in, int n_in, double *const *ref,
  * for small shapes and tests. */
 typedef void (*kg_cpu_reference_fn)(const double *const *in, const kg_shape *shape,
                                     const kgate_params *p, double *const *out);
-/* Extra edge values an operator needs beyond the generic ones (for example
- * targets equal to ignore_index); called after the generic planting. */
-typedef int (*kg_edges_fn)(DLTensor *in, int n_in, const kg_shape *shape,
-                           const kgate_params *p, kgate_stream s);
+/* Special input values an operator needs in every check (for example
+ * targets equal to the call's ignore_index): called after the inputs of
+ * every check are generated, and after the generic edge planting in the
+ * edge check, with that call's scalars. Returns 0 or a CUDA error code. */
+typedef int (*kg_prepare_fn)(DLTensor *in, int n_in, const kg_shape *shape,
+                             const kgate_params *p, kgate_stream s);
 
 typedef struct kg_op {
     const char *name;
@@ -157,7 +159,7 @@ typedef struct kg_op {
     void (*work)(const struct kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
     kg_cpu_reference_fn cpu_reference;
     kg_reference_fn reference;
-    kg_edges_fn edges; /* may be NULL */
+    kg_prepare_fn prepare; /* may be NULL */
     const char *baselines[KG_MAX_BASELINES]; /* vendor paths by name (src/gpu/baseline.h) */
     const char *fast;  /* the bundled optimized variant, "v2": kernel <op>_v2_<dtype> */
     const char *no_baseline_why; /* when there is no vendor path: why */

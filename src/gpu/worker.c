@@ -171,9 +171,16 @@ static int plant_edges(bench *b, kg_err *err)
             kg_tensor_plant_index_edges(&b->in[0][i], b->job->shape.d[op->in[i].range_dim],
                                         (kgate_stream)b->s, err))
             return err->code;
-    if (op->edges && op->edges(b->in[0], b->n_in, &b->job->shape, &b->params, (kgate_stream)b->s))
-        return kg_err_set(err, KG_EXIT_ENV, "%s: planting its edge inputs failed: %s", op->name,
-                          cudaGetErrorString(cudaGetLastError()));
+    return 0;
+}
+
+static int prepare_inputs(bench *b, int set, kg_err *err)
+{
+    const kg_op *op = b->op;
+    int rc = op->prepare ? op->prepare(b->in[set], b->n_in, &b->job->shape, &b->params, (kgate_stream)b->s) : 0;
+    if (rc)
+        return kg_err_set(err, KG_EXIT_ENV, "%s: preparing its inputs failed: %s", op->name,
+                          cudaGetErrorString((cudaError_t)rc));
     return 0;
 }
 
@@ -228,7 +235,7 @@ static int check_once(bench *b, const char *what, unsigned long long seed, int e
     set_scalars(b, alt);
     if (fill_inputs(b, 0, seed, err))
         return err->code;
-    if (edge && plant_edges(b, err))
+    if ((edge && plant_edges(b, err)) || prepare_inputs(b, 0, err))
         return err->code;
     {
         int rc = b->op->reference(b->in[0], b->n_in, b->ref, &b->params, (kgate_stream)b->s);
@@ -388,9 +395,10 @@ static int run_subject(bench *b, kg_err *err)
         tc.n_sets = kernel ? b->n_sets : 1;
         set_scalars(b, 0);
         for (int set = 1; set < tc.n_sets; set++)
-            if (fill_inputs(b, set, j->seed + 100 + (unsigned long long)set, err))
+            if (fill_inputs(b, set, j->seed + 100 + (unsigned long long)set, err) ||
+                prepare_inputs(b, set, err))
                 return err->code;
-        if (fill_inputs(b, 0, j->seed + 100, err))
+        if (fill_inputs(b, 0, j->seed + 100, err) || prepare_inputs(b, 0, err))
             return err->code;
         if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
             /* a fault of the subject inside the timed loop surfaces as a
@@ -474,7 +482,7 @@ static int do_library(bench *b, kg_err *err)
         b->baseline = NULL;
         b->kernel = NULL;
         set_scalars(b, 0);
-        if (fill_inputs(b, 0, j->seed, err))
+        if (fill_inputs(b, 0, j->seed, err) || prepare_inputs(b, 0, err))
             return err->code;
         if (bl->setup(op, b->in[0], b->out[0], &b->params, (kgate_stream)b->s, &b->bctx, note,
                       sizeof note, &serr)) {
