@@ -2,7 +2,8 @@
 # The one GPU script: on the H200 machine, with build/ carried from the
 # development machine (the same nvcc 13.0), it tests, benchmarks and
 # cross-checks kgate and writes every log and JSON under $OUT.
-#   scripts/gpu.sh [STEP...]   steps: info peaks test triton run ncu repeat (default: all)
+#   scripts/gpu.sh [STEP...]   steps: info peaks refs variants faults run verdicts test
+#                              ncu repeat wall flush smoke (default: the first eight)
 set -u
 DEST=${OUT:-$PWD/gpu-out}
 OUT=$(mktemp -d)  # staged here; packed into $DEST after every step
@@ -12,7 +13,7 @@ export XDG_CACHE_HOME=$OUT/cache
 # CTest files name the source tree by the absolute path it was configured in.
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$B/CMakeCache.txt")
 if [ -n "$src" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
-steps=${*:-info peaks test triton run ncu repeat wall flush}
+steps=${*:-info peaks refs variants faults run verdicts}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
 pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
 for step in $steps; do
@@ -33,15 +34,23 @@ for step in $steps; do
         (cd "$B" && timeout 500 ctest --output-on-failure -E results_schema) >"$OUT/ctest.log" 2>&1
         tail -25 "$OUT/ctest.log"
         ;;
-    triton)
-        log triton
-        timeout 300 triton/build.sh "$B" >"$OUT/triton-build.log" 2>&1; echo "triton build: $?"
-        tail -5 "$OUT/triton-build.log"
+    refs|variants|faults)
+        log "$step"
+        t=gpu_$step; [ "$step" = refs ] && t=gpu_references
+        (cd "$B" && timeout 500 ctest --output-on-failure -R "^$t\$") >"$OUT/ctest-$step.log" 2>&1
+        grep -E "FAIL|passed|Passed|Failed" "$OUT/ctest-$step.log" | tail -30
+        ;;
+    verdicts)
+        log verdicts
+        (cd "$B" && KG_RUN_JSON="$OUT/run.json" timeout 300 ctest --output-on-failure -R gpu_verdicts) \
+            >"$OUT/ctest-verdicts.log" 2>&1
+        grep -E "FAIL|passed" "$OUT/ctest-verdicts.log" | tail -40
         ;;
     run)
         log run
+        t0=$(date +%s)
         timeout 500 "$B/kgate" run --json "$OUT/run.json" >"$OUT/run.txt" 2>"$OUT/run.err"
-        echo "kgate run exit: $?"; cat "$OUT/run.txt"; tail -5 "$OUT/run.err"
+        echo "kgate run exit: $? after $(( $(date +%s) - t0 )) s wall"; cat "$OUT/run.txt"; tail -5 "$OUT/run.err"
         ;;
     ncu)
         log ncu

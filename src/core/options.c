@@ -225,6 +225,10 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     /* each --param must name a scalar of --op, or of some operator */
     for (int i = 0; i < o->n_params; i++) {
         int ok = 0;
+        const char *eq = strchr(o->params[i], '=');
+        if (!eq || eq == o->params[i])
+            return kg_err_set(err, KG_EXIT_USAGE, "--param '%s': expected NAME=VALUE (kgate ops lists "
+                              "each operator's scalars)", o->params[i]);
         kg_err e2 = {0, ""};
         for (int k = 0; kg_ops[k] && !ok; k++) {
             kg_scalars sc;

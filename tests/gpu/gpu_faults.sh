@@ -23,4 +23,9 @@ expect "simple (after the faults)" ran "$v"
 expect "errs (returns 7)" CRASH "$(verdict "$out.errs" errs "")"
 "$kgate" check "$build/tests/plugins/libcand_good.so:noop" --shape small --json "$out.noop" >/dev/null 2>&1
 expect "noop (writes nothing)" INCORRECT "$(verdict "$out.noop" noop "")"
+# an ABI version 1 candidate is refused with one line, exit 4 (docs/abi.md)
+"$kgate" check "$build/tests/plugins/libcand_v1.so" --shape small >"$out.v1" 2>&1
+rc=$?
+expect "v1 candidate: exit code" 4 $rc
+expect "v1 candidate: one line naming version 1" 1 "$(grep -c 'ABI version 1 candidate' "$out.v1")"
 finish
