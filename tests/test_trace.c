@@ -56,6 +56,35 @@ static void other_streams_and_dropped_samples(void **state)
     assert_int_equal(esc, 2);
 }
 
+/* The audit's side-stream layer_norm at 1024x1024: its 5 us kernel starts
+ * after the probe ended the sample's window, so no window sees it; it is
+ * still work on another stream while sampling. So are a copy on the legacy
+ * stream and a kernel launched later from a host thread. */
+static void foreign_work_anywhere_in_sampling(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(100, 200, 7, "_Z12block_streamPViyPi"),
+        REC(201, 202, 7, "_Z11clock_probePyx"),
+        REC(203, 208, 13, "_Z15layer_norm_sidePK6__halfPS_i"),
+        REC(300, 400, 7, "_Z12block_streamPViyPi"),
+        REC(401, 402, 7, "_Z11clock_probePyx"),
+        REC(403, 420, 7, "_Z6kernelA"), /* on the timing stream, outside a window: not foreign */
+        REC(500, 510, 0, "[memcpy]"),
+    };
+    double s[2] = {1e-6, 1e-6};
+    int esc = 0;
+    kg_trace_split(r, 7, s, 2, &esc);
+    assert_int_equal(esc, 0); /* the window rule alone misses it */
+    assert_int_equal(kg_trace_foreign(r, 7), 2);
+    /* kgate's own kernels on another stream are not the subject's */
+    kg_trace_rec ours[] = {REC(100, 200, 7, "block_stream"), REC(210, 220, 9, "read_flush")};
+    assert_int_equal(kg_trace_foreign(ours, 2), 0);
+    /* without a blocker there is no timing stream to compare with */
+    kg_trace_rec none[] = {REC(0, 10, 9, "kernel")};
+    assert_int_equal(kg_trace_foreign(none, 1), 0);
+}
+
 static void fewer_samples_than_blockers(void **state)
 {
     (void)state;
@@ -77,6 +106,7 @@ int main(void)
         cmocka_unit_test(spans_between_markers),
         cmocka_unit_test(other_streams_and_dropped_samples),
         cmocka_unit_test(fewer_samples_than_blockers),
+        cmocka_unit_test(foreign_work_anywhere_in_sampling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

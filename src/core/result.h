@@ -28,6 +28,10 @@ extern "C" {
     X("time/clock", "MHz", "median SM clock over the samples")                          \
     X("time/batch/mean", "s", "mean time per launch in a CUDA graph batch (warm L2)")   \
     X("time/escaped", "s", "device still busy after the end event")                     \
+    X("time/foreign", "", "kernels and copies on other streams while sampling")        \
+    X("time/host/median", "s", "host time inside the launch call, median")             \
+    X("time/verified", "", "timed calls whose outputs were re-checked")                \
+    X("time/persist_reset", "", "samples before which a persisting-L2 setting was undone") \
     X("lib/time/median", "s", "median GPU time of the fastest correct library path")  \
     X("lib/time/ci_lo", "s", "library median CI, low")                                  \
     X("lib/time/ci_hi", "s", "library median CI, high")                                 \

@@ -42,3 +42,17 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
     }
     return timed;
 }
+
+int kg_trace_foreign(const kg_trace_rec *rec, int nrec)
+{
+    int have = 0, n = 0;
+    uint32_t stream = 0;
+    for (int i = 0; i < nrec && !have; i++)
+        if (strstr(rec[i].name, "block_stream")) {
+            stream = rec[i].stream;
+            have = 1;
+        }
+    for (int i = 0; have && i < nrec; i++)
+        n += !is_ours(&rec[i]) && rec[i].stream != stream;
+    return n;
+}

@@ -19,7 +19,7 @@ extern "C" {
 typedef struct kg_trace_rec {
     uint64_t start, end; /* ns */
     uint32_t stream;
-    char name[48];       /* start of the (mangled) kernel name */
+    char name[48];       /* start of the (mangled) kernel name; "[memcpy]", "[memset]" */
 } kg_trace_rec;
 
 /* rec: records sorted by start. samples[0..n): event times in seconds, or
@@ -27,6 +27,12 @@ typedef struct kg_trace_rec {
  * its kernel span where the sample has kernels; returns how many it replaced.
  * *escaped counts samples with subject kernels on other streams. */
 int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, int *escaped);
+
+/* Records of the subject (not kgate's own kernels) on a stream other than
+ * the timing stream (the stream of the block_stream records): during
+ * sampling kgate runs nothing else, so each is work that escaped. Returns
+ * how many; 0 when there is no block_stream record. */
+int kg_trace_foreign(const kg_trace_rec *rec, int nrec);
 
 #ifdef __cplusplus
 }

@@ -64,7 +64,9 @@ int kg_verdict_exit_code(kg_verdict v);
     X(NOISY, "noisy", "the noise limit was not met")                                    \
     X(BASELINE_WRONG, "baseline-incorrect", "a library path failed the reference check and was not used") \
     X(TRUNCATED, "truncated", "some summaries did not fit the result and were dropped") \
-    X(VERIFIED, "verify-only", "checked for correctness only (--verify-only), not timed")
+    X(VERIFIED, "verify-only", "checked for correctness only (--verify-only), not timed") \
+    X(HOST_WORK, "host-work", "the launch call took longer on the host than the GPU work: judged on the host time") \
+    X(PERSIST_L2, "persisting-l2", "a persisting-L2 carve-out or access window was set and undone before sampling")
 
 enum {
 #define X(e, s, d) KG_FB_##e,

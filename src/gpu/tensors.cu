@@ -34,8 +34,15 @@ extern "C" size_t kg_tensor_nbytes(const DLTensor *t)
     return (size_t)kg_tensor_numel(t) * (t->dtype.bits / 8);
 }
 
+// Guard regions: every tensor is allocated with KG_GUARD_BYTES before and
+// after it, filled with one byte value; a write out of bounds changes them.
+static unsigned char guard_byte = 0xA5;
+
+extern "C" void kg_tensor_guard_pattern(unsigned char v) { guard_byte = v; }
+
 extern "C" int kg_tensor_alloc(DLTensor *t, kg_dtype dt, int rank, const int64_t *ext, kg_err *err)
 {
+    char *base = NULL;
     memset(t, 0, sizeof *t);
     t->shape = (int64_t *)calloc((size_t)rank, sizeof(int64_t));
     if (!t->shape)
@@ -46,9 +53,17 @@ extern "C" int kg_tensor_alloc(DLTensor *t, kg_dtype dt, int rank, const int64_t
     t->device.device_id = 0;
     kg_dtype_dlpack(dt, &t->dtype.code, &t->dtype.bits);
     t->dtype.lanes = 1;
-    KG_CUDA(cudaMalloc(&t->data, kg_tensor_nbytes(t) ? kg_tensor_nbytes(t) : 1));
+    {
+        size_t n = kg_tensor_nbytes(t), padded = (n + 255) / 256 * 256;
+        KG_CUDA(cudaMalloc((void **)&base, padded + 2 * KG_GUARD_BYTES));
+        KG_CUDA(cudaMemset(base, guard_byte, KG_GUARD_BYTES));
+        KG_CUDA(cudaMemset(base + KG_GUARD_BYTES + n, guard_byte, padded - n + KG_GUARD_BYTES));
+        t->data = base + KG_GUARD_BYTES;
+    }
     return 0;
 out:
+    if (base)
+        cudaFree(base);
     free(t->shape);
     t->shape = NULL;
     return err->code;
@@ -57,9 +72,42 @@ out:
 extern "C" void kg_tensor_free(DLTensor *t)
 {
     if (t->data)
-        cudaFree(t->data);
+        cudaFree((char *)t->data - KG_GUARD_BYTES);
     free(t->shape);
     memset(t, 0, sizeof *t);
+}
+
+__global__ void guard_count(const unsigned char *p, size_t n, unsigned char v, unsigned long long *bad)
+{
+    unsigned long long c = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        c += p[i] != v;
+    for (int o = 16; o > 0; o >>= 1)
+        c += __shfl_xor_sync(0xffffffffu, c, o);
+    if (threadIdx.x % 32 == 0 && c)
+        atomicAdd(bad, c);
+}
+
+extern "C" int kg_tensor_guard_check(const DLTensor *t, int64_t *before, int64_t *after, kgate_stream st,
+                                     kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    unsigned long long *d = NULL, h[2] = {0, 0};
+    size_t n = kg_tensor_nbytes(t), padded = (n + 255) / 256 * 256;
+    const unsigned char *base = (const unsigned char *)t->data - KG_GUARD_BYTES;
+    KG_CUDA(cudaMalloc(&d, 2 * sizeof *d));
+    KG_CUDA(cudaMemsetAsync(d, 0, 2 * sizeof *d, s));
+    guard_count<<<64, 256, 0, s>>>(base, KG_GUARD_BYTES, guard_byte, d);
+    guard_count<<<64, 256, 0, s>>>(base + KG_GUARD_BYTES + n, padded - n + KG_GUARD_BYTES, guard_byte, d + 1);
+    KG_CUDA(cudaGetLastError());
+    KG_CUDA(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+    KG_CUDA(cudaStreamSynchronize(s));
+    *before = (int64_t)h[0];
+    *after = (int64_t)h[1];
+out:
+    if (d)
+        cudaFree(d);
+    return err->code;
 }
 
 template <typename T> __device__ __forceinline__ T cvt(double v);

@@ -13,8 +13,17 @@
 extern "C" {
 #endif
 
-/* Allocates a contiguous device tensor; shape is copied. Free with kg_tensor_free. */
+/* Allocates a contiguous device tensor; shape is copied. Free with
+ * kg_tensor_free. The data is 256-byte aligned and has KG_GUARD_BYTES of
+ * guard before it and at least that many after it, filled with the guard
+ * byte (kg_tensor_guard_pattern, set before allocating). */
+#define KG_GUARD_BYTES 65536
 int kg_tensor_alloc(DLTensor *t, kg_dtype dt, int rank, const int64_t *ext, kg_err *err);
+void kg_tensor_guard_pattern(unsigned char v);
+/* Counts the guard bytes that changed before and after the tensor (a write
+ * out of bounds); synchronizes s. */
+int kg_tensor_guard_check(const DLTensor *t, int64_t *before, int64_t *after, kgate_stream s,
+                          kg_err *err);
 void kg_tensor_free(DLTensor *t);
 int64_t kg_tensor_numel(const DLTensor *t);
 size_t kg_tensor_nbytes(const DLTensor *t);

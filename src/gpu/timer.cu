@@ -118,6 +118,43 @@ extern "C" void kg_timer_defaults(kg_timer_cfg *c)
     c->throttle_frac = 0.90;
     c->cooldown_s = 0.02;
     c->use_trace = 1;
+    c->before = NULL;
+    c->verify = NULL;
+    c->verify_seed = 0;
+    c->verify_max = 4;
+}
+
+// Undoes a persisting-L2 setting a subject may have made (a carve-out, or an
+// access-policy window on the stream) so that its inputs cannot stay in L2
+// through the flush; returns 1 when there was one.
+static int reset_persisting(cudaStream_t s)
+{
+    int found = 0;
+    size_t carve = 0;
+    if (cudaDeviceGetLimit(&carve, cudaLimitPersistingL2CacheSize) == cudaSuccess && carve > 0) {
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        found = 1;
+    }
+    cudaStreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    if (cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v) == cudaSuccess &&
+        v.accessPolicyWindow.num_bytes > 0) {
+        memset(&v, 0, sizeof v);
+        cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);
+        found = 1;
+    }
+    cudaCtxResetPersistingL2Cache();
+    cudaGetLastError(); // none of this may leave a sticky error for the subject
+    return found;
+}
+
+// splitmix64: which samples are re-checked
+static unsigned long long mix(unsigned long long x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
 }
 
 // Times a CUDA graph of `n` back-to-back launches; returns the mean per launch.
@@ -171,13 +208,14 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     double *samples = (double *)malloc(sizeof(double) * (size_t)cap);
     double *clocks = (double *)malloc(sizeof(double) * (size_t)cap);
     double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
+    double *hosts = (double *)calloc((size_t)cap, sizeof(double));
     int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
     double t_start, gpu_s = 0, max_clock = 0;
     kg_trace_rec *rec = NULL;
     int nrec = 0;
     memset(o, 0, sizeof *o);
-    if (!samples || !clocks || !kept) {
+    if (!samples || !clocks || !kept || !hosts) {
         kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
         goto out;
     }
@@ -193,11 +231,33 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             snprintf(o->note, sizeof o->note, "CUPTI unavailable, event times: %.200s", terr.msg);
     }
 
-    // Warm-up, unblocked: module loading or JIT may synchronize.
-    for (int i = 0; i < cfg->warmup; i++)
-        if (cb(ctx, i % n_sets, st, err))
+    // Warm-up: the first call unblocked (module loading or JIT may
+    // synchronize); the others exactly like samples, so that the subject
+    // cannot tell warm-up from timing.
+    for (int i = 0; i < cfg->warmup; i++) {
+        if (cfg->before && cfg->before(ctx, i % n_sets, st, err))
             goto out;
-    KG_CUDA(cudaStreamSynchronize(s));
+        if (i > 0 && cfg->flush == KG_FLUSH_READ) {
+            read_flush<<<T.sms * 4, 512, 0, s>>>((const uint4 *)T.flush, T.flush_bytes / 16,
+                                                 (unsigned *)((char *)T.flush + T.flush_bytes));
+            KG_CUDA(cudaGetLastError());
+        }
+        if (i > 0) {
+            T.flag_host[0] = 0;
+            T.flag_host[1] = 0;
+            __sync_synchronize();
+            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev);
+            KG_CUDA(cudaGetLastError());
+        }
+        int rc = cb(ctx, i % n_sets, st, err);
+        __sync_synchronize();
+        T.flag_host[0] = 1;
+        if (rc) {
+            cudaStreamSynchronize(s);
+            goto out;
+        }
+        KG_CUDA(cudaStreamSynchronize(s));
+    }
     if (traced) { // drop what ran before sampling
         kg_err terr = {0, ""};
         if (kg_trace_take(&rec, &nrec, &terr))
@@ -210,6 +270,10 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     t_start = now_s();
     for (;;) {
         int escape_check = n < 3;
+        if (reset_persisting(s))
+            o->n_persist_reset++;
+        if (cfg->before && cfg->before(ctx, n % n_sets, st, err))
+            goto out;
         if (cfg->flush == KG_FLUSH_MEMSET) {
             KG_CUDA(cudaMemsetAsync(T.flush, n & 0xFF, T.flush_bytes / 2, s));
         } else if (cfg->flush == KG_FLUSH_READ) {
@@ -225,11 +289,13 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             KG_CUDA(cudaGetLastError());
         }
         KG_CUDA(cudaEventRecord(e0, s));
+        double h0 = now_s();
         if (cb(ctx, n % n_sets, st, err)) {
             T.flag_host[0] = 1;
             cudaStreamSynchronize(s);
             goto out;
         }
+        hosts[n] = now_s() - h0;
         KG_CUDA(cudaEventRecord(e1, s));
         if (!escape_check) {
             clock_probe<<<1, 1, 0, s>>>(T.probe_dev, PROBE_CYCLES);
@@ -281,6 +347,18 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         }
         n++;
         o->n_total = n;
+        if (cfg->verify && o->n_verified < cfg->verify_max &&
+            (mix(cfg->verify_seed ^ (unsigned long long)n) % 12 == 0)) {
+            KG_CUDA(cudaStreamSynchronize(s));
+            int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
+            if (wrong < 0 || err->code)
+                goto out;
+            o->n_verified++;
+            if (wrong) {
+                o->verify_failed = n;
+                break;
+            }
+        }
         if (samples[n - 1] >= 0) {
             gpu_s += samples[n - 1];
             kept[n_kept++] = samples[n - 1];
@@ -299,6 +377,15 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     o->wall_s = now_s() - t_start;
     o->gpu_s = gpu_s;
     KG_CUDA(cudaStreamSynchronize(s));
+    if (cfg->verify && o->n_verified == 0 && !o->verify_failed && n > 0) {
+        /* no sample was drawn: re-check the last one */
+        int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
+        if (wrong < 0 || err->code)
+            goto out;
+        o->n_verified++;
+        if (wrong)
+            o->verify_failed = n;
+    }
     o->clock_ref_mhz = fmax(max_clock, T.clock_ref_mhz);
     if (n_kept) { // kept[] still holds the event times of the kept samples
         kg_stats es;
@@ -313,7 +400,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             int esc = 0;
             if (kg_trace_take(&rec, &nrec, &terr) == 0) {
                 o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
-                if (esc >= 2)
+                o->n_foreign = kg_trace_foreign(rec, nrec);
+                if (esc >= 2 || o->n_foreign > 0)
                     o->escaped = 1;
             }
         }
@@ -323,6 +411,15 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             kept[nk++] = samples[i];
             if (clocks[i] > 0 && cl)
                 cl[nc++] = clocks[i];
+        }
+        {
+            int nh = 0;
+            for (int i = 0; i < n; i++)
+                if (samples[i] >= 0)
+                    hosts[nh++] = hosts[i];
+            kg_stats hs;
+            if (kg_stats_compute(hosts, nh, &hs) == 0)
+                o->host_median_s = hs.median;
         }
         if (cl && nc) {
             kg_stats cs;
@@ -358,5 +455,6 @@ out:
     free(samples);
     free(clocks);
     free(kept);
+    free(hosts);
     return err->code;
 }

@@ -16,7 +16,19 @@
  * reports), else from the events; the event median is reported beside them.
  * A throttled sample (SM clock under throttle_frac of the best seen) is
  * dropped and followed by a cool-down, as nvbench does.
- * Subjects under batch_below_s also get a CUDA-graph batch number (warm). */
+ * Subjects under batch_below_s also get a CUDA-graph batch number (warm).
+ *
+ * Against a subject that games the measurement: the first warm-up call runs
+ * unblocked (module loading may synchronize), every later call, warm-up or
+ * timed, looks the same to the subject (flush, `before` hook, blocker); the
+ * persisting-L2 carve-out and the stream's access-policy window are reset
+ * before each sample (counted when something had set them); the host time
+ * spent inside the launch call is measured; the outputs of samples chosen
+ * at random (from verify_seed, which the subject cannot see) are re-checked
+ * by the `verify` hook; and any kernel or copy the subject ran on a stream
+ * other than the timing stream (another stream, the legacy or per-thread
+ * default stream, a graph launched elsewhere, a host thread) marks the
+ * timing escaped. */
 #ifndef KG_TIMER_H
 #define KG_TIMER_H
 
@@ -43,6 +55,13 @@ typedef struct kg_timer_cfg {
     double throttle_frac; /* drop samples below this fraction of the best clock, 0.90 */
     double cooldown_s;    /* idle after a throttled sample, 0.02 s */
     int use_trace;        /* time from CUPTI kernel records (default) rather than events */
+    /* Called before each call's flush (poisons the outputs), or NULL. */
+    int (*before)(void *ctx, int set, kgate_stream s, kg_err *err);
+    /* Re-checks the outputs of input set `set` after a chosen call; returns
+     * 0 when they are right, 1 when wrong (sampling stops), or an error. */
+    int (*verify)(void *ctx, int set, kg_err *err);
+    unsigned long long verify_seed;
+    int verify_max;       /* at most this many re-checks (default 4) */
 } kg_timer_cfg;
 
 typedef struct kg_timing {
@@ -60,6 +79,11 @@ typedef struct kg_timing {
     int batched;       /* graph batch measured */
     double batch_mean_s;
     int batch_n;
+    int n_foreign;     /* kernels and copies on other streams while sampling */
+    double host_median_s; /* host time inside the launch call, median */
+    int n_persist_reset;  /* samples before which a persisting-L2 setting had to be undone */
+    int n_verified;       /* timed outputs re-checked */
+    int verify_failed;    /* 1 + the sample whose output was wrong, or 0 */
     char note[256];
 } kg_timing;
 

@@ -1,5 +1,5 @@
 /* CUPTI activity tracing of kernels (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
- * which does not serialize kernels). */
+ * which does not serialize kernels), copies and memsets. */
 #include "trace.h"
 
 #include <cupti.h>
@@ -37,10 +37,21 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
     (void)size;
     pthread_mutex_lock(&mu);
     while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
-        if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-            rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+        uint64_t start, end;
+        uint32_t stream;
+        const char *name;
+        if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+            start = k->start, end = k->end, stream = k->streamId, name = k->name ? k->name : "";
+        } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+            const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+            start = m->start, end = m->end, stream = m->streamId, name = "[memcpy]";
+        } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+            const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+            start = m->start, end = m->end, stream = m->streamId, name = "[memset]";
+        } else {
             continue;
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        }
         if (TR.n == TR.cap) {
             int cap = TR.cap ? 2 * TR.cap : 4096;
             kg_trace_rec *r = realloc(TR.recs, sizeof *r * (size_t)cap);
@@ -52,10 +63,10 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
             TR.cap = cap;
         }
         kg_trace_rec *o = &TR.recs[TR.n++];
-        o->start = k->start;
-        o->end = k->end;
-        o->stream = k->streamId;
-        strncpy(o->name, k->name ? k->name : "", sizeof o->name - 1);
+        o->start = start;
+        o->end = end;
+        o->stream = stream;
+        strncpy(o->name, name, sizeof o->name - 1);
         o->name[sizeof o->name - 1] = '\0';
     }
     pthread_mutex_unlock(&mu);
@@ -68,6 +79,8 @@ int kg_trace_start(kg_err *err)
         return 0;
     KG_CUPTI(cuptiActivityRegisterCallbacks(buf_requested, buf_completed));
     KG_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    KG_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+    KG_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
     TR.started = 1;
 out:
     return err->code;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/op.h"
@@ -58,7 +59,8 @@ typedef struct bench {
     cudaStream_t s;
     int n_sets, n_in, n_out;
     DLTensor in[MAX_SETS][KG_MAX_TENSORS], out[MAX_SETS][KG_MAX_TENSORS];
-    double *ref[KG_MAX_TENSORS];
+    double *ref[MAX_SETS][KG_MAX_TENSORS]; /* fp64 references, set 0 always, others for re-checks */
+    char verify_msg[900];
     kg_scalars scalars;
     kgate_params params;
     char msg[512];
@@ -108,9 +110,10 @@ static void free_bench(bench *b)
         for (int i = 0; i < b->n_out; i++)
             kg_tensor_free(&b->out[s][i]);
     }
-    for (int i = 0; i < KG_MAX_TENSORS; i++)
-        if (b->ref[i])
-            cudaFree(b->ref[i]);
+    for (int s = 0; s < MAX_SETS; s++)
+        for (int i = 0; i < KG_MAX_TENSORS; i++)
+            if (b->ref[s][i])
+                cudaFree(b->ref[s][i]);
 }
 
 static int alloc_bench(bench *b, kg_err *err)
@@ -136,7 +139,7 @@ static int alloc_bench(bench *b, kg_err *err)
         }
     }
     for (int i = 0; i < op->n_outputs; i++)
-        KG_CUDA(cudaMalloc((void **)&b->ref[i], sizeof(double) * (size_t)kg_tensor_numel(&b->out[0][i])));
+        KG_CUDA(cudaMalloc((void **)&b->ref[0][i], sizeof(double) * (size_t)kg_tensor_numel(&b->out[0][i])));
     return 0;
 out:
     return err->code;
@@ -195,9 +198,9 @@ static uint64_t inputs_checksum(bench *b, kg_err *err)
     return sum;
 }
 
-/* Compares every output of set 0 with the reference; *cmp gets the first
+/* Compares every output of a set with its reference; *cmp gets the first
  * failing output's comparison (or the last one), *which its index. */
-static int compare_outputs(bench *b, kg_cmp *cmp, int *which, kg_err *err)
+static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *err)
 {
     const kg_op *op = b->op;
     *which = 0;
@@ -205,11 +208,11 @@ static int compare_outputs(bench *b, kg_cmp *cmp, int *which, kg_err *err)
         kg_cmp c;
         int rc;
         if (op->out[o].cmp == KG_CMP_ARG) {
-            rc = kg_tensor_compare_arg(&b->out[0][o], &b->in[0][0], b->ref[o], &c,
+            rc = kg_tensor_compare_arg(&b->out[set][o], &b->in[set][0], b->ref[set][o], &c,
                                        (kgate_stream)b->s, err);
         } else {
-            kg_tol tol = kg_tol_for(kg_tensor_dtype(&b->out[0][o]), op->reduction);
-            rc = kg_tensor_compare(&b->out[0][o], b->ref[o], &tol, &c, (kgate_stream)b->s, err);
+            kg_tol tol = kg_tol_for(kg_tensor_dtype(&b->out[set][o]), op->reduction);
+            rc = kg_tensor_compare(&b->out[set][o], b->ref[set][o], &tol, &c, (kgate_stream)b->s, err);
         }
         if (rc)
             return err->code;
@@ -219,6 +222,25 @@ static int compare_outputs(bench *b, kg_cmp *cmp, int *which, kg_err *err)
         }
         if (!c.pass)
             break;
+    }
+    return 0;
+}
+
+/* Checks the guard regions of every tensor of a set: 1 (and desc) when a
+ * write went out of bounds. */
+static int check_guards(bench *b, int set, char *desc, size_t size, kg_err *err)
+{
+    for (int t = 0; t < b->n_in + b->n_out; t++) {
+        const DLTensor *x = t < b->n_in ? &b->in[set][t] : &b->out[set][t - b->n_in];
+        const kg_tensor_spec *sp = t < b->n_in ? &b->op->in[t] : &b->op->out[t - b->n_in];
+        int64_t before = 0, after = 0;
+        if (kg_tensor_guard_check(x, &before, &after, (kgate_stream)b->s, err))
+            return -1;
+        if (before || after) {
+            snprintf(desc, size, "wrote out of bounds: %lld byte(s) changed %s %s %s", (long long)(before + after),
+                     before ? "before" : "after", t < b->n_in ? "input" : "output", sp->name);
+            return 1;
+        }
     }
     return 0;
 }
@@ -238,7 +260,7 @@ static int check_once(bench *b, const char *what, unsigned long long seed, int e
     if ((edge && plant_edges(b, err)) || prepare_inputs(b, 0, err))
         return err->code;
     {
-        int rc = b->op->reference(b->in[0], b->n_in, b->ref, &b->params, (kgate_stream)b->s);
+        int rc = b->op->reference(b->in[0], b->n_in, b->ref[0], &b->params, (kgate_stream)b->s);
         if (rc)
             return kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", b->op->name,
                               cudaGetErrorString(rc > 0 ? (cudaError_t)rc : cudaGetLastError()));
@@ -262,7 +284,7 @@ static int check_once(bench *b, const char *what, unsigned long long seed, int e
     after = inputs_checksum(b, err);
     if (err->code)
         return err->code;
-    if (compare_outputs(b, &cmp, &which, err))
+    if (compare_outputs(b, 0, &cmp, &which, err))
         return err->code;
     int mutated = before != after;
     char d[800];
@@ -273,6 +295,13 @@ static int check_once(bench *b, const char *what, unsigned long long seed, int e
         snprintf(desc, desc_size, "%s", d);
     if (mutated)
         snprintf(desc, desc_size, "the kernel modified its inputs");
+    int oob = check_guards(b, 0, d, sizeof d, err);
+    if (oob < 0)
+        return err->code;
+    if (oob) {
+        cmp.pass = 0;
+        snprintf(desc, desc_size, "%s", d);
+    }
     if (alt) {
         size_t u = strlen(desc);
         for (int i = 0; i < b->scalars.n && u < desc_size; i++)
@@ -330,6 +359,11 @@ static void emit_timing(const bench *b, const kg_timing *t)
             emit_sum(b, "time/batch/mean", t->batch_mean_s);
         if (t->escaped)
             emit_sum(b, "time/escaped", t->escaped_s);
+        emit_sum(b, "time/foreign", t->n_foreign);
+        emit_sum(b, "time/host/median", t->host_median_s);
+        emit_sum(b, "time/verified", t->n_verified);
+        if (t->n_persist_reset)
+            emit_sum(b, "time/persist_reset", t->n_persist_reset);
     }
     kg_event e = ev(KG_EV_TIMING, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
     snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
@@ -337,6 +371,49 @@ static void emit_timing(const bench *b, const kg_timing *t)
     e.throttled = t->n_throttled;
     snprintf(e.text, sizeof e.text, "%s", t->note);
     emit(&e);
+}
+
+/* Timer hooks for the kernel: poison the outputs before every call, and
+ * re-check chosen timed calls against the references of their input set. */
+static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
+{
+    bench *b = p;
+    for (int i = 0; i < b->n_out; i++)
+        if (kg_tensor_poison(&b->out[set][i], s, err))
+            return err->code;
+    return 0;
+}
+
+static int verify_cb(void *p, int set, kg_err *err)
+{
+    bench *b = p;
+    kg_cmp cmp;
+    int which = 0;
+    char d[800];
+    if (compare_outputs(b, set, &cmp, &which, err))
+        return -1;
+    if (!cmp.pass) {
+        kg_cmp_describe(&cmp, d, sizeof d);
+        snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call's output %s is wrong (it was right "
+                 "in the checks before timing): %.700s", b->op->out[which].name, d);
+        return 1;
+    }
+    int oob = check_guards(b, set, d, sizeof d, err);
+    if (oob > 0)
+        snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call %s", d);
+    return oob;
+}
+
+/* A seed the candidate cannot predict: which timed calls are re-checked. */
+static unsigned long long secret_seed(void)
+{
+    unsigned long long v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&v, sizeof v, 1, f) != 1)
+        v = (unsigned long long)getpid() * 0x9E3779B97F4A7C15ull ^ (unsigned long long)time(NULL);
+    if (f)
+        fclose(f);
+    return v;
 }
 
 /* Checks and times the current subject. The kernel gets `trials` random
@@ -394,12 +471,29 @@ static int run_subject(bench *b, kg_err *err)
                                                             : KG_FLUSH_READ;
         tc.n_sets = kernel ? b->n_sets : 1;
         set_scalars(b, 0);
-        for (int set = 1; set < tc.n_sets; set++)
+        for (int set = tc.n_sets - 1; set >= 0; set--) {
             if (fill_inputs(b, set, j->seed + 100 + (unsigned long long)set, err) ||
                 prepare_inputs(b, set, err))
                 return err->code;
-        if (fill_inputs(b, 0, j->seed + 100, err) || prepare_inputs(b, 0, err))
-            return err->code;
+            if (!kernel)
+                continue;
+            /* the references of every set, for the re-checks of timed calls */
+            for (int o = 0; o < b->n_out && set > 0; o++)
+                if (!b->ref[set][o] &&
+                    cudaMalloc((void **)&b->ref[set][o],
+                               sizeof(double) * (size_t)kg_tensor_numel(&b->out[set][o])) != cudaSuccess)
+                    return kg_err_set(err, KG_EXIT_ENV, "out of device memory for the references of "
+                                      "input set %d", set);
+            int rc = b->op->reference(b->in[set], b->n_in, b->ref[set], &b->params, (kgate_stream)b->s);
+            if (rc)
+                return kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", b->op->name,
+                                  cudaGetErrorString((cudaError_t)rc));
+        }
+        if (kernel) {
+            tc.before = before_cb;
+            tc.verify = verify_cb;
+            tc.verify_seed = secret_seed();
+        }
         if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
             /* a fault of the subject inside the timed loop surfaces as a
              * failed CUDA call of the timer: the context is then broken */
@@ -408,6 +502,10 @@ static int run_subject(bench *b, kg_err *err)
             return err->code;
         }
         emit_timing(b, &tm);
+        if (kernel && tm.verify_failed) {
+            emit_fail(b, "incorrect", b->verify_msg);
+            return 0;
+        }
     }
     if (kernel) {
         /* A kernel that caches results by pointer would pass the trials above
@@ -564,6 +662,8 @@ static int do_measure(const kg_job *j, kg_err *err)
         b.n_sets = (int)(2.0 * prop.l2CacheSize / w.bytes) + 1;
         b.n_sets = b.n_sets < 1 ? 1 : b.n_sets > MAX_SETS ? MAX_SETS : b.n_sets;
     }
+    /* a guard byte the candidate cannot count on (never 0x00 or 0xFF) */
+    kg_tensor_guard_pattern((unsigned char)(1 + secret_seed() % 254));
     if (alloc_bench(&b, err))
         goto out;
     if (j->mode == KG_JOB_LIBRARY)
