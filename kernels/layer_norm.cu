@@ -196,12 +196,12 @@ static int ln_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"layer_norm_v1_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_v1<__nv_bfloat16>,
-     "serial row reduction, fp32 round trip (RC0a)", "eps"},
+     "serial row reduction, fp32 round trip (RC0a)", "eps", NULL},
     {"layer_norm_v2_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_v2<__nv_bfloat16>,
-     "row in registers, 16-byte I/O, shuffle reductions", "eps"},
+     "row in registers, 16-byte I/O, shuffle reductions", "eps", NULL},
     {"layer_norm_v1_fp16", "layer_norm", "fp16", NULL, 3, 1, ln_v1<__half>,
-     "serial row reduction, fp32 round trip (RC0a)", "eps"},
+     "serial row reduction, fp32 round trip (RC0a)", "eps", NULL},
     {"layer_norm_v2_fp16", "layer_norm", "fp16", NULL, 3, 1, ln_v2<__half>,
-     "row in registers, 16-byte I/O, shuffle reductions", "eps"},
+     "row in registers, 16-byte I/O, shuffle reductions", "eps", NULL},
 };
 KG_EXPORT_VARIANTS(layer_norm, variants)

@@ -307,12 +307,12 @@ static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"matmul_v1_fp16", "matmul", "fp16", NULL, 2, 1, mm_v1<__half>,
-     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL},
+     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL, NULL},
     {"matmul_v2_fp16", "matmul", "fp16", NULL, 2, 1, mm_v2<__half>,
-     "TMA + wgmma, warp-specialized, 4 stages", NULL},
+     "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
     {"matmul_v1_bf16", "matmul", "bf16", NULL, 2, 1, mm_v1<__nv_bfloat16>,
-     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL},
+     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL, NULL},
     {"matmul_v2_bf16", "matmul", "bf16", NULL, 2, 1, mm_v2<__nv_bfloat16>,
-     "TMA + wgmma, warp-specialized, 4 stages", NULL},
+     "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(matmul, variants)

@@ -173,16 +173,16 @@ static int sm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"softmax_v1_fp16", "softmax", "fp16", NULL, 1, 1, sm_v1<__half>,
-     "serial row reduction, full row in shared memory (RC0a)", NULL},
+     "serial row reduction, full row in shared memory (RC0a)", NULL, NULL},
     {"softmax_v2_fp16", "softmax", "fp16", NULL, 1, 1, sm_v2<__half>,
-     "row in registers, 16-byte I/O, shuffle reductions", NULL},
+     "row in registers, 16-byte I/O, shuffle reductions", NULL, NULL},
     {"softmax_v1_bf16", "softmax", "bf16", NULL, 1, 1, sm_v1<__nv_bfloat16>,
-     "serial row reduction, full row in shared memory (RC0a)", NULL},
+     "serial row reduction, full row in shared memory (RC0a)", NULL, NULL},
     {"softmax_v2_bf16", "softmax", "bf16", NULL, 1, 1, sm_v2<__nv_bfloat16>,
-     "row in registers, 16-byte I/O, shuffle reductions", NULL},
+     "row in registers, 16-byte I/O, shuffle reductions", NULL, NULL},
     {"softmax_v1_fp32", "softmax", "fp32", NULL, 1, 1, sm_v1<float>,
-     "serial row reduction, full row in shared memory (RC0a)", NULL},
+     "serial row reduction, full row in shared memory (RC0a)", NULL, NULL},
     {"softmax_v2_fp32", "softmax", "fp32", NULL, 1, 1, sm_v2<float>,
-     "row in registers, 16-byte I/O, shuffle reductions", NULL},
+     "row in registers, 16-byte I/O, shuffle reductions", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(softmax, variants)

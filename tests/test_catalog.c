@@ -172,6 +172,28 @@ static void shape_parsing(void **state)
     assert_non_null(strstr(e3.msg, "elements"));
 }
 
+static void extra_shapes(void **state)
+{
+    (void)state;
+    for (int i = 0; kg_ops[i]; i++) {
+        const kg_op *op = kg_ops[i];
+        kg_shape x[3], y[3];
+        const kg_shape *small = &kg_preset_find(op, "small")->shape;
+        assert_int_equal(kg_extra_shapes(op, 42, x), 3);
+        kg_extra_shapes(op, 42, y);
+        assert_memory_equal(x, y, sizeof x); /* a seed gives the same shapes */
+        for (int d = 0; d < op->n_dims; d++) {
+            assert_true(x[0].d[d] >= 1 && x[0].d[d] < small->d[d] + (small->d[d] == 1));
+            assert_true(x[0].d[d] % 2 == 1); /* no multiple of 8, 16 or 128 */
+            assert_true(x[1].d[d] >= 1 && x[1].d[d] <= 7);
+            assert_true(x[2].d[d] > small->d[d] && x[2].d[d] <= 2 * small->d[d]);
+        }
+        for (int k = 0; k < 3; k++)
+            for (int p = 0; p < op->n_presets; p++)
+                assert_memory_not_equal(&x[k], &op->presets[p].shape, sizeof x[k]);
+    }
+}
+
 static void named_scalars(void **state)
 {
     (void)state;
@@ -227,6 +249,7 @@ int main(void)
         cmocka_unit_test(every_cpu_reference_matches_its_example),
         cmocka_unit_test(default_work_counts_the_signature),
         cmocka_unit_test(shape_parsing),
+        cmocka_unit_test(extra_shapes),
         cmocka_unit_test(named_scalars),
         cmocka_unit_test(declared_scalars),
     };

@@ -56,8 +56,8 @@ static int noop(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_para
 static void table_rules(void **state)
 {
     (void)state;
-    kgate_kernel k[2] = {{"a", "softmax", "fp16", NULL, 1, 1, noop, NULL, NULL},
-                         {"a", "softmax", "fp16", NULL, 1, 1, noop, NULL, NULL}};
+    kgate_kernel k[2] = {{"a", "softmax", "fp16", NULL, 1, 1, noop, NULL, NULL, NULL},
+                         {"a", "softmax", "fp16", NULL, 1, 1, noop, NULL, NULL, NULL}};
     kgate_plugin p = KGATE_PLUGIN(k);
     kg_err e = {0, ""};
     assert_int_equal(kg_plugin_validate(&p, "t", &e), KG_EXIT_CANDIDATE);
@@ -123,8 +123,8 @@ typedef struct {
 static void larger_records_are_read_by_their_size(void **state)
 {
     (void)state;
-    bigger_kernel k[2] = {{{"a", "softmax", "fp16", NULL, 1, 1, noop, NULL, NULL}, 1.0},
-                          {{"b", "softmax", "fp32", NULL, 1, 1, noop, NULL, NULL}, 2.0}};
+    bigger_kernel k[2] = {{{"a", "softmax", "fp16", NULL, 1, 1, noop, NULL, NULL, NULL}, 1.0},
+                          {{"b", "softmax", "fp32", NULL, 1, 1, noop, NULL, NULL, NULL}, 2.0}};
     kgate_plugin p = {KGATE_ABI_VERSION, sizeof(bigger_kernel), 2, &k[0].k};
     kg_err e = {0, ""};
     assert_int_equal(kg_plugin_validate(&p, "t", &e), 0);

@@ -25,6 +25,9 @@ static void job_round_trip(void **state)
     a.types.data = KG_BF16;
     a.types.index = KG_I32;
     a.shape = (kg_shape){2, {8192, 4096}};
+    a.extra[0] = (kg_shape){2, {37, 1029}};
+    a.extra[1] = (kg_shape){2, {1, 3}};
+    a.n_extra = 2;
     kg_scalars_default(a.op, &a.scalars);
     a.scalars.v[0].value = 1e-6;
     a.flush = KG_FLUSH_MODE_MEMSET;
@@ -49,6 +52,8 @@ static void job_round_trip(void **state)
     assert_int_equal(b.types.index, KG_I32);
     assert_int_equal(b.shape.n, 2);
     assert_true(b.shape.d[0] == 8192 && b.shape.d[1] == 4096);
+    assert_int_equal(b.n_extra, 2);
+    assert_true(b.extra[0].d[0] == 37 && b.extra[0].d[1] == 1029 && b.extra[1].d[1] == 3);
     assert_true(b.scalars.n == 1 && b.scalars.v[0].value == 1e-6);
     assert_string_equal(b.scalars.v[0].name, "eps");
     assert_int_equal(b.flush, KG_FLUSH_MODE_MEMSET);
@@ -74,6 +79,9 @@ static void bad_jobs(void **state)
          "does not take dtype"},
         {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[1,2,3]}",
+         "must hold 2 extents"},
+        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[8,8],\"extra_shapes\":[[1,2],[3]]}",
          "must hold 2 extents"},
         {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[1,0.5]}",

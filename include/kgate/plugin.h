@@ -83,6 +83,12 @@ typedef struct kgate_kernel {
     const char *scalars;     /* the scalars the kernel reads, comma-separated
                                 ("eps"); every one the operator marks required
                                 must be named; NULL or "" for none */
+    /* Optional: whether the kernel handles a shape (the operator's extents,
+     * in `kgate ops` order). NULL means every shape. kgate checks every
+     * kernel at extra shapes beyond the timed one (unaligned, tiny, unnamed);
+     * a kernel that declares a shape unsupported is not checked there, and a
+     * timed shape it declares unsupported is SKIPPED; both are reported. */
+    int (*supports)(const int64_t *extents, int n_extents);
 } kgate_kernel;
 
 typedef struct kgate_plugin {

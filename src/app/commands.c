@@ -388,10 +388,23 @@ static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_
     return 0;
 }
 
+/* A seed nobody predicts: the extra shapes of this run. */
+static unsigned long long fresh_seed(void)
+{
+    unsigned long long v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&v, sizeof v, 1, f) != 1)
+        v = (unsigned long long)time(NULL) * 2654435761ull ^ (unsigned long long)getpid();
+    if (f)
+        fclose(f);
+    return v;
+}
+
 /* Checks every target at every shape; results go to rep in order. */
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
                      kg_report *rep, kg_err *err)
 {
+    rep->shapes_seed = fresh_seed();
     const char *shapes[KG_MAX_SHAPES] = {"large"};
     int ns = o->n_shapes ? o->n_shapes : 1;
     if (o->n_shapes)
@@ -431,6 +444,11 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
             if (scalars_for(o, job.op, &job.scalars, err))
                 return err->code;
             kg_shape_format(&shape, shp, sizeof shp);
+            if (o->extra) {
+                kg_shape x[3];
+                job.n_extra = kg_extra_shapes(job.op, rep->shapes_seed ^ (uintptr_t)job.op, x);
+                memcpy(job.extra, x, sizeof x);
+            }
             if (!o->verify_only) {
                 job.mode = KG_JOB_LIBRARY;
                 snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
@@ -457,6 +475,12 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 if (kg_op_has_index(t->op))
                     snprintf(r.index_dtype, sizeof r.index_dtype, "%s", kg_dtype_name(t->types.index));
                 snprintf(r.shape, sizeof r.shape, "%s", shp);
+                for (int q = 0; q < job.n_extra; q++) {
+                    char xs[64];
+                    size_t u = strlen(r.extra_shapes);
+                    snprintf(r.extra_shapes + u, sizeof r.extra_shapes - u, "%s%s", u ? " " : "",
+                             kg_shape_format(&job.extra[q], xs, sizeof xs));
+                }
                 snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
                 progress(done++, total, what);
                 if (kg_job_run(exe, &job, o->timeout_s, &r, NULL, NULL, NULL, err)) {

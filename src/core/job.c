@@ -530,6 +530,11 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
     }
     if (r->verdict != KG_V_SKIPPED)
         return; /* INCORRECT, CRASH, TIMEOUT stand */
+    double unsupported = 0;
+    if (kg_result_get(r, "check/unsupported", &unsupported) && unsupported > 0) {
+        snprintf(r->reason, sizeof r->reason, "the kernel declares it does not support this shape");
+        return;
+    }
     if (r->flags & KG_FLAG(VERIFIED)) {
         snprintf(r->reason, sizeof r->reason, "correct at this shape; not timed (--verify-only)");
         return;

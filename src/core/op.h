@@ -195,6 +195,13 @@ kg_dtype kg_tensor_dtype_of(const kg_tensor_spec *t, kg_types types);
  * a rank-1 input is viewed as 8 rows when it has at least 64 elements). */
 void kg_input0_matrix(const kg_op *op, const kg_shape *s, int64_t *rows, int64_t *cols);
 
+/* Three shapes to check a kernel at beyond the timed one, drawn from seed:
+ * every extent of the small preset made odd and a little smaller
+ * (unaligned: no multiple of 8, 16 or 128), every extent in [1, 7] (tiny),
+ * and every extent between the small preset's and twice it (a shape no
+ * preset names). Returns how many it wrote (3). */
+int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3]);
+
 /* The default work model: bytes of every input (read) and output (written);
  * FLOPs = op->flops_per_elem per element of input 0. */
 void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);

@@ -44,6 +44,8 @@ static const char check_help[] =
     "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
     "  --param NAME=VALUE  an operator scalar (kgate ops lists them), e.g. eps=1e-6; repeatable\n"
     "  --verify-only       check correctness only: no timing, no library paths\n"
+    "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
+    "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
     "  --max-noise X       stop sampling at this relative std dev (default 0.005)\n"
     "  --min-time S        GPU time to accumulate first (default 0.25)\n"
@@ -95,6 +97,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     memset(o, 0, sizeof *o);
     o->trials = 3;
     o->edge = 1;
+    o->extra = 1;
     o->seed = 1;
     o->timeout_s = 120;
     o->roof = "measured";
@@ -132,6 +135,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--live", FLAG, &o->live, 1, 0, NULL},
         {"--force", FLAG, &o->force, 1, 0, NULL},
         {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL},
+        {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},

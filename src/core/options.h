@@ -25,6 +25,7 @@ typedef struct kg_options {
     int n_shapes;
     int hot, memset_flush, trials, device, edge, live, force, help, verify_only;
     int suite;             /* run: only each operator's suite dtypes */
+    int extra;             /* also check kernels at extra shapes (default on) */
     const char *params[KG_MAX_SCALARS * 2]; /* --param NAME=VALUE, as given */
     int n_params;
     unsigned long long seed;

@@ -51,6 +51,15 @@ char *kg_job_to_json(const kg_job *j)
         cJSON *sh = cJSON_AddArrayToObject(o, "shape");
         for (int i = 0; i < j->shape.n; i++)
             cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)j->shape.d[i]));
+        if (j->n_extra) {
+            cJSON *ex = cJSON_AddArrayToObject(o, "extra_shapes");
+            for (int k = 0; k < j->n_extra; k++) {
+                cJSON *one = cJSON_CreateArray();
+                for (int i = 0; i < j->extra[k].n; i++)
+                    cJSON_AddItemToArray(one, cJSON_CreateNumber((double)j->extra[k].d[i]));
+                cJSON_AddItemToArray(ex, one);
+            }
+        }
         cJSON *sc = cJSON_AddObjectToObject(o, "scalars");
         for (int i = 0; i < j->scalars.n; i++)
             cJSON_AddNumberToObject(sc, j->scalars.v[i].name, j->scalars.v[i].value);
@@ -132,6 +141,24 @@ static int pick(const char *s, const char *const *names, int n)
     return -1;
 }
 
+static int parse_shape(const cJSON *sh, const kg_op *op, kg_shape *out, kg_err *err)
+{
+    const cJSON *d;
+    int n = 0;
+    if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) != op->n_dims)
+        return kg_err_set(err, KG_EXIT_USAGE, "job: a shape must hold %d extents (%s)", op->n_dims,
+                          op->dims);
+    cJSON_ArrayForEach(d, sh)
+    {
+        if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > 2147483648.0 ||
+            d->valuedouble != floor(d->valuedouble))
+            return kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31]");
+        out->d[n++] = (int64_t)d->valuedouble;
+    }
+    out->n = n;
+    return 0;
+}
+
 int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
 {
     char buf[PATH_MAX];
@@ -181,24 +208,21 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
         kg_err_set(err, KG_EXIT_USAGE, "job: index_dtype '%s' is not int32 or int64", buf);
         goto out;
     }
+    if (parse_shape(cJSON_GetObjectItemCaseSensitive(o, "shape"), j->op, &j->shape, err))
+        goto out;
     {
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shape"), *d;
-        int n = 0;
-        if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) != j->op->n_dims) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: 'shape' must hold %d extents (%s)", j->op->n_dims,
-                       j->op->dims);
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "extra_shapes"), *one;
+        if (ex && (!cJSON_IsArray(ex) || cJSON_GetArraySize(ex) > KG_MAX_EXTRA)) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: 'extra_shapes' must be an array of at most %d shapes",
+                       KG_MAX_EXTRA);
             goto out;
         }
-        cJSON_ArrayForEach(d, sh)
+        cJSON_ArrayForEach(one, ex)
         {
-            if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > 2147483648.0 ||
-                d->valuedouble != floor(d->valuedouble)) {
-                kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31]");
+            if (parse_shape(one, j->op, &j->extra[j->n_extra], err))
                 goto out;
-            }
-            j->shape.d[n++] = (int64_t)d->valuedouble;
+            j->n_extra++;
         }
-        j->shape.n = n;
     }
     kg_scalars_default(j->op, &j->scalars);
     {

@@ -28,6 +28,7 @@ extern "C" {
 #define KG_JOB_MAX 16384    /* bytes of a job */
 #define KG_EVENT_MAX 65536  /* bytes of one event line */
 #define KG_TABLE_MAX 1024   /* kernels in one table event */
+#define KG_MAX_EXTRA 4      /* extra shapes of one kernel job */
 
 typedef enum kg_job_mode {
     KG_JOB_LIST,    /* load the candidate, validate it, report its table */
@@ -45,6 +46,8 @@ typedef struct kg_job {
     const kg_op *op;       /* KERNEL, LIBRARY */
     kg_types types;
     kg_shape shape;
+    kg_shape extra[KG_MAX_EXTRA]; /* KERNEL: shapes checked, not timed */
+    int n_extra;
     kg_scalars scalars;    /* the values of the operator's scalars */
     kg_flush_mode flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */

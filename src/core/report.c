@@ -256,6 +256,11 @@ char *kg_report_to_json(const kg_report *r)
     cJSON_AddNumberToObject(d, "cc_major", r->cc_major);
     cJSON_AddNumberToObject(d, "cc_minor", r->cc_minor);
     cJSON_AddItemToObject(root, "roofs", roofs_json(&r->roofs));
+    {
+        char seed[32];
+        snprintf(seed, sizeof seed, "%llu", r->shapes_seed);
+        cJSON_AddStringToObject(root, "extra_shapes_seed", seed);
+    }
     cJSON *g = cJSON_AddObjectToObject(root, "gate");
     cJSON_AddNumberToObject(g, "e_ok", r->gate.e_ok);
     cJSON_AddNumberToObject(g, "rho_ok", r->gate.rho_ok);
@@ -284,6 +289,7 @@ char *kg_report_to_json(const kg_report *r)
         cJSON_AddStringToObject(o, "baseline", x->baseline);
         cJSON_AddStringToObject(o, "baseline_note", x->baseline_note);
         cJSON_AddStringToObject(o, "best", x->best);
+        cJSON_AddStringToObject(o, "extra_shapes", x->extra_shapes);
         cJSON *libs = cJSON_AddArrayToObject(o, "libraries");
         for (int k = 0; k < x->n_libs; k++) {
             cJSON *l = cJSON_CreateObject();
@@ -351,6 +357,11 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
     str(root, "commit", r->commit, sizeof r->commit);
     str(root, "date", r->date, sizeof r->date);
     {
+        char seed[32];
+        str(root, "extra_shapes_seed", seed, sizeof seed);
+        r->shapes_seed = strtoull(seed, NULL, 10);
+    }
+    {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "device");
         str(d, "name", r->device, sizeof r->device);
         str(d, "uuid", r->device_uuid, sizeof r->device_uuid);
@@ -390,6 +401,7 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
         str(item, "dtype", x.dtype, sizeof x.dtype);
         str(item, "index_dtype", x.index_dtype, sizeof x.index_dtype);
         str(item, "best", x.best, sizeof x.best);
+        str(item, "extra_shapes", x.extra_shapes, sizeof x.extra_shapes);
         str(item, "shape", x.shape, sizeof x.shape);
         str(item, "reason", x.reason, sizeof x.reason);
         str(item, "detail", x.detail, sizeof x.detail);

@@ -22,6 +22,7 @@ typedef struct kg_report {
     int sm_count, cc_major, cc_minor;
     kg_roofs roofs;
     kg_gate gate;
+    unsigned long long shapes_seed; /* the extra shapes were drawn from it */
     int n, cap;
     kg_result *results;
 } kg_report;

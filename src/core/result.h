@@ -52,6 +52,9 @@ extern "C" {
     X("check/rel_l2", "", "largest relative L2 error over the trials")                  \
     X("check/max_abs_err", "", "largest absolute error over the trials")               \
     X("check/edge", "", "1 if the edge-case input passed")                             \
+    X("check/shapes", "", "extra shapes checked (unaligned, tiny, unnamed)")          \
+    X("check/shapes_skipped", "", "extra shapes the kernel declares unsupported")      \
+    X("check/unsupported", "", "1 when the kernel declares the timed shape unsupported") \
     X("cliff", "", "t_naive / t_this for variants of one operator")
 
 #define KG_MAX_SUMMARIES 96
@@ -86,6 +89,7 @@ typedef struct kg_result {
     char baseline[64];       /* the library path E_lib uses, e.g. cublaslt */
     char baseline_note[320]; /* what exactly ran */
     char best[96];           /* what t_best is: a library path or a bundled kernel */
+    char extra_shapes[160];  /* the extra shapes it was checked at (those it supports) */
     int n_libs;
     kg_libpath libs[KG_MAX_LIBPATHS]; /* every library path tried */
     kg_verdict verdict;

@@ -56,11 +56,13 @@ typedef struct bench {
     const kg_job *job;
     const kg_op *op;
     kg_types types;
+    kg_shape shape; /* the job's, or one of its extra shapes */
     cudaStream_t s;
     int n_sets, n_in, n_out;
     DLTensor in[MAX_SETS][KG_MAX_TENSORS], out[MAX_SETS][KG_MAX_TENSORS];
     double *ref[MAX_SETS][KG_MAX_TENSORS]; /* fp64 references, set 0 always, others for re-checks */
     char verify_msg[900];
+    int failed; /* a fail event was sent: stop */
     kg_scalars scalars;
     kgate_params params;
     char msg[512];
@@ -124,14 +126,14 @@ static int alloc_bench(bench *b, kg_err *err)
     b->n_out = op->n_outputs;
     for (int s = 0; s < b->n_sets; s++) {
         for (int i = 0; i < op->n_inputs; i++) {
-            kg_tensor_extents(&op->in[i], &b->job->shape, ext);
+            kg_tensor_extents(&op->in[i], &b->shape, ext);
             if (kg_tensor_alloc(&b->in[s][i], kg_tensor_dtype_of(&op->in[i], b->types),
                                 op->in[i].rank, ext, err))
                 return err->code;
             b->in[s][i].device.device_id = b->job->device;
         }
         for (int i = 0; i < op->n_outputs; i++) {
-            kg_tensor_extents(&op->out[i], &b->job->shape, ext);
+            kg_tensor_extents(&op->out[i], &b->shape, ext);
             if (kg_tensor_alloc(&b->out[s][i], kg_tensor_dtype_of(&op->out[i], b->types),
                                 op->out[i].rank, ext, err))
                 return err->code;
@@ -151,7 +153,7 @@ static int fill_inputs(bench *b, int set, unsigned long long seed, kg_err *err)
     for (int i = 0; i < op->n_inputs; i++) {
         unsigned long long sd = seed * 1000003ull + (unsigned long long)i;
         int rc = op->in[i].gen == KG_GEN_INDEX
-                     ? kg_tensor_fill_index(&b->in[set][i], b->job->shape.d[op->in[i].range_dim], sd,
+                     ? kg_tensor_fill_index(&b->in[set][i], b->shape.d[op->in[i].range_dim], sd,
                                             (kgate_stream)b->s, err)
                      : kg_tensor_fill_uniform(&b->in[set][i], op->in[i].lo, op->in[i].hi, sd,
                                               (kgate_stream)b->s, err);
@@ -165,13 +167,13 @@ static int plant_edges(bench *b, kg_err *err)
 {
     const kg_op *op = b->op;
     int64_t rows, cols;
-    kg_input0_matrix(op, &b->job->shape, &rows, &cols);
+    kg_input0_matrix(op, &b->shape, &rows, &cols);
     if (op->in[0].type == KG_T_DATA &&
         kg_tensor_plant_edges(&b->in[0][0], rows, cols, (kgate_stream)b->s, err))
         return err->code;
     for (int i = 0; i < op->n_inputs; i++)
         if (op->in[i].gen == KG_GEN_INDEX &&
-            kg_tensor_plant_index_edges(&b->in[0][i], b->job->shape.d[op->in[i].range_dim],
+            kg_tensor_plant_index_edges(&b->in[0][i], b->shape.d[op->in[i].range_dim],
                                         (kgate_stream)b->s, err))
             return err->code;
     return 0;
@@ -180,7 +182,7 @@ static int plant_edges(bench *b, kg_err *err)
 static int prepare_inputs(bench *b, int set, kg_err *err)
 {
     const kg_op *op = b->op;
-    int rc = op->prepare ? op->prepare(b->in[set], b->n_in, &b->job->shape, &b->params, (kgate_stream)b->s) : 0;
+    int rc = op->prepare ? op->prepare(b->in[set], b->n_in, &b->shape, &b->params, (kgate_stream)b->s) : 0;
     if (rc)
         return kg_err_set(err, KG_EXIT_ENV, "%s: preparing its inputs failed: %s", op->name,
                           cudaGetErrorString((cudaError_t)rc));
@@ -373,6 +375,62 @@ static void emit_timing(const bench *b, const kg_timing *t)
     emit(&e);
 }
 
+/* Checks the kernel, without timing, at the job's extra shapes (unaligned,
+ * tiny, unnamed): one random trial each, plus the edge rows where the shape
+ * has room for them. A shape the kernel declares unsupported is counted and
+ * skipped. Returns non-zero on an error; a wrong result is a fail event and
+ * stops the subject (the caller sees b->failed). */
+static int check_extra_shapes(bench *b, kg_err *err)
+{
+    const kg_job *j = b->job;
+    int checked = 0, skipped = 0;
+    for (int k = 0; k < j->n_extra && !b->failed; k++) {
+        const kg_shape *sh = &j->extra[k];
+        char txt[96], what[32], desc[1024];
+        int pass = 0;
+        kg_shape_format(sh, txt, sizeof txt);
+        if (b->kernel->supports && !b->kernel->supports(sh->d, sh->n)) {
+            skipped++;
+            continue;
+        }
+        bench x;
+        memset(&x, 0, sizeof x);
+        x.job = j;
+        x.op = b->op;
+        x.types = b->types;
+        x.shape = *sh;
+        x.s = b->s;
+        x.n_sets = 1;
+        x.who = b->who;
+        x.kernel = b->kernel;
+        int rc = alloc_bench(&x, err);
+        for (int edge = 0; edge < 2 && !rc; edge++) {
+            int64_t rows, cols;
+            kg_input0_matrix(x.op, sh, &rows, &cols);
+            if (edge && (!j->edge || rows < x.op->min_rows || x.op->in[0].type != KG_T_DATA))
+                break;
+            snprintf(what, sizeof what, "shape %.20s%s", txt, edge ? " edges" : "");
+            rc = check_once(&x, what, j->seed + 31 * (unsigned long long)(k + 1), edge, 0, &pass, desc,
+                            sizeof desc, err);
+            if (!rc && !pass) {
+                char m[1024];
+                snprintf(m, sizeof m, "at the extra shape %.40s%s: %.900s", txt,
+                         edge ? " (edge rows)" : "", desc);
+                emit_fail(b, "incorrect", m);
+                b->failed = 1;
+                break;
+            }
+        }
+        free_bench(&x);
+        if (rc)
+            return rc;
+        checked++;
+    }
+    emit_sum(b, "check/shapes", checked);
+    emit_sum(b, "check/shapes_skipped", skipped);
+    return 0;
+}
+
 /* Timer hooks for the kernel: poison the outputs before every call, and
  * re-check chosen timed calls against the references of their input set. */
 static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
@@ -446,7 +504,7 @@ static int run_subject(bench *b, kg_err *err)
     if (kernel) {
         int64_t rows, cols;
         emit_sum(b, "check/trials", passed);
-        kg_input0_matrix(b->op, &j->shape, &rows, &cols);
+        kg_input0_matrix(b->op, &b->shape, &rows, &cols);
         if (j->edge && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA) {
             if (check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
                 return err->code;
@@ -459,6 +517,10 @@ static int run_subject(bench *b, kg_err *err)
             }
         }
     }
+    if (kernel && check_extra_shapes(b, err))
+        return err->code;
+    if (b->failed)
+        return 0;
     if (j->verify_only && kernel)
         return 0;
     {
@@ -638,6 +700,7 @@ static int do_measure(const kg_job *j, kg_err *err)
     b.job = j;
     b.op = j->op;
     b.types = j->types;
+    b.shape = j->shape;
     b.n_sets = 1;
     if (j->mode == KG_JOB_KERNEL) {
         if (kg_plugin_open(j->plugin, &handle, &plug, err))
@@ -651,6 +714,10 @@ static int do_measure(const kg_job *j, kg_err *err)
             return kg_err_set(err, KG_EXIT_USAGE, "job: kernel '%s' is not %s %s", j->kernel,
                               j->op->name, kg_dtype_name(j->types.data));
         b.who = KG_SUBJ_KERNEL;
+        if (b.kernel->supports && !b.kernel->supports(j->shape.d, j->shape.n)) {
+            emit_sum(&b, "check/unsupported", 1); /* SKIPPED, with the kernel's word for it */
+            return 0;
+        }
     }
     KG_CUDA(cudaSetDevice(j->device));
     KG_CUDA(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));

@@ -13,13 +13,13 @@ static int noop(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_para
 
 static const kgate_kernel kernels[] = {
 #if DEFECT == 1
-    {"ln", "layer_norm", "bf16", NULL, 3, 1, noop, NULL, "eps,epsilon"},
+    {"ln", "layer_norm", "bf16", NULL, 3, 1, noop, NULL, "eps,epsilon", NULL},
 #elif DEFECT == 2
-    {"ln", "layer_norm", "bf16", NULL, 3, 1, noop, NULL, NULL},
+    {"ln", "layer_norm", "bf16", NULL, 3, 1, noop, NULL, NULL, NULL},
 #elif DEFECT == 3
-    {"sm", "softmax", "int64", NULL, 1, 1, noop, NULL, NULL},
+    {"sm", "softmax", "int64", NULL, 1, 1, noop, NULL, NULL, NULL},
 #else
-    {"sm", "softmax", "fp16", "int32", 1, 1, noop, NULL, NULL},
+    {"sm", "softmax", "fp16", "int32", 1, 1, noop, NULL, NULL, NULL},
 #endif
 };
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);

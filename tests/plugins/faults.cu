@@ -140,12 +140,12 @@ static int k_simple(const DLTensor *i, int, DLTensor *o, int, const kgate_params
 }
 
 static const kgate_kernel kernels[] = {
-    {"illegal", "softmax", "fp16", NULL, 1, 1, k_illegal, "wild pointer write", NULL},
-    {"spin", "softmax", "fp16", NULL, 1, 1, k_spin, "never finishes", NULL},
-    {"zeros", "softmax", "fp16", NULL, 1, 1, k_zeros, "all-zero output", NULL},
-    {"mutate", "softmax", "fp16", NULL, 1, 1, k_mutate, "modifies its input", NULL},
-    {"sidestream", "softmax", "fp16", NULL, 1, 1, k_sidestream, "correct, on a stream of its own", NULL},
-    {"simple", "softmax", "fp16", NULL, 1, 1, k_simple, "one thread per row, correct", NULL},
+    {"illegal", "softmax", "fp16", NULL, 1, 1, k_illegal, "wild pointer write", NULL, NULL},
+    {"spin", "softmax", "fp16", NULL, 1, 1, k_spin, "never finishes", NULL, NULL},
+    {"zeros", "softmax", "fp16", NULL, 1, 1, k_zeros, "all-zero output", NULL, NULL},
+    {"mutate", "softmax", "fp16", NULL, 1, 1, k_mutate, "modifies its input", NULL, NULL},
+    {"sidestream", "softmax", "fp16", NULL, 1, 1, k_sidestream, "correct, on a stream of its own", NULL, NULL},
+    {"simple", "softmax", "fp16", NULL, 1, 1, k_simple, "one thread per row, correct", NULL, NULL},
 };
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
 const kgate_plugin *kgate_plugin_v2(void) { return &plugin; }

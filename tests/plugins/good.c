@@ -19,8 +19,8 @@ static int errs(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_para
 }
 
 static const kgate_kernel kernels[] = {
-    {"noop", "softmax", "fp16", NULL, 1, 1, noop, "writes nothing", NULL},
-    {"errs", "softmax", "fp16", NULL, 1, 1, errs, "returns an error", NULL},
+    {"noop", "softmax", "fp16", NULL, 1, 1, noop, "writes nothing", NULL, NULL},
+    {"errs", "softmax", "fp16", NULL, 1, 1, errs, "returns an error", NULL, NULL},
 };
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
 const kgate_plugin *kgate_plugin_v2(void) { return &plugin; }
