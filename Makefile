@@ -4,7 +4,12 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-cpu test-gpu sass triton clean
+SAN_BUILD ?= build-san
+FUZZ_SECONDS ?= 20
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:abort_on_error=1 \
+          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
+
+.PHONY: all deps build run test test-cpu test-gpu test-sanitize sass triton clean
 
 all: build
 
@@ -20,6 +25,22 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j 2
+	@$(MAKE) --no-print-directory test-sanitize
+
+# The host code under AddressSanitizer and UBSan (clang): the CPU tests, then
+# every fuzz target for FUZZ_SECONDS on a copy of its corpus.
+test-sanitize: deps
+	@cmake -S . -B $(SAN_BUILD) $(CMAKE_FLAGS) -DCMAKE_C_COMPILER=clang -DKG_SANITIZE=ON -DKG_FUZZ=ON >/dev/null
+	@cmake --build $(SAN_BUILD) -j $(JOBS)
+	cd $(SAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j 2 -L cpu
+	@for f in options shape event report; do \
+	    d=$$(mktemp -d); cp tests/fuzz/$$f/* $$d/; \
+	    echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
+	    $(SAN_ENV) $(SAN_BUILD)/tests/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	        -print_final_stats=1 $$d >$(SAN_BUILD)/fuzz_$$f.log 2>&1 \
+	        || { tail -40 $(SAN_BUILD)/fuzz_$$f.log; rm -rf $$d; exit 1; }; \
+	    grep -E "stat::number_of_executed_units" $(SAN_BUILD)/fuzz_$$f.log; rm -rf $$d; \
+	done
 
 test-cpu: build
 	cd $(BUILD) && ctest --output-on-failure -L cpu

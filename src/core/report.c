@@ -331,21 +331,34 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
 {
     FILE *f = fopen(path, "r");
     char *buf = NULL;
-    long n;
-    cJSON *root = NULL;
+    long n = -1;
     kg_report_init(r);
     if (!f)
         return kg_err_set(err, KG_EXIT_IO, "cannot open %s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
+    if (fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    if (n < 0 || n > (1L << 30) || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return kg_err_set(err, KG_EXIT_IO, "%s: not a regular file of at most 1 GiB", path);
+    }
     buf = malloc((size_t)n + 1);
     if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        kg_err_set(err, KG_EXIT_IO, "cannot read %s", path);
-        goto out;
+        free(buf);
+        fclose(f);
+        return kg_err_set(err, KG_EXIT_IO, "cannot read %s", path);
     }
+    fclose(f);
     buf[n] = '\0';
-    root = cJSON_Parse(buf);
+    int rc = kg_report_from_json(buf, path, r, err);
+    free(buf);
+    return rc;
+}
+
+int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err *err)
+{
+    cJSON *root = NULL;
+    kg_report_init(r);
+    root = cJSON_Parse(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     /* version 1 files (before E_best) read the same, without the new fields */
     if (!root || !cJSON_IsString(schema) ||
@@ -446,7 +459,5 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
     }
 out:
     cJSON_Delete(root);
-    free(buf);
-    fclose(f);
     return err->code;
 }

@@ -50,8 +50,10 @@ void kg_report_families(const kg_report *r, kg_family_row rows[KG_FAMILY_COUNT])
 int kg_report_write_json(const kg_report *r, const char *path, kg_err *err);
 /* Serializes to a malloc'd string (caller frees). */
 char *kg_report_to_json(const kg_report *r);
-/* Reads a report written by kg_report_write_json. */
+/* Reads a report written by kg_report_write_json (schema 2, or 1). */
 int kg_report_read_json(const char *path, kg_report *r, kg_err *err);
+/* The same from text; `path` names it in errors. Any text is safe to give. */
+int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err *err);
 
 /* Formats seconds as "123.4 us" etc. */
 const char *kg_fmt_time(double s, char *buf, size_t size);
