@@ -5,7 +5,8 @@
 set -e
 cd "$(dirname "$0")/.."
 pkgs=""
-for p in cmake clang libclang-rt-14-dev libcjson-dev libcmocka-dev libdlpack-dev python3-jsonschema \
+for p in cmake clang libclang-rt-14-dev libcjson-dev libcmocka-dev libdlpack-dev libseccomp-dev \
+         python3-jsonschema \
          python3-pip unzip; do
     dpkg -s "$p" >/dev/null 2>&1 || pkgs="$pkgs $p"
 done

@@ -36,6 +36,9 @@ static void job_round_trip(void **state)
     a.edge = 0;
     a.device = 1;
     a.verify_only = 1;
+    a.sandbox = 1;
+    strcpy(a.scratch, "/tmp/kgate-worker-abc");
+    a.budget_s = 120;
     a.seed = 18446744073709551615ull; /* beyond 2^53: must not round */
     a.stop.max_noise = 0.01;
     a.stop.min_samples = 12;
@@ -58,6 +61,8 @@ static void job_round_trip(void **state)
     assert_string_equal(b.scalars.v[0].name, "eps");
     assert_int_equal(b.flush, KG_FLUSH_MODE_MEMSET);
     assert_true(b.hot && b.trials == 7 && !b.edge && b.device == 1 && b.verify_only);
+    assert_true(b.sandbox && b.budget_s == 120);
+    assert_string_equal(b.scratch, "/tmp/kgate-worker-abc");
     assert_true(b.seed == a.seed);
     assert_true(b.stop.max_noise == 0.01 && b.stop.min_samples == 12 && b.stop.max_samples == 300);
     assert_true(b.stop.min_gpu_s == a.stop.min_gpu_s && b.stop.max_wall_s == a.stop.max_wall_s);

@@ -317,6 +317,7 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     kg_job js;
     kg_job_defaults(&js);
     js.mode = KG_JOB_LIST;
+    js.sandbox = o->sandbox;
     snprintf(js.plugin, sizeof js.plugin, "%s", path);
     kg_table_entry *table = NULL;
     int n = 0, found = 0;
@@ -370,6 +371,7 @@ static void job_from_options(const kg_options *o, kg_job *j)
     j->stop = o->stop;
     j->device = o->device;
     j->verify_only = o->verify_only;
+    j->sandbox = o->sandbox;
 }
 
 /* The scalars of op for this command: defaults, then --param. */

@@ -2,6 +2,8 @@
  * judging. The rules for what a worker may say are in core/proto.h. */
 #include "job.h"
 
+#include "sandbox.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -390,11 +392,22 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
         *table = NULL;
     if (n_table)
         *n_table = 0;
-    char *text = kg_job_to_json(job);
-    if (!text)
+    kg_job *sent = malloc(sizeof *sent);
+    if (!sent)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
-    int rc = kg_spawn(exe, argv, 3, text, timeout_s, on_line, &js, &ch, err);
+    *sent = *job;
+    sent->budget_s = timeout_s;
+    if (sent->sandbox && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
+        free(sent);
+        return err->code;
+    }
+    char *text = kg_job_to_json(sent);
+    int rc = text ? kg_spawn(exe, argv, 3, text, timeout_s, on_line, &js, &ch, err)
+                  : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);
+    if (sent->sandbox)
+        kg_sandbox_cleanup(sent->scratch);
+    free(sent);
     if (rc)
         return err->code;
     if (ch.stopped && !js.violation[0])

@@ -26,6 +26,7 @@ typedef struct kg_options {
     int hot, memset_flush, trials, device, edge, live, force, help, verify_only;
     int suite;             /* run: only each operator's suite dtypes */
     int extra;             /* also check kernels at extra shapes (default on) */
+    int sandbox;           /* run workers in core/sandbox.h's sandbox */
     const char *params[KG_MAX_SCALARS * 2]; /* --param NAME=VALUE, as given */
     int n_params;
     unsigned long long seed;

@@ -42,6 +42,10 @@ char *kg_job_to_json(const kg_job *j)
     cJSON_AddStringToObject(o, "proto", KG_PROTO);
     cJSON_AddStringToObject(o, "mode", mode_names[j->mode]);
     cJSON_AddStringToObject(o, "plugin", j->plugin);
+    cJSON_AddBoolToObject(o, "sandbox", j->sandbox);
+    if (j->sandbox)
+        cJSON_AddStringToObject(o, "scratch", j->scratch);
+    cJSON_AddNumberToObject(o, "budget", j->budget_s);
     if (j->mode == KG_JOB_KERNEL)
         cJSON_AddStringToObject(o, "kernel", j->kernel);
     if (j->mode != KG_JOB_LIST && j->op) {
@@ -184,7 +188,9 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
         goto out;
     }
     j->mode = (kg_job_mode)m;
-    if (get_str(o, "plugin", j->plugin, sizeof j->plugin, j->mode != KG_JOB_LIBRARY, err))
+    if (get_str(o, "plugin", j->plugin, sizeof j->plugin, j->mode != KG_JOB_LIBRARY, err) ||
+        get_bool(o, "sandbox", &j->sandbox, err) || get_num(o, "budget", 0, 1e7, &j->budget_s, err) ||
+        get_str(o, "scratch", j->scratch, sizeof j->scratch, j->sandbox, err))
         goto out;
     if (j->mode == KG_JOB_LIST)
         goto out;

@@ -52,6 +52,9 @@ typedef struct kg_job {
     kg_flush_mode flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */
     int trials, edge, device, verify_only;
+    int sandbox;           /* apply core/sandbox.h before loading anything */
+    char scratch[PATH_MAX]; /* the sandbox's scratch directory (made by the supervisor) */
+    double budget_s;       /* the supervisor's time limit (the sandbox's CPU limit) */
     unsigned long long seed;
     kg_stop_cfg stop;
 } kg_job;

@@ -16,6 +16,7 @@
 #include "../core/op.h"
 #include "../core/plugin_check.h"
 #include "../core/proto.h"
+#include "../core/sandbox.h"
 #include "../core/stats.h"
 #include "baseline.h"
 #include "check.h"
@@ -779,6 +780,9 @@ int kg_worker_main(int argc, char **argv)
         return KG_EXIT_USAGE;
     }
     int have_job = read_job(&j, &err) == 0;
+    /* the sandbox goes up before the GPU is touched or a candidate loaded */
+    if (have_job && j.sandbox)
+        kg_sandbox_apply(j.budget_s > 0 ? j.budget_s + 30 : 3600, j.scratch, &err);
     {
         kg_event e = ev(KG_EV_HELLO, KG_SUBJ_NONE, NULL);
         e.pid = (long)getpid();

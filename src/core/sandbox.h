@@ -1,0 +1,44 @@
+/* The worker's sandbox (kgate check --sandbox; docs/security.md).
+ *
+ * Applied by the worker to itself before it loads a candidate, so that the
+ * candidate's constructors already run inside it:
+ *   - resource limits: no core files, files of at most 256 MiB, CPU time
+ *     bounded by the job's budget (no address-space limit: the CUDA driver
+ *     reserves the GPU's whole virtual address range at initialization);
+ *   - every descriptor but 0-3 closed, and no new privileges;
+ *   - Landlock: files may be written, created or removed only below a
+ *     scratch directory made for this worker (its TMPDIR and working
+ *     directory) and opened for writing below /dev (the GPU's device nodes);
+ *     with Landlock ABI 4 or later, TCP bind and connect are refused;
+ *   - seccomp (libseccomp): creating IPv4, IPv6 or packet sockets, ptrace and
+ *     reading or writing another process's memory fail with EACCES.
+ * Reading files stays allowed: a candidate must load its own libraries.
+ * Any part that cannot be applied is an error: a sandbox that was asked for
+ * is never silently weaker. Plain C; Linux only. */
+#ifndef KG_SANDBOX_H
+#define KG_SANDBOX_H
+
+#include <stddef.h>
+
+#include "kg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Makes a scratch directory for one worker (the supervisor does, and removes
+ * it with kg_sandbox_cleanup after the worker is gone: the sandboxed worker
+ * may not remove the directory it is confined to). */
+int kg_sandbox_scratch(char *scratch, size_t size, kg_err *err);
+
+/* Applies the sandbox to the calling process, confined to `scratch`.
+ * cpu_s bounds CPU time. Errors are KG_EXIT_ENV and name the failed step. */
+int kg_sandbox_apply(double cpu_s, const char *scratch, kg_err *err);
+
+/* Removes the scratch directory and what is in it (best effort). */
+void kg_sandbox_cleanup(const char *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
