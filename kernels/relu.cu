@@ -4,12 +4,12 @@
 // The fp64 reference is src/ops/relu.cu.
 //
 // v1 naive (RC2a): a poor launch configuration: a fixed grid of 64 blocks
-//            of 256 threads (16384 threads, about 6% of the H200's 270336
-//            thread slots, and 68 of its 132 SMs idle) walks the tensor in a
-//            grid-stride loop with scalar accesses, far under one wave: too
-//            few loads in flight to cover DRAM latency. (The smaller grid of
-//            8 x 64 threads would take about a third of a second at the
-//            large shape.)
+//            of 256 threads (16384 threads: about 6% of the H200's 270336
+//            thread slots, at most 64 of its 132 SMs busy) walks the tensor
+//            in a grid-stride loop with scalar accesses, far under one wave:
+//            one load in flight per thread cannot cover DRAM latency. (The
+//            still smaller 8 x 64-thread grid would need about a third of a
+//            second at the large shape, past the suite's time budget.)
 // v2 fast:   one pass: 16-byte streaming loads and stores (8 fp16/bf16 or 4
 //            fp32 elements a vector), four vectors in flight per thread,
 //            256-thread blocks in a grid-stride loop over one wave (as many
