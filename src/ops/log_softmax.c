@@ -1,0 +1,71 @@
+/* log_softmax: y = x - max - log(sum(exp(x - max))) over the last dim of
+ * x[ROWS,COLS], as torch.log_softmax(x, dim=-1).
+ * Scalars: dim (-1, fixed: kgate checks the last dimension).
+ * Work: x read and y written once; about 5 FLOPs an element on the CUDA
+ * cores. Baseline: cudnnSoftmaxForward in log mode (cudnn-log-softmax).
+ * Edge rows (the max-subtracted formula, as PyTorch and cuDNN): NaN or +Inf
+ * in a row gives a NaN row (exp(+Inf - +Inf) is NaN); -Inf entries give
+ * -Inf; a row of only -Inf gives NaN (-Inf - -Inf); equal rows give
+ * -log(COLS); denormal rows give -log(COLS) up to the denormals.
+ * GPU reference: log_softmax.cu. */
+#include <math.h>
+
+#include "../core/op.h"
+
+int kg_log_softmax_reference(const DLTensor *in, int n_in, double *const *ref,
+                             const kgate_params *p, kgate_stream s);
+
+static void log_softmax_cpu(const double *const *in, const kg_shape *s, const kgate_params *p,
+                            double *const *out)
+{
+    (void)p;
+    int64_t rows = s->d[0], cols = s->d[1];
+    for (int64_t i = 0; i < rows; i++) {
+        const double *x = in[0] + i * cols;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < cols; j++)
+            mx = x[j] > mx || x[j] != x[j] ? x[j] : mx;
+        for (int64_t j = 0; j < cols; j++)
+            sum += exp(x[j] - mx);
+        double lse = log(sum);
+        for (int64_t j = 0; j < cols; j++)
+            out[0][i * cols + j] = (x[j] - mx) - lse;
+    }
+}
+
+const kg_op kg_op_log_softmax = {
+    .name = "log_softmax",
+    .summary = "log-softmax over the last dimension",
+    .family = KG_FAMILY_ELEMENTWISE,
+    .dims = "ROWSxCOLS",
+    .n_dims = 2,
+    .dtypes = {KG_FP16, KG_BF16, KG_FP32},
+    .n_dtypes = 3,
+    .presets = {{"small", {2, {1024, 4096}}},
+                {"medium", {2, {4096, 8192}}},
+                {"large", {2, {4096, 32768}}}},
+    .n_presets = 3,
+    .n_inputs = 1,
+    .n_outputs = 1,
+    .in = {{.name = "x", .rank = 2, .dim = {0, 1}, .lo = -4.0, .hi = 4.0}},
+    .out = {{.name = "y", .rank = 2, .dim = {0, 1}}},
+    .scalars = {{"dim", -1, NAN, 0, 1, "the reduced dimension (fixed: the last)"}},
+    .n_scalars = 1,
+    .reduction = 1,
+    .unit = KG_UNIT_FP32,
+    .flops_per_elem = 5,
+    .min_rows = 6,
+    .cpu_reference = log_softmax_cpu,
+    .reference = kg_log_softmax_reference,
+    .baselines = {"cudnn-log-softmax"},
+    .fast = "v2",
+    .edge_semantics = "NaN or +Inf in a row gives a NaN row; -Inf entries give -Inf; an all "
+                      "-Inf row gives NaN; equal and denormal rows give -log(COLS)",
+    /* [0, ln 3, -inf]: sum 1 + 3 + 0 = 4, so [-ln 4, ln 3 - ln 4, -inf];
+     * [2, 2, 2] -> -ln 3 each; a row with a NaN is all NaN */
+    .example = {{2, {3, 3}},
+                {(const double[]){0, 1.0986122886681098, -INFINITY, 2, 2, 2, 1, NAN, 2}},
+                {(const double[]){-1.3862943611198906, -0.28768207245178085, -INFINITY,
+                                  -1.0986122886681098, -1.0986122886681098, -1.0986122886681098,
+                                  NAN, NAN, NAN}}},
+};

@@ -1,0 +1,59 @@
+/* mul: z = x * y elementwise over x[N] and y[N], as torch.mul(x, y).
+ * Scalars: none.
+ * Work: x and y read once, z written once; 1 FLOP an element on the CUDA
+ * cores. Baselines: cudnnOpTensor (CUDNN_OP_TENSOR_MUL) and the cuDNN graph
+ * API pointwise multiply.
+ * Edge semantics (IEEE): NaN propagates; Inf times a nonzero finite value is
+ * a signed Inf, Inf * 0 = NaN; denormal products underflow toward zero (a
+ * kernel that flushes them is within the absolute tolerance). Edge rows are
+ * planted in x only; y stays finite.
+ * GPU reference: mul.cu. */
+#include <math.h>
+
+#include "../core/op.h"
+
+int kg_mul_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
+                     kgate_stream s);
+
+static void mul_cpu(const double *const *in, const kg_shape *s, const kgate_params *p,
+                    double *const *out)
+{
+    (void)p;
+    int64_t n = s->d[0];
+    for (int64_t i = 0; i < n; i++)
+        out[0][i] = in[0][i] * in[1][i];
+}
+
+const kg_op kg_op_mul = {
+    .name = "mul",
+    .summary = "elementwise multiplication of two vectors",
+    .family = KG_FAMILY_ELEMENTWISE,
+    .dims = "N",
+    .n_dims = 1,
+    .dtypes = {KG_FP16, KG_BF16, KG_FP32},
+    .n_dtypes = 3,
+    .n_suite_dtypes = 1,
+    .presets = {{"small", {1, {1048576}}}, {"medium", {1, {16777216}}}, {"large", {1, {67108864}}}},
+    .n_presets = 3,
+    .n_inputs = 2,
+    .n_outputs = 1,
+    .in = {{.name = "x", .rank = 1, .dim = {0}, .lo = -2.0, .hi = 2.0},
+           {.name = "y", .rank = 1, .dim = {0}, .lo = -2.0, .hi = 2.0}},
+    .out = {{.name = "z", .rank = 1, .dim = {0}}},
+    .n_scalars = 0,
+    .reduction = 0,
+    .unit = KG_UNIT_FP32,
+    .flops_per_elem = 1,
+    .min_rows = 6,
+    .cpu_reference = mul_cpu,
+    .reference = kg_mul_reference,
+    .baselines = {"cudnn-optensor-mul", "cudnn-pointwise-mul"},
+    .fast = "v2",
+    .edge_semantics = "IEEE multiplication: NaN propagates, +-Inf times a nonzero finite value "
+                      "is a signed Inf, Inf * 0 is NaN; denormal products underflow toward 0",
+    /* 1.5 * 2; -2 * 0.25; NaN * 1; Inf * -3; Inf * 0 = NaN; -0 * 4 = -0 */
+    .example = {{1, {6}},
+                {(const double[]){1.5, -2, NAN, INFINITY, INFINITY, -0.0},
+                 (const double[]){2, 0.25, 1, -3, 0, 4}},
+                {(const double[]){3, -0.5, NAN, -INFINITY, NAN, -0.0}}},
+};
