@@ -178,16 +178,16 @@ static int add_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
 
 static const kgate_kernel variants[] = {
     {"add_v1_fp16", "add", "fp16", NULL, 2, 1, add_v1<__half>,
-     "fp32 round trips through scratch buffers, scalar accesses (RC0b)", NULL},
+     "fp32 round trips through scratch buffers, scalar accesses (RC0b)", NULL, NULL},
     {"add_v2_fp16", "add", "fp16", NULL, 2, 1, add_v2<__half>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"add_v1_bf16", "add", "bf16", NULL, 2, 1, add_v1<__nv_bfloat16>,
-     "fp32 round trips through scratch buffers, scalar accesses (RC0b)", NULL},
+     "fp32 round trips through scratch buffers, scalar accesses (RC0b)", NULL, NULL},
     {"add_v2_bf16", "add", "bf16", NULL, 2, 1, add_v2<__nv_bfloat16>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"add_v1_fp32", "add", "fp32", NULL, 2, 1, add_v1<float>,
-     "fp32 round trips through scratch buffers, scalar accesses (RC0b)", NULL},
+     "fp32 round trips through scratch buffers, scalar accesses (RC0b)", NULL, NULL},
     {"add_v2_fp32", "add", "fp32", NULL, 2, 1, add_v2<float>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(add, variants)

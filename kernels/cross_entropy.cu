@@ -239,12 +239,12 @@ static int xent_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const k
 
 static const kgate_kernel variants[] = {
     {"cross_entropy_v1_fp32", "cross_entropy", "fp32", NULL, 2, 1, xent_v1<float>, XENT_V1_SUM,
-     "ignore_index"},
+     "ignore_index", NULL},
     {"cross_entropy_v2_fp32", "cross_entropy", "fp32", NULL, 2, 1, xent_v2<float>, XENT_V2_SUM,
-     "ignore_index"},
+     "ignore_index", NULL},
     {"cross_entropy_v1_bf16", "cross_entropy", "bf16", NULL, 2, 1, xent_v1<__nv_bfloat16>,
-     XENT_V1_SUM, "ignore_index"},
+     XENT_V1_SUM, "ignore_index", NULL},
     {"cross_entropy_v2_bf16", "cross_entropy", "bf16", NULL, 2, 1, xent_v2<__nv_bfloat16>,
-     XENT_V2_SUM, "ignore_index"},
+     XENT_V2_SUM, "ignore_index", NULL},
 };
 KG_EXPORT_VARIANTS(cross_entropy, variants)

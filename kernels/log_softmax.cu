@@ -318,13 +318,13 @@ static int lsm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
 #define LSM_V2_SUM "row in registers, 16-byte I/O, one (max, sum) block reduction"
 
 static const kgate_kernel variants[] = {
-    {"log_softmax_v1_fp16", "log_softmax", "fp16", NULL, 1, 1, lsm_v1<__half>, LSM_V1_SUM, NULL},
-    {"log_softmax_v2_fp16", "log_softmax", "fp16", NULL, 1, 1, lsm_v2<__half>, LSM_V2_SUM, NULL},
+    {"log_softmax_v1_fp16", "log_softmax", "fp16", NULL, 1, 1, lsm_v1<__half>, LSM_V1_SUM, NULL, NULL},
+    {"log_softmax_v2_fp16", "log_softmax", "fp16", NULL, 1, 1, lsm_v2<__half>, LSM_V2_SUM, NULL, NULL},
     {"log_softmax_v1_bf16", "log_softmax", "bf16", NULL, 1, 1, lsm_v1<__nv_bfloat16>, LSM_V1_SUM,
-     NULL},
+     NULL, NULL},
     {"log_softmax_v2_bf16", "log_softmax", "bf16", NULL, 1, 1, lsm_v2<__nv_bfloat16>, LSM_V2_SUM,
-     NULL},
-    {"log_softmax_v1_fp32", "log_softmax", "fp32", NULL, 1, 1, lsm_v1<float>, LSM_V1_SUM, NULL},
-    {"log_softmax_v2_fp32", "log_softmax", "fp32", NULL, 1, 1, lsm_v2<float>, LSM_V2_SUM, NULL},
+     NULL, NULL},
+    {"log_softmax_v1_fp32", "log_softmax", "fp32", NULL, 1, 1, lsm_v1<float>, LSM_V1_SUM, NULL, NULL},
+    {"log_softmax_v2_fp32", "log_softmax", "fp32", NULL, 1, 1, lsm_v2<float>, LSM_V2_SUM, NULL, NULL},
 };
 KG_EXPORT_VARIANTS(log_softmax, variants)

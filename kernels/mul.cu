@@ -162,16 +162,16 @@ static int mul_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
 
 static const kgate_kernel variants[] = {
     {"mul_v1_fp16", "mul", "fp16", NULL, 2, 1, mul_v1<__half>,
-     "a 256-element chunk per thread: uncoalesced warp accesses (RC1)", NULL},
+     "a 256-element chunk per thread: uncoalesced warp accesses (RC1)", NULL, NULL},
     {"mul_v2_fp16", "mul", "fp16", NULL, 2, 1, mul_v2<__half>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"mul_v1_bf16", "mul", "bf16", NULL, 2, 1, mul_v1<__nv_bfloat16>,
-     "a 256-element chunk per thread: uncoalesced warp accesses (RC1)", NULL},
+     "a 256-element chunk per thread: uncoalesced warp accesses (RC1)", NULL, NULL},
     {"mul_v2_bf16", "mul", "bf16", NULL, 2, 1, mul_v2<__nv_bfloat16>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"mul_v1_fp32", "mul", "fp32", NULL, 2, 1, mul_v1<float>,
-     "a 256-element chunk per thread: uncoalesced warp accesses (RC1)", NULL},
+     "a 256-element chunk per thread: uncoalesced warp accesses (RC1)", NULL, NULL},
     {"mul_v2_fp32", "mul", "fp32", NULL, 2, 1, mul_v2<float>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(mul, variants)

@@ -159,16 +159,16 @@ static int relu_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const k
 
 static const kgate_kernel variants[] = {
     {"relu_v1_fp16", "relu", "fp16", NULL, 1, 1, relu_v1<__half>,
-     "a fixed 64 x 256-thread grid, scalar accesses: far under one wave (RC2a)", NULL},
+     "a fixed 64 x 256-thread grid, scalar accesses: far under one wave (RC2a)", NULL, NULL},
     {"relu_v2_fp16", "relu", "fp16", NULL, 1, 1, relu_v2<__half>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"relu_v1_bf16", "relu", "bf16", NULL, 1, 1, relu_v1<__nv_bfloat16>,
-     "a fixed 64 x 256-thread grid, scalar accesses: far under one wave (RC2a)", NULL},
+     "a fixed 64 x 256-thread grid, scalar accesses: far under one wave (RC2a)", NULL, NULL},
     {"relu_v2_bf16", "relu", "bf16", NULL, 1, 1, relu_v2<__nv_bfloat16>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"relu_v1_fp32", "relu", "fp32", NULL, 1, 1, relu_v1<float>,
-     "a fixed 64 x 256-thread grid, scalar accesses: far under one wave (RC2a)", NULL},
+     "a fixed 64 x 256-thread grid, scalar accesses: far under one wave (RC2a)", NULL, NULL},
     {"relu_v2_fp32", "relu", "fp32", NULL, 1, 1, relu_v2<float>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(relu, variants)

@@ -194,12 +194,12 @@ static int swiglu_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const
 
 static const kgate_kernel variants[] = {
     {"swiglu_v1_fp16", "swiglu", "fp16", NULL, 2, 1, swiglu_v1<__half>,
-     "fp32 round trips of a, b and y through scratch buffers, scalar accesses (RC0b)", NULL},
+     "fp32 round trips of a, b and y through scratch buffers, scalar accesses (RC0b)", NULL, NULL},
     {"swiglu_v2_fp16", "swiglu", "fp16", NULL, 2, 1, swiglu_v2<__half>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
     {"swiglu_v1_bf16", "swiglu", "bf16", NULL, 2, 1, swiglu_v1<__nv_bfloat16>,
-     "fp32 round trips of a, b and y through scratch buffers, scalar accesses (RC0b)", NULL},
+     "fp32 round trips of a, b and y through scratch buffers, scalar accesses (RC0b)", NULL, NULL},
     {"swiglu_v2_bf16", "swiglu", "bf16", NULL, 2, 1, swiglu_v2<__nv_bfloat16>,
-     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL},
+     "one pass, 16-byte streaming I/O, grid-stride over one wave", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(swiglu, variants)
