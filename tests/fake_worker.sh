@@ -5,7 +5,8 @@ fd=1
 while [ $# -gt 0 ]; do [ "$1" = --fd ] && fd=$2; shift; done
 job=$(cat)
 case $job in *'"proto":"kgate.worker/1"'*) ;; *) echo "fake worker: no job on stdin" >&2; exit 9 ;; esac
-ev() { echo "$1" >&"$fd"; }
+nonce=$(printf '%s' "$job" | sed -n 's/.*"nonce":"\([0-9a-f]*\)".*/\1/p')
+ev() { echo "$1" | sed "s/NONCE/$nonce/" >&"$fd"; }
 hello='{"ev":"hello","proto":"kgate.worker/1","device":"fake","pid":1}'
 ev "$hello"
 case $KG_FAKE in
@@ -13,17 +14,17 @@ ok)
     ev '{"ev":"check","subject":"kernel","what":"trial 1","pass":true,"rel_l2":1e-4,"max_abs_err":1e-3,"inputs_mutated":false,"desc":"fine"}'
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
     ev '{"ev":"timing","subject":"kernel","stop":"noise","escaped":false,"throttled":0,"note":""}'
-    ev '{"ev":"done","code":0}' ;;
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 library)
     ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
     ev '{"ev":"unsupported","subject":"lib","path":"cub-softmax","msg":"not for this shape"}'
     ev '{"ev":"subject","subject":"best","path":"softmax_v2_fp16","note":"bundled"}'
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
-    ev '{"ev":"done","code":0}' ;;
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 incorrect)
     ev '{"ev":"fail","subject":"kernel","kind":"incorrect","msg":"3 of 100 elements wrong"}'
-    ev '{"ev":"done","code":0}' ;;
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 crash_after_timing)
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
     kill -SEGV $$ ;;
@@ -38,26 +39,40 @@ closes_and_waits)
 libcrash)
     ev '{"ev":"subject","subject":"lib","path":"cublaslt","note":"fake"}'
     ev '{"ev":"fail","subject":"lib","path":"cublaslt","kind":"crash","msg":"an illegal memory access was encountered"}'
-    ev '{"ev":"done","code":2}'
+    ev '{"ev":"done","code":2,"nonce":"NONCE"}'
     exit 3 ;;
 badfile)
     ev '{"ev":"error","code":4,"msg":"x.so: no kgate_plugin_v2 symbol: not a kgate candidate"}'
-    ev '{"ev":"done","code":4}'
+    ev '{"ev":"done","code":4,"nonce":"NONCE"}'
     exit 3 ;;
 forged_table)
     # candidate code writing on the channel: a table with no name
     ev '{"ev":"table","kernels":[{"op":"softmax"}]}' ;;
 forged_sum)
     ev '{"ev":"sum","subject":"kernel","name":"lib/time/median","value":1e9}'
-    ev '{"ev":"done","code":0}' ;;
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 forged_code)
     ev '{"ev":"error","code":-9,"msg":"x"}' ;;
+orphan)
+    # a candidate that forks a child which leaves the process group
+    setsid sleep 61.25 </dev/null >/dev/null 2>&1 &
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+dup_sum)
+    # candidate code forging a plausible timing before the worker's own
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-9}'
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+forged_done)
+    # a complete, plausible result forged without the job's nonce
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
+    ev '{"ev":"done","code":0,"nonce":"0123456789abcdef0123456789abcdef"}' ;;
 unknown_event)
     ev '{"ev":"verdict","value":"OK"}' ;;
 stderr_flood)
     # 4096 bytes and more on stderr, no newline
     head -c 5000 /dev/zero | tr '\0' 'x' >&2
-    ev '{"ev":"done","code":0}' ;;
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 long_line)
     head -c 70000 /dev/zero | tr '\0' 'y' >&"$fd"
     sleep 30 ;;

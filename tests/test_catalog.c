@@ -55,6 +55,10 @@ static void every_operator_is_well_formed(void **state)
         if (!op->baselines[0])
             assert_non_null(op->no_baseline_why);
         assert_non_null(op->fast);
+        /* distributions: only the known ones, and input 0 is where they go */
+        assert_true((op->dists & ~((1u << KG_DIST_COUNT) - 1)) == 0);
+        if (op->dists)
+            assert_true(op->in[0].type == KG_T_DATA && op->in[0].gen == KG_GEN_UNIFORM);
         /* a required scalar has a second value for one trial */
         for (int k = 0; k < op->n_scalars; k++)
             if (op->scalars[k].required)

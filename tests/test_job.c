@@ -163,7 +163,8 @@ static void library_failure_is_not_the_candidates(void **state)
 static void forged_events_are_violations(void **state)
 {
     (void)state;
-    const char *modes[] = {"forged_sum", "forged_code", "unknown_event", "long_line"};
+    const char *modes[] = {"forged_sum", "forged_code", "unknown_event", "long_line", "dup_sum",
+                           "forged_done"};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         kg_result r;
         kg_libref lib;
@@ -204,6 +205,23 @@ static void stderr_flood_is_bounded(void **state)
     assert_int_equal(r.verdict, KG_V_SKIPPED);
 }
 
+/* A process the candidate leaves behind, outside the worker's group. */
+static void nothing_is_left_behind(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    assert_int_equal(run("orphan", 10, &r, &lib, &e), 0);
+    assert_int_equal(r.verdict, KG_V_SKIPPED);
+    FILE *p = popen("pgrep -f 'slee[p] 61[.]25' | wc -l", "r");
+    int n = -1;
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    assert_int_equal(n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +234,7 @@ int main(void)
         cmocka_unit_test(library_failure_is_not_the_candidates),
         cmocka_unit_test(forged_events_are_violations),
         cmocka_unit_test(stderr_flood_is_bounded),
+        cmocka_unit_test(nothing_is_left_behind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,8 +191,10 @@ static void event_round_trips(void **state)
     memset(&a, 0, sizeof a);
     a.kind = KG_EV_DONE;
     a.code = 5;
+    strcpy(a.nonce, "00ff00ff00ff00ff00ff00ff00ff00ff");
     b = rt(&a);
     assert_int_equal(b.code, 5);
+    assert_string_equal(b.nonce, a.nonce);
 }
 
 static void bad_events(void **state)
@@ -217,6 +219,7 @@ static void bad_events(void **state)
         {"{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"meh\",\"msg\":\"x\"}", "unknown failure kind"},
         {"{\"ev\":\"unsupported\",\"subject\":\"kernel\",\"msg\":\"x\"}", "only a library path"},
         {"{\"ev\":\"done\",\"code\":1.5}", "whole number"},
+        {"{\"ev\":\"done\",\"code\":0}", "'nonce' is missing"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_event ev;

@@ -264,6 +264,11 @@ int kg_cmd_ops(const kg_options *o)
                w.bytes_written, w.flops, op->unit == KG_UNIT_TENSOR ? "tensor-core" : "CUDA-core fp32");
         printf("  tolerance (%s): atol = rtol = rel-L2 bound = %g%s\n", kg_dtype_name(op->dtypes[0]),
                t.atol, op->reduction ? " (doubled: a reduction)" : "");
+        printf("  checked on: uniform inputs");
+        for (int d = 1; d < KG_DIST_COUNT; d++)
+            if (op->dists & (1u << d))
+                printf(", %s", kg_dist_name((kg_dist)d));
+        printf(" (one trial each)\n");
         printf("  library paths:");
         if (!op->baselines[0])
             printf(" none (%s)", op->no_baseline_why ? op->no_baseline_why : "no vendor library does this");
@@ -391,16 +396,7 @@ static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_
 }
 
 /* A seed nobody predicts: the extra shapes of this run. */
-static unsigned long long fresh_seed(void)
-{
-    unsigned long long v = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&v, sizeof v, 1, f) != 1)
-        v = (unsigned long long)time(NULL) * 2654435761ull ^ (unsigned long long)getpid();
-    if (f)
-        fclose(f);
-    return v;
-}
+static unsigned long long fresh_seed(void) { return kg_random64(); }
 
 /* Checks every target at every shape; results go to rep in order. */
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,

@@ -14,6 +14,14 @@ static const char *family_names[] = {
 #undef X
 };
 
+static const char *dist_names[] = {
+#define X(e, s) s,
+    KG_DISTS(X)
+#undef X
+};
+
+const char *kg_dist_name(kg_dist d) { return (unsigned)d < KG_DIST_COUNT ? dist_names[d] : "?"; }
+
 const char *kg_family_name(kg_family f)
 {
     return (unsigned)f < KG_FAMILY_COUNT ? family_names[f] : "?";

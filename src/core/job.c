@@ -4,6 +4,8 @@
 
 #include "sandbox.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -41,6 +43,45 @@ static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
     return stop;
 }
 
+/* Kills what a worker left behind. kgate is a child subreaper, so a process
+ * the candidate forked, even one that called setsid() to leave the worker's
+ * process group, becomes kgate's child when the worker dies: every child
+ * left once the worker is reaped is killed and reaped, until none is. */
+static void reap_orphans(void)
+{
+    pid_t self = getpid();
+    for (int pass = 0; pass < 16; pass++) {
+        int found = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (!isdigit((unsigned char)e->d_name[0]))
+                continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                continue;
+            size_t n = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            buf[n] = '\0';
+            char *rp = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+            int ppid = 0;
+            char state;
+            if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == self) {
+                pid_t pid = (pid_t)atoi(e->d_name);
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                found = 1;
+            }
+        }
+        if (d)
+            closedir(d);
+        if (!found)
+            break;
+    }
+}
+
 int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input,
              double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
 {
@@ -56,6 +97,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
     memset(st, 0, sizeof *st);
     if (!evbuf)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the event buffer");
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the worker come back to us */
     if (pipe2(evp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(inp, O_CLOEXEC)) {
         free(evbuf);
         return kg_err_set(err, KG_EXIT_ENV, "pipe: %s", strerror(errno));
@@ -102,17 +144,26 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
         }
     }
     close(inp[1]);
-    int open_fds = 2;
+    int open_fds = 2, status = 0, reaped = 0, last_round = 0;
     while (open_fds > 0) {
         double left = timeout_s - (mono() - t0);
         if (left <= 0) {
             st->timed_out = 1;
             break;
         }
+        /* once the worker is gone, what is left in the pipes is read without
+         * waiting: a process it left behind may hold them open */
+        if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
+            reaped = 1;
         struct pollfd p[2] = {{evp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-        int rc = poll(p, 2, (int)fmin(left * 1000 + 1, 1000));
+        int rc = poll(p, 2, reaped ? 0 : (int)fmin(left * 1000 + 1, 100));
         if (rc < 0 && errno != EINTR)
             break;
+        if (reaped && rc == 0) {
+            if (last_round++)
+                break;
+            continue;
+        }
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t k = read(evp[0], evbuf + evlen, ev_cap - 1 - evlen);
             if (k <= 0) {
@@ -154,12 +205,11 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
         close(evp[0]);
     if (errp[0] >= 0)
         close(errp[0]);
-    int status = 0;
     /* the pipes are closed: the child exits; a worker that closed them and
      * lives on is killed after a short grace */
     double deadline = mono() + 2.0;
-    pid_t w;
-    while ((w = waitpid(pid, &status, WNOHANG)) == 0 && mono() < deadline)
+    pid_t w = reaped ? pid : 0;
+    while (!reaped && (w = waitpid(pid, &status, WNOHANG)) == 0 && mono() < deadline)
         usleep(2000);
     if (w == 0) {
         kill(-pid, SIGKILL);
@@ -169,6 +219,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
             st->timed_out = st->timed_out || mono() - t0 >= timeout_s;
     }
     kill(-pid, SIGKILL); /* whatever of its group is left */
+    reap_orphans();      /* and whatever left the group */
     free(evbuf);
     st->wall_s = mono() - t0;
     if (WIFEXITED(status)) {
@@ -202,6 +253,8 @@ typedef struct job_state {
     char violation[512];
     int incorrect, crashed, done, hello;
     char crash[1024];
+    char seen[KG_MAX_SUMMARIES][48]; /* the kernel's summaries so far: each may come once */
+    int n_seen;
 } job_state;
 
 static kg_libpath *lib_path(kg_libref *lib, const char *name)
@@ -297,6 +350,15 @@ static int on_line(void *ud, const char *line)
         break;
     case KG_EV_SUM:
         if (e.subject == KG_SUBJ_KERNEL) {
+            int dup = 0;
+            for (int i = 0; i < js->n_seen && !dup; i++)
+                dup = strcmp(js->seen[i], e.name) == 0;
+            if (dup) {
+                stop = violate(js, "summary '%s' reported twice", e.name);
+                break;
+            }
+            if (js->n_seen < KG_MAX_SUMMARIES)
+                snprintf(js->seen[js->n_seen++], sizeof js->seen[0], "%s", e.name);
             if (!kernel_sum_ok(e.name))
                 stop = violate(js, "a kernel may not set summary '%s'", e.name);
             else if (!(e.value >= 0) && strcmp(e.name, "time/escaped") != 0)
@@ -364,6 +426,10 @@ static int on_line(void *ud, const char *line)
         kg_err_set(&js->fatal, e.code, "%s", e.text);
         break;
     case KG_EV_DONE:
+        if (js->done)
+            stop = violate(js, "%s", "a second done");
+        else if (strcmp(e.nonce, js->job->nonce) != 0)
+            stop = violate(js, "%s", "a done that does not carry the job's nonce");
         js->done = 1;
         break;
     default:
@@ -397,6 +463,8 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     *sent = *job;
     sent->budget_s = timeout_s;
+    kg_random_hex(sent->nonce, 33);
+    js.job = sent; /* the nonce the done event must carry */
     if (sent->sandbox && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
         free(sent);
         return err->code;

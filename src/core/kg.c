@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int kg_err_set(kg_err *err, int code, const char *fmt, ...)
@@ -97,4 +98,32 @@ void kg_self_dir(char *buf, size_t size)
     char p[PATH_MAX];
     kg_self_exe(p, sizeof p);
     snprintf(buf, size, "%s", p[0] ? dirname(p) : "");
+}
+
+unsigned long long kg_random64(void)
+{
+    unsigned long long v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&v, sizeof v, 1, f) != 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        v = (unsigned long long)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (unsigned long long)getpid() << 32;
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+void kg_random_hex(char *buf, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned long long v = 0;
+    for (size_t i = 0; i + 1 < size; i++) {
+        if (i % 16 == 0)
+            v = kg_random64();
+        buf[i] = hex[v & 15];
+        v >>= 4;
+    }
+    if (size)
+        buf[size - 1] = '\0';
 }

@@ -73,6 +73,11 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
  * Returns 0, or KG_EXIT_IO with a message naming the file. */
 int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
 
+/* 64-bit values nobody can predict (/dev/urandom; a time-based fallback). */
+unsigned long long kg_random64(void);
+/* size - 1 random hex digits and a NUL into buf. */
+void kg_random_hex(char *buf, size_t size);
+
 /* The path of the running executable, and its directory (empty on failure). */
 void kg_self_exe(char *buf, size_t size);
 void kg_self_dir(char *buf, size_t size);

@@ -52,6 +52,35 @@ typedef enum kg_gen {
     KG_GEN_INDEX,   /* whole numbers uniform in [0, shape.d[range_dim]) */
 } kg_gen;
 
+/* Input distributions beyond the uniform range, each drawn in one trial of
+ * every check of an operator that lists it (op->dists). They expose
+ * numerical shortcuts that zero-mean uniform data hides. For input 0, with
+ * its range [lo, hi):
+ *   offset  U(lo, hi) + 16 (hi - lo): a large common offset (mean >> std),
+ *           the E[x^2] - E[x]^2 cancellation and low-precision accumulators
+ *   wide    sign * m * 2^U(-8, 2), m = max(|lo|, |hi|) / 4: a wide dynamic
+ *           range, log-uniform magnitudes
+ *   large   U(lo, hi) scaled to half the dtype's largest value: an exp
+ *           without max-subtraction overflows
+ *   sorted  each row ascending: lo + (hi - lo) (col + u) / cols
+ *   blocks  each row in constant runs of 16 columns (ties, equal values) */
+#define KG_DISTS(X)               \
+    X(UNIFORM, "uniform")         \
+    X(OFFSET, "offset")           \
+    X(WIDE, "wide")               \
+    X(LARGE, "large")             \
+    X(SORTED, "sorted")           \
+    X(BLOCKS, "blocks")
+
+typedef enum kg_dist {
+#define X(e, s) KG_DIST_##e,
+    KG_DISTS(X)
+#undef X
+    KG_DIST_COUNT
+} kg_dist;
+#define KG_D(e) (1u << KG_DIST_##e)
+const char *kg_dist_name(kg_dist d);
+
 /* How an output is compared with its fp64 reference. */
 typedef enum kg_cmpkind {
     KG_CMP_CLOSE, /* the tolerance rule (core/tolerance.h) */
@@ -150,6 +179,7 @@ typedef struct kg_op {
     kg_tensor_spec in[KG_MAX_TENSORS], out[KG_MAX_TENSORS];
     kg_scalar_spec scalars[KG_MAX_SCALARS];
     int n_scalars;
+    unsigned dists;    /* KG_D(OFFSET) | ...: the distributions it is checked on */
     int reduction;     /* doubles the tolerance */
     kg_unit unit;      /* compute roof the FLOPs run on */
     double flops_per_elem; /* FLOPs per element of input 0, when work is NULL */

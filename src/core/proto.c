@@ -42,6 +42,7 @@ char *kg_job_to_json(const kg_job *j)
     cJSON_AddStringToObject(o, "proto", KG_PROTO);
     cJSON_AddStringToObject(o, "mode", mode_names[j->mode]);
     cJSON_AddStringToObject(o, "plugin", j->plugin);
+    cJSON_AddStringToObject(o, "nonce", j->nonce);
     cJSON_AddBoolToObject(o, "sandbox", j->sandbox);
     if (j->sandbox)
         cJSON_AddStringToObject(o, "scratch", j->scratch);
@@ -189,7 +190,7 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
     }
     j->mode = (kg_job_mode)m;
     if (get_str(o, "plugin", j->plugin, sizeof j->plugin, j->mode != KG_JOB_LIBRARY, err) ||
-        get_bool(o, "sandbox", &j->sandbox, err) || get_num(o, "budget", 0, 1e7, &j->budget_s, err) ||
+        get_str(o, "nonce", j->nonce, sizeof j->nonce, 0, err) || get_bool(o, "sandbox", &j->sandbox, err) || get_num(o, "budget", 0, 1e7, &j->budget_s, err) ||
         get_str(o, "scratch", j->scratch, sizeof j->scratch, j->sandbox, err))
         goto out;
     if (j->mode == KG_JOB_LIST)
@@ -368,6 +369,7 @@ char *kg_event_to_json(const kg_event *e)
         break;
     case KG_EV_DONE:
         cJSON_AddNumberToObject(o, "code", e->code);
+        cJSON_AddStringToObject(o, "nonce", e->nonce);
         break;
     default:
         break;
@@ -580,7 +582,8 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
             goto out;
         break;
     case KG_EV_DONE:
-        ev_int(o, "code", 0, 255, &e->code, err);
+        if (ev_int(o, "code", 0, 255, &e->code, err) == 0)
+            ev_str(o, "nonce", e->nonce, sizeof e->nonce, err);
         break;
     default:
         break;

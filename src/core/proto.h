@@ -52,6 +52,7 @@ typedef struct kg_job {
     kg_flush_mode flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */
     int trials, edge, device, verify_only;
+    char nonce[40];        /* a secret the worker's `done` must echo (random per job) */
     int sandbox;           /* apply core/sandbox.h before loading anything */
     char scratch[PATH_MAX]; /* the sandbox's scratch directory (made by the supervisor) */
     double budget_s;       /* the supervisor's time limit (the sandbox's CPU limit) */
@@ -113,6 +114,7 @@ typedef struct kg_event {
     int escaped, throttled; /* TIMING */
     int code;           /* ERROR, DONE */
     long pid;           /* HELLO */
+    char nonce[40];     /* DONE: the job's nonce */
     kg_table_entry *entries; /* TABLE (malloc'd; kg_event_free) */
     int n_entries;
 } kg_event;

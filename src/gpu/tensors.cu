@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/op.h"
 #include "check.h"
 #include "tensors.h"
 
@@ -148,6 +149,59 @@ __global__ void fill_uniform(T *p, int64_t n, double lo, double hi, uint64_t see
     case KG_I64: { typedef int64_t T; KERNEL_CALL; } break;                          \
     default: { typedef double T; KERNEL_CALL; } break;                               \
     }
+
+// Largest finite value of each format, halved: the `large` distribution.
+template <typename T> struct half_max { static constexpr double v = 1.7e38; };
+template <> struct half_max<__half> { static constexpr double v = 32752.0; };
+
+template <typename T>
+__global__ void fill_dist(T *p, int64_t n, int dist, double lo, double hi, int64_t cols, uint64_t seed)
+{
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, (unsigned long long)i, 0, &st);
+    const double w = hi - lo, m = fmax(fabs(lo), fabs(hi)) / 4;
+    const double big = half_max<T>::v / fmax(fabs(lo), fabs(hi));
+    for (; i < n; i += stride) {
+        double u = (double)curand_uniform(&st), v;
+        int64_t c = i % cols;
+        switch (dist) {
+        case KG_DIST_OFFSET: v = lo + w * u + 16 * w; break;
+        case KG_DIST_WIDE: v = (u < 0.5 ? -m : m) * exp2(-8 + 10 * (double)curand_uniform(&st)); break;
+        case KG_DIST_LARGE: v = (lo + w * u) * big; break;
+        case KG_DIST_SORTED: v = lo + w * ((double)c + u) / (double)cols; break;
+        case KG_DIST_BLOCKS: {
+            // the block's value: a hash of (row, block), the same for its 16 columns
+            unsigned long long h = (unsigned long long)(i / cols) * 0x9E3779B97F4A7C15ull ^
+                                   (unsigned long long)(c / 16) * 0xBF58476D1CE4E5B9ull ^ seed;
+            h ^= h >> 31;
+            h *= 0x94D049BB133111EBull;
+            h ^= h >> 29;
+            v = lo + w * (double)(h >> 11) * (1.0 / 9007199254740992.0);
+            break;
+        }
+        default: v = lo + w * u; break;
+        }
+        p[i] = cvt<T>(v);
+    }
+}
+
+extern "C" int kg_tensor_fill_dist(DLTensor *t, int dist, double lo, double hi, int64_t cols,
+                                   uint64_t seed, kgate_stream st, kg_err *err)
+{
+    cudaStream_t s = (cudaStream_t)st;
+    int64_t n = kg_tensor_numel(t);
+    if (dist == KG_DIST_UNIFORM)
+        return kg_tensor_fill_uniform(t, lo, hi, seed, st, err);
+    if (kg_dtype_is_int(kg_tensor_dtype(t)) || cols < 1)
+        return kg_err_set(err, KG_EXIT_USAGE, "a distribution for a floating tensor with rows");
+    DISPATCH(t, (fill_dist<T><<<1056, 256, 0, s>>>((T *)t->data, n, dist, lo, hi, cols, seed)));
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
 
 extern "C" int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed,
                                       kgate_stream st, kg_err *err)

@@ -32,6 +32,10 @@ kg_dtype kg_tensor_dtype(const DLTensor *t);
 /* Uniform values in [lo, hi) from Philox, seeded; enqueued on s. */
 int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed, kgate_stream s,
                            kg_err *err);
+/* Values of distribution `dist` (kg_dist, core/op.h) from [lo, hi), the
+ * tensor viewed as rows of `cols`; enqueued on s. */
+int kg_tensor_fill_dist(DLTensor *t, int dist, double lo, double hi, int64_t cols, uint64_t seed,
+                        kgate_stream s, kg_err *err);
 /* Whole numbers uniform in [0, range) in an int32 or int64 tensor. */
 int kg_tensor_fill_index(DLTensor *t, int64_t range, uint64_t seed, kgate_stream s, kg_err *err);
 /* Index edges: element 0 the first valid index, element 1 the last, 2..5 a

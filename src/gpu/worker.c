@@ -75,6 +75,9 @@ typedef struct bench {
     void *bctx;
 } bench;
 
+static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
+                      int *pass, char *desc, size_t desc_size, kg_err *err);
+
 static void set_scalars(bench *b, int alt)
 {
     kg_scalars_for_trial(b->op, &b->job->scalars, alt, &b->scalars);
@@ -148,20 +151,30 @@ out:
     return err->code;
 }
 
-static int fill_inputs(bench *b, int set, unsigned long long seed, kg_err *err)
+/* Fresh inputs for a set: index inputs uniform over their range, input 0
+ * from distribution `dist` (kg_dist), the other data inputs uniform. */
+static int fill_dist(bench *b, int set, unsigned long long seed, int dist, kg_err *err)
 {
     const kg_op *op = b->op;
+    int64_t rows, cols;
+    kg_input0_matrix(op, &b->shape, &rows, &cols);
     for (int i = 0; i < op->n_inputs; i++) {
         unsigned long long sd = seed * 1000003ull + (unsigned long long)i;
         int rc = op->in[i].gen == KG_GEN_INDEX
                      ? kg_tensor_fill_index(&b->in[set][i], b->shape.d[op->in[i].range_dim], sd,
                                             (kgate_stream)b->s, err)
-                     : kg_tensor_fill_uniform(&b->in[set][i], op->in[i].lo, op->in[i].hi, sd,
-                                              (kgate_stream)b->s, err);
+                     : kg_tensor_fill_dist(&b->in[set][i], i == 0 ? dist : KG_DIST_UNIFORM,
+                                           op->in[i].lo, op->in[i].hi, i == 0 ? cols : 1, sd,
+                                           (kgate_stream)b->s, err);
         if (rc)
             return err->code;
     }
     return 0;
+}
+
+static int fill_inputs(bench *b, int set, unsigned long long seed, kg_err *err)
+{
+    return fill_dist(b, set, seed, KG_DIST_UNIFORM, err);
 }
 
 static int plant_edges(bench *b, kg_err *err)
@@ -251,14 +264,14 @@ static int check_guards(bench *b, int set, char *desc, size_t size, kg_err *err)
 /* Runs the subject once on set 0 against a fresh reference and reports a
  * check event. Returns 0 when the check ran (*pass says how it went), else
  * the error (a crash of the subject is KG_EXIT_FAIL). */
-static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
-                      int *pass, char *desc, size_t desc_size, kg_err *err)
+static int check_dist(bench *b, const char *what, unsigned long long seed, int edge, int alt,
+                      int dist, int *pass, char *desc, size_t desc_size, kg_err *err)
 {
     uint64_t before, after;
     kg_cmp cmp;
     int which = 0;
     set_scalars(b, alt);
-    if (fill_inputs(b, 0, seed, err))
+    if (fill_dist(b, 0, seed, dist, err))
         return err->code;
     if ((edge && plant_edges(b, err)) || prepare_inputs(b, 0, err))
         return err->code;
@@ -432,6 +445,12 @@ static int check_extra_shapes(bench *b, kg_err *err)
     return 0;
 }
 
+static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
+                      int *pass, char *desc, size_t desc_size, kg_err *err)
+{
+    return check_dist(b, what, seed, edge, alt, KG_DIST_UNIFORM, pass, desc, desc_size, err);
+}
+
 /* Timer hooks for the kernel: poison the outputs before every call, and
  * re-check chosen timed calls against the references of their input set. */
 static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
@@ -464,16 +483,7 @@ static int verify_cb(void *p, int set, kg_err *err)
 }
 
 /* A seed the candidate cannot predict: which timed calls are re-checked. */
-static unsigned long long secret_seed(void)
-{
-    unsigned long long v = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&v, sizeof v, 1, f) != 1)
-        v = (unsigned long long)getpid() * 0x9E3779B97F4A7C15ull ^ (unsigned long long)time(NULL);
-    if (f)
-        fclose(f);
-    return v;
-}
+static unsigned long long secret_seed(void) { return kg_random64(); }
 
 /* Checks and times the current subject. The kernel gets `trials` random
  * trials (the second with the required scalars at their alt values), the
@@ -484,20 +494,35 @@ static int run_subject(bench *b, kg_err *err)
 {
     const kg_job *j = b->job;
     int kernel = b->who == KG_SUBJ_KERNEL;
-    int trials = kernel ? j->trials : 1, passed = 0, pass = 0;
+    int passed = 0, pass = 0;
     char desc[1024];
     int has_alt = 0;
     for (int i = 0; i < b->op->n_scalars; i++)
         has_alt |= b->op->scalars[i].required && !isnan(b->op->scalars[i].alt);
+    /* the trials: uniform ones (the second with the required scalars at
+     * their alt values), then one for each distribution the operator lists;
+     * at least `trials` in all */
+    int dist[KG_DIST_COUNT + 1000], n_uniform = 1 + has_alt, trials = 0;
+    for (int t = 0; t < n_uniform; t++)
+        dist[trials++] = KG_DIST_UNIFORM;
+    for (int d = 1; kernel && d < KG_DIST_COUNT; d++)
+        if (b->op->dists & (1u << d))
+            dist[trials++] = d;
+    while (kernel && trials < j->trials && trials < (int)(sizeof dist / sizeof dist[0]))
+        dist[trials++] = KG_DIST_UNIFORM;
+    if (!kernel)
+        trials = 1;
     for (int t = 0; t < trials; t++) {
         char what[32];
-        snprintf(what, sizeof what, "trial %d", t + 1);
-        if (check_once(b, what, j->seed + (unsigned long long)t, 0, has_alt && t == 1, &pass, desc,
-                       sizeof desc, err))
+        snprintf(what, sizeof what, "trial %d (%s)", t + 1, kg_dist_name((kg_dist)dist[t]));
+        if (check_dist(b, what, j->seed + (unsigned long long)t, 0, has_alt && t == 1, dist[t], &pass,
+                       desc, sizeof desc, err))
             return err->code;
         if (!pass) {
+            char m[1024];
+            snprintf(m, sizeof m, "%s: %.990s", what, desc);
             if (b->who != KG_SUBJ_LIB) /* a wrong library path is marked by its check event */
-                emit_fail(b, "incorrect", desc);
+                emit_fail(b, "incorrect", m);
             return 0;
         }
         passed++;
@@ -761,7 +786,9 @@ static int read_job(kg_job *j, kg_err *err)
     buf[n] = '\0';
     if (n > KG_JOB_MAX)
         return kg_err_set(err, KG_EXIT_USAGE, "worker: the job is longer than %d bytes", KG_JOB_MAX);
-    return kg_job_from_json(buf, j, err);
+    int rc = kg_job_from_json(buf, j, err);
+    memset(buf, 0, sizeof buf); /* the nonce stays only in the job */
+    return rc;
 }
 
 int kg_worker_main(int argc, char **argv)
@@ -811,6 +838,7 @@ int kg_worker_main(int argc, char **argv)
     }
     kg_event e = ev(KG_EV_DONE, KG_SUBJ_NONE, NULL);
     e.code = err.code;
+    snprintf(e.nonce, sizeof e.nonce, "%s", have_job ? j.nonce : "");
     emit(&e);
     return err.code ? 3 : 0;
 }

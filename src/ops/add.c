@@ -40,6 +40,7 @@ const kg_op kg_op_add = {
            {.name = "y", .rank = 1, .dim = {0}, .lo = -2.0, .hi = 2.0}},
     .out = {{.name = "z", .rank = 1, .dim = {0}}},
     .n_scalars = 0,
+    .dists = KG_D(OFFSET) | KG_D(WIDE) | KG_D(SORTED),
     .reduction = 0,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 1,

@@ -73,6 +73,7 @@ const kg_op kg_op_cross_entropy = {
     .out = {{.name = "loss", .rank = 1, .dim = {0}}},
     .scalars = {{"ignore_index", -100, 3, 1, 1, "rows with this target give 0"}},
     .n_scalars = 1,
+    .dists = KG_D(OFFSET) | KG_D(LARGE) | KG_D(WIDE) | KG_D(BLOCKS),
     .reduction = 1,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 4,

@@ -45,6 +45,7 @@ const kg_op kg_op_leaky_relu = {
     .out = {{.name = "y", .rank = 2, .dim = {0, 1}}},
     .scalars = {{"negative_slope", 0.01, 0.2, 1, 0, "the slope for negative inputs"}},
     .n_scalars = 1,
+    .dists = KG_D(WIDE) | KG_D(SORTED) | KG_D(BLOCKS),
     .reduction = 0,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 2,

@@ -49,6 +49,7 @@ const kg_op kg_op_matmul = {
     .in = {{.name = "A", .rank = 2, .dim = {0, 2}, .lo = -1.0, .hi = 1.0},
            {.name = "B", .rank = 2, .dim = {2, 1}, .lo = -1.0, .hi = 1.0}},
     .out = {{.name = "C", .rank = 2, .dim = {0, 1}}},
+    .dists = KG_D(WIDE),
     .reduction = 0,
     .unit = KG_UNIT_TENSOR,
     .min_rows = 6,

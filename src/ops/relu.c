@@ -42,6 +42,7 @@ const kg_op kg_op_relu = {
     .in = {{.name = "x", .rank = 2, .dim = {0, 1}, .lo = -2.0, .hi = 2.0}},
     .out = {{.name = "y", .rank = 2, .dim = {0, 1}}},
     .n_scalars = 0,
+    .dists = KG_D(WIDE) | KG_D(SORTED) | KG_D(BLOCKS),
     .reduction = 0,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 1,
