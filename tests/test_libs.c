@@ -1,11 +1,14 @@
 /* Run-time loaded vendor libraries: every cuDNN function kgate calls
- * resolves in the installed libcudnn.so.9 (no GPU needed to load it). */
+ * resolves in the installed libcudnn.so.9 (no GPU needed to load it); the
+ * table of library paths is well formed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
+#include "gpu/baseline.h"
 #include "gpu/cudnn_api.h"
 
 static void cudnn_resolves(void **state)
@@ -20,8 +23,44 @@ static void cudnn_resolves(void **state)
     assert_string_equal(dn->cudnnGetErrorString(CUDNN_STATUS_SUCCESS), "CUDNN_STATUS_SUCCESS");
 }
 
+/* Every row has its three functions and a known library, no name is used
+ * twice (kg_baseline_find would silently return the first), and the names
+ * operators are written against are all there. */
+static void baseline_table_well_formed(void **state)
+{
+    (void)state;
+    static const char *const named[] = {
+        "cublaslt", "cudnn-softmax", "cudnn-layernorm", "cudnn-optensor-add", "cudnn-optensor-mul",
+        "cudnn-pointwise-add", "cudnn-pointwise-mul", "cudnn-pointwise-relu",
+        "cudnn-pointwise-leaky-relu", "cudnn-activation-relu", "cudnn-log-softmax",
+        "cudnn-reduce-max", "cudnn-reduce-avg", "cudnn-reduce-argmax", "cub-argmax", "cub-max",
+        "cub-mean", "cub-logsumexp", "cublaslt-transpose", "cudnn-transform", "cublaslt-geam",
+        "cudnn-rmsnorm",
+    };
+    int n = 0;
+    for (const kg_baseline *b; (b = kg_baseline_at(n)) != NULL; n++) {
+        assert_non_null(b->name);
+        assert_non_null(b->setup);
+        assert_non_null(b->launch);
+        assert_non_null(b->teardown);
+        if (strcmp(b->library, "cuDNN") && strcmp(b->library, "cuBLASLt") && strcmp(b->library, "CUB"))
+            fail_msg("path %s: unknown library %s", b->name, b->library);
+        for (int j = 0; j < n; j++)
+            if (strcmp(kg_baseline_at(j)->name, b->name) == 0)
+                fail_msg("library path %s is in the table twice", b->name);
+        assert_ptr_equal(kg_baseline_find(b->name), b);
+    }
+    assert_null(kg_baseline_at(-1));
+    assert_null(kg_baseline_find("no-such-path"));
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (!kg_baseline_find(named[i]))
+            fail_msg("library path %s is missing from src/gpu/baseline.c", named[i]);
+    assert_int_equal(n, (int)(sizeof named / sizeof named[0]));
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(cudnn_resolves)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(cudnn_resolves),
+                                       cmocka_unit_test(baseline_table_well_formed)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

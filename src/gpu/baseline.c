@@ -5,11 +5,43 @@
 
 extern const kg_baseline kg_baseline_cublaslt, kg_baseline_cudnn_softmax,
     kg_baseline_cudnn_layer_norm;
+/* baseline_cudnn_ops.c (legacy cuDNN) */
+extern const kg_baseline kg_baseline_cudnn_optensor_add, kg_baseline_cudnn_optensor_mul,
+    kg_baseline_cudnn_activation_relu, kg_baseline_cudnn_log_softmax, kg_baseline_cudnn_reduce_max,
+    kg_baseline_cudnn_reduce_avg, kg_baseline_cudnn_reduce_argmax, kg_baseline_cudnn_transform;
+/* baseline_cudnn_graph.c (cuDNN graph API) */
+extern const kg_baseline kg_baseline_cudnn_pointwise_add, kg_baseline_cudnn_pointwise_mul,
+    kg_baseline_cudnn_pointwise_relu, kg_baseline_cudnn_pointwise_leaky_relu,
+    kg_baseline_cudnn_rms_norm;
+/* baseline_cub.cu */
+extern const kg_baseline kg_baseline_cub_argmax, kg_baseline_cub_max, kg_baseline_cub_mean,
+    kg_baseline_cub_logsumexp;
+/* baseline_cublaslt.c (matrix transform) */
+extern const kg_baseline kg_baseline_cublaslt_transpose, kg_baseline_cublaslt_geam;
 
 static const kg_baseline *const table[] = {
     &kg_baseline_cublaslt,
     &kg_baseline_cudnn_softmax,
     &kg_baseline_cudnn_layer_norm,
+    &kg_baseline_cudnn_optensor_add,
+    &kg_baseline_cudnn_optensor_mul,
+    &kg_baseline_cudnn_pointwise_add,
+    &kg_baseline_cudnn_pointwise_mul,
+    &kg_baseline_cudnn_pointwise_relu,
+    &kg_baseline_cudnn_pointwise_leaky_relu,
+    &kg_baseline_cudnn_activation_relu,
+    &kg_baseline_cudnn_log_softmax,
+    &kg_baseline_cudnn_reduce_max,
+    &kg_baseline_cudnn_reduce_avg,
+    &kg_baseline_cudnn_reduce_argmax,
+    &kg_baseline_cub_argmax,
+    &kg_baseline_cub_max,
+    &kg_baseline_cub_mean,
+    &kg_baseline_cub_logsumexp,
+    &kg_baseline_cublaslt_transpose,
+    &kg_baseline_cudnn_transform,
+    &kg_baseline_cublaslt_geam,
+    &kg_baseline_cudnn_rms_norm,
 };
 
 const kg_baseline *kg_baseline_at(int i)

@@ -1,6 +1,15 @@
-/* cuBLASLt baseline for matmul: row-major C = A.B computed as the
- * column-major C^T = B^T . A^T. The top 8 heuristic algorithms (64 MiB
- * workspace) are each timed through the timing engine and the fastest kept. */
+/* cuBLASLt baselines.
+ * matmul: row-major C = A.B computed as the column-major C^T = B^T . A^T.
+ *         The top 8 heuristic algorithms (64 MiB workspace) are each timed
+ *         through the timing engine and the fastest kept.
+ * cublasLtMatrixTransform (C = alpha op(A) + beta op(B), fp32 scale type):
+ *   transpose: row-major x [R, C] is the column-major C x R matrix (ld C);
+ *              op(A) = A^T with alpha 1, beta 0 and no B gives the
+ *              column-major R x C matrix (ld R), i.e. row-major y [C, R].
+ *   geam:      z = x + y (alpha = beta = 1) over the N-vector viewed as a
+ *              column-major m x N/m matrix, m the largest divisor of N up to
+ *              16384 (1 x N when N has none).
+ *   Both run once at setup and wait, so a refusal is reported there. */
 #include <cublasLt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,3 +195,152 @@ out:
         cudaStreamDestroy(s);
     return err->code;
 }
+
+/* --------------------------------------------------------- matrix transform */
+typedef struct tf_ctx {
+    cublasLtHandle_t h;
+    cublasLtMatrixTransformDesc_t d;
+    cublasLtMatrixLayout_t la, lb, lc;
+    const void *A, *B;
+    void *C;
+    float alpha, beta;
+} tf_ctx;
+
+static void tf_teardown(void *p)
+{
+    tf_ctx *c = p;
+    if (!c)
+        return;
+    if (c->la)
+        cublasLtMatrixLayoutDestroy(c->la);
+    if (c->lb)
+        cublasLtMatrixLayoutDestroy(c->lb);
+    if (c->lc)
+        cublasLtMatrixLayoutDestroy(c->lc);
+    if (c->d)
+        cublasLtMatrixTransformDescDestroy(c->d);
+    if (c->h)
+        cublasLtDestroy(c->h);
+    free(c);
+}
+
+static int tf_launch(void *p, kgate_stream s, kg_err *err)
+{
+    tf_ctx *c = p;
+    KG_CUBLAS(cublasLtMatrixTransform(c->h, c->d, &c->alpha, c->A, c->la, &c->beta, c->B, c->lb,
+                                      c->C, c->lc, (cudaStream_t)s));
+    return 0;
+out:
+    return err->code;
+}
+
+static cudaDataType_t lt_type(kg_dtype dt)
+{
+    return dt == KG_FP16 ? CUDA_R_16F : dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* The context with its handle and an fp32-scale transform descriptor. */
+static int tf_begin(kg_dtype dt, tf_ctx **out, kg_err *err)
+{
+    tf_ctx *c = calloc(1, sizeof *c);
+    *out = c;
+    if (!c)
+        return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
+    if (dt != KG_FP16 && dt != KG_BF16 && dt != KG_FP32)
+        return kg_err_set(err, KG_EXIT_ENV, "cublasLtMatrixTransform path: no %s data",
+                          kg_dtype_name(dt));
+    KG_CUBLAS(cublasLtCreate(&c->h));
+    KG_CUBLAS(cublasLtMatrixTransformDescCreate(&c->d, CUDA_R_32F));
+    return 0;
+out:
+    return err->code;
+}
+
+/* Runs the call once and waits: a refusal shows here, at setup. */
+static int tf_trial(tf_ctx *c, kgate_stream s, kg_err *err)
+{
+    if (tf_launch(c, s, err))
+        return err->code;
+    KG_CUDA(cudaStreamSynchronize((cudaStream_t)s));
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+static int transpose_setup(const kg_op *op, const DLTensor *in, DLTensor *out,
+                           const kgate_params *p, kgate_stream s, void **ctx, char *note,
+                           size_t note_size, kg_err *err)
+{
+    (void)op;
+    (void)p;
+    tf_ctx *c = NULL;
+    kg_dtype dt = kg_tensor_dtype(&in[0]);
+    int64_t r = in[0].shape[0], k = in[0].ndim >= 2 ? in[0].shape[1] : 1;
+    if (tf_begin(dt, &c, err))
+        goto out;
+    {
+        int32_t op_t = CUBLAS_OP_T;
+        KG_CUBLAS(cublasLtMatrixTransformDescSetAttribute(c->d, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA,
+                                                          &op_t, sizeof op_t));
+    }
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, lt_type(dt), (uint64_t)k, (uint64_t)r, k));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, lt_type(dt), (uint64_t)r, (uint64_t)k, r));
+    c->A = in[0].data;
+    c->B = NULL; /* beta 0: no B */
+    c->C = out[0].data;
+    c->alpha = 1.0f;
+    c->beta = 0.0f;
+    if (tf_trial(c, s, err))
+        goto out;
+    snprintf(note, note_size,
+             "cublasLtMatrixTransform, transa T, alpha 1, beta 0 (no B), fp32 scale, column-major "
+             "%lldx%lld (ld %lld) -> %lldx%lld (ld %lld)",
+             (long long)k, (long long)r, (long long)k, (long long)r, (long long)k, (long long)r);
+    *ctx = c;
+    return 0;
+out:
+    tf_teardown(c);
+    return err->code;
+}
+
+static int geam_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const kgate_params *p,
+                      kgate_stream s, void **ctx, char *note, size_t note_size, kg_err *err)
+{
+    (void)op;
+    (void)p;
+    tf_ctx *c = NULL;
+    kg_dtype dt = kg_tensor_dtype(&in[0]);
+    int64_t n = kg_tensor_numel(&in[0]), m = 1;
+    for (int64_t d = n < 16384 ? n : 16384; d > 1; d--)
+        if (n % d == 0) {
+            m = d;
+            break;
+        }
+    if (tf_begin(dt, &c, err))
+        goto out;
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lb, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
+    c->A = in[0].data;
+    c->B = in[1].data;
+    c->C = out[0].data;
+    c->alpha = 1.0f;
+    c->beta = 1.0f;
+    if (tf_trial(c, s, err))
+        goto out;
+    snprintf(note, note_size,
+             "cublasLtMatrixTransform C = A + B (alpha = beta = 1, fp32 scale), column-major "
+             "%lldx%lld",
+             (long long)m, (long long)(n / m));
+    *ctx = c;
+    return 0;
+out:
+    tf_teardown(c);
+    return err->code;
+}
+
+const kg_baseline kg_baseline_cublaslt_transpose = {"cublaslt-transpose", "cuBLASLt",
+                                                    transpose_setup, tf_launch, tf_teardown};
+const kg_baseline kg_baseline_cublaslt_geam = {"cublaslt-geam", "cuBLASLt", geam_setup, tf_launch,
+                                               tf_teardown};

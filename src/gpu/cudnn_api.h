@@ -18,7 +18,14 @@ extern "C" {
     X(cudnnDestroy) X(cudnnSetStream) X(cudnnCreateTensorDescriptor)                             \
     X(cudnnDestroyTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnSoftmaxForward)         \
     X(cudnnBackendCreateDescriptor) X(cudnnBackendDestroyDescriptor) X(cudnnBackendSetAttribute) \
-    X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)
+    X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)                 \
+    X(cudnnSetTensorNdDescriptor) X(cudnnCreateOpTensorDescriptor)                              \
+    X(cudnnSetOpTensorDescriptor) X(cudnnDestroyOpTensorDescriptor) X(cudnnOpTensor)             \
+    X(cudnnCreateActivationDescriptor) X(cudnnSetActivationDescriptor)                          \
+    X(cudnnDestroyActivationDescriptor) X(cudnnActivationForward)                               \
+    X(cudnnCreateReduceTensorDescriptor) X(cudnnSetReduceTensorDescriptor)                      \
+    X(cudnnDestroyReduceTensorDescriptor) X(cudnnGetReductionIndicesSize)                       \
+    X(cudnnGetReductionWorkspaceSize) X(cudnnReduceTensor) X(cudnnTransformTensor)
 
 typedef struct kg_cudnn_api {
     void *lib;
@@ -26,6 +33,12 @@ typedef struct kg_cudnn_api {
     KG_CUDNN_FNS(X)
 #undef X
 } kg_cudnn_api;
+
+/* cuDNN's element type for a kgate data dtype (fp16, bf16, else fp32). */
+static inline cudnnDataType_t kg_cudnn_type(kg_dtype dt)
+{
+    return dt == KG_FP16 ? CUDNN_DATA_HALF : dt == KG_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
 
 /* Loads libcudnn.so.9 (once). NULL and an error (KG_EXIT_ENV) naming the
  * library or the missing symbol when it cannot. */
