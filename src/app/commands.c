@@ -398,6 +398,54 @@ static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_
 /* A seed nobody predicts: the extra shapes of this run. */
 static unsigned long long fresh_seed(void) { return kg_random64(); }
 
+/* compute-sanitizer, from PATH or the CUDA toolkit; NULL when absent. */
+static const char *sanitizer_path(void)
+{
+    static char found[PATH_MAX];
+    const char *path = getenv("PATH");
+    char dirs[8192];
+    snprintf(dirs, sizeof dirs, "%s:/usr/local/cuda/bin", path ? path : "");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(found, sizeof found, "%s/compute-sanitizer", d);
+        if (access(found, X_OK) == 0)
+            return found;
+    }
+    return NULL;
+}
+
+/* --memcheck: one checked call of the kernel under memcheck, then racecheck.
+ * Returns 0, or a CUDA-level error found (written into r as INCORRECT). */
+static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_result *r, kg_err *err)
+{
+    const char *cs = sanitizer_path();
+    if (!cs) {
+        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
+                 "%s--memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)",
+                 r->detail[0] ? "; " : "");
+        return 0;
+    }
+    const char *tools[] = {"memcheck", "racecheck"};
+    for (int t = 0; t < 2; t++) {
+        const char *wrap[] = {cs, "--tool", tools[t], "--error-exitcode", "86", "--print-limit", "4", NULL};
+        kg_job j = *base;
+        kg_result x;
+        memset(&x, 0, sizeof x);
+        j.verify_only = 1;
+        j.trials = 1;
+        j.edge = 0;
+        j.n_extra = 0;
+        if (kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err))
+            return err->code;
+        if (x.wrapper_exit == 86 || (x.verdict == KG_V_CRASH && x.wrapper_exit != 0)) {
+            r->verdict = KG_V_INCORRECT;
+            snprintf(r->reason, sizeof r->reason, "compute-sanitizer %s found an error", tools[t]);
+            snprintf(r->detail, sizeof r->detail, "%.1000s", x.wrapper_tail[0] ? x.wrapper_tail : x.reason);
+            return 0;
+        }
+    }
+    return 0;
+}
+
 /* Checks every target at every shape; results go to rep in order. */
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
                      kg_report *rep, kg_err *err)
@@ -487,6 +535,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                     progress(total, total, NULL);
                     return err->code;
                 }
+                if (o->memcheck && r.verdict == KG_V_SKIPPED && memcheck(exe, &job, o->timeout_s, &r, err))
+                    return err->code;
                 kg_judge(&r, t->op, t->types, &shape, &rep->roofs, o->verify_only ? NULL : &lib,
                          &o->gate);
                 kg_result *stored = kg_report_add(rep, &r);

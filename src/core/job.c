@@ -443,7 +443,23 @@ out:
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err)
 {
-    char *argv[] = {(char *)exe, "__worker", "--fd", "-1", NULL};
+    return kg_job_run_under(NULL, exe, job, timeout_s, r, lib, table, n_table, err);
+}
+
+int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
+                     kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err)
+{
+    char *argv[24];
+    int na = 0;
+    for (; wrapper && wrapper[na] && na < 16; na++)
+        argv[na] = (char *)wrapper[na];
+    const char *run = na ? argv[0] : exe;
+    argv[na++] = (char *)exe;
+    argv[na++] = "__worker";
+    argv[na++] = "--fd";
+    int fd_index = na;
+    argv[na++] = "-1";
+    argv[na] = NULL;
     job_state js;
     kg_child ch;
     kg_result dummy_r;
@@ -470,7 +486,7 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
         return err->code;
     }
     char *text = kg_job_to_json(sent);
-    int rc = text ? kg_spawn(exe, argv, 3, text, timeout_s, on_line, &js, &ch, err)
+    int rc = text ? kg_spawn(run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
                   : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);
     if (sent->sandbox)
@@ -529,6 +545,8 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
     }
     if (!r)
         return 0;
+    r->wrapper_exit = ch.exited ? ch.code : -1;
+    snprintf(r->wrapper_tail, sizeof r->wrapper_tail, "%s", ch.stderr_tail);
     if (js.violation[0]) {
         r->verdict = KG_V_CRASH;
         snprintf(r->reason, sizeof r->reason, "worker protocol violation: %.400s", js.violation);

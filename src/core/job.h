@@ -63,6 +63,11 @@ typedef struct kg_libref {
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err);
 
+/* The same, with the worker started under a wrapper program (argv, NULL-
+ * terminated: e.g. compute-sanitizer --tool memcheck ...). */
+int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
+                     kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err);
+
 /* Derives rates, rho, E_lib, E_best and the verdict for a measured result. */
 void kg_judge(kg_result *r, const kg_op *op, kg_types t, const kg_shape *s, const kg_roofs *roofs,
               const kg_libref *lib, const kg_gate *g);

@@ -46,6 +46,8 @@ static const char check_help[] =
     "  --verify-only       check correctness only: no timing, no library paths\n"
     "  --sandbox           run the candidate's worker sandboxed: rlimits, Landlock (writes only in\n"
     "                      a scratch directory, no TCP), seccomp (no IP sockets, no ptrace)\n"
+    "  --memcheck          also run one checked call of each kernel under compute-sanitizer's\n"
+    "                      memcheck and racecheck (when it is installed): an error is INCORRECT\n"
     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
     "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
@@ -139,6 +141,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL},
         {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL},
         {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL},
+        {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},

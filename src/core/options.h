@@ -27,6 +27,7 @@ typedef struct kg_options {
     int suite;             /* run: only each operator's suite dtypes */
     int extra;             /* also check kernels at extra shapes (default on) */
     int sandbox;           /* run workers in core/sandbox.h's sandbox */
+    int memcheck;          /* one checked call under compute-sanitizer memcheck and racecheck */
     const char *params[KG_MAX_SCALARS * 2]; /* --param NAME=VALUE, as given */
     int n_params;
     unsigned long long seed;

@@ -99,6 +99,8 @@ typedef struct kg_result {
     char stop[16];     /* what stopped the kernel's sampling */
     int n_sums;
     int sums_dropped; /* summaries that did not fit: reported, never silent */
+    int wrapper_exit;        /* the worker process's exit status (-1: killed) */
+    char wrapper_tail[1024]; /* the last line it wrote on stderr */
     kg_summary sums[KG_MAX_SUMMARIES];
 } kg_result;
 
