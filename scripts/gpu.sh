@@ -1,56 +1,69 @@
 #!/bin/sh
-# The one GPU script: on the H200 machine, with build/ carried from the
-# development machine (the same nvcc 13.0), it tests, benchmarks and
-# cross-checks kgate and writes every log and JSON under $OUT.
-#   scripts/gpu.sh [STEP...]   steps: info peaks refs variants faults run verdicts test
-#                              ncu repeat wall flush smoke (default: the first eight)
+# The one GPU script: on the H200 machine, with the packed build carried from
+# the development machine (scripts/pack.sh: same nvcc 13.0), it runs the GPU
+# tests, benchmarks and cross-checks and writes every log and JSON under $OUT.
+#   scripts/gpu.sh [STEP...]
+# steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
+#        repeat wall smoke (default: info peaks refs variants faults
+#        adversarial sandbox run verdicts)
+# The GPU tests are the same scripts CTest runs under the label gpu; they are
+# called directly here because the packed build carries no CMake tree.
 set -u
 DEST=${OUT:-$PWD/gpu-out}
 OUT=$(mktemp -d)  # staged here; packed into $DEST after every step
-B=${BUILD:-build}
-mkdir -p "$DEST"
+B=${BUILD:-.devbuild}
+mkdir -p "$DEST" "$B/tests"
 export XDG_CACHE_HOME=$OUT/cache
-# CTest files name the source tree by the absolute path it was configured in.
-src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$B/CMakeCache.txt")
-if [ -n "$src" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
-steps=${*:-info peaks refs variants faults run verdicts}
+steps=${*:-info peaks refs variants faults adversarial sandbox run verdicts}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
 pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
+# a GPU test script: its log under $OUT, its summary line on stdout
+gtest() { # gtest NAME COMMAND...
+    n=$1
+    shift
+    t0=$(date +%s)
+    timeout 550 "$@" >"$OUT/test-$n.log" 2>&1
+    rc=$?
+    echo "$n: exit $rc after $(($(date +%s) - t0)) s: $(grep -E 'passed, .* failed' "$OUT/test-$n.log" | tail -1)"
+    grep -E '^FAIL' "$OUT/test-$n.log" | head -30
+}
 for step in $steps; do
     pack
     case $step in
     info)
         log info
-        { nvidia-smi; nvidia-smi -q -d CLOCK | head -40; ldconfig -p | grep -E 'cudnn|cublasLt|cjson'; } \
+        { nvidia-smi; nvidia-smi -q -d CLOCK | head -40; ldconfig -p | grep -E 'cudnn|cublasLt|cjson|seccomp'; } \
             >"$OUT/info.txt" 2>&1
         "$B/kgate" devices 2>&1 | tee "$OUT/devices.txt"
         ;;
     peaks)
         log peaks
-        timeout 120 "$B/kgate" peaks --json "$OUT/peaks.json" 2>&1 | tee "$OUT/peaks.txt"
+        timeout 150 "$B/kgate" peaks --json "$OUT/peaks.json" 2>&1 | tee "$OUT/peaks.txt"
         ;;
-    test)
-        log test
-        (cd "$B" && timeout 500 ctest --output-on-failure -E results_schema) >"$OUT/ctest.log" 2>&1
-        tail -25 "$OUT/ctest.log"
+    refs)
+        log refs
+        gtest references "$B/tests/gpu_references"
         ;;
-    refs|variants|faults)
-        log "$step"
-        t=gpu_$step; [ "$step" = refs ] && t=gpu_references
-        (cd "$B" && timeout 500 ctest --output-on-failure -R "^$t\$") >"$OUT/ctest-$step.log" 2>&1
-        grep -E "FAIL|passed|Passed|Failed" "$OUT/ctest-$step.log" | tail -30
-        ;;
-    verdicts)
-        log verdicts
-        (cd "$B" && KG_RUN_JSON="$OUT/run.json" timeout 300 ctest --output-on-failure -R gpu_verdicts) \
-            >"$OUT/ctest-verdicts.log" 2>&1
-        grep -E "FAIL|passed" "$OUT/ctest-verdicts.log" | tail -40
+    variants) log variants; gtest variants tests/gpu/gpu_variants.sh "$B/kgate" "$B" ;;
+    faults) log faults; gtest faults tests/gpu/gpu_faults.sh "$B/kgate" "$B" ;;
+    adversarial) log adversarial; gtest adversarial tests/adversarial/run.sh "$B/kgate" "$B" ;;
+    sandbox)
+        log sandbox
+        gtest sandbox tests/sandbox.sh "$B/kgate" "$B/tests/plugins"
+        timeout 200 "$B/kgate" check "$B/libkgate_bundled.so" --op layer_norm --sandbox \
+            --json "$OUT/sandbox-layer_norm.json" >"$OUT/sandbox-layer_norm.txt" 2>&1
+        echo "layer_norm under --sandbox: exit $?"; grep -E '^layer_norm' "$OUT/sandbox-layer_norm.txt" | head -4
         ;;
     run)
         log run
         t0=$(date +%s)
-        timeout 500 "$B/kgate" run --json "$OUT/run.json" >"$OUT/run.txt" 2>"$OUT/run.err"
-        echo "kgate run exit: $? after $(( $(date +%s) - t0 )) s wall"; cat "$OUT/run.txt"; tail -5 "$OUT/run.err"
+        timeout 580 "$B/kgate" run --json "$OUT/run.json" >"$OUT/run.txt" 2>"$OUT/run.err"
+        echo "kgate run exit: $? after $(($(date +%s) - t0)) s wall"
+        cat "$OUT/run.txt"; tail -5 "$OUT/run.err"
+        ;;
+    verdicts)
+        log verdicts
+        KG_RUN_JSON="$OUT/run.json" gtest verdicts tests/gpu/gpu_verdicts.sh "$B/kgate" "$B"
         ;;
     ncu)
         log ncu
@@ -73,18 +86,12 @@ for step in $steps; do
             echo "$k: one kgate check (large, with baseline) took $w s wall"
         done | tee "$OUT/wall.txt"
         ;;
-    flush)
-        log flush
-        for f in read memset; do
-            "$B/kgate" check "$B/libkgate_bundled.so" --op layer_norm --flush $f \
-                --json "$OUT/flush-$f.json" 2>&1 | grep -E '^layer_norm'
-        done
-        ;;
     smoke)
         log smoke
         timeout 300 "$B/kgate" check "$B/libkgate_bundled.so" --shape small --max-time 1 \
             --json "$OUT/smoke.json" 2>&1 | tee "$OUT/smoke.txt"
         ;;
+    *) echo "unknown step '$step'" ;;
     esac
 done
 pack
