@@ -51,7 +51,8 @@ test-gpu: build
 sass: build
 	cmake --build $(BUILD) --target sass
 
-# Triton kernels through kgate's ABI (needs python3 with Triton and a GPU).
+# Triton kernels through kgate's ABI: needs a Python with Triton 3.6
+# (TRITON_PY=... or python3 on PATH) and cuda.h; no GPU (docs/triton.md).
 triton: build
 	triton/build.sh $(BUILD)
 

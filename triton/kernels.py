@@ -1,21 +1,46 @@
-"""Triton kernels gated by kgate through its C ABI.
+"""Triton kernels gated by kgate through its C ABI (triton/kgate_triton.c).
 
-layer_norm_fwd: one program per row, the row held in one block (BLOCK_N, a
-                power of two >= COLS), fp32 statistics, two-pass variance.
-matmul_kernel:  the Triton tutorial GEMM with a GROUP_M L2 swizzle; tl.dot
-                lowers to wgmma on sm_90. Tiles fixed at 128x256x64, 8 warps,
-                3 stages (compiled ahead of time: no autotuning).
-Compiled by triton/build.sh with `python3 -m triton.tools.compile`.
+Each kernel is written the way the Triton ecosystem writes it (the tutorials,
+TritonBench, Liger, FlagGems): one program per row for the row-wise
+operators, tl.max/tl.sum/tl.argmax over blocks, fp32 math. They are
+compiled ahead of time by triton/build.sh (through triton/aot.py, which
+needs no GPU) for sm_90a, one specialization per block size; kgate_triton.c
+picks the specialization from the column count.
+
+layer_norm_fwd:     one program per row, the row held in one block (BLOCK_N, a
+                    power of two >= COLS), fp32 statistics, two-pass variance.
+rms_norm_fwd:       one program per row, the row in one block:
+                    y = x * rsqrt(mean(x^2) + eps) * w (Liger's forward).
+log_softmax_row:    one program per row, the row in one block (the tutorial's
+                    softmax with the log taken): max, sum of exp, x - max - log(sum).
+log_softmax_online: one program per row for rows too long for one block:
+                    a first pass over BLOCK_N chunks keeps the running max and
+                    the rescaled running sum (online softmax), a second pass
+                    writes x - max - log(sum).
+mean_rows:          one program per row, a BLOCK_N-wide fp32 accumulator over
+                    the chunks of the row, tl.sum at the end, / COLS.
+argmax_rows:        one program per row, tl.max(..., return_indices=True) over
+                    BLOCK_N chunks and a running (max, index) pair (the FlagGems
+                    / TritonBench-G argmax, one row per program).
+matmul_kernel:      the Triton tutorial GEMM with a GROUP_M L2 swizzle; tl.dot
+                    lowers to wgmma on sm_90. Tiles fixed at 128x256x64, 8 warps,
+                    3 stages (compiled ahead of time: no autotuning).
+
+Scalars such as eps travel as the BITS of an fp32 in an int32 argument:
+Triton 3.6's AOT launcher declares fp32 kernel arguments as C doubles (its
+ty_to_cpp maps fp32 to "double") and passes their address to cuLaunchKernel,
+while the kernel's parameter is 4 bytes: a float argument would reach the
+kernel as the low half of a double (docs/triton.md).
 """
 import triton
 import triton.language as tl
 
+# The largest finite fp32: above every finite fp16 and bf16 value.
+FP32_MAX = tl.constexpr(3.4028234663852886e38)
+
 
 @triton.jit
 def layer_norm_fwd(X, W, B, Y, M, N, eps_bits, BLOCK_N: tl.constexpr):
-    # eps arrives as the bits of an fp32: Triton 3.6's AOT launcher declares
-    # fp32 arguments as C doubles and passes their address, so a float
-    # argument would reach the kernel as the low half of a double.
     eps = eps_bits.to(tl.float32, bitcast=True)
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
@@ -29,6 +54,93 @@ def layer_norm_fwd(X, W, B, Y, M, N, eps_bits, BLOCK_N: tl.constexpr):
     b = tl.load(B + cols, mask=mask, other=0.0).to(tl.float32)
     y = xc * rstd * w + b
     tl.store(Y + row.to(tl.int64) * N + cols, y.to(Y.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def rms_norm_fwd(X, W, Y, M, N, eps_bits, BLOCK_N: tl.constexpr):
+    eps = eps_bits.to(tl.float32, bitcast=True)
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(X + row * N + cols, mask=mask, other=0.0).to(tl.float32)
+    mean_sq = tl.sum(x * x, axis=0) / N
+    rstd = tl.rsqrt(mean_sq + eps)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(Y + row * N + cols, (x * rstd * w).to(Y.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def log_softmax_row(X, Y, M, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(X + row * N + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    row_max = tl.max(x, axis=0)
+    # the masked lanes add 0 (exp(-inf - max) would be NaN for an all -inf row)
+    e = tl.where(mask, tl.exp(x - row_max), 0.0)
+    log_sum = tl.log(tl.sum(e, axis=0))
+    y = (x - row_max) - log_sum
+    tl.store(Y + row * N + cols, y.to(Y.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def log_softmax_online(X, Y, M, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = X + row * N
+    y_row = Y + row * N
+    cols = tl.arange(0, BLOCK_N)
+    run_max = tl.full((), -float("inf"), tl.float32)
+    run_sum = tl.full((), 0.0, tl.float32)
+    for start in range(0, N, BLOCK_N):
+        c = start + cols
+        mask = c < N
+        x = tl.load(x_row + c, mask=mask, other=-float("inf")).to(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(x, axis=0))
+        # while every value so far is -inf, rescale around 0: -inf - -inf is NaN
+        shift = tl.where(new_max == -float("inf"), 0.0, new_max)
+        e = tl.where(mask, tl.exp(x - shift), 0.0)
+        run_sum = run_sum * tl.exp(run_max - shift) + tl.sum(e, axis=0)
+        run_max = new_max
+    log_sum = tl.log(run_sum)
+    for start in range(0, N, BLOCK_N):
+        c = start + cols
+        mask = c < N
+        x = tl.load(x_row + c, mask=mask, other=0.0).to(tl.float32)
+        y = (x - run_max) - log_sum
+        tl.store(y_row + c, y.to(Y.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def mean_rows(X, Y, M, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = X + row * N
+    cols = tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for start in range(0, N, BLOCK_N):
+        c = start + cols
+        acc += tl.load(x_row + c, mask=c < N, other=0.0).to(tl.float32)
+    tl.store(Y + row, tl.sum(acc, axis=0) / N)
+
+
+@triton.jit
+def argmax_rows(X, I, M, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = X + row * N
+    cols = tl.arange(0, BLOCK_N)
+    best_val = tl.full((), -float("inf"), tl.float32)
+    best_idx = tl.full((), 0, tl.int32)
+    for start in range(0, N, BLOCK_N):
+        c = start + cols
+        x = tl.load(x_row + c, mask=c < N, other=-float("inf")).to(tl.float32)
+        # torch.argmax returns the index of a NaN when the row holds one, and
+        # tl.max's comparisons never pick a NaN: rank NaN above +inf, and +inf
+        # above every finite fp16/bf16 value, before reducing.
+        key = tl.where(x != x, float("inf"), tl.where(x == float("inf"), FP32_MAX, x))
+        chunk_max, chunk_idx = tl.max(key, axis=0, return_indices=True)
+        take = chunk_max > best_val
+        best_val = tl.where(take, chunk_max, best_val)
+        best_idx = tl.where(take, start + chunk_idx, best_idx)
+    tl.store(I + row, best_idx.to(tl.int64))
 
 
 @triton.jit

@@ -1,6 +1,11 @@
-/* The Triton kernels of triton/kernels.py as a kgate candidate: wrappers
- * from kgate's ABI (DLPack tensors, a stream) to the launchers that Triton's
- * AOT compiler generated (triton/build.sh). */
+/* The Triton kernels of triton/kernels.py as a kgate candidate (ABI v2):
+ * wrappers from kgate's launch functions (DLPack tensors, named scalars, a
+ * stream) to the launchers that Triton's AOT compiler generated
+ * (triton/build.sh writes them, with entries.h mapping their hashed names
+ * to TT_<name>). Each wrapper checks its tensors, picks the specialization
+ * compiled for the column count, and returns a message instead of
+ * launching when none fits. docs/triton.md tells the whole story. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -8,61 +13,322 @@
 
 #include "entries.h"
 
-static int fail(const kgate_params *p, int code, const char *msg)
+static int fail(const kgate_params *p, int code, const char *fmt, ...)
 {
-    if (p && p->error && p->error_size)
-        snprintf(p->error, p->error_size, "%s", msg);
+    if (p && p->error && p->error_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->error, p->error_size, fmt, ap);
+        va_end(ap);
+    }
     return code;
 }
+
+enum { E_ARGS = 1, E_SHAPE = 2, E_DEVICE = 3 };
+
+/* The compute capability the cubins are for (build.sh: TRITON_AOT_ARCH). */
+#ifndef KG_TRITON_ARCH
+#define KG_TRITON_ARCH 90
+#endif
+
+/* On a GPU the cubins are not for, the generated loader would print an error
+ * and exit() the process: look first (once: a worker process uses one
+ * device). */
+static int device_ok(const kgate_params *p)
+{
+    static int state; /* 0 not looked at, 1 the right GPU, 2 not */
+    static int major, minor;
+    if (state == 0) {
+        CUdevice dev;
+        CUresult rc = cuCtxGetDevice(&dev);
+        if (rc == CUDA_SUCCESS)
+            rc = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        if (rc == CUDA_SUCCESS)
+            rc = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        if (rc != CUDA_SUCCESS) {
+            const char *s = NULL;
+            cuGetErrorString(rc, &s);
+            return fail(p, E_DEVICE, "triton: no current CUDA device to launch on: %s",
+                        s ? s : "unknown error");
+        }
+        state = major * 10 + minor == KG_TRITON_ARCH ? 1 : 2;
+    }
+    if (state == 2)
+        return fail(p, E_DEVICE,
+                    "triton: the kernels are compiled for sm_%d%s; this GPU is sm_%d%d (rebuild "
+                    "with TRITON_AOT_ARCH=%d%d)",
+                    KG_TRITON_ARCH, KG_TRITON_ARCH >= 90 ? "a" : "", major, minor, major, minor);
+    return 0;
+}
+
+static int launched(const kgate_params *p, CUresult rc)
+{
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    const char *s = NULL;
+    cuGetErrorString(rc, &s);
+    return fail(p, (int)rc, "triton: cuLaunchKernel failed: %s", s ? s : "unknown error");
+}
+
+/* A tensor of the given DLPack type and rank on a CUDA device. */
+static int is_tensor(const DLTensor *t, int code, int bits, int ndim)
+{
+    return t->ndim == ndim && t->dtype.code == code && t->dtype.bits == bits && t->dtype.lanes == 1 &&
+           (t->device.device_type == kDLCUDA || t->device.device_type == kDLCUDAManaged) &&
+           t->data != NULL;
+}
+
+static CUdeviceptr dptr(const DLTensor *t) { return (CUdeviceptr)(uintptr_t)t->data + t->byte_offset; }
+
+/* Specializations compiled with pointers assumed 16-byte aligned. */
+static int aligned16(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr d)
+{
+    return ((a | b | c | d) & 15) == 0;
+}
+
+/* x[ROWS,COLS] as 32-bit extents, both at least 1. */
+static int rows_cols(const kgate_params *p, const char *op, const DLTensor *x, int32_t *rows,
+                     int32_t *cols)
+{
+    if (x->shape[0] < 1 || x->shape[1] < 1 || x->shape[0] > INT32_MAX || x->shape[1] > INT32_MAX)
+        return fail(p, E_SHAPE, "triton %s: extents %lldx%lld (want 1 to 2^31-1)", op,
+                    (long long)x->shape[0], (long long)x->shape[1]);
+    *rows = (int32_t)x->shape[0];
+    *cols = (int32_t)x->shape[1];
+    return 0;
+}
+
+/* eps travels as the bits of an fp32 (kernels.py explains why). */
+static int32_t fp32_bits(double v)
+{
+    union {
+        float f;
+        int32_t bits;
+    } u = {(float)v};
+    return u.bits;
+}
+
+/* ------------------------------------------------ one row in one block */
+
+/* The column counts the row-in-one-block kernels are compiled for: the
+ * smallest BLOCK_N >= COLS is used. */
+static const int32_t row_blocks[] = {1024, 4096, 8192, 16384};
+#define N_ROW_BLOCKS ((int)(sizeof row_blocks / sizeof row_blocks[0]))
+
+static int row_block(const kgate_params *p, const char *op, int32_t cols, int aligned)
+{
+    for (int i = 0; aligned && cols % 16 == 0 && i < N_ROW_BLOCKS; i++)
+        if (cols <= row_blocks[i])
+            return i;
+    fail(p, E_SHAPE,
+         "triton %s: compiled for rows of at most 16384 columns, a multiple of 16, with 16-byte "
+         "aligned tensors (got %d columns%s)",
+         op, (int)cols, aligned ? "" : ", unaligned");
+    return -1;
+}
+
+typedef CUresult (*ln_fn)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t,
+                          int32_t, int32_t);
+static const ln_fn ln_bf16_fns[N_ROW_BLOCKS] = {TT_ln_bf16_1024, TT_ln_bf16_4096, TT_ln_bf16_8192,
+                                                TT_ln_bf16_16384};
 
 static int ln_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
                    kgate_stream s)
 {
-    if (ni != 3 || no != 1 || in[0].ndim != 2)
-        return fail(p, 1, "triton layer_norm: expected x[R,C], weight, bias -> y");
-    int rows = (int)in[0].shape[0], cols = (int)in[0].shape[1];
-    if (cols % 16)
-        return fail(p, 2, "triton layer_norm: compiled for COLS a multiple of 16");
-    CUdeviceptr x = (CUdeviceptr)in[0].data, w = (CUdeviceptr)in[1].data,
-                b = (CUdeviceptr)in[2].data, y = (CUdeviceptr)out[0].data;
-    union {
-        float f;
-        int32_t bits;
-    } eps = {(float)p->eps}; /* see kernels.py: eps travels as fp32 bits */
-    CUresult rc;
-    if (cols <= 1024)
-        rc = TT_ln_bf16_1024((CUstream)s, x, w, b, y, rows, cols, eps.bits);
-    else if (cols <= 4096)
-        rc = TT_ln_bf16_4096((CUstream)s, x, w, b, y, rows, cols, eps.bits);
-    else if (cols <= 8192)
-        rc = TT_ln_bf16_8192((CUstream)s, x, w, b, y, rows, cols, eps.bits);
-    else if (cols <= 16384)
-        rc = TT_ln_bf16_16384((CUstream)s, x, w, b, y, rows, cols, eps.bits);
-    else
-        return fail(p, 2, "triton layer_norm: compiled for rows of at most 16384 columns");
-    return rc == CUDA_SUCCESS ? 0 : fail(p, (int)rc, "cuLaunchKernel failed");
+    int32_t rows = 0, cols = 0;
+    if (ni != 3 || no != 1 || !is_tensor(&in[0], kDLBfloat, 16, 2) ||
+        !is_tensor(&in[1], kDLBfloat, 16, 1) || !is_tensor(&in[2], kDLBfloat, 16, 1) ||
+        !is_tensor(&out[0], kDLBfloat, 16, 2))
+        return fail(p, E_ARGS, "triton layer_norm: expected bf16 x[R,C], weight[C], bias[C] -> y[R,C]");
+    if (rows_cols(p, "layer_norm", &in[0], &rows, &cols))
+        return E_SHAPE;
+    if (in[1].shape[0] != cols || in[2].shape[0] != cols || out[0].shape[0] != rows ||
+        out[0].shape[1] != cols)
+        return fail(p, E_SHAPE, "triton layer_norm: weight, bias or y does not match x");
+    CUdeviceptr x = dptr(&in[0]), w = dptr(&in[1]), b = dptr(&in[2]), y = dptr(&out[0]);
+    int i = row_block(p, "layer_norm", cols, aligned16(x, w, b, y));
+    if (i < 0)
+        return E_SHAPE;
+    if (device_ok(p))
+        return E_DEVICE;
+    int32_t eps = fp32_bits(kgate_scalar_get(p, "eps", 1e-5));
+    return launched(p, ln_bf16_fns[i]((CUstream)s, x, w, b, y, rows, cols, eps));
 }
 
-#define MATMUL(T)                                                                              \
-    static int mm_##T(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, \
-                      kgate_stream s)                                                          \
-    {                                                                                          \
-        if (ni != 2 || no != 1)                                                                \
-            return fail(p, 1, "triton matmul: expected A, B -> C");                           \
-        int m = (int)in[0].shape[0], k = (int)in[0].shape[1], n = (int)in[1].shape[1];         \
-        if (m % 16 || n % 16 || k % 16)                                                        \
-            return fail(p, 2, "triton matmul: compiled for M, N, K multiples of 16");         \
-        CUresult rc = TT_mm_##T((CUstream)s, (CUdeviceptr)in[0].data, (CUdeviceptr)in[1].data, \
-                                (CUdeviceptr)out[0].data, m, n, k);                            \
-        return rc == CUDA_SUCCESS ? 0 : fail(p, (int)rc, "cuLaunchKernel failed");            \
+typedef CUresult (*rms_fn)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t, int32_t,
+                           int32_t);
+static const rms_fn rms_fp16_fns[N_ROW_BLOCKS] = {TT_rms_fp16_1024, TT_rms_fp16_4096,
+                                                  TT_rms_fp16_8192, TT_rms_fp16_16384};
+static const rms_fn rms_bf16_fns[N_ROW_BLOCKS] = {TT_rms_bf16_1024, TT_rms_bf16_4096,
+                                                  TT_rms_bf16_8192, TT_rms_bf16_16384};
+
+static int rms_norm(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                    kgate_stream s, int code, const rms_fn *fns)
+{
+    int32_t rows = 0, cols = 0;
+    if (ni != 2 || no != 1 || !is_tensor(&in[0], code, 16, 2) || !is_tensor(&in[1], code, 16, 1) ||
+        !is_tensor(&out[0], code, 16, 2))
+        return fail(p, E_ARGS, "triton rms_norm: expected %s x[R,C], weight[C] -> y[R,C]",
+                    code == kDLBfloat ? "bf16" : "fp16");
+    if (rows_cols(p, "rms_norm", &in[0], &rows, &cols))
+        return E_SHAPE;
+    if (in[1].shape[0] != cols || out[0].shape[0] != rows || out[0].shape[1] != cols)
+        return fail(p, E_SHAPE, "triton rms_norm: weight or y does not match x");
+    CUdeviceptr x = dptr(&in[0]), w = dptr(&in[1]), y = dptr(&out[0]);
+    int i = row_block(p, "rms_norm", cols, aligned16(x, w, y, 0));
+    if (i < 0)
+        return E_SHAPE;
+    if (device_ok(p))
+        return E_DEVICE;
+    int32_t eps = fp32_bits(kgate_scalar_get(p, "eps", 1e-6));
+    return launched(p, fns[i]((CUstream)s, x, w, y, rows, cols, eps));
+}
+
+static int rms_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                    kgate_stream s)
+{
+    return rms_norm(in, ni, out, no, p, s, kDLFloat, rms_fp16_fns);
+}
+
+static int rms_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                    kgate_stream s)
+{
+    return rms_norm(in, ni, out, no, p, s, kDLBfloat, rms_bf16_fns);
+}
+
+/* ------------------------------------------------------- x[R,C] -> ... */
+
+typedef CUresult (*xy_fn)(CUstream, CUdeviceptr, CUdeviceptr, int32_t, int32_t);
+
+/* Checks x[R,C] of (code, bits) -> out[0] of (ocode, obits) with the rank
+ * the operator gives it (2: [R,C], 1: [R]). */
+static int xy_args(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                   const char *op, const char *expect, int code, int bits, int ocode, int obits,
+                   int orank, int32_t *rows, int32_t *cols)
+{
+    if (ni != 1 || no != 1 || !is_tensor(&in[0], code, bits, 2) ||
+        !is_tensor(&out[0], ocode, obits, orank))
+        return fail(p, E_ARGS, "triton %s: expected %s", op, expect);
+    if (rows_cols(p, op, &in[0], rows, cols))
+        return E_SHAPE;
+    if (out[0].shape[0] != *rows || (orank == 2 && out[0].shape[1] != *cols))
+        return fail(p, E_SHAPE, "triton %s: the output does not match x", op);
+    return device_ok(p);
+}
+
+/* log_softmax: the whole row in one block up to 8192 columns, else (and for
+ * unaligned or odd rows) the online two-pass kernel. */
+static const int32_t lsm_blocks[] = {1024, 2048, 4096, 8192};
+static const xy_fn lsm_fp16_fns[] = {TT_lsm_fp16_1024, TT_lsm_fp16_2048, TT_lsm_fp16_4096,
+                                     TT_lsm_fp16_8192};
+
+static int lsm_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                    kgate_stream s)
+{
+    int32_t rows = 0, cols = 0;
+    int rc = xy_args(in, ni, out, no, p, "log_softmax", "fp16 x[R,C] -> y[R,C]", kDLFloat, 16, kDLFloat, 16, 2, &rows, &cols);
+    if (rc)
+        return rc;
+    CUdeviceptr x = dptr(&in[0]), y = dptr(&out[0]);
+    xy_fn fn = TT_lsm_fp16_online_any;
+    if (aligned16(x, y, 0, 0) && cols % 16 == 0) {
+        fn = TT_lsm_fp16_online;
+        for (int i = 0; i < (int)(sizeof lsm_blocks / sizeof lsm_blocks[0]); i++)
+            if (cols <= lsm_blocks[i]) {
+                fn = lsm_fp16_fns[i];
+                break;
+            }
     }
-MATMUL(fp16)
-MATMUL(bf16)
+    return launched(p, fn((CUstream)s, x, y, rows, cols));
+}
+
+static int mean_fp32(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                     kgate_stream s)
+{
+    int32_t rows = 0, cols = 0;
+    int rc = xy_args(in, ni, out, no, p, "mean_reduction", "fp32 x[R,C] -> y[R]", kDLFloat, 32, kDLFloat, 32, 1, &rows, &cols);
+    if (rc)
+        return rc;
+    CUdeviceptr x = dptr(&in[0]), y = dptr(&out[0]);
+    xy_fn fn = aligned16(x, y, 0, 0) && cols % 16 == 0 ? TT_mean_fp32 : TT_mean_fp32_any;
+    return launched(p, fn((CUstream)s, x, y, rows, cols));
+}
+
+static int argmax_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                       kgate_stream s)
+{
+    int32_t rows = 0, cols = 0;
+    int rc = xy_args(in, ni, out, no, p, "argmax", "fp16 x[R,C] -> int64 i[R]", kDLFloat, 16, kDLInt, 64, 1, &rows, &cols);
+    if (rc)
+        return rc;
+    CUdeviceptr x = dptr(&in[0]), i = dptr(&out[0]);
+    xy_fn fn = aligned16(x, i, 0, 0) && cols % 16 == 0 ? TT_argmax_fp16 : TT_argmax_fp16_any;
+    return launched(p, fn((CUstream)s, x, i, rows, cols));
+}
+
+/* ------------------------------------------------------------- matmul */
+
+typedef CUresult (*mm_fn)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t, int32_t,
+                          int32_t);
+
+static int matmul(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                  kgate_stream s, int code, mm_fn fn)
+{
+    if (ni != 2 || no != 1 || !is_tensor(&in[0], code, 16, 2) || !is_tensor(&in[1], code, 16, 2) ||
+        !is_tensor(&out[0], code, 16, 2))
+        return fail(p, E_ARGS, "triton matmul: expected %s A[M,K], B[K,N] -> C[M,N]",
+                    code == kDLBfloat ? "bf16" : "fp16");
+    int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
+    if (in[1].shape[0] != k || out[0].shape[0] != m || out[0].shape[1] != n)
+        return fail(p, E_SHAPE, "triton matmul: A, B and C do not match");
+    CUdeviceptr a = dptr(&in[0]), b = dptr(&in[1]), c = dptr(&out[0]);
+    if (m < 16 || n < 16 || k < 16 || m % 16 || n % 16 || k % 16 || m > INT32_MAX / 2 ||
+        n > INT32_MAX / 2 || k > INT32_MAX / 2 || !aligned16(a, b, c, 0))
+        return fail(p, E_SHAPE,
+                    "triton matmul: compiled for M, N, K multiples of 16 and 16-byte aligned "
+                    "tensors (got %lldx%lldx%lld)",
+                    (long long)m, (long long)n, (long long)k);
+    if (device_ok(p))
+        return E_DEVICE;
+    return launched(p, fn((CUstream)s, a, b, c, (int32_t)m, (int32_t)n, (int32_t)k));
+}
+
+static int mm_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                   kgate_stream s)
+{
+    return matmul(in, ni, out, no, p, s, kDLFloat, TT_mm_fp16);
+}
+
+static int mm_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                   kgate_stream s)
+{
+    return matmul(in, ni, out, no, p, s, kDLBfloat, TT_mm_bf16);
+}
+
+/* -------------------------------------------------------------- table */
 
 static const kgate_kernel kernels[] = {
-    {"triton_matmul_fp16", "matmul", "fp16", 2, 1, mm_fp16, "Triton tutorial GEMM, 128x256x64, GROUP_M 8"},
-    {"triton_matmul_bf16", "matmul", "bf16", 2, 1, mm_bf16, "Triton tutorial GEMM, 128x256x64, GROUP_M 8"},
-    {"triton_layer_norm_bf16", "layer_norm", "bf16", 3, 1, ln_bf16, "one program per row, row in one block"},
+    {"triton_matmul_fp16", "matmul", "fp16", NULL, 2, 1, mm_fp16,
+     "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL},
+    {"triton_matmul_bf16", "matmul", "bf16", NULL, 2, 1, mm_bf16,
+     "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL},
+    {"triton_layer_norm_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_bf16,
+     "one program per row, the row in one block, fp32 two-pass statistics", "eps"},
+    {"triton_rms_norm_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_fp16,
+     "one program per row, the row in one block, x * rsqrt(mean(x^2) + eps) * w", "eps"},
+    {"triton_rms_norm_bf16", "rms_norm", "bf16", NULL, 2, 1, rms_bf16,
+     "one program per row, the row in one block, x * rsqrt(mean(x^2) + eps) * w", "eps"},
+    {"triton_log_softmax_fp16", "log_softmax", "fp16", NULL, 1, 1, lsm_fp16,
+     "one program per row: the row in one block up to 8192 columns, else online two-pass", NULL},
+    {"triton_mean_reduction_fp32", "mean_reduction", "fp32", NULL, 1, 1, mean_fp32,
+     "one program per row, fp32 accumulator over 4096-wide chunks, tl.sum / COLS", NULL},
+    {"triton_argmax_fp16", "argmax", "fp16", NULL, 1, 1, argmax_fp16,
+     "one program per row, tl.max(return_indices=True) over 4096-wide chunks", NULL},
 };
-static const kgate_plugin plugin = {KGATE_ABI_VERSION, 3, kernels};
-const kgate_plugin *kgate_plugin_v1(void) { return &plugin; }
+
+static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
+
+__attribute__((visibility("default"))) const kgate_plugin *kgate_plugin_v2(void)
+{
+    return &plugin;
+}
