@@ -305,25 +305,44 @@ static int mm_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgat
     return matmul(in, ni, out, no, p, s, kDLBfloat, TT_mm_bf16);
 }
 
+/* ------------------------------------------- the shapes they handle */
+
+/* The row-in-one-block kernels (extents ROWS, COLS): COLS a multiple of 16,
+ * at most 16384. Declared so that kgate skips them, and says so, at the
+ * extra shapes they were not compiled for. */
+static int rows_supported(const int64_t *e, int n)
+{
+    return n == 2 && e[1] % 16 == 0 && e[1] <= 16384;
+}
+
+/* The GEMM (extents M, N, K): multiples of 16. */
+static int mm_supported(const int64_t *e, int n)
+{
+    return n == 3 && e[0] % 16 == 0 && e[1] % 16 == 0 && e[2] % 16 == 0 && e[0] <= INT32_MAX / 2 &&
+           e[1] <= INT32_MAX / 2 && e[2] <= INT32_MAX / 2;
+}
+
 /* -------------------------------------------------------------- table */
 
 static const kgate_kernel kernels[] = {
     {"triton_matmul_fp16", "matmul", "fp16", NULL, 2, 1, mm_fp16,
-     "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL},
+     "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL, mm_supported},
     {"triton_matmul_bf16", "matmul", "bf16", NULL, 2, 1, mm_bf16,
-     "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL},
+     "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL, mm_supported},
     {"triton_layer_norm_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_bf16,
-     "one program per row, the row in one block, fp32 two-pass statistics", "eps"},
+     "one program per row, the row in one block, fp32 two-pass statistics", "eps", rows_supported},
     {"triton_rms_norm_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_fp16,
-     "one program per row, the row in one block, x * rsqrt(mean(x^2) + eps) * w", "eps"},
+     "one program per row, the row in one block, x * rsqrt(mean(x^2) + eps) * w", "eps",
+     rows_supported},
     {"triton_rms_norm_bf16", "rms_norm", "bf16", NULL, 2, 1, rms_bf16,
-     "one program per row, the row in one block, x * rsqrt(mean(x^2) + eps) * w", "eps"},
+     "one program per row, the row in one block, x * rsqrt(mean(x^2) + eps) * w", "eps",
+     rows_supported},
     {"triton_log_softmax_fp16", "log_softmax", "fp16", NULL, 1, 1, lsm_fp16,
-     "one program per row: the row in one block up to 8192 columns, else online two-pass", NULL},
+     "one program per row: the row in one block up to 8192 columns, else online two-pass", NULL, NULL},
     {"triton_mean_reduction_fp32", "mean_reduction", "fp32", NULL, 1, 1, mean_fp32,
-     "one program per row, fp32 accumulator over 4096-wide chunks, tl.sum / COLS", NULL},
+     "one program per row, fp32 accumulator over 4096-wide chunks, tl.sum / COLS", NULL, NULL},
     {"triton_argmax_fp16", "argmax", "fp16", NULL, 1, 1, argmax_fp16,
-     "one program per row, tl.max(return_indices=True) over 4096-wide chunks", NULL},
+     "one program per row, tl.max(return_indices=True) over 4096-wide chunks", NULL, NULL},
 };
 
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
