@@ -118,6 +118,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps the GPU if kgate dies */
         int hi = fcntl(evp[1], F_DUPFD, 10); /* out of the way of 0..3, without CLOEXEC */
         dup2(inp[0], 0);
+        dup2(errp[1], 1); /* what a candidate prints must not reach kgate's output */
         dup2(errp[1], 2);
         dup2(hi, 3); /* events on descriptor 3 */
         close(hi);
