@@ -1,0 +1,88 @@
+/* embedding: out[n, :] = table[idx[n], :] for n < N, looking rows of
+ * table[V,D] up by token id, as torch.nn.functional.embedding(idx, table)
+ * (no padding_idx, no max_norm).
+ * Inputs: table (data dtype, uniform in [-2, 2)), idx[N] (the kernel's index
+ * dtype, int64 or int32, whole numbers in [0, V)). Output: out[N,D] (data
+ * dtype).
+ * Scalars: none.
+ * Work (embedding_work): the ids read, the N looked-up rows read and out
+ * written once: N x index size + 2 x N x D x element size bytes (not the
+ * whole table: rows never looked up need not be read, and a repeated id
+ * counts every time); 0 FLOPs. No library path: no vendor library has an
+ * embedding lookup (cuDNN, cuBLASLt and CUB do not).
+ * Edge rows: rows are copied, not computed: the NaN, +-Inf, equal and
+ * denormal rows planted in the table reappear unchanged wherever an id
+ * selects them (the edge check plants idx[0] = 0, idx[1] = V - 1 and a run
+ * of duplicates). An id outside [0, V) (PyTorch raises) gives a NaN row.
+ * GPU reference: embedding.cu. */
+#include <math.h>
+
+#include "../core/op.h"
+
+int kg_embedding_reference(const DLTensor *in, int n_in, double *const *ref,
+                           const kgate_params *p, kgate_stream s);
+
+static void embedding_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
+{
+    (void)op;
+    const double n = (double)s->d[2], row = (double)s->d[1] * (double)kg_dtype_size(t.data);
+    w->bytes_read = n * (double)kg_dtype_size(t.index) + n * row;
+    w->bytes_written = n * row;
+    w->bytes = w->bytes_read + w->bytes_written;
+    w->flops = 0;
+}
+
+static void embedding_cpu(const double *const *in, const kg_shape *s, const kgate_params *p,
+                          double *const *out)
+{
+    (void)p;
+    int64_t vocab = s->d[0], d = s->d[1], n = s->d[2];
+    for (int64_t i = 0; i < n; i++) {
+        double k = in[1][i];
+        int ok = k >= 0 && k < (double)vocab && k == floor(k);
+        for (int64_t j = 0; j < d; j++)
+            out[0][i * d + j] = ok ? in[0][(int64_t)k * d + j] : NAN;
+    }
+}
+
+const kg_op kg_op_embedding = {
+    .name = "embedding",
+    .summary = "embedding lookup: rows of a table by token id",
+    .family = KG_FAMILY_ELEMENTWISE,
+    .dims = "VxDxN",
+    .n_dims = 3,
+    .dtypes = {KG_FP16, KG_BF16, KG_FP32},
+    .n_dtypes = 3,
+    .presets = {{"small", {3, {8192, 256, 8192}}},
+                {"medium", {3, {32768, 512, 32768}}},
+                {"large", {3, {131072, 1024, 131072}}}},
+    .n_presets = 3,
+    .n_inputs = 2,
+    .n_outputs = 1,
+    .in = {{.name = "table", .rank = 2, .dim = {0, 1}, .lo = -2.0, .hi = 2.0},
+           {.name = "idx", .rank = 1, .dim = {2}, .type = KG_T_INDEX, .gen = KG_GEN_INDEX,
+            .range_dim = 0}},
+    .out = {{.name = "out", .rank = 2, .dim = {2, 1}}},
+    .n_scalars = 0,
+    .reduction = 0,
+    .unit = KG_UNIT_FP32,
+    .flops_per_elem = 0,
+    .min_rows = 6,
+    .work = embedding_work,
+    .cpu_reference = embedding_cpu,
+    .reference = kg_embedding_reference,
+    .fast = "v2",
+    .no_baseline_why = "no vendor library has an embedding lookup (cuDNN, cuBLASLt and CUB do "
+                       "not)",
+    .edge_semantics = "rows are copied, not computed: NaN, +-Inf, equal and denormal rows of the "
+                      "table reappear unchanged wherever an id selects them; an id outside "
+                      "[0, V) gives a NaN row",
+    /* table rows [0.5, -1.25], [-Inf, 0.1], [1.5, NaN], [-3, 2.75]; ids
+     * [3, 1, 3, 0, 2]: the last row, the -Inf row, the last again (a
+     * duplicate), the first, the NaN row (0.1 is the double nearest 1/10) */
+    .example = {{3, {4, 2, 5}},
+                {(const double[]){0.5, -1.25, -INFINITY, 0.10000000000000001, 1.5, NAN, -3, 2.75},
+                 (const double[]){3, 1, 3, 0, 2}},
+                {(const double[]){-3, 2.75, -INFINITY, 0.10000000000000001, -3, 2.75, 0.5, -1.25,
+                                  1.5, NAN}}},
+};
