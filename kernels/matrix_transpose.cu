@@ -226,16 +226,16 @@ static int mt_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"matrix_transpose_v1_fp16", "matrix_transpose", "fp16", NULL, 1, 1, mt_v1<__half>,
-     "one thread an element, stores strided by ROWS: uncoalesced writes (RC1)", NULL},
+     "one thread an element, stores strided by ROWS: uncoalesced writes (RC1)", NULL, NULL},
     {"matrix_transpose_v2_fp16", "matrix_transpose", "fp16", NULL, 1, 1, mt_v2<__half>,
-     "64x64 swizzled shared-memory tiles, 16-byte loads and stores, grid-stride", NULL},
+     "64x64 swizzled shared-memory tiles, 16-byte loads and stores, grid-stride", NULL, NULL},
     {"matrix_transpose_v1_bf16", "matrix_transpose", "bf16", NULL, 1, 1, mt_v1<__nv_bfloat16>,
-     "one thread an element, stores strided by ROWS: uncoalesced writes (RC1)", NULL},
+     "one thread an element, stores strided by ROWS: uncoalesced writes (RC1)", NULL, NULL},
     {"matrix_transpose_v2_bf16", "matrix_transpose", "bf16", NULL, 1, 1, mt_v2<__nv_bfloat16>,
-     "64x64 swizzled shared-memory tiles, 16-byte loads and stores, grid-stride", NULL},
+     "64x64 swizzled shared-memory tiles, 16-byte loads and stores, grid-stride", NULL, NULL},
     {"matrix_transpose_v1_fp32", "matrix_transpose", "fp32", NULL, 1, 1, mt_v1<float>,
-     "one thread an element, stores strided by ROWS: uncoalesced writes (RC1)", NULL},
+     "one thread an element, stores strided by ROWS: uncoalesced writes (RC1)", NULL, NULL},
     {"matrix_transpose_v2_fp32", "matrix_transpose", "fp32", NULL, 1, 1, mt_v2<float>,
-     "64x64 swizzled shared-memory tiles, 16-byte loads and stores, grid-stride", NULL},
+     "64x64 swizzled shared-memory tiles, 16-byte loads and stores, grid-stride", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(matrix_transpose, variants)

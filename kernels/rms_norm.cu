@@ -197,12 +197,12 @@ static int rms_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
 
 static const kgate_kernel variants[] = {
     {"rms_norm_v1_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_v1<__half>,
-     "one thread sums each row serially, fp32 round trip (RC0a)", "eps"},
+     "one thread sums each row serially, fp32 round trip (RC0a)", "eps", NULL},
     {"rms_norm_v2_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_v2<__half>,
-     "row in registers, 16-byte I/O, shuffle reduction", "eps"},
+     "row in registers, 16-byte I/O, shuffle reduction", "eps", NULL},
     {"rms_norm_v1_bf16", "rms_norm", "bf16", NULL, 2, 1, rms_v1<__nv_bfloat16>,
-     "one thread sums each row serially, fp32 round trip (RC0a)", "eps"},
+     "one thread sums each row serially, fp32 round trip (RC0a)", "eps", NULL},
     {"rms_norm_v2_bf16", "rms_norm", "bf16", NULL, 2, 1, rms_v2<__nv_bfloat16>,
-     "row in registers, 16-byte I/O, shuffle reduction", "eps"},
+     "row in registers, 16-byte I/O, shuffle reduction", "eps", NULL},
 };
 KG_EXPORT_VARIANTS(rms_norm, variants)

@@ -33,7 +33,7 @@ hang)
     sleep 30 ;;
 closes_and_waits)
     # a candidate constructor that closes every descriptor, then waits forever
-    exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 2>&-
+    exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 2>&- 1>&-
     eval "exec $fd>&-"
     sleep 30 ;;
 libcrash)

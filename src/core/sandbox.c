@@ -87,9 +87,10 @@ static int seccomp_rules(kg_err *err)
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int rc = ctx ? 0 : -ENOMEM;
     const int families[] = {AF_INET, AF_INET6, AF_PACKET};
-    for (size_t i = 0; !rc && i < sizeof families / sizeof families[0]; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
-                              SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]));
+    for (size_t i = 0; !rc && i < sizeof families / sizeof families[0]; i++) {
+        struct scmp_arg_cmp domain = {0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0};
+        rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, &domain);
+    }
     const int calls[] = {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev)};
     for (size_t i = 0; !rc && i < sizeof calls / sizeof calls[0]; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), calls[i], 0);

@@ -64,6 +64,7 @@ const kg_op kg_op_embedding = {
             .range_dim = 0}},
     .out = {{.name = "out", .rank = 2, .dim = {2, 1}}},
     .n_scalars = 0,
+    .dists = KG_D(WIDE) | KG_D(BLOCKS),
     .reduction = 0,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 0,

@@ -45,6 +45,7 @@ const kg_op kg_op_matrix_transpose = {
     .in = {{.name = "x", .rank = 2, .dim = {0, 1}, .lo = -2.0, .hi = 2.0}},
     .out = {{.name = "y", .rank = 2, .dim = {1, 0}}},
     .n_scalars = 0,
+    .dists = KG_D(WIDE) | KG_D(BLOCKS),
     .reduction = 0,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 0,

@@ -59,6 +59,7 @@ const kg_op kg_op_rms_norm = {
     .out = {{.name = "y", .rank = 2, .dim = {0, 1}}},
     .scalars = {{"eps", 1e-6, 0.5, 1, 0, "added to the mean square"}},
     .n_scalars = 1,
+    .dists = KG_D(OFFSET) | KG_D(WIDE) | KG_D(BLOCKS),
     .reduction = 1,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 4,
