@@ -319,6 +319,12 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     }
     if (access(path, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no such readable file", path);
+    {
+        /* workers get an absolute path: a sandboxed one works in a scratch directory */
+        char abs[PATH_MAX];
+        if (realpath(path, abs))
+            snprintf(path, sizeof path, "%s", abs);
+    }
     kg_job js;
     kg_job_defaults(&js);
     js.mode = KG_JOB_LIST;
