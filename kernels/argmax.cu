@@ -306,16 +306,16 @@ static int am_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"argmax_v1_fp16", "argmax", "fp16", NULL, 1, 1, am_v1<__half>,
-     "one thread walks each row serially (RC0a)", NULL},
+     "one thread walks each row serially (RC0a)", NULL, NULL},
     {"argmax_v2_fp16", "argmax", "fp16", NULL, 1, 1, am_v2<__half>,
-     "thread group per row, 16-byte loads, packed NaN-max, shuffle (value, index) pairs", NULL},
+     "thread group per row, 16-byte loads, packed NaN-max, shuffle (value, index) pairs", NULL, NULL},
     {"argmax_v1_bf16", "argmax", "bf16", NULL, 1, 1, am_v1<__nv_bfloat16>,
-     "one thread walks each row serially (RC0a)", NULL},
+     "one thread walks each row serially (RC0a)", NULL, NULL},
     {"argmax_v2_bf16", "argmax", "bf16", NULL, 1, 1, am_v2<__nv_bfloat16>,
-     "thread group per row, 16-byte loads, packed NaN-max, shuffle (value, index) pairs", NULL},
+     "thread group per row, 16-byte loads, packed NaN-max, shuffle (value, index) pairs", NULL, NULL},
     {"argmax_v1_fp32", "argmax", "fp32", NULL, 1, 1, am_v1<float>,
-     "one thread walks each row serially (RC0a)", NULL},
+     "one thread walks each row serially (RC0a)", NULL, NULL},
     {"argmax_v2_fp32", "argmax", "fp32", NULL, 1, 1, am_v2<float>,
-     "thread group per row, 16-byte loads, NaN-max, shuffle (value, index) pairs", NULL},
+     "thread group per row, 16-byte loads, NaN-max, shuffle (value, index) pairs", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(argmax, variants)

@@ -302,16 +302,16 @@ static int ls_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"logsumexp_v1_fp32", "logsumexp", "fp32", NULL, 1, 1, ls_v1<float>,
-     "row slices cached in a dynamically indexed local array (RC3)", NULL},
+     "row slices cached in a dynamically indexed local array (RC3)", NULL, NULL},
     {"logsumexp_v2_fp32", "logsumexp", "fp32", NULL, 1, 1, ls_v2<float>,
-     "one pass, online (max, sum) pairs, 16-byte loads, shuffle reduction", NULL},
+     "one pass, online (max, sum) pairs, 16-byte loads, shuffle reduction", NULL, NULL},
     {"logsumexp_v1_fp16", "logsumexp", "fp16", NULL, 1, 1, ls_v1<__half>,
-     "row slices cached in a dynamically indexed local array (RC3)", NULL},
+     "row slices cached in a dynamically indexed local array (RC3)", NULL, NULL},
     {"logsumexp_v2_fp16", "logsumexp", "fp16", NULL, 1, 1, ls_v2<__half>,
-     "one pass, online (max, sum) pairs, 16-byte loads, shuffle reduction", NULL},
+     "one pass, online (max, sum) pairs, 16-byte loads, shuffle reduction", NULL, NULL},
     {"logsumexp_v1_bf16", "logsumexp", "bf16", NULL, 1, 1, ls_v1<__nv_bfloat16>,
-     "row slices cached in a dynamically indexed local array (RC3)", NULL},
+     "row slices cached in a dynamically indexed local array (RC3)", NULL, NULL},
     {"logsumexp_v2_bf16", "logsumexp", "bf16", NULL, 1, 1, ls_v2<__nv_bfloat16>,
-     "one pass, online (max, sum) pairs, 16-byte loads, shuffle reduction", NULL},
+     "one pass, online (max, sum) pairs, 16-byte loads, shuffle reduction", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(logsumexp, variants)

@@ -215,16 +215,16 @@ static int mx_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"max_reduction_v1_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_v1<__half>,
-     "one thread per row, a warp's loads COLS apart (RC1)", NULL},
+     "one thread per row, a warp's loads COLS apart (RC1)", NULL, NULL},
     {"max_reduction_v2_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_v2<__half>,
-     "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL},
+     "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL, NULL},
     {"max_reduction_v1_bf16", "max_reduction", "bf16", NULL, 1, 1, mx_v1<__nv_bfloat16>,
-     "one thread per row, a warp's loads COLS apart (RC1)", NULL},
+     "one thread per row, a warp's loads COLS apart (RC1)", NULL, NULL},
     {"max_reduction_v2_bf16", "max_reduction", "bf16", NULL, 1, 1, mx_v2<__nv_bfloat16>,
-     "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL},
+     "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL, NULL},
     {"max_reduction_v1_fp32", "max_reduction", "fp32", NULL, 1, 1, mx_v1<float>,
-     "one thread per row, a warp's loads COLS apart (RC1)", NULL},
+     "one thread per row, a warp's loads COLS apart (RC1)", NULL, NULL},
     {"max_reduction_v2_fp32", "max_reduction", "fp32", NULL, 1, 1, mx_v2<float>,
-     "thread group per row, 16-byte loads, NaN-max, shuffle reduction", NULL},
+     "thread group per row, 16-byte loads, NaN-max, shuffle reduction", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(max_reduction, variants)

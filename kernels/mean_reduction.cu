@@ -213,16 +213,16 @@ static int mn_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"mean_reduction_v1_fp32", "mean_reduction", "fp32", NULL, 1, 1, mn_v1<float>,
-     "one thread adds each row serially (RC0a)", NULL},
+     "one thread adds each row serially (RC0a)", NULL, NULL},
     {"mean_reduction_v2_fp32", "mean_reduction", "fp32", NULL, 1, 1, mn_v2<float>,
-     "thread group per row, 16-byte loads, fp32 tree sums, shuffle reduction", NULL},
+     "thread group per row, 16-byte loads, fp32 tree sums, shuffle reduction", NULL, NULL},
     {"mean_reduction_v1_fp16", "mean_reduction", "fp16", NULL, 1, 1, mn_v1<__half>,
-     "one thread adds each row serially (RC0a)", NULL},
+     "one thread adds each row serially (RC0a)", NULL, NULL},
     {"mean_reduction_v2_fp16", "mean_reduction", "fp16", NULL, 1, 1, mn_v2<__half>,
-     "thread group per row, 16-byte loads, fp32 tree sums, shuffle reduction", NULL},
+     "thread group per row, 16-byte loads, fp32 tree sums, shuffle reduction", NULL, NULL},
     {"mean_reduction_v1_bf16", "mean_reduction", "bf16", NULL, 1, 1, mn_v1<__nv_bfloat16>,
-     "one thread adds each row serially (RC0a)", NULL},
+     "one thread adds each row serially (RC0a)", NULL, NULL},
     {"mean_reduction_v2_bf16", "mean_reduction", "bf16", NULL, 1, 1, mn_v2<__nv_bfloat16>,
-     "thread group per row, 16-byte loads, fp32 tree sums, shuffle reduction", NULL},
+     "thread group per row, 16-byte loads, fp32 tree sums, shuffle reduction", NULL, NULL},
 };
 KG_EXPORT_VARIANTS(mean_reduction, variants)

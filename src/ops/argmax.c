@@ -51,6 +51,7 @@ const kg_op kg_op_argmax = {
     .out = {{.name = "i", .rank = 1, .dim = {0}, .type = KG_T_I64, .cmp = KG_CMP_ARG}},
     .scalars = {{"dim", -1, NAN, 0, 1, "the reduced dimension (fixed: the last)"}},
     .n_scalars = 1,
+    .dists = KG_D(OFFSET) | KG_D(LARGE) | KG_D(WIDE) | KG_D(SORTED) | KG_D(BLOCKS),
     .reduction = 0,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 1,

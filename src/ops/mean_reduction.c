@@ -48,6 +48,7 @@ const kg_op kg_op_mean_reduction = {
     .out = {{.name = "y", .rank = 1, .dim = {0}}},
     .scalars = {{"dim", -1, NAN, 0, 1, "the reduced dimension (fixed: the last)"}},
     .n_scalars = 1,
+    .dists = KG_D(OFFSET) | KG_D(WIDE) | KG_D(SORTED) | KG_D(BLOCKS),
     .reduction = 1,
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 1,
