@@ -57,7 +57,7 @@ for step in $steps; do
     run)
         log run
         t0=$(date +%s)
-        timeout 580 "$B/kgate" run --json "$OUT/run.json" >"$OUT/run.txt" 2>"$OUT/run.err"
+        timeout 580 "$B/kgate" run ${KG_RUN_ARGS:-} --json "$OUT/run.json" >"$OUT/run.txt" 2>"$OUT/run.err"
         echo "kgate run exit: $? after $(($(date +%s) - t0)) s wall"
         cat "$OUT/run.txt"; tail -5 "$OUT/run.err"
         ;;
