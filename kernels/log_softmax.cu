@@ -9,10 +9,12 @@
 //            its rows coalesced.
 // v2 fast:   one 512-thread block per row; the row is loaded once with 16-byte
 //            streaming loads and stays packed in registers (8 x 16 bytes a
-//            thread at 32768 fp16 columns); each thread reduces its elements to
-//            a (max, sum of exp) pair, one block reduction combines the pairs,
-//            and the outputs x - max - log(sum) need no exponential: one
-//            16-byte store per 16 bytes of output. Rows that are not 16-byte
+//            thread at 32768 fp16 columns); a block max, then one exponential
+//            an element for the block sum, and the outputs x - max - log(sum)
+//            need no exponential: one 16-byte store per 16 bytes of output.
+//            (A first version reduced per-thread (max, sum) pairs with
+//            rescaling and ran at rho 0.71 on the H200; this one follows
+//            softmax v2's two plain reductions over the registers.) Rows that are not 16-byte
 //            aligned or longer than 4096 vectors (fp32 beyond 16384 columns)
 //            take a two-pass kernel: an online (max, sum) pass, then a pass
 //            that re-reads the row (mostly from L2) and writes it.
@@ -180,29 +182,30 @@ static int lsm_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
 
 // The row in registers: V 16-byte vectors a thread, read once, written once.
 template <typename T, int V>
-__global__ __launch_bounds__(LSM_THREADS, 2) void lsm_v2_regs(const T *x, T *y, int64_t cols)
+__global__ __launch_bounds__(LSM_THREADS) void lsm_v2_regs(const T *x, T *y, int64_t cols)
 {
-    __shared__ float red_m[32], red_s[32];
+    __shared__ float red[32];
     constexpr int E = 16 / sizeof(T); // elements per 16-byte vector
     const int nvec = (int)(cols / E);
     const int64_t row = blockIdx.x;
     const uint4 *xv = reinterpret_cast<const uint4 *>(x + row * cols);
     uint4 *yv = reinterpret_cast<uint4 *>(y + row * cols);
     uint4 d[V];
+    float m = -INFINITY;
 #pragma unroll
     for (int i = 0; i < V; i++) {
         const int c = threadIdx.x + i * LSM_THREADS;
-        d[i] = c < nvec ? __ldcs(xv + c) : make_uint4(0, 0, 0, 0);
-    }
-    // this thread's pair: its max, then the sum of exp(x - max) (no
-    // rescaling: the elements are at hand)
-    uint4 pm = lsm_vneginf<T>();
+        if (c < nvec) {
+            d[i] = __ldcs(xv + c);
+            const T *e = reinterpret_cast<const T *>(&d[i]);
 #pragma unroll
-    for (int i = 0; i < V; i++)
-        if (threadIdx.x + i * LSM_THREADS < nvec)
-            pm = lsm_vmax<T>(pm, d[i]);
-    float m = lsm_vmax_f<T>(pm);
-    const float base = m == -INFINITY ? 0.f : m;
+            for (int k = 0; k < E; k++)
+                m = fmaxf(m, to_f(e[k]));
+        }
+    }
+    // the row's max for every thread, then one exponential an element (a
+    // NaN, or exp(+Inf - +Inf), reaches the sum and makes the row NaN)
+    m = block_max(m, red);
     float s = 0.f;
 #pragma unroll
     for (int i = 0; i < V; i++) {
@@ -211,16 +214,10 @@ __global__ __launch_bounds__(LSM_THREADS, 2) void lsm_v2_regs(const T *x, T *y, 
             const T *e = reinterpret_cast<const T *>(&d[i]);
 #pragma unroll
             for (int k = 0; k < E; k++)
-                s += __expf(to_f(e[k]) - base);
+                s += __expf(to_f(e[k]) - m);
         }
     }
-    lsm_block_combine(m, s, red_m, red_s);
-    const float l = logf(s);
-    // an empty asm that "changes" the packed row: the output pass unpacks it
-    // again instead of keeping the exp pass's unpacked values alive (spills)
-#pragma unroll
-    for (int i = 0; i < V; i++)
-        asm volatile("" : "+r"(d[i].x), "+r"(d[i].y), "+r"(d[i].z), "+r"(d[i].w));
+    const float l = logf(block_sum(s, red));
 #pragma unroll
     for (int i = 0; i < V; i++) {
         const int c = threadIdx.x + i * LSM_THREADS;
@@ -236,9 +233,6 @@ __global__ __launch_bounds__(LSM_THREADS, 2) void lsm_v2_regs(const T *x, T *y, 
     }
 }
 
-// Any row: an online (max, sum) pass, then a pass that re-reads the row and
-// writes it. VEC: 16-byte accesses (the row is 16-byte aligned and a whole
-// number of vectors).
 template <typename T, bool VEC>
 __global__ __launch_bounds__(LSM_THREADS) void lsm_v2_two_pass(const T *x, T *y, int64_t cols)
 {

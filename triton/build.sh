@@ -77,6 +77,7 @@ aot lsm_fp16_online log_softmax_online "*fp16:16, *fp16:16, i32, i32:16, 4096" "
 aot lsm_fp16_online_any log_softmax_online "*fp16, *fp16, i32, i32, 4096" "M,1,1" 8 1
 aot mean_fp32 mean_rows "*fp32:16, *fp32:16, i32, i32:16, 4096" "M,1,1" 8 1
 aot mean_fp32_any mean_rows "*fp32, *fp32, i32, i32, 4096" "M,1,1" 8 1
+aot argmax_tiles_fp16 argmax_tiles "*fp16, *i64, i32, i32, i32, 128, 128" "(M+127)/128,1,1" 4 1
 aot argmax_fp16 argmax_rows "*fp16:16, *i64:16, i32, i32:16, 4096" "M,1,1" 8 1
 aot argmax_fp16_any argmax_rows "*fp16, *i64, i32, i32, 4096" "M,1,1" 8 1
 for t in fp16 bf16; do

@@ -19,9 +19,15 @@ log_softmax_online: one program per row for rows too long for one block:
                     writes x - max - log(sum).
 mean_rows:          one program per row, a BLOCK_N-wide fp32 accumulator over
                     the chunks of the row, tl.sum at the end, / COLS.
-argmax_rows:        one program per row, tl.max(..., return_indices=True) over
-                    BLOCK_N chunks and a running (max, index) pair (the FlagGems
-                    / TritonBench-G argmax, one row per program).
+argmax_tiles:       the argmax the paper measured (its ViperBench kernel, the
+                    FlagGems layout): BLOCK_M = 128 rows a program, the row
+                    walked in BLOCK_N = 128 chunks, elements addressed through a
+                    runtime stride K (the reduced dimension of an N-d tensor),
+                    so the compiler cannot prove contiguity and loads element by
+                    element (RC1), and 8192 rows make only 64 programs on 132
+                    SMs (RC2a). Slow, as the paper found (rho 0.10).
+argmax_rows:        the same reduction one program per row with contiguous
+                    rows: the fix.
 matmul_kernel:      the Triton tutorial GEMM with a GROUP_M L2 swizzle; tl.dot
                     lowers to wgmma on sm_90. Tiles fixed at 128x256x64, 8 warps,
                     3 stages (compiled ahead of time: no autotuning).
@@ -120,6 +126,26 @@ def mean_rows(X, Y, M, N, BLOCK_N: tl.constexpr):
         c = start + cols
         acc += tl.load(x_row + c, mask=c < N, other=0.0).to(tl.float32)
     tl.store(Y + row, tl.sum(acc, axis=0) / N)
+
+
+@triton.jit
+def argmax_tiles(X, I, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    best_val = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+    best_idx = tl.full((BLOCK_M,), 0, tl.int32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        offs = rows[:, None].to(tl.int64) * N * K + cols[None, :] * K
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        x = tl.load(X + offs, mask=mask, other=-float("inf")).to(tl.float32)
+        # NaN first, +inf next, as in argmax_rows (torch.argmax's semantics)
+        key = tl.where(x != x, float("inf"), tl.where(x == float("inf"), FP32_MAX, x))
+        chunk_max, chunk_idx = tl.max(key, axis=1, return_indices=True,
+                                      return_indices_tie_break_left=True)
+        take = chunk_max > best_val
+        best_val = tl.where(take, chunk_max, best_val)
+        best_idx = tl.where(take, start + chunk_idx, best_idx)
+    tl.store(I + rows, best_idx.to(tl.int64), mask=rows < M)
 
 
 @triton.jit

@@ -266,6 +266,17 @@ static int argmax_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const 
     return launched(p, fn((CUstream)s, x, i, rows, cols));
 }
 
+/* The paper's argmax: 128 rows a program, a runtime element stride (1 here). */
+static int argmax_tiles_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                             kgate_stream s)
+{
+    int32_t rows = 0, cols = 0;
+    int rc = xy_args(in, ni, out, no, p, "argmax", "fp16 x[R,C] -> int64 i[R]", kDLFloat, 16, kDLInt, 64, 1, &rows, &cols);
+    if (rc)
+        return rc;
+    return launched(p, TT_argmax_tiles_fp16((CUstream)s, dptr(&in[0]), dptr(&out[0]), rows, cols, 1));
+}
+
 /* ------------------------------------------------------------- matmul */
 
 typedef CUresult (*mm_fn)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t, int32_t,
@@ -341,7 +352,9 @@ static const kgate_kernel kernels[] = {
      "one program per row: the row in one block up to 8192 columns, else online two-pass", NULL, NULL},
     {"triton_mean_reduction_fp32", "mean_reduction", "fp32", NULL, 1, 1, mean_fp32,
      "one program per row, fp32 accumulator over 4096-wide chunks, tl.sum / COLS", NULL, NULL},
-    {"triton_argmax_fp16", "argmax", "fp16", NULL, 1, 1, argmax_fp16,
+    {"triton_argmax_fp16", "argmax", "fp16", NULL, 1, 1, argmax_tiles_fp16,
+     "the paper's argmax: 128 rows a program, 128-wide chunks, a runtime element stride", NULL, NULL},
+    {"triton_argmax_rows_fp16", "argmax", "fp16", NULL, 1, 1, argmax_fp16,
      "one program per row, tl.max(return_indices=True) over 4096-wide chunks", NULL, NULL},
 };
 

@@ -60,9 +60,14 @@ typedef enum kg_gen {
  *           the E[x^2] - E[x]^2 cancellation and low-precision accumulators
  *   wide    sign * m * 2^U(-8, 2), m = max(|lo|, |hi|) / 4: a wide dynamic
  *           range, log-uniform magnitudes
- *   large   U(lo, hi) scaled to half the dtype's largest value: an exp
- *           without max-subtraction overflows
- *   sorted  each row ascending: lo + (hi - lo) (col + u) / cols
+ *   large   U(lo, hi) scaled to magnitudes up to 16384: an exp without
+ *           max-subtraction overflows (in fp32 past 88), while x * log2(e)
+ *           stays finite in fp32 (a first version went to half of fp32's
+ *           largest value, where correct kernels that scale by log2(e)
+ *           overflow: a test of the data, not of the kernel)
+ *   sorted  each row ascending: lo + (hi - lo) f^2, f = (col + u) / cols
+ *           (skewed: a symmetric range would give row means near 0, whose
+ *           relative error no accumulator can bound)
  *   blocks  each row in constant runs of 16 columns (ties, equal values) */
 #define KG_DISTS(X)               \
     X(UNIFORM, "uniform")         \
