@@ -37,6 +37,7 @@ test-sanitize: deps
 	    d=$$(mktemp -d); cp tests/fuzz/$$f/* $$d/; \
 	    echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
 	    $(SAN_ENV) $(SAN_BUILD)/tests/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	        -artifact_prefix=$(SAN_BUILD)/fuzz_$$f- \
 	        -print_final_stats=1 $$d >$(SAN_BUILD)/fuzz_$$f.log 2>&1 \
 	        || { tail -40 $(SAN_BUILD)/fuzz_$$f.log; rm -rf $$d; exit 1; }; \
 	    grep -E "stat::number_of_executed_units" $(SAN_BUILD)/fuzz_$$f.log; rm -rf $$d; \

@@ -219,6 +219,9 @@ static void bad_events(void **state)
         {"{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"meh\",\"msg\":\"x\"}", "unknown failure kind"},
         {"{\"ev\":\"unsupported\",\"subject\":\"kernel\",\"msg\":\"x\"}", "only a library path"},
         {"{\"ev\":\"done\",\"code\":1.5}", "whole number"},
+        /* fuzz_event's first find: a pid no long holds (undefined behaviour) */
+        {"{\"ev\":\"hello\",\"proto\":\"kgate.worker/1\",\"device\":\"I\",\"pid\":6555555555555555555555}",
+         "not a process id"},
         {"{\"ev\":\"done\",\"code\":0}", "'nonce' is missing"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

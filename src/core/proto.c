@@ -526,6 +526,10 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
         if (ev_str(o, "proto", proto, sizeof proto, err) ||
             ev_str(o, "device", e->device, sizeof e->device, err) || ev_num(o, "pid", 0, &pid, err))
             goto out;
+        if (pid < 0 || pid > 4194304 || pid != floor(pid)) { /* found by fuzz_event */
+            kg_err_set(err, KG_EXIT_FAIL, "'pid' is not a process id");
+            goto out;
+        }
         if (strcmp(proto, KG_PROTO) != 0) {
             kg_err_set(err, KG_EXIT_FAIL, "worker speaks '%s', not %s", proto, KG_PROTO);
             goto out;
