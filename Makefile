@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 20
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:abort_on_error=1 \
           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
-.PHONY: all deps build run test test-cpu test-gpu test-sanitize sass triton clean
+.PHONY: all deps build run test test-cpu test-gpu test-sanitize sass triton tilelang-gen clean
 
 all: build
 
@@ -56,6 +56,12 @@ sass: build
 # (TRITON_PY=... or python3 on PATH) and cuda.h; no GPU (docs/triton.md).
 triton: build
 	triton/build.sh $(BUILD)
+
+# Regenerates tilelang/gen/ (committed; the build only compiles it): needs a
+# Python with tilelang==0.1.15 (TILELANG_PY=...), no GPU (docs/tilelang.md).
+TILELANG_PY ?= python3
+tilelang-gen:
+	$(TILELANG_PY) tilelang/gen.py
 
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs what kgate builds with, when missing: Debian packages (as root, or
-# prints the apt-get line) and NVML's header from PyPI's nvidia-nvml-dev wheel
-# (the CUDA 13.0 toolkit here ships no nvml.h) into .deps/include.
+# prints the apt-get line), NVML's header from PyPI's nvidia-nvml-dev wheel
+# (the CUDA 13.0 toolkit here ships no nvml.h) into .deps/include, and the
+# headers the TileLang candidate's generated kernels include (the list is
+# tilelang/gen/headers.txt) from the tilelang wheel into .deps/tilelang.
 set -e
 cd "$(dirname "$0")/.."
 pkgs=""
@@ -23,6 +25,20 @@ if [ ! -f .deps/include/nvml.h ]; then
     python3 -m pip download -q --no-deps "nvidia-nvml-dev==13.0.87" -d .deps/wheel
     unzip -o -q -j .deps/wheel/nvidia_nvml_dev-*.whl nvidia/cu13/include/nvml.h -d .deps/include
 fi
+# Optional: without these headers CMake skips the TileLang candidate.
+tl=$(grep -v '^#' tilelang/gen/headers.txt 2>/dev/null || true)
+for h in $tl; do
+    if [ ! -f ".deps/$h" ]; then
+        mkdir -p .deps/wheel
+        if python3 -m pip download -q --no-deps --only-binary=:all: "tilelang==0.1.15" -d .deps/wheel &&
+            unzip -o -q .deps/wheel/tilelang-0.1.15-*.whl $tl -d .deps; then
+            rm -f .deps/wheel/tilelang-0.1.15-*.whl
+        else
+            echo "kgate: could not fetch TileLang 0.1.15's headers; the TileLang candidate is skipped" >&2
+        fi
+        break
+    fi
+done
 if [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "kgate needs the CUDA 13 toolkit in /usr/local/cuda (nvcc, cuBLASLt, cuDNN 9)" >&2
     exit 1
