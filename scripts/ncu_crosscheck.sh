@@ -5,21 +5,26 @@
 #   scripts/ncu_crosscheck.sh BUILD OUTDIR   -> OUTDIR/ncu-crosscheck.json
 B=$1 OUT=$2
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-plug=$B/libkgate_bundled.so
+plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
 rows=""
-while read -r kernel op dtype shape regex; do
-    "$B/kgate" check "$plug:$kernel" --shape "$shape" --json "$OUT/xc-$kernel.json" >/dev/null 2>&1
-    "$NCU" --csv --page raw --clock-control none --cache-control all --replay-mode kernel \
-        --kernel-name-base function -k "regex:$regex" -s 6 -c 30 \
-        --metrics gpu__time_duration.sum --disable-extra-suffixes --log-file "$OUT/ncu-$kernel.csv" \
-        "$B/kgate" __worker --fd 1 --plugin "$plug" --kernel "$kernel" --op "$op" --dtype "$dtype" \
-        --shape "$shape" --trials 1 --no-edge --max-time 2 --min-time 0.05 >/dev/null 2>&1
-    rows="$rows $kernel"
+while read -r kernel op dtype shape extents regex; do
+    tag=$kernel-$shape
+    "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes --json "$OUT/xc-$tag.json" >/dev/null 2>&1
+    # the worker, run directly under ncu: one job (docs/worker.md) on stdin
+    printf '{"proto":"kgate.worker/1","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"nonce":"x","stop":{"max_time":2,"min_time":0.05}}' \
+        "$plug" "$kernel" "$op" "$dtype" "$extents" |
+        "$NCU" --csv --page raw --clock-control none --cache-control all --replay-mode kernel \
+            --kernel-name-base function -k "regex:$regex" -s 6 -c 30 \
+            --metrics gpu__time_duration.sum --disable-extra-suffixes --log-file "$OUT/ncu-$tag.csv" \
+            "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null 2>&1
+    rows="$rows $tag"
 done <<'LIST'
-layer_norm_v2_bf16 layer_norm bf16 large ^ln_v2_kernel$
-softmax_v2_fp16 softmax fp16 large ^sm_v2_kernel$
-matmul_v2_fp16 matmul fp16 large ^kernel$
-matmul_v1_fp16 matmul fp16 medium ^mm_v1_kernel$
+layer_norm_v2_bf16 layer_norm bf16 small 1024,1024 ^ln_v2_kernel$
+softmax_v2_fp16 softmax fp16 small 1024,4096 ^sm_v2_kernel$
+index_select_v2_fp16 index_select fp16 large 65536,2048,4096 ^isel_v2_vec$
+layer_norm_v2_bf16 layer_norm bf16 large 8192,8192 ^ln_v2_kernel$
+softmax_v2_fp16 softmax fp16 large 4096,32768 ^sm_v2_kernel$
+matmul_v2_fp16 matmul fp16 large 8192,8192,8192 ^kernel$
 LIST
 python3 - "$OUT" $rows <<'PY'
 import csv, json, statistics, sys, datetime
