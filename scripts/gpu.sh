@@ -54,6 +54,14 @@ for step in $steps; do
             --json "$OUT/sandbox-layer_norm.json" >"$OUT/sandbox-layer_norm.txt" 2>&1
         echo "layer_norm under --sandbox: exit $?"; grep -E '^layer_norm' "$OUT/sandbox-layer_norm.txt" | head -4
         ;;
+    sandbox-bisect)
+        log sandbox-bisect
+        for skip in none landlock seccomp nnp fds rlimits landlock,seccomp; do
+            KG_SANDBOX_SKIP=$skip timeout 60 "$B/kgate" check "$B/libkgate_bundled.so:softmax_v2_fp16" \
+                --shape small --verify-only --sandbox >"$OUT/bisect-$skip.txt" 2>&1
+            echo "sandbox without $skip: exit $? $(tail -1 "$OUT/bisect-$skip.txt" | cut -c1-150)"
+        done
+        ;;
     run)
         log run
         t0=$(date +%s)
