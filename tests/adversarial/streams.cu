@@ -1,0 +1,168 @@
+// Exploit class 1 (EVALUATORS.md): the work runs somewhere the timing on the
+// given stream does not see. Every kernel here is an honest layer_norm
+// (bf16); only the stream it runs on is wrong.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "adv.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+static int ln(const DLTensor *in, DLTensor *out, const kgate_params *p, cudaStream_t s)
+{
+    return adv_layer_norm_on<bf16>(in, out, p, s, adv_eps(p));
+}
+
+// side_stream: everything on a private non-blocking stream, created once; no
+// event, no wait: the given stream never hears of the work.
+ADV_LAUNCH(adv_side_stream)
+{
+    ADV_EXPECT(3, 1);
+    static cudaStream_t side;
+    if (adv_honest())
+        return ln(in, out, p, (cudaStream_t)stream);
+    if (!side && cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess)
+        return adv_launched(p);
+    return ln(in, out, p, side);
+}
+
+// side_stream_join: the polite version (the side stream waits for the given
+// one, the given one waits for the side stream's event): the output is ready
+// whenever the given stream is, but the kernel itself runs on another stream.
+ADV_LAUNCH(adv_side_stream_join)
+{
+    ADV_EXPECT(3, 1);
+    static cudaStream_t side;
+    static cudaEvent_t in_ready, out_ready;
+    cudaStream_t s = (cudaStream_t)stream;
+    if (adv_honest())
+        return ln(in, out, p, s);
+    if (!side && (cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess ||
+                  cudaEventCreateWithFlags(&in_ready, cudaEventDisableTiming) != cudaSuccess ||
+                  cudaEventCreateWithFlags(&out_ready, cudaEventDisableTiming) != cudaSuccess))
+        return adv_launched(p);
+    cudaEventRecord(in_ready, s);
+    cudaStreamWaitEvent(side, in_ready, 0);
+    int rc = ln(in, out, p, side);
+    cudaEventRecord(out_ready, side);
+    cudaStreamWaitEvent(s, out_ready, 0);
+    return rc ? rc : adv_launched(p);
+}
+
+// legacy_stream: the legacy default stream (stream 0). kgate's stream is
+// non-blocking, so the two do not synchronize.
+ADV_LAUNCH(adv_legacy_stream)
+{
+    ADV_EXPECT(3, 1);
+    return ln(in, out, p, adv_honest() ? (cudaStream_t)stream : cudaStreamLegacy);
+}
+
+// per_thread_stream: the per-thread default stream.
+ADV_LAUNCH(adv_per_thread_stream)
+{
+    ADV_EXPECT(3, 1);
+    return ln(in, out, p, adv_honest() ? (cudaStream_t)stream : cudaStreamPerThread);
+}
+
+// graph_elsewhere: the kernel is captured into a CUDA graph on a private
+// stream (again whenever the buffers, shape or eps change: a graph replay
+// cache) and the graph is launched there.
+ADV_LAUNCH(adv_graph_elsewhere)
+{
+    ADV_EXPECT(3, 1);
+    struct key {
+        const void *x, *w, *b;
+        void *y;
+        int64_t rows, cols;
+        float eps;
+    };
+    static cudaStream_t gs;
+    static cudaGraphExec_t exec;
+    static key have;
+    if (adv_honest())
+        return ln(in, out, p, (cudaStream_t)stream);
+    if (!gs && cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking) != cudaSuccess)
+        return adv_launched(p);
+    key k;
+    memset(&k, 0, sizeof k);
+    k.x = in[0].data, k.w = in[1].data, k.b = in[2].data, k.y = out[0].data;
+    k.rows = adv_rows(&in[0]), k.cols = adv_cols(&in[0]), k.eps = adv_eps(p);
+    if (!exec || memcmp(&k, &have, sizeof k) != 0) {
+        cudaGraph_t g = NULL;
+        if (exec)
+            cudaGraphExecDestroy(exec);
+        exec = NULL;
+        if (cudaStreamBeginCapture(gs, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+            return adv_launched(p);
+        ln(in, out, p, gs);
+        if (cudaStreamEndCapture(gs, &g) != cudaSuccess || cudaGraphInstantiate(&exec, g, 0) != cudaSuccess) {
+            if (g)
+                cudaGraphDestroy(g);
+            exec = NULL;
+            return adv_launched(p);
+        }
+        cudaGraphDestroy(g);
+        have = k;
+    }
+    cudaGraphLaunch(exec, gs);
+    return adv_launched(p);
+}
+
+// host_thread: the launch is handed to a persistent host thread that launches
+// on its own stream; the launch function returns at once.
+namespace {
+struct ln_job {
+    const bf16 *x, *w, *b;
+    bf16 *y;
+    int64_t rows, cols;
+    float eps;
+    int device;
+};
+struct ln_queue {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<ln_job> q;
+};
+} // namespace
+
+static void host_thread_main(ln_queue *w)
+{
+    cudaStream_t s = NULL;
+    for (;;) {
+        ln_job j;
+        {
+            std::unique_lock<std::mutex> lock(w->mu);
+            w->cv.wait(lock, [w] { return !w->q.empty(); });
+            j = w->q.front();
+            w->q.pop_front();
+        }
+        cudaSetDevice(j.device);
+        if (!s && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+            continue;
+        adv_layer_norm_rows<bf16><<<(unsigned)j.rows, ADV_THREADS, 0, s>>>(j.x, j.w, j.b, j.y, j.cols, j.eps);
+        cudaStreamSynchronize(s);
+    }
+}
+
+ADV_LAUNCH(adv_host_thread)
+{
+    ADV_EXPECT(3, 1);
+    static ln_queue *w; // never freed: the thread outlives every static destructor
+    if (adv_honest())
+        return ln(in, out, p, (cudaStream_t)stream);
+    if (!w) {
+        w = new ln_queue;
+        std::thread(host_thread_main, w).detach();
+    }
+    ln_job j = {(const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data,
+                (bf16 *)out[0].data, adv_rows(&in[0]), adv_cols(&in[0]), adv_eps(p),
+                in[0].device.device_id};
+    {
+        std::lock_guard<std::mutex> lock(w->mu);
+        w->q.push_back(j);
+    }
+    w->cv.notify_one();
+    return 0;
+}
