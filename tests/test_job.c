@@ -205,6 +205,36 @@ static void stderr_flood_is_bounded(void **state)
     assert_int_equal(r.verdict, KG_V_SKIPPED);
 }
 
+/* Judging what kgate measured of its own: a reported time far under its
+ * own device span is tampering; a launch that held the host is host work. */
+static void own_clock_and_host_holds(void **state)
+{
+    (void)state;
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_gate g;
+    kg_gate_defaults(&g);
+    kg_shape s = {2, {1024, 4096}};
+    kg_types ty = {KG_FP16, KG_I64};
+    kg_result r;
+    memset(&r, 0, sizeof r);
+    kg_result_set(&r, "time/gpu/median", 10e-6);
+    kg_result_set(&r, "time/span/median", 400e-6); /* the device saw 400 us */
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
+    assert_true(r.flags & KG_FLAG(TIMER_MISMATCH));
+    /* a legitimate 3 us kernel inside a 9 us span is not */
+    memset(&r, 0, sizeof r);
+    kg_result_set(&r, "time/gpu/median", 3e-6);
+    kg_result_set(&r, "time/span/median", 9e-6);
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    assert_false(r.flags & KG_FLAG(TIMER_MISMATCH));
+    memset(&r, 0, sizeof r);
+    kg_result_set(&r, "time/gpu/median", 1e-3);
+    kg_result_set(&r, "time/blocking", 1);
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    assert_true(r.flags & KG_FLAG(HOST_WORK));
+}
+
 /* A process the candidate leaves behind, outside the worker's group. */
 static void nothing_is_left_behind(void **state)
 {
@@ -235,6 +265,7 @@ int main(void)
         cmocka_unit_test(forged_events_are_violations),
         cmocka_unit_test(stderr_flood_is_bounded),
         cmocka_unit_test(nothing_is_left_behind),
+        cmocka_unit_test(own_clock_and_host_holds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

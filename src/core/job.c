@@ -642,9 +642,13 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
     kg_evidence ev;
     memset(&ev, 0, sizeof ev);
     ev.correct = 1;
-    double host = 0, reset = 0;
+    double host = 0, reset = 0, blocking = 0, span = 0;
     if (kg_result_get(r, "time/persist_reset", &reset) && reset > 0)
         r->flags |= KG_FLAG(PERSIST_L2);
+    /* a launch call that holds the host until the work is done: the work
+     * (or part of it) ran on the host, or the call synchronizes */
+    if (kg_result_get(r, "time/blocking", &blocking) && blocking > 0)
+        r->flags |= KG_FLAG(HOST_WORK);
     if (kg_result_get(r, "time/gpu/median", &t) && t > 0) {
         if (!kg_result_get(r, "time/gpu/ci_lo", &lo) || lo <= 0)
             lo = t;
@@ -688,6 +692,17 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
         }
     }
     r->verdict = kg_decide(g, &ev, &r->flags, r->reason, sizeof r->reason);
+    /* kgate's own device clock (blocker release to probe start) bounds the
+     * subject's time from above; a reported time far under it was forged
+     * (a hooked timer), whatever the rest of the evidence says */
+    if (kg_result_get(r, "time/gpu/median", &t) && kg_result_get(r, "time/span/median", &span) &&
+        t + 20e-6 < 0.5 * span) {
+        r->flags |= KG_FLAG(TIMER_MISMATCH);
+        r->verdict = KG_V_IMPOSSIBLE;
+        snprintf(r->reason, sizeof r->reason,
+                 "reported %.3g s but kgate's own device clock saw %.3g s: the timing was tampered with",
+                 t, span);
+    }
     if (r->flags & KG_FLAG(ESCAPED)) {
         r->verdict = KG_V_IMPOSSIBLE;
         snprintf(r->reason, sizeof r->reason,

@@ -31,6 +31,8 @@ extern "C" {
     X("time/foreign", "", "kernels and copies on other streams while sampling")        \
     X("time/host/median", "s", "host time inside the launch call, median")             \
     X("time/verified", "", "timed calls whose outputs were re-checked")                \
+    X("time/span/median", "s", "kgate's own device clock from stream release to the next probe") \
+    X("time/blocking", "", "launch calls that held the host past the blocker's timeout") \
     X("time/persist_reset", "", "samples before which a persisting-L2 setting was undone") \
     X("lib/time/median", "s", "median GPU time of the fastest correct library path")  \
     X("lib/time/ci_lo", "s", "library median CI, low")                                  \

@@ -124,23 +124,27 @@ static int skipped(const char *part)
     return 1;
 }
 
-int kg_sandbox_apply(double cpu_s, const char *scratch, kg_err *err)
+int kg_sandbox_apply(double cpu_s, const char *scratch, int parts, kg_err *err)
 {
     if (!scratch || !scratch[0])
         return kg_err_set(err, KG_EXIT_ENV, "sandbox: no scratch directory");
-    if (setenv("TMPDIR", scratch, 1) || chdir(scratch))
-        return kg_err_set(err, KG_EXIT_ENV, "sandbox: cannot enter %s: %s", scratch, strerror(errno));
-    struct rlimit core = {0, 0}, fsize = {256u << 20, 256u << 20};
-    rlim_t cpu = (rlim_t)(cpu_s > 1 ? cpu_s : 1);
-    struct rlimit cpul = {cpu, cpu + 5};
-    if (!skipped("rlimits") &&
-        (setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_FSIZE, &fsize) || setrlimit(RLIMIT_CPU, &cpul)))
-        return kg_err_set(err, KG_EXIT_ENV, "sandbox: setrlimit: %s", strerror(errno));
-    if (!skipped("fds") && syscall(SYS_close_range, 4u, ~0u, 0u))
-        return kg_err_set(err, KG_EXIT_ENV, "sandbox: close_range: %s", strerror(errno));
-    if (!skipped("nnp") && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-        return kg_err_set(err, KG_EXIT_ENV, "sandbox: no_new_privs: %s", strerror(errno));
-    if ((!skipped("landlock") && landlock(scratch, err)) || (!skipped("seccomp") && seccomp_rules(err)))
+    if (parts & KG_SANDBOX_PROCESS) {
+        if (setenv("TMPDIR", scratch, 1) || chdir(scratch))
+            return kg_err_set(err, KG_EXIT_ENV, "sandbox: cannot enter %s: %s", scratch, strerror(errno));
+        struct rlimit core = {0, 0}, fsize = {256u << 20, 256u << 20};
+        rlim_t cpu = (rlim_t)(cpu_s > 1 ? cpu_s : 1);
+        struct rlimit cpul = {cpu, cpu + 5};
+        if (!skipped("rlimits") &&
+            (setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_FSIZE, &fsize) || setrlimit(RLIMIT_CPU, &cpul)))
+            return kg_err_set(err, KG_EXIT_ENV, "sandbox: setrlimit: %s", strerror(errno));
+        if (!skipped("fds") && syscall(SYS_close_range, 4u, ~0u, 0u))
+            return kg_err_set(err, KG_EXIT_ENV, "sandbox: close_range: %s", strerror(errno));
+        if (!skipped("nnp") && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+            return kg_err_set(err, KG_EXIT_ENV, "sandbox: no_new_privs: %s", strerror(errno));
+        if (!skipped("seccomp") && seccomp_rules(err))
+            return err->code;
+    }
+    if ((parts & KG_SANDBOX_FILES) && !skipped("landlock") && landlock(scratch, err))
         return err->code;
     return 0;
 }

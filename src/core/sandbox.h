@@ -31,9 +31,19 @@ extern "C" {
  * may not remove the directory it is confined to). */
 int kg_sandbox_scratch(char *scratch, size_t size, kg_err *err);
 
-/* Applies the sandbox to the calling process, confined to `scratch`.
- * cpu_s bounds CPU time. Errors are KG_EXIT_ENV and name the failed step. */
-int kg_sandbox_apply(double cpu_s, const char *scratch, kg_err *err);
+/* The two parts of the sandbox. The CUDA driver cannot initialize under the
+ * Landlock rules (seen on the H200: cudaGetDeviceCount failed with "OS call
+ * failed"), so a worker applies KG_SANDBOX_PROCESS first, initializes CUDA
+ * and CUPTI, then applies KG_SANDBOX_FILES before it loads the candidate. */
+enum {
+    KG_SANDBOX_PROCESS = 1, /* rlimits, descriptors, no_new_privs, seccomp */
+    KG_SANDBOX_FILES = 2,   /* Landlock */
+};
+
+/* Applies the given parts of the sandbox to the calling process, confined to
+ * `scratch`. cpu_s bounds CPU time. Errors are KG_EXIT_ENV and name the
+ * failed step. */
+int kg_sandbox_apply(double cpu_s, const char *scratch, int parts, kg_err *err);
 
 /* Removes the scratch directory and what is in it (best effort). */
 void kg_sandbox_cleanup(const char *scratch);

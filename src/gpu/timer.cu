@@ -26,8 +26,10 @@ __device__ __forceinline__ unsigned long long globaltimer(void)
     return t;
 }
 
-// Spins until the host sets *flag, or timeout_ns passes (then marks *timed_out).
-__global__ void block_stream(volatile int *flag, unsigned long long timeout_ns, int *timed_out)
+// Spins until the host sets *flag, or timeout_ns passes (then marks
+// *timed_out); records the device time it let the stream go in *released.
+__global__ void block_stream(volatile int *flag, unsigned long long timeout_ns, int *timed_out,
+                             unsigned long long *released)
 {
     unsigned long long t0 = globaltimer();
     while (!*flag) {
@@ -36,6 +38,7 @@ __global__ void block_stream(volatile int *flag, unsigned long long timeout_ns, 
             break;
         }
     }
+    *released = globaltimer();
 }
 
 // Reads the flush buffer so that L2 holds only its (clean) lines; the write
@@ -52,10 +55,13 @@ __global__ void read_flush(const uint4 *p, size_t n, unsigned *sink)
         *sink = acc;
 }
 
-// Spins `cycles` SM cycles and records cycles and nanoseconds elapsed.
+// Spins `cycles` SM cycles and records cycles and nanoseconds elapsed, and
+// the device time it started (out[2]): with the blocker's release time, the
+// device's own span of the subject, which no host-side hook can change.
 __global__ void clock_probe(unsigned long long *out, long long cycles)
 {
     unsigned long long t0 = globaltimer();
+    out[2] = t0;
     long long c0 = clock64(), c1;
     do {
         c1 = clock64();
@@ -100,7 +106,7 @@ static int timer_init(kg_err *err)
     KG_CUDA(cudaHostGetDevicePointer((void **)&T.flag_dev, (void *)T.flag_host, 0));
     T.timed_out_host = (int *)T.flag_host + 1;
     T.timed_out_dev = T.flag_dev + 1;
-    KG_CUDA(cudaHostAlloc((void **)&T.probe_host, 2 * sizeof(unsigned long long), cudaHostAllocMapped));
+    KG_CUDA(cudaHostAlloc((void **)&T.probe_host, 4 * sizeof(unsigned long long), cudaHostAllocMapped));
     KG_CUDA(cudaHostGetDevicePointer((void **)&T.probe_dev, (void *)T.probe_host, 0));
     T.ready = 1;
     return 0;
@@ -209,13 +215,14 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     double *clocks = (double *)malloc(sizeof(double) * (size_t)cap);
     double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
     double *hosts = (double *)calloc((size_t)cap, sizeof(double));
+    double *spans = (double *)calloc((size_t)cap, sizeof(double));
     int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
     double t_start, gpu_s = 0, max_clock = 0;
     kg_trace_rec *rec = NULL;
     int nrec = 0;
     memset(o, 0, sizeof *o);
-    if (!samples || !clocks || !kept || !hosts) {
+    if (!samples || !clocks || !kept || !hosts || !spans) {
         kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
         goto out;
     }
@@ -246,7 +253,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             T.flag_host[0] = 0;
             T.flag_host[1] = 0;
             __sync_synchronize();
-            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev);
+            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev, T.probe_dev + 3);
             KG_CUDA(cudaGetLastError());
         }
         int rc = cb(ctx, i % n_sets, st, err);
@@ -285,7 +292,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             T.flag_host[0] = 0;
             T.flag_host[1] = 0;
             __sync_synchronize();
-            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev);
+            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev, T.probe_dev + 3);
             KG_CUDA(cudaGetLastError());
         }
         KG_CUDA(cudaEventRecord(e0, s));
@@ -327,6 +334,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             volatile unsigned long long *pr = T.probe_host;
             clock = pr[1] ? pr[0] * 1e3 / (double)pr[1] : 0;
             max_clock = fmax(max_clock, clock);
+            if (blocker && pr[2] > pr[3])
+                spans[n] = (double)(pr[2] - pr[3]) * 1e-9;
         }
         clocks[n] = clock;
         samples[n] = ms * 1e-3;
@@ -413,6 +422,15 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 cl[nc++] = clocks[i];
         }
         {
+            int ns = 0;
+            for (int i = 0; i < n; i++)
+                if (samples[i] >= 0 && spans[i] > 0)
+                    spans[ns++] = spans[i];
+            kg_stats ss;
+            if (kg_stats_compute(spans, ns, &ss) == 0)
+                o->span_median_s = ss.median;
+        }
+        {
             int nh = 0;
             for (int i = 0; i < n; i++)
                 if (samples[i] >= 0)
@@ -456,5 +474,6 @@ out:
     free(clocks);
     free(kept);
     free(hosts);
+    free(spans);
     return err->code;
 }

@@ -81,6 +81,7 @@ typedef struct kg_timing {
     int batch_n;
     int n_foreign;     /* kernels and copies on other streams while sampling */
     double host_median_s; /* host time inside the launch call, median */
+    double span_median_s; /* the device's own span from the blocker's release to the probe */
     int n_persist_reset;  /* samples before which a persisting-L2 setting had to be undone */
     int n_verified;       /* timed outputs re-checked */
     int verify_failed;    /* 1 + the sample whose output was wrong, or 0 */

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "tensors.h"
 #include "timer.h"
+#include "trace.h"
 
 #define MAX_SETS 8
 
@@ -63,6 +64,7 @@ typedef struct bench {
     DLTensor in[MAX_SETS][KG_MAX_TENSORS], out[MAX_SETS][KG_MAX_TENSORS];
     double *ref[MAX_SETS][KG_MAX_TENSORS]; /* fp64 references, set 0 always, others for re-checks */
     char verify_msg[900];
+    uint64_t ref_sum[MAX_SETS]; /* checksums of the references the re-checks use */
     int failed; /* a fail event was sent: stop */
     kg_scalars scalars;
     kgate_params params;
@@ -214,6 +216,31 @@ static uint64_t inputs_checksum(bench *b, kg_err *err)
     return sum;
 }
 
+/* A checksum of a set's fp64 references: a kernel that finds kgate's
+ * reference in device memory and rewrites it (with its own wrong answer)
+ * changes it. */
+static int refs_checksum(bench *b, int set, uint64_t *sum, kg_err *err)
+{
+    *sum = 0;
+    for (int o = 0; o < b->n_out; o++) {
+        int64_t n = kg_tensor_numel(&b->out[set][o]);
+        DLTensor t;
+        uint64_t one;
+        memset(&t, 0, sizeof t);
+        t.data = b->ref[set][o];
+        t.ndim = 1;
+        t.shape = &n;
+        t.dtype.code = kDLFloat;
+        t.dtype.bits = 64;
+        t.dtype.lanes = 1;
+        t.device.device_type = kDLCUDA;
+        if (kg_tensor_checksum(&t, &one, (kgate_stream)b->s, err))
+            return err->code;
+        *sum = *sum * 31 + one;
+    }
+    return 0;
+}
+
 /* Compares every output of a set with its reference; *cmp gets the first
  * failing output's comparison (or the last one), *which its index. */
 static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *err)
@@ -282,7 +309,8 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
                               cudaGetErrorString(rc > 0 ? (cudaError_t)rc : cudaGetLastError()));
     }
     before = inputs_checksum(b, err);
-    if (err->code)
+    uint64_t ref_before = 0, ref_after = 0;
+    if (err->code || refs_checksum(b, 0, &ref_before, err))
         return err->code;
     for (int i = 0; i < b->n_out; i++)
         if (kg_tensor_poison(&b->out[0][i], (kgate_stream)b->s, err))
@@ -298,7 +326,7 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
                               cudaGetErrorString(rc), cudaGetErrorName(rc));
     }
     after = inputs_checksum(b, err);
-    if (err->code)
+    if (err->code || refs_checksum(b, 0, &ref_after, err))
         return err->code;
     if (compare_outputs(b, 0, &cmp, &which, err))
         return err->code;
@@ -317,6 +345,10 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
     if (oob) {
         cmp.pass = 0;
         snprintf(desc, desc_size, "%s", d);
+    }
+    if (ref_before != ref_after) {
+        cmp.pass = 0;
+        snprintf(desc, desc_size, "the kernel wrote into kgate's fp64 reference");
     }
     if (alt) {
         size_t u = strlen(desc);
@@ -377,6 +409,10 @@ static void emit_timing(const bench *b, const kg_timing *t)
             emit_sum(b, "time/escaped", t->escaped_s);
         emit_sum(b, "time/foreign", t->n_foreign);
         emit_sum(b, "time/host/median", t->host_median_s);
+        if (t->span_median_s > 0)
+            emit_sum(b, "time/span/median", t->span_median_s);
+        if (t->n_blocker_timeouts)
+            emit_sum(b, "time/blocking", t->n_blocker_timeouts);
         emit_sum(b, "time/verified", t->n_verified);
         if (t->n_persist_reset)
             emit_sum(b, "time/persist_reset", t->n_persist_reset);
@@ -468,6 +504,13 @@ static int verify_cb(void *p, int set, kg_err *err)
     kg_cmp cmp;
     int which = 0;
     char d[800];
+    uint64_t now = 0;
+    if (refs_checksum(b, set, &now, err))
+        return -1;
+    if (now != b->ref_sum[set]) {
+        snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call wrote into kgate's fp64 reference");
+        return 1;
+    }
     if (compare_outputs(b, set, &cmp, &which, err))
         return -1;
     if (!cmp.pass) {
@@ -576,6 +619,8 @@ static int run_subject(bench *b, kg_err *err)
             if (rc)
                 return kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", b->op->name,
                                   cudaGetErrorString((cudaError_t)rc));
+            if (refs_checksum(b, set, &b->ref_sum[set], err))
+                return err->code;
         }
         if (kernel) {
             tc.before = before_cb;
@@ -728,6 +773,15 @@ static int do_measure(const kg_job *j, kg_err *err)
     b.types = j->types;
     b.shape = j->shape;
     b.n_sets = 1;
+    if (j->sandbox) {
+        /* CUDA and CUPTI up first, then the file rules, then the candidate */
+        kg_err terr = {0, ""};
+        KG_CUDA(cudaSetDevice(j->device));
+        KG_CUDA(cudaFree(0));
+        kg_trace_start(&terr);
+        if (kg_sandbox_apply(0, j->scratch, KG_SANDBOX_FILES, err))
+            return err->code;
+    }
     if (j->mode == KG_JOB_KERNEL) {
         if (kg_plugin_open(j->plugin, &handle, &plug, err))
             return err->code;
@@ -807,9 +861,12 @@ int kg_worker_main(int argc, char **argv)
         return KG_EXIT_USAGE;
     }
     int have_job = read_job(&j, &err) == 0;
-    /* the sandbox goes up before the GPU is touched or a candidate loaded */
+    /* the sandbox goes up before a candidate is loaded: its process part at
+     * once, its file part (Landlock) once CUDA is up (do_measure), since the
+     * driver cannot initialize under it */
     if (have_job && j.sandbox)
-        kg_sandbox_apply(j.budget_s > 0 ? j.budget_s + 30 : 3600, j.scratch, &err);
+        kg_sandbox_apply(j.budget_s > 0 ? j.budget_s + 30 : 3600, j.scratch,
+                         KG_SANDBOX_PROCESS | (j.mode == KG_JOB_LIST ? KG_SANDBOX_FILES : 0), &err);
     {
         kg_event e = ev(KG_EV_HELLO, KG_SUBJ_NONE, NULL);
         e.pid = (long)getpid();
