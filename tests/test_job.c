@@ -222,12 +222,17 @@ static void own_clock_and_host_holds(void **state)
     kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
     assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
     assert_true(r.flags & KG_FLAG(TIMER_MISMATCH));
-    /* a legitimate 3 us kernel inside a 9 us span is not */
-    memset(&r, 0, sizeof r);
-    kg_result_set(&r, "time/gpu/median", 3e-6);
-    kg_result_set(&r, "time/span/median", 9e-6);
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
-    assert_false(r.flags & KG_FLAG(TIMER_MISMATCH));
+    /* recorded on the H200 (results/h200/verify-20261130T2112Z/): the
+     * adversarial timer_hook reported 5.46 us in a 35.7 us span; the bundled
+     * layer_norm v2 and v1 at 1024x1024 3.30 us in 9.25 and 33.3 in 40.0 */
+    const double rows[][3] = {{5.462e-6, 3.5744e-5, 1}, {3.296e-6, 9.248e-6, 0}, {3.3344e-5, 3.9968e-5, 0}};
+    for (int i = 0; i < 3; i++) {
+        memset(&r, 0, sizeof r);
+        kg_result_set(&r, "time/gpu/median", rows[i][0]);
+        kg_result_set(&r, "time/span/median", rows[i][1]);
+        kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+        assert_int_equal(!!(r.flags & KG_FLAG(TIMER_MISMATCH)), (int)rows[i][2]);
+    }
     memset(&r, 0, sizeof r);
     kg_result_set(&r, "time/gpu/median", 1e-3);
     kg_result_set(&r, "time/blocking", 1);
