@@ -1,6 +1,6 @@
 """TileLang kernels for kgate, lowered to CUDA C++ ahead of time.
 
-    /work/venv-tl/bin/python tilelang/gen.py      (any python with tilelang==0.1.15)
+    python3 tilelang/gen.py      (any python with tilelang==0.1.15)
 
 lowers every kernel below for sm_90 (no GPU needed) and writes
 

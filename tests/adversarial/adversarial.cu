@@ -15,7 +15,7 @@
 // was accepted), setsid_child (TIMEOUT: the sleeper holds the event pipe,
 // and is left behind); the control run passed every kernel (OK or SLOW).
 //
-// Classes are those of /work/shared/EVALUATORS.md ("Exploit classes"):
+// Classes are those of the project's EVALUATORS.md digest ("Exploit classes"):
 //  1 escaped stream, 3 timer tampering, 4 forged results, 5 stale output,
 //  6 input mutation / caching, 7 tampering with the expected output,
 //  9 tolerance and precision, 11 hard-coded shapes / skipped work,
