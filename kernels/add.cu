@@ -125,27 +125,6 @@ __global__ void add_v2_scalar(const T *__restrict__ x, const T *__restrict__ y, 
         z[i] = from_f<T>(to_f(x[i]) + to_f(y[i]));
 }
 
-// Blocks for a grid-stride launch of add_v2_vec<T>: one full wave (as many
-// blocks as fit on every SM at once), fewer when there are fewer tiles.
-template <typename T> static unsigned add_v2_grid(int64_t tiles)
-{
-    static int64_t wave = 0;
-    if (wave <= 0) {
-        int dev = 0, sms = 0, per_sm = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_v2_vec<T>, ADD_BLOCK, 0) !=
-                cudaSuccess ||
-            sms <= 0 || per_sm <= 0) {
-            cudaGetLastError();
-            sms = 132;
-            per_sm = 4;
-        }
-        wave = (int64_t)sms * per_sm;
-    }
-    return (unsigned)(tiles < wave ? tiles : wave);
-}
-
 template <typename T>
 static int add_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                   kgate_stream st)
@@ -163,7 +142,7 @@ static int add_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
     const int64_t nvec = aligned ? n / E : 0;
     if (nvec > 0) {
         int64_t tiles = (nvec + ADD_BLOCK * ADD_UNROLL - 1) / (ADD_BLOCK * ADD_UNROLL);
-        add_v2_vec<T><<<add_v2_grid<T>(tiles), ADD_BLOCK, 0, s>>>(
+        add_v2_vec<T><<<wave_grid<add_v2_vec<T>, ADD_BLOCK>(tiles), ADD_BLOCK, 0, s>>>(
             (const uint4 *)x, (const uint4 *)y, (uint4 *)z, nvec);
     }
     const int64_t start = nvec * E;

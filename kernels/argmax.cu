@@ -248,28 +248,6 @@ __global__ __launch_bounds__(TPR < 256 ? 256 : TPR) void am_v2_kernel(const T *x
         out[row] = a.i < 0 ? 0 : a.i; // -1: the row holds only -Inf
 }
 
-// Threads per row: enough that a thread reads at most 16 vectors of 16 bytes,
-// then more (down to 4 vectors a thread) while the rows alone would not give
-// every SM 2048 threads; 32..512.
-static int am_tpr(int64_t rows, int64_t cols, size_t elem)
-{
-    static int sms = 0;
-    if (!sms) {
-        int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            sms < 1)
-            sms = 132;
-    }
-    const int64_t nv = (cols * (int64_t)elem + 15) / 16; // 16-byte vectors a row
-    int64_t tpr = 32;
-    while (tpr < 512 && tpr * 16 < nv)
-        tpr *= 2;
-    while (tpr < 512 && tpr * 4 < nv && rows * tpr < (int64_t)sms * 2048)
-        tpr *= 2;
-    return (int)tpr;
-}
-
 template <typename T>
 static int am_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
@@ -283,23 +261,9 @@ static int am_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
         return 0;
     const T *x = (const T *)in[0].data;
     int64_t *o = (int64_t *)out[0].data;
-    switch (am_tpr(rows, cols, sizeof(T))) {
-    case 32:
-        am_v2_kernel<T, 32><<<(unsigned)((rows + 7) / 8), 256, 0, s>>>(x, o, rows, cols);
-        break;
-    case 64:
-        am_v2_kernel<T, 64><<<(unsigned)((rows + 3) / 4), 256, 0, s>>>(x, o, rows, cols);
-        break;
-    case 128:
-        am_v2_kernel<T, 128><<<(unsigned)((rows + 1) / 2), 256, 0, s>>>(x, o, rows, cols);
-        break;
-    case 256:
-        am_v2_kernel<T, 256><<<(unsigned)rows, 256, 0, s>>>(x, o, rows, cols);
-        break;
-    default:
-        am_v2_kernel<T, 512><<<(unsigned)rows, 512, 0, s>>>(x, o, rows, cols);
-        break;
-    }
+    launch_rows(rows, cols, sizeof(T), [&](auto tpr, unsigned grid, unsigned block) {
+        am_v2_kernel<T, decltype(tpr)::value><<<grid, block, 0, s>>>(x, o, rows, cols);
+    });
     KG_KERNEL_LAUNCHED(p);
     return 0;
 }

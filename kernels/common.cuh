@@ -1,11 +1,14 @@
 // Helpers shared by the bundled kernels: element conversions, DLPack
-// argument checks, block reductions, and a lazily grown scratch buffer.
+// argument checks, block reductions, a lazily grown scratch buffer, and
+// launch shapes (one wave of a grid-stride kernel, threads per row).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+
+#include <type_traits>
 
 #include <kgate/plugin.h>
 
@@ -92,20 +95,78 @@ static inline void *scratch_get(void **buf, size_t *have, size_t need)
     return *buf;
 }
 
-// Block-wide fp64 sum (reference kernels). `red` holds 32 doubles.
-__device__ __forceinline__ double block_sum_d(double v, double *red)
+// The device's SM count (132, the H200's, when it cannot be read).
+static inline int sm_count(void)
 {
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
-    __syncthreads();
-    if (lane == 0)
-        red[warp] = v;
-    __syncthreads();
-    v = lane < nw ? red[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
+    static int sms = 0;
+    if (!sms) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+            sms < 1) {
+            cudaGetLastError();
+            sms = 132;
+        }
+    }
+    return sms;
+}
+
+// Blocks for a grid-stride launch of kernel K with BLOCK threads: one full
+// wave (as many blocks as fit on every SM at once), fewer when there are
+// fewer tiles. Measured once per kernel.
+template <auto K, int BLOCK> static unsigned wave_grid(int64_t tiles)
+{
+    static int64_t wave = 0;
+    if (wave <= 0) {
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, K, BLOCK, 0) != cudaSuccess ||
+            per_sm <= 0) {
+            cudaGetLastError();
+            per_sm = 4;
+        }
+        wave = (int64_t)sm_count() * per_sm;
+    }
+    return (unsigned)(tiles < wave ? tiles : wave);
+}
+
+// Threads per row of a row-wise reduction over `cols` elements of `elem`
+// bytes: enough that a thread reads at most 16 vectors of 16 bytes, then more
+// (down to 4 vectors a thread) while the rows alone would not give every SM
+// 2048 threads; 32..512.
+static inline int row_tpr(int64_t rows, int64_t cols, size_t elem)
+{
+    const int64_t nv = (cols * (int64_t)elem + 15) / 16; // 16-byte vectors a row
+    int64_t tpr = 32;
+    while (tpr < 512 && tpr * 16 < nv)
+        tpr *= 2;
+    while (tpr < 512 && tpr * 4 < nv && rows * tpr < (int64_t)sm_count() * 2048)
+        tpr *= 2;
+    return (int)tpr;
+}
+
+// Launches a row-wise reduction templated on its threads per row (row_tpr):
+// launch(std::integral_constant<int, TPR>, grid, block). Below 256 threads a
+// row, 256-thread blocks hold 256 / TPR rows; from 256 up, a block is a row.
+template <typename L>
+static inline void launch_rows(int64_t rows, int64_t cols, size_t elem, L launch)
+{
+    switch (row_tpr(rows, cols, elem)) {
+    case 32:
+        launch(std::integral_constant<int, 32>(), (unsigned)((rows + 7) / 8), 256u);
+        break;
+    case 64:
+        launch(std::integral_constant<int, 64>(), (unsigned)((rows + 3) / 4), 256u);
+        break;
+    case 128:
+        launch(std::integral_constant<int, 128>(), (unsigned)((rows + 1) / 2), 256u);
+        break;
+    case 256:
+        launch(std::integral_constant<int, 256>(), (unsigned)rows, 256u);
+        break;
+    default:
+        launch(std::integral_constant<int, 512>(), (unsigned)rows, 512u);
+        break;
+    }
 }
 
 // Exports a kernels/<op>.cu file's variant table to the bundled candidate:

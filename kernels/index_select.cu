@@ -10,15 +10,10 @@
 //            elements apart in out and scattered in src, so every warp access
 //            is 32 separate sectors for 64 or 128 useful bytes (and only I
 //            threads exist: a few blocks for the presets).
-// v2 fast:   one warp per segment of an output row (up to 128 16-byte chunks,
-//            2 KiB), 8 warps a block, as many blocks as segments need: each
-//            lane has up to 4 independent 16-byte loads in flight before it
-//            stores them with streaming hints, every warp access is 512
-//            contiguous bytes, and the index is read once per segment.
-//            Rows whose byte length is not a multiple of 16, or pointers not
-//            16-byte aligned, take a warp-per-row kernel with scalar
-//            (still coalesced) accesses.
-#include "common.cuh"
+// v2 fast:   the row gather of gather.cuh (shared with embedding): a warp per
+//            segment of an output row, 4 x 16-byte loads in flight per lane,
+//            streaming stores; unaligned rows take a warp-per-row kernel.
+#include "gather.cuh"
 
 template <typename T, typename I>
 static bool isel_args_ok(const DLTensor *in, int nin, const DLTensor *out, int nout)
@@ -67,107 +62,18 @@ static int isel_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const k
     return 0;
 }
 
-// ---------------------------------------------------------------- v2 fast
-#define ISEL_BLOCK 256
-#define ISEL_WARPS (ISEL_BLOCK / 32)
-#define ISEL_UNROLL 4
-#define ISEL_SEG (32 * ISEL_UNROLL) // 16-byte chunks a warp copies per unit
-
-// A 16-byte vector of NaNs of type T.
-template <typename T> __device__ __forceinline__ uint4 isel_nan_vec()
-{
-    uint4 v;
-    T *e = reinterpret_cast<T *>(&v);
-#pragma unroll
-    for (int k = 0; k < (int)(16 / sizeof(T)); k++)
-        e[k] = from_f<T>(NAN);
-    return v;
-}
-
-// Rows of dv 16-byte chunks; a unit is segment u % segs of output row u / segs.
-template <typename T, typename I>
-__global__ __launch_bounds__(ISEL_BLOCK) void isel_v2_vec(const uint4 *__restrict__ src,
-                                                          const I *__restrict__ idx,
-                                                          uint4 *__restrict__ out, int64_t rows,
-                                                          int64_t dv, int64_t segs, int64_t units)
-{
-    const int lane = threadIdx.x % 32;
-    const int64_t nwarps = (int64_t)gridDim.x * ISEL_WARPS;
-    for (int64_t u = blockIdx.x * (int64_t)ISEL_WARPS + threadIdx.x / 32; u < units;
-         u += nwarps) {
-        const int64_t i = u / segs, c0 = (u - i * segs) * ISEL_SEG + lane;
-        const int64_t k = (int64_t)__ldg(idx + i); // one address for the warp: a broadcast
-        const bool ok = k >= 0 && k < rows;
-        const uint4 *r = src + (ok ? k : 0) * dv;
-        uint4 *o = out + i * dv;
-        uint4 v[ISEL_UNROLL];
-#pragma unroll
-        for (int q = 0; q < ISEL_UNROLL; q++) {
-            const int64_t c = c0 + q * 32;
-            v[q] = isel_nan_vec<T>();
-            if (ok && c < dv)
-                v[q] = __ldg(r + c);
-        }
-#pragma unroll
-        for (int q = 0; q < ISEL_UNROLL; q++) {
-            const int64_t c = c0 + q * 32;
-            if (c < dv)
-                __stcs(o + c, v[q]);
-        }
-    }
-}
-
-// Any row length and alignment: one warp per output row, lanes on
-// consecutive elements.
-template <typename T, typename I>
-__global__ __launch_bounds__(ISEL_BLOCK) void isel_v2_scalar(const T *__restrict__ src,
-                                                             const I *__restrict__ idx,
-                                                             T *__restrict__ out, int64_t rows,
-                                                             int64_t d, int64_t n)
-{
-    const int lane = threadIdx.x % 32;
-    const int64_t nwarps = (int64_t)gridDim.x * ISEL_WARPS;
-    for (int64_t i = blockIdx.x * (int64_t)ISEL_WARPS + threadIdx.x / 32; i < n; i += nwarps) {
-        const int64_t k = (int64_t)__ldg(idx + i);
-        const bool ok = k >= 0 && k < rows;
-        const T *r = src + (ok ? k : 0) * d;
-        T *o = out + i * d;
-        for (int64_t j = lane; j < d; j += 32)
-            o[j] = ok ? r[j] : from_f<T>(NAN);
-    }
-}
-
-// Blocks of ISEL_WARPS warps for `units` warp-sized pieces of work: one
-// piece a warp (the block scheduler balances the SMs), capped far above any
-// preset; the kernels loop when capped.
-static unsigned isel_blocks(int64_t units)
-{
-    int64_t b = (units + ISEL_WARPS - 1) / ISEL_WARPS;
-    return (unsigned)(b < (1 << 24) ? b : (1 << 24));
-}
-
+// ---------------------------------------------------------------- v2 fast (gather.cuh)
 template <typename T, typename I>
 static int isel_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                    kgate_stream st)
 {
     if (!isel_args_ok<T, I>(in, nin, out, nout))
         return kernel_fail(p, 1, "index_select v2: expected src[S,D], idx[I] -> out[I,D]");
-    cudaStream_t s = (cudaStream_t)st;
-    const int64_t rows = in[0].shape[0], d = in[0].shape[1], n = in[1].shape[0];
-    const T *src = (const T *)in[0].data;
-    const I *idx = (const I *)in[1].data;
-    T *o = (T *)out[0].data;
+    const int64_t n = in[1].shape[0], d = in[0].shape[1];
     if (n == 0 || d == 0)
         return 0;
-    const bool vec = (d * (int64_t)sizeof(T)) % 16 == 0 &&
-                     (((uintptr_t)src | (uintptr_t)o) & 15) == 0;
-    if (vec) {
-        const int64_t dv = d * (int64_t)sizeof(T) / 16, segs = (dv + ISEL_SEG - 1) / ISEL_SEG;
-        isel_v2_vec<T, I><<<isel_blocks(n * segs), ISEL_BLOCK, 0, s>>>(
-            (const uint4 *)src, idx, (uint4 *)o, rows, dv, segs, n * segs);
-    } else {
-        isel_v2_scalar<T, I><<<isel_blocks(n), ISEL_BLOCK, 0, s>>>(src, idx, o, rows, d, n);
-    }
+    gather_v2((const T *)in[0].data, (const I *)in[1].data, (T *)out[0].data, in[0].shape[0], d, n,
+              (cudaStream_t)st);
     KG_KERNEL_LAUNCHED(p);
     return 0;
 }

@@ -113,27 +113,6 @@ __global__ void lrelu_v2_scalar(const T *__restrict__ x, T *__restrict__ y, int6
         y[i] = lrelu_one(x[i], slope);
 }
 
-// Blocks for a grid-stride launch of lrelu_v2_vec<T>: one full wave (as many
-// blocks as fit on every SM at once), fewer when there are fewer tiles.
-template <typename T> static unsigned lrelu_v2_grid(int64_t tiles)
-{
-    static int64_t wave = 0;
-    if (wave <= 0) {
-        int dev = 0, sms = 0, per_sm = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lrelu_v2_vec<T>, LRELU_BLOCK,
-                                                          0) != cudaSuccess ||
-            sms <= 0 || per_sm <= 0) {
-            cudaGetLastError();
-            sms = 132;
-            per_sm = 4;
-        }
-        wave = (int64_t)sms * per_sm;
-    }
-    return (unsigned)(tiles < wave ? tiles : wave);
-}
-
 template <typename T>
 static int leaky_relu_v2(const DLTensor *in, int nin, DLTensor *out, int nout,
                          const kgate_params *p, kgate_stream st)
@@ -152,8 +131,8 @@ static int leaky_relu_v2(const DLTensor *in, int nin, DLTensor *out, int nout,
     const int64_t nvec = aligned ? n / E : 0;
     if (nvec > 0) {
         int64_t tiles = (nvec + LRELU_BLOCK * LRELU_UNROLL - 1) / (LRELU_BLOCK * LRELU_UNROLL);
-        lrelu_v2_vec<T><<<lrelu_v2_grid<T>(tiles), LRELU_BLOCK, 0, s>>>((const uint4 *)x,
-                                                                        (uint4 *)y, nvec, slope);
+        lrelu_v2_vec<T><<<wave_grid<lrelu_v2_vec<T>, LRELU_BLOCK>(tiles), LRELU_BLOCK, 0, s>>>(
+            (const uint4 *)x, (uint4 *)y, nvec, slope);
     }
     const int64_t start = nvec * E;
     if (start < n) {

@@ -170,31 +170,6 @@ __global__ __launch_bounds__(MT_BLOCK) void mt_v2_scalar(const T *__restrict__ x
     }
 }
 
-// Blocks for a grid-stride loop: one wave (as many blocks as fit on the SMs
-// at once), fewer when there are fewer tiles.
-template <typename T, bool VEC> static unsigned mt_v2_grid(int64_t tiles)
-{
-    static int64_t wave = 0;
-    if (wave <= 0) {
-        int dev = 0, sms = 0, per_sm = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        if (e == cudaSuccess)
-            e = VEC ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mt_v2_tiled<T>,
-                                                                    MT_BLOCK, 0)
-                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mt_v2_scalar<T>,
-                                                                    MT_BLOCK, 0);
-        if (e != cudaSuccess || sms <= 0 || per_sm <= 0) {
-            cudaGetLastError();
-            sms = 132;
-            per_sm = 4;
-        }
-        wave = (int64_t)sms * per_sm;
-    }
-    return (unsigned)(tiles < wave ? tiles : wave);
-}
-
 template <typename T>
 static int mt_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
@@ -214,11 +189,13 @@ static int mt_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     if (vec) {
         const int64_t tc = (cols + MT_TILE - 1) / MT_TILE,
                       nt = tc * ((rows + MT_TILE - 1) / MT_TILE);
-        mt_v2_tiled<T><<<mt_v2_grid<T, true>(nt), MT_BLOCK, 0, s>>>(x, y, rows, cols, tc, nt);
+        mt_v2_tiled<T>
+            <<<wave_grid<mt_v2_tiled<T>, MT_BLOCK>(nt), MT_BLOCK, 0, s>>>(x, y, rows, cols, tc, nt);
     } else {
         const int64_t tc = (cols + MT_SMALL - 1) / MT_SMALL,
                       nt = tc * ((rows + MT_SMALL - 1) / MT_SMALL);
-        mt_v2_scalar<T><<<mt_v2_grid<T, false>(nt), MT_BLOCK, 0, s>>>(x, y, rows, cols, tc, nt);
+        mt_v2_scalar<T>
+            <<<wave_grid<mt_v2_scalar<T>, MT_BLOCK>(nt), MT_BLOCK, 0, s>>>(x, y, rows, cols, tc, nt);
     }
     KG_KERNEL_LAUNCHED(p);
     return 0;

@@ -109,27 +109,6 @@ __global__ void mul_v2_scalar(const T *__restrict__ x, const T *__restrict__ y, 
         z[i] = from_f<T>(to_f(x[i]) * to_f(y[i]));
 }
 
-// Blocks for a grid-stride launch of mul_v2_vec<T>: one full wave (as many
-// blocks as fit on every SM at once), fewer when there are fewer tiles.
-template <typename T> static unsigned mul_v2_grid(int64_t tiles)
-{
-    static int64_t wave = 0;
-    if (wave <= 0) {
-        int dev = 0, sms = 0, per_sm = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mul_v2_vec<T>, MUL_BLOCK, 0) !=
-                cudaSuccess ||
-            sms <= 0 || per_sm <= 0) {
-            cudaGetLastError();
-            sms = 132;
-            per_sm = 4;
-        }
-        wave = (int64_t)sms * per_sm;
-    }
-    return (unsigned)(tiles < wave ? tiles : wave);
-}
-
 template <typename T>
 static int mul_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                   kgate_stream st)
@@ -147,7 +126,7 @@ static int mul_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
     const int64_t nvec = aligned ? n / E : 0;
     if (nvec > 0) {
         int64_t tiles = (nvec + MUL_BLOCK * MUL_UNROLL - 1) / (MUL_BLOCK * MUL_UNROLL);
-        mul_v2_vec<T><<<mul_v2_grid<T>(tiles), MUL_BLOCK, 0, s>>>(
+        mul_v2_vec<T><<<wave_grid<mul_v2_vec<T>, MUL_BLOCK>(tiles), MUL_BLOCK, 0, s>>>(
             (const uint4 *)x, (const uint4 *)y, (uint4 *)z, nvec);
     }
     const int64_t start = nvec * E;

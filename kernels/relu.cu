@@ -107,27 +107,6 @@ __global__ void relu_v2_scalar(const T *__restrict__ x, T *__restrict__ y, int64
         y[i] = relu_one(x[i]);
 }
 
-// Blocks for a grid-stride launch of relu_v2_vec<T>: one full wave (as many
-// blocks as fit on every SM at once), fewer when there are fewer tiles.
-template <typename T> static unsigned relu_v2_grid(int64_t tiles)
-{
-    static int64_t wave = 0;
-    if (wave <= 0) {
-        int dev = 0, sms = 0, per_sm = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, relu_v2_vec<T>, RELU_BLOCK, 0) !=
-                cudaSuccess ||
-            sms <= 0 || per_sm <= 0) {
-            cudaGetLastError();
-            sms = 132;
-            per_sm = 4;
-        }
-        wave = (int64_t)sms * per_sm;
-    }
-    return (unsigned)(tiles < wave ? tiles : wave);
-}
-
 template <typename T>
 static int relu_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                    kgate_stream st)
@@ -145,8 +124,8 @@ static int relu_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const k
     const int64_t nvec = aligned ? n / E : 0;
     if (nvec > 0) {
         int64_t tiles = (nvec + RELU_BLOCK * RELU_UNROLL - 1) / (RELU_BLOCK * RELU_UNROLL);
-        relu_v2_vec<T>
-            <<<relu_v2_grid<T>(tiles), RELU_BLOCK, 0, s>>>((const uint4 *)x, (uint4 *)y, nvec);
+        relu_v2_vec<T><<<wave_grid<relu_v2_vec<T>, RELU_BLOCK>(tiles), RELU_BLOCK, 0, s>>>(
+            (const uint4 *)x, (uint4 *)y, nvec);
     }
     const int64_t start = nvec * E;
     if (start < n) {

@@ -140,27 +140,6 @@ __global__ void swiglu_v2_scalar(const T *__restrict__ a, const T *__restrict__ 
         y[i] = from_f<T>(swiglu_v2_one(to_f(a[i]), to_f(b[i])));
 }
 
-// Blocks for a grid-stride launch of swiglu_v2_vec<T>: one full wave (as many
-// blocks as fit on every SM at once), fewer when there are fewer tiles.
-template <typename T> static unsigned swiglu_v2_grid(int64_t tiles)
-{
-    static int64_t wave = 0;
-    if (wave <= 0) {
-        int dev = 0, sms = 0, per_sm = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, swiglu_v2_vec<T>, SWIGLU_BLOCK,
-                                                          0) != cudaSuccess ||
-            sms <= 0 || per_sm <= 0) {
-            cudaGetLastError();
-            sms = 132;
-            per_sm = 4;
-        }
-        wave = (int64_t)sms * per_sm;
-    }
-    return (unsigned)(tiles < wave ? tiles : wave);
-}
-
 template <typename T>
 static int swiglu_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                      kgate_stream st)
@@ -179,8 +158,9 @@ static int swiglu_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const
     const int64_t nvec = aligned ? n / E : 0;
     if (nvec > 0) {
         int64_t tiles = (nvec + SWIGLU_BLOCK * SWIGLU_UNROLL - 1) / (SWIGLU_BLOCK * SWIGLU_UNROLL);
-        swiglu_v2_vec<T><<<swiglu_v2_grid<T>(tiles), SWIGLU_BLOCK, 0, s>>>(
-            (const uint4 *)a, (const uint4 *)b, (uint4 *)y, nvec);
+        swiglu_v2_vec<T>
+            <<<wave_grid<swiglu_v2_vec<T>, SWIGLU_BLOCK>(tiles), SWIGLU_BLOCK, 0, s>>>(
+                (const uint4 *)a, (const uint4 *)b, (uint4 *)y, nvec);
     }
     const int64_t start = nvec * E;
     if (start < n) {

@@ -21,7 +21,7 @@ while read -r kernel op dtype shape extents regex; do
 done <<'LIST'
 layer_norm_v2_bf16 layer_norm bf16 small 1024,1024 ^ln_v2_kernel$
 softmax_v2_fp16 softmax fp16 small 1024,4096 ^sm_v2_kernel$
-index_select_v2_fp16 index_select fp16 large 65536,2048,4096 ^isel_v2_vec$
+index_select_v2_fp16 index_select fp16 large 65536,2048,4096 ^gather_v2_vec$
 layer_norm_v2_bf16 layer_norm bf16 large 8192,8192 ^ln_v2_kernel$
 softmax_v2_fp16 softmax fp16 large 4096,32768 ^sm_v2_kernel$
 matmul_v2_fp16 matmul fp16 large 8192,8192,8192 ^kernel$

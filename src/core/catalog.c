@@ -288,14 +288,6 @@ int kg_op_check_scalars(const kg_op *op, const char *kernel, const char *list, k
     return 0;
 }
 
-static unsigned long long next_rand(unsigned long long *x)
-{
-    unsigned long long z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3])
 {
     const kg_preset *small = kg_preset_find(op, "small");
@@ -307,14 +299,14 @@ int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3])
         for (int i = 0; i < base->n; i++) {
             int64_t d = base->d[i], v;
             if (k == 0) {
-                v = d - 1 - (int64_t)(next_rand(&x) % 13);
+                v = d - 1 - (int64_t)(kg_splitmix64(&x) % 13);
                 v = v < 1 ? 1 : v;
                 if (v % 2 == 0)
                     v = v > 1 ? v - 1 : 1;
             } else if (k == 1) {
-                v = 1 + (int64_t)(next_rand(&x) % 7);
+                v = 1 + (int64_t)(kg_splitmix64(&x) % 7);
             } else {
-                v = d + 1 + (int64_t)(next_rand(&x) % (uint64_t)d);
+                v = d + 1 + (int64_t)(kg_splitmix64(&x) % (uint64_t)d);
             }
             out[k].d[i] = v;
         }

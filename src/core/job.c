@@ -441,6 +441,17 @@ out:
     return stop;
 }
 
+/* Why a list or library job gave no answer: the protocol violation, the
+ * deadline, the signal, or the last line of stderr (`none` without one). */
+static const char *worker_failure(const job_state *js, const kg_child *ch, const char *none)
+{
+    return js->violation[0] ? js->violation
+           : ch->timed_out  ? "no answer within the time limit"
+           : ch->signaled   ? strsignal(ch->sig)
+           : ch->stderr_tail[0] ? ch->stderr_tail
+                                : none;
+}
+
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err)
 {
@@ -508,12 +519,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         if (!js.table || js.violation[0] || ch.timed_out || ch.signaled || !js.done) {
             free(js.table);
             return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: loading it did not give a kernel table: %s",
-                              job->plugin,
-                              js.violation[0] ? js.violation
-                              : ch.timed_out  ? "no answer within the time limit"
-                              : ch.signaled   ? strsignal(ch.sig)
-                              : ch.stderr_tail[0] ? ch.stderr_tail
-                                                  : "the worker exited without one");
+                              job->plugin, worker_failure(&js, &ch, "the worker exited without one"));
         }
         if (table) {
             *table = js.table;
@@ -531,11 +537,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         }
         if (js.violation[0] || ch.timed_out || ch.signaled || !js.done)
             return kg_err_set(err, KG_EXIT_ENV, "the library measurement of %s failed: %s",
-                              job->op->name,
-                              js.violation[0] ? js.violation
-                              : ch.timed_out  ? "no answer within the time limit"
-                              : ch.signaled   ? strsignal(ch.sig)
-                                              : ch.stderr_tail);
+                              job->op->name, worker_failure(&js, &ch, ""));
         return 0;
     }
     if (js.fatal.code && !js.crashed && !js.incorrect) {

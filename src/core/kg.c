@@ -100,6 +100,14 @@ void kg_self_dir(char *buf, size_t size)
     snprintf(buf, size, "%s", p[0] ? dirname(p) : "");
 }
 
+unsigned long long kg_splitmix64(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 unsigned long long kg_random64(void)
 {
     unsigned long long v = 0;

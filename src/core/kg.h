@@ -73,6 +73,9 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
  * Returns 0, or KG_EXIT_IO with a message naming the file. */
 int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
 
+/* splitmix64: the next value of the sequence whose state is *state, which
+ * it advances; a fixed seed gives a fixed sequence. */
+unsigned long long kg_splitmix64(unsigned long long *state);
 /* 64-bit values nobody can predict (/dev/urandom; a time-based fallback). */
 unsigned long long kg_random64(void);
 /* size - 1 random hex digits and a NUL into buf. */

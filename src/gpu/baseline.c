@@ -1,7 +1,11 @@
-/* The table of library paths: one row a path, found by name. */
+/* The table of library paths: one row a path, found by name; and the trial
+ * run every setup makes. */
 #include "baseline.h"
 
+#include <cuda_runtime_api.h>
 #include <string.h>
+
+#include "check.h"
 
 extern const kg_baseline kg_baseline_cublaslt, kg_baseline_cudnn_softmax,
     kg_baseline_cudnn_layer_norm;
@@ -55,4 +59,24 @@ const kg_baseline *kg_baseline_find(const char *name)
         if (strcmp(table[i]->name, name) == 0)
             return table[i];
     return NULL;
+}
+
+int kg_baseline_trial(int (*launch)(void *ctx, kgate_stream s, kg_err *err), void *ctx,
+                      kgate_stream s, kg_err *err)
+{
+    if (launch(ctx, s, err))
+        return err->code;
+    KG_CUDA(cudaStreamSynchronize((cudaStream_t)s));
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+int64_t kg_divisor_upto(int64_t n, int64_t cap)
+{
+    for (int64_t d = n < cap ? n : cap; d > 1; d--)
+        if (n % d == 0)
+            return d;
+    return 1;
 }

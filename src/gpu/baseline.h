@@ -35,6 +35,16 @@ typedef struct kg_baseline {
     void (*teardown)(void *ctx);
 } kg_baseline;
 
+/* Runs launch(ctx) once on s and waits for it: a setup() calls it so that
+ * a refusal of the library shows at setup ("cannot run this case here"),
+ * not inside the timed loop. Returns err->code. */
+int kg_baseline_trial(int (*launch)(void *ctx, kgate_stream s, kg_err *err), void *ctx,
+                      kgate_stream s, kg_err *err);
+
+/* The largest divisor of n that is at most cap (1 when there is none): how
+ * the element-wise paths split a long vector into a 2-D view. */
+int64_t kg_divisor_upto(int64_t n, int64_t cap);
+
 /* The path named `name` (operators name theirs in op->baselines), or NULL.
  * The table is in baseline.c, one row a path. */
 const kg_baseline *kg_baseline_find(const char *name);

@@ -24,6 +24,11 @@
 #define LT_WORKSPACE (64u << 20)
 #define LT_ALGOS 8
 
+static cudaDataType_t lt_type(kg_dtype dt)
+{
+    return dt == KG_FP16 ? CUDA_R_16F : dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
 typedef struct lt_ctx {
     cublasLtHandle_t h;
     cublasLtMatmulDesc_t op;
@@ -35,17 +40,23 @@ typedef struct lt_ctx {
     float alpha, beta;
 } lt_ctx;
 
+static void lt_layouts_destroy(cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                               cublasLtMatrixLayout_t lc)
+{
+    if (la)
+        cublasLtMatrixLayoutDestroy(la);
+    if (lb)
+        cublasLtMatrixLayoutDestroy(lb);
+    if (lc)
+        cublasLtMatrixLayoutDestroy(lc);
+}
+
 static void lt_teardown(void *p)
 {
     lt_ctx *c = p;
     if (!c)
         return;
-    if (c->la)
-        cublasLtMatrixLayoutDestroy(c->la);
-    if (c->lb)
-        cublasLtMatrixLayoutDestroy(c->lb);
-    if (c->lc)
-        cublasLtMatrixLayoutDestroy(c->lc);
+    lt_layouts_destroy(c->la, c->lb, c->lc);
     if (c->op)
         cublasLtMatmulDescDestroy(c->op);
     if (c->h)
@@ -85,7 +96,7 @@ static int lt_prepare(kg_dtype dt, int64_t m, int64_t n, int64_t k, const void *
     double best_t = 1e30;
     if (!c)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
-    cudaDataType_t t = dt == KG_FP16 ? CUDA_R_16F : dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cudaDataType_t t = lt_type(dt);
     cublasComputeType_t ct = dt == KG_FP32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     c->A = A;
     c->B = B;
@@ -211,12 +222,7 @@ static void tf_teardown(void *p)
     tf_ctx *c = p;
     if (!c)
         return;
-    if (c->la)
-        cublasLtMatrixLayoutDestroy(c->la);
-    if (c->lb)
-        cublasLtMatrixLayoutDestroy(c->lb);
-    if (c->lc)
-        cublasLtMatrixLayoutDestroy(c->lc);
+    lt_layouts_destroy(c->la, c->lb, c->lc);
     if (c->d)
         cublasLtMatrixTransformDescDestroy(c->d);
     if (c->h)
@@ -234,11 +240,6 @@ out:
     return err->code;
 }
 
-static cudaDataType_t lt_type(kg_dtype dt)
-{
-    return dt == KG_FP16 ? CUDA_R_16F : dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
-
 /* The context with its handle and an fp32-scale transform descriptor. */
 static int tf_begin(kg_dtype dt, tf_ctx **out, kg_err *err)
 {
@@ -251,18 +252,6 @@ static int tf_begin(kg_dtype dt, tf_ctx **out, kg_err *err)
                           kg_dtype_name(dt));
     KG_CUBLAS(cublasLtCreate(&c->h));
     KG_CUBLAS(cublasLtMatrixTransformDescCreate(&c->d, CUDA_R_32F));
-    return 0;
-out:
-    return err->code;
-}
-
-/* Runs the call once and waits: a refusal shows here, at setup. */
-static int tf_trial(tf_ctx *c, kgate_stream s, kg_err *err)
-{
-    if (tf_launch(c, s, err))
-        return err->code;
-    KG_CUDA(cudaStreamSynchronize((cudaStream_t)s));
-    KG_CUDA(cudaGetLastError());
     return 0;
 out:
     return err->code;
@@ -291,7 +280,7 @@ static int transpose_setup(const kg_op *op, const DLTensor *in, DLTensor *out,
     c->C = out[0].data;
     c->alpha = 1.0f;
     c->beta = 0.0f;
-    if (tf_trial(c, s, err))
+    if (kg_baseline_trial(tf_launch, c, s, err))
         goto out;
     snprintf(note, note_size,
              "cublasLtMatrixTransform, transa T, alpha 1, beta 0 (no B), fp32 scale, column-major "
@@ -311,12 +300,7 @@ static int geam_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const 
     (void)p;
     tf_ctx *c = NULL;
     kg_dtype dt = kg_tensor_dtype(&in[0]);
-    int64_t n = kg_tensor_numel(&in[0]), m = 1;
-    for (int64_t d = n < 16384 ? n : 16384; d > 1; d--)
-        if (n % d == 0) {
-            m = d;
-            break;
-        }
+    int64_t n = kg_tensor_numel(&in[0]), m = kg_divisor_upto(n, 16384);
     if (tf_begin(dt, &c, err))
         goto out;
     KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
@@ -327,7 +311,7 @@ static int geam_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const 
     c->C = out[0].data;
     c->alpha = 1.0f;
     c->beta = 1.0f;
-    if (tf_trial(c, s, err))
+    if (kg_baseline_trial(tf_launch, c, s, err))
         goto out;
     snprintf(note, note_size,
              "cublasLtMatrixTransform C = A + B (alpha = beta = 1, fp32 scale), column-major "

@@ -241,15 +241,6 @@ static void pw_teardown(void *p)
     free(c);
 }
 
-/* The largest divisor of n that is at most cap. */
-static int64_t divisor_upto(int64_t n, int64_t cap)
-{
-    for (int64_t d = n < cap ? n : cap; d > 1; d--)
-        if (n % d == 0)
-            return d;
-    return 1;
-}
-
 /* What an attempt asked of a RELU_FWD beyond mode and slope. */
 enum { PW_ASK_NAN = 1, PW_ASK_UPPER = 2 };
 
@@ -312,7 +303,7 @@ static int pw_setup(const DLTensor *in, DLTensor *out, int n_in, cudnnPointwiseM
     pw_ctx *c = NULL;
     kg_dtype dt = kg_tensor_dtype(&in[0]);
     int64_t n = kg_tensor_numel(&in[0]);
-    int64_t cols = in[0].ndim >= 2 ? in[0].shape[in[0].ndim - 1] : divisor_upto(n, 16384);
+    int64_t cols = in[0].ndim >= 2 ? in[0].shape[in[0].ndim - 1] : kg_divisor_upto(n, 16384);
     int64_t rows = cols > 0 ? n / cols : 0;
     char why[4][200] = {"", "", "", ""};
     char what[64];

@@ -106,18 +106,6 @@ out:
     return err->code;
 }
 
-/* Runs the call once and waits: a refusal shows here, at setup. */
-static int lg_trial(lg_ctx *c, kgate_stream s, kg_err *err)
-{
-    if (lg_launch(c, s, err))
-        return err->code;
-    KG_CUDA(cudaStreamSynchronize((cudaStream_t)s));
-    KG_CUDA(cudaGetLastError());
-    return 0;
-out:
-    return err->code;
-}
-
 /* Loads cuDNN, makes the context and its handle; rows x cols is input 0
  * with its last extent as columns. */
 static int lg_begin(lg_kind kind, const DLTensor *in, lg_ctx **out_c, kg_err *err)
@@ -149,22 +137,13 @@ out:
     return err->code;
 }
 
-/* The largest divisor of n that is at most cap. */
-static int64_t divisor_upto(int64_t n, int64_t cap)
-{
-    for (int64_t d = n < cap ? n : cap; d > 1; d--)
-        if (n % d == 0)
-            return d;
-    return 1;
-}
-
 /* Element-wise paths: tries the natural NCHW view, then a split one. */
 static int lg_elementwise(lg_ctx *c, const DLTensor *in, kgate_stream s, const char *what,
                           char *note, size_t note_size, kg_err *err)
 {
     kg_dtype dt = kg_tensor_dtype(&in[0]);
     int64_t n = c->rows * c->cols;
-    int64_t k = divisor_upto(n, 16384);
+    int64_t k = kg_divisor_upto(n, 16384);
     int dims[2][2] = {{in[0].ndim >= 2 ? (int)c->rows : 1, in[0].ndim >= 2 ? (int)c->cols : (int)n},
                       {(int)(n / k), (int)k}};
     char why[2][300] = {"", ""};
@@ -178,7 +157,7 @@ static int lg_elementwise(lg_ctx *c, const DLTensor *in, kgate_stream s, const c
                      dims[v][0], dims[v][1]);
             continue;
         }
-        if (lg_trial(c, s, &e2) == 0) {
+        if (kg_baseline_trial(lg_launch, c, s, &e2) == 0) {
             snprintf(note, note_size, "%s, cuDNN %zu, float compute, NCHW [%d,%d,1,1]", what,
                      DN->cudnnGetVersion(), dims[v][0], dims[v][1]);
             return 0;
@@ -266,7 +245,7 @@ static int log_softmax_setup(const kg_op *op, const DLTensor *in, DLTensor *out,
     c->z = out[0].data;
     KG_CUDNN(DN->cudnnSetTensor4dDescriptor(c->a, CUDNN_TENSOR_NCHW, kg_cudnn_type(dt), (int)c->rows,
                                             (int)c->cols, 1, 1));
-    if (lg_trial(c, s, err))
+    if (kg_baseline_trial(lg_launch, c, s, err))
         goto out;
     snprintf(note, note_size, "cudnnSoftmaxForward (log, instance), cuDNN %zu, NCHW [%lld,%lld,1,1]",
              DN->cudnnGetVersion(), (long long)c->rows, (long long)c->cols);
@@ -321,7 +300,7 @@ static int reduce_setup(cudnnReduceTensorOp_t rop, int argmax, const char *what,
         KG_CUDA(cudaMalloc(&c->ws, c->ws_size));
     if (c->idx_size)
         KG_CUDA(cudaMalloc(&c->idx, c->idx_size));
-    if (lg_trial(c, s, err))
+    if (kg_baseline_trial(lg_launch, c, s, err))
         goto out;
     snprintf(note, note_size,
              "%s, cuDNN %zu, float compute, [%lld,%lld,1,1] -> [%lld,1,1,1], workspace %zu B%s",
@@ -383,7 +362,7 @@ static int transform_setup(const kg_op *op, const DLTensor *in, DLTensor *out,
         KG_CUDNN(DN->cudnnSetTensorNdDescriptor(c->a, kg_cudnn_type(dt), 4, dims, src));
         KG_CUDNN(DN->cudnnSetTensorNdDescriptor(c->c, kg_cudnn_type(dt), 4, dims, dst));
     }
-    if (lg_trial(c, s, err))
+    if (kg_baseline_trial(lg_launch, c, s, err))
         goto out;
     snprintf(note, note_size,
              "cudnnTransformTensor, cuDNN %zu, [%lld,%lld,1,1] strides (%lld,1,1,1) -> strides "

@@ -153,7 +153,7 @@ __global__ void fill_uniform(T *p, int64_t n, double lo, double hi, uint64_t see
 // The `large` distribution's magnitude: far past where exp overflows in fp32
 // (88) and in fp16 (11), within half of fp16's largest value, and small
 // enough that x * log2(e) stays finite in fp32.
-template <typename T> struct large_mag { static constexpr double v = 16384.0; };
+static constexpr double LARGE_MAG = 16384.0;
 
 template <typename T>
 __global__ void fill_dist(T *p, int64_t n, int dist, double lo, double hi, int64_t cols, uint64_t seed)
@@ -163,7 +163,7 @@ __global__ void fill_dist(T *p, int64_t n, int dist, double lo, double hi, int64
     curandStatePhilox4_32_10_t st;
     curand_init(seed, (unsigned long long)i, 0, &st);
     const double w = hi - lo, m = fmax(fabs(lo), fabs(hi)) / 4;
-    const double big = large_mag<T>::v / fmax(fabs(lo), fabs(hi));
+    const double big = LARGE_MAG / fmax(fabs(lo), fabs(hi));
     for (; i < n; i += stride) {
         double u = (double)curand_uniform(&st), v;
         int64_t c = i % cols;

@@ -114,6 +114,43 @@ out:
     return err->code;
 }
 
+// Queues a read of the flush buffer: L2 then holds only its clean lines.
+static int queue_read_flush(cudaStream_t s, kg_err *err)
+{
+    read_flush<<<T.sms * 4, 512, 0, s>>>((const uint4 *)T.flush, T.flush_bytes / 16,
+                                         (unsigned *)((char *)T.flush + T.flush_bytes));
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+// Queues the blocking kernel: the stream holds until the host sets the flag
+// (or 1 s passes), so that the launches queued behind it start together.
+static int queue_blocker(cudaStream_t s, kg_err *err)
+{
+    T.flag_host[0] = 0;
+    T.flag_host[1] = 0;
+    __sync_synchronize();
+    block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev, T.probe_dev + 3);
+    KG_CUDA(cudaGetLastError());
+    return 0;
+out:
+    return err->code;
+}
+
+// The median of vals[i] over the kept samples (samples[i] >= 0), only the
+// positive values when `positive`; compacts vals. 0 when there is none.
+static double kept_median(const double *samples, double *vals, int n, int positive)
+{
+    int m = 0;
+    kg_stats st;
+    for (int i = 0; i < n; i++)
+        if (samples[i] >= 0 && (!positive || vals[i] > 0))
+            vals[m++] = vals[i];
+    return kg_stats_compute(vals, m, &st) == 0 ? st.median : 0;
+}
+
 extern "C" void kg_timer_defaults(kg_timer_cfg *c)
 {
     kg_stop_defaults(&c->stop);
@@ -152,15 +189,6 @@ static int reset_persisting(cudaStream_t s)
     cudaCtxResetPersistingL2Cache();
     cudaGetLastError(); // none of this may leave a sticky error for the subject
     return found;
-}
-
-// splitmix64: which samples are re-checked
-static unsigned long long mix(unsigned long long x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
 }
 
 // Times a CUDA graph of `n` back-to-back launches; returns the mean per launch.
@@ -244,18 +272,10 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     for (int i = 0; i < cfg->warmup; i++) {
         if (cfg->before && cfg->before(ctx, i % n_sets, st, err))
             goto out;
-        if (i > 0 && cfg->flush == KG_FLUSH_READ) {
-            read_flush<<<T.sms * 4, 512, 0, s>>>((const uint4 *)T.flush, T.flush_bytes / 16,
-                                                 (unsigned *)((char *)T.flush + T.flush_bytes));
-            KG_CUDA(cudaGetLastError());
-        }
-        if (i > 0) {
-            T.flag_host[0] = 0;
-            T.flag_host[1] = 0;
-            __sync_synchronize();
-            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev, T.probe_dev + 3);
-            KG_CUDA(cudaGetLastError());
-        }
+        if (i > 0 && cfg->flush == KG_FLUSH_READ && queue_read_flush(s, err))
+            goto out;
+        if (i > 0 && queue_blocker(s, err))
+            goto out;
         int rc = cb(ctx, i % n_sets, st, err);
         __sync_synchronize();
         T.flag_host[0] = 1;
@@ -283,18 +303,11 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             goto out;
         if (cfg->flush == KG_FLUSH_MEMSET) {
             KG_CUDA(cudaMemsetAsync(T.flush, n & 0xFF, T.flush_bytes / 2, s));
-        } else if (cfg->flush == KG_FLUSH_READ) {
-            read_flush<<<T.sms * 4, 512, 0, s>>>((const uint4 *)T.flush, T.flush_bytes / 16,
-                                                 (unsigned *)((char *)T.flush + T.flush_bytes));
-            KG_CUDA(cudaGetLastError());
+        } else if (cfg->flush == KG_FLUSH_READ && queue_read_flush(s, err)) {
+            goto out;
         }
-        if (blocker) {
-            T.flag_host[0] = 0;
-            T.flag_host[1] = 0;
-            __sync_synchronize();
-            block_stream<<<1, 1, 0, s>>>(T.flag_dev, 1000000000ull, T.timed_out_dev, T.probe_dev + 3);
-            KG_CUDA(cudaGetLastError());
-        }
+        if (blocker && queue_blocker(s, err))
+            goto out;
         KG_CUDA(cudaEventRecord(e0, s));
         double h0 = now_s();
         if (cb(ctx, n % n_sets, st, err)) {
@@ -356,8 +369,9 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         }
         n++;
         o->n_total = n;
-        if (cfg->verify && o->n_verified < cfg->verify_max &&
-            (mix(cfg->verify_seed ^ (unsigned long long)n) % 12 == 0)) {
+        // which samples are re-checked: a sequence from a seed the subject cannot see
+        unsigned long long pick = cfg->verify_seed ^ (unsigned long long)n;
+        if (cfg->verify && o->n_verified < cfg->verify_max && kg_splitmix64(&pick) % 12 == 0) {
             KG_CUDA(cudaStreamSynchronize(s));
             int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
             if (wrong < 0 || err->code)
@@ -402,8 +416,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         o->event_median_s = es.median;
     }
     {
-        int nk = 0, nc = 0;
-        double *cl = (double *)malloc(sizeof(double) * (size_t)n);
+        int nk = 0;
         if (traced) {
             kg_err terr = {0, ""};
             int esc = 0;
@@ -414,37 +427,12 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                     o->escaped = 1;
             }
         }
-        for (int i = 0; i < n; i++) {
-            if (samples[i] < 0)
-                continue;
-            kept[nk++] = samples[i];
-            if (clocks[i] > 0 && cl)
-                cl[nc++] = clocks[i];
-        }
-        {
-            int ns = 0;
-            for (int i = 0; i < n; i++)
-                if (samples[i] >= 0 && spans[i] > 0)
-                    spans[ns++] = spans[i];
-            kg_stats ss;
-            if (kg_stats_compute(spans, ns, &ss) == 0)
-                o->span_median_s = ss.median;
-        }
-        {
-            int nh = 0;
-            for (int i = 0; i < n; i++)
-                if (samples[i] >= 0)
-                    hosts[nh++] = hosts[i];
-            kg_stats hs;
-            if (kg_stats_compute(hosts, nh, &hs) == 0)
-                o->host_median_s = hs.median;
-        }
-        if (cl && nc) {
-            kg_stats cs;
-            kg_stats_compute(cl, nc, &cs);
-            o->clock_mhz = cs.median;
-        }
-        free(cl);
+        for (int i = 0; i < n; i++)
+            if (samples[i] >= 0)
+                kept[nk++] = samples[i];
+        o->span_median_s = kept_median(samples, spans, n, 1);
+        o->host_median_s = kept_median(samples, hosts, n, 0);
+        o->clock_mhz = kept_median(samples, clocks, n, 1);
         if (nk == 0) {
             kg_err_set(err, KG_EXIT_ENV, "no valid timing sample (%d taken, %d throttled)", n,
                        o->n_throttled);

@@ -80,6 +80,13 @@ typedef struct bench {
 static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
                       int *pass, char *desc, size_t desc_size, kg_err *err);
 
+/* An event about the bench's current subject (a library path or the
+ * bundled variant carries its name). */
+static kg_event subject_ev(const bench *b, kg_ev_kind kind)
+{
+    return ev(kind, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+}
+
 static void set_scalars(bench *b, int alt)
 {
     kg_scalars_for_trial(b->op, &b->job->scalars, alt, &b->scalars);
@@ -358,7 +365,7 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
                                       b->scalars.v[i].name, b->scalars.v[i].value);
     }
     *pass = cmp.pass && !mutated;
-    kg_event e = ev(KG_EV_CHECK, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    kg_event e = subject_ev(b, KG_EV_CHECK);
     snprintf(e.what, sizeof e.what, "%s", what);
     e.pass = *pass;
     e.rel_l2 = cmp.rel_l2;
@@ -371,7 +378,7 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
 
 static void emit_sum(const bench *b, const char *name, double v)
 {
-    kg_event e = ev(KG_EV_SUM, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    kg_event e = subject_ev(b, KG_EV_SUM);
     snprintf(e.name, sizeof e.name, "%s", name);
     e.value = v;
     emit(&e);
@@ -379,7 +386,7 @@ static void emit_sum(const bench *b, const char *name, double v)
 
 static void emit_fail(const bench *b, const char *kind, const char *msg)
 {
-    kg_event e = ev(KG_EV_FAIL, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    kg_event e = subject_ev(b, KG_EV_FAIL);
     snprintf(e.fail_kind, sizeof e.fail_kind, "%s", kind);
     snprintf(e.text, sizeof e.text, "%s", msg);
     emit(&e);
@@ -417,7 +424,7 @@ static void emit_timing(const bench *b, const kg_timing *t)
         if (t->n_persist_reset)
             emit_sum(b, "time/persist_reset", t->n_persist_reset);
     }
-    kg_event e = ev(KG_EV_TIMING, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
+    kg_event e = subject_ev(b, KG_EV_TIMING);
     snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
     e.escaped = t->escaped;
     e.throttled = t->n_throttled;

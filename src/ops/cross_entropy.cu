@@ -69,7 +69,7 @@ extern "C" int kg_cross_entropy_prepare(DLTensor *in, int n_in, const kg_shape *
     (void)shape;
     if (n_in != 2 || in[1].dtype.code != kDLInt || in[1].dtype.bits != 64)
         return (int)cudaErrorInvalidValue;
-    int64_t rows = ref_numel(&in[1]);
+    int64_t rows = kg_tensor_numel(&in[1]);
     if (rows <= 6)
         return 0;
     int64_t ignore = (int64_t)kgate_scalar_get(p, "ignore_index", -100);

@@ -5,45 +5,20 @@
  * dtype, int64 or int32, whole numbers in [0, V)). Output: out[N,D] (data
  * dtype).
  * Scalars: none.
- * Work (embedding_work): the ids read, the N looked-up rows read and out
- * written once: N x index size + 2 x N x D x element size bytes (not the
- * whole table: rows never looked up need not be read, and a repeated id
- * counts every time); 0 FLOPs. No library path: no vendor library has an
+ * Work (kg_gather_work, index_select.c): the ids read, the N looked-up rows
+ * read and out written once: N x index size + 2 x N x D x element size bytes
+ * (not the whole table: rows never looked up need not be read, and a
+ * repeated id counts every time); 0 FLOPs. No library path: no vendor library has an
  * embedding lookup (cuDNN, cuBLASLt and CUB do not).
  * Edge rows: rows are copied, not computed: the NaN, +-Inf, equal and
  * denormal rows planted in the table reappear unchanged wherever an id
  * selects them (the edge check plants idx[0] = 0, idx[1] = V - 1 and a run
  * of duplicates). An id outside [0, V) (PyTorch raises) gives a NaN row.
- * GPU reference: embedding.cu. */
+ * References: index_select's (gather.h): an embedding lookup is the same
+ * row gather. */
 #include <math.h>
 
-#include "../core/op.h"
-
-int kg_embedding_reference(const DLTensor *in, int n_in, double *const *ref,
-                           const kgate_params *p, kgate_stream s);
-
-static void embedding_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
-{
-    (void)op;
-    const double n = (double)s->d[2], row = (double)s->d[1] * (double)kg_dtype_size(t.data);
-    w->bytes_read = n * (double)kg_dtype_size(t.index) + n * row;
-    w->bytes_written = n * row;
-    w->bytes = w->bytes_read + w->bytes_written;
-    w->flops = 0;
-}
-
-static void embedding_cpu(const double *const *in, const kg_shape *s, const kgate_params *p,
-                          double *const *out)
-{
-    (void)p;
-    int64_t vocab = s->d[0], d = s->d[1], n = s->d[2];
-    for (int64_t i = 0; i < n; i++) {
-        double k = in[1][i];
-        int ok = k >= 0 && k < (double)vocab && k == floor(k);
-        for (int64_t j = 0; j < d; j++)
-            out[0][i * d + j] = ok ? in[0][(int64_t)k * d + j] : NAN;
-    }
-}
+#include "gather.h"
 
 const kg_op kg_op_embedding = {
     .name = "embedding",
@@ -69,9 +44,9 @@ const kg_op kg_op_embedding = {
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 0,
     .min_rows = 6,
-    .work = embedding_work,
-    .cpu_reference = embedding_cpu,
-    .reference = kg_embedding_reference,
+    .work = kg_gather_work,
+    .cpu_reference = kg_gather_cpu,
+    .reference = kg_index_select_reference,
     .fast = "v2",
     .no_baseline_why = "no vendor library has an embedding lookup (cuDNN, cuBLASLt and CUB do "
                        "not)",

@@ -4,7 +4,7 @@
  * dtype, int64 or int32, whole numbers in [0, S)). Output: out[I,D] (data
  * dtype).
  * Scalars: none.
- * Work (index_select_work): the indices read, the I gathered rows read and
+ * Work (kg_gather_work): the indices read, the I gathered rows read and
  * out written once: I x index size + 2 x I x D x element size bytes (not the
  * whole source table: rows never selected need not be read, and a row
  * selected twice counts twice); 0 FLOPs. No library path: no vendor library
@@ -16,12 +16,9 @@
  * GPU reference: index_select.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "gather.h"
 
-int kg_index_select_reference(const DLTensor *in, int n_in, double *const *ref,
-                              const kgate_params *p, kgate_stream s);
-
-static void index_select_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
+void kg_gather_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
 {
     (void)op;
     const double n = (double)s->d[2], row = (double)s->d[1] * (double)kg_dtype_size(t.data);
@@ -31,8 +28,8 @@ static void index_select_work(const kg_op *op, const kg_shape *s, kg_types t, kg
     w->flops = 0;
 }
 
-static void index_select_cpu(const double *const *in, const kg_shape *s, const kgate_params *p,
-                             double *const *out)
+void kg_gather_cpu(const double *const *in, const kg_shape *s, const kgate_params *p,
+                   double *const *out)
 {
     (void)p;
     int64_t rows = s->d[0], d = s->d[1], n = s->d[2];
@@ -68,8 +65,8 @@ const kg_op kg_op_index_select = {
     .unit = KG_UNIT_FP32,
     .flops_per_elem = 0,
     .min_rows = 6,
-    .work = index_select_work,
-    .cpu_reference = index_select_cpu,
+    .work = kg_gather_work,
+    .cpu_reference = kg_gather_cpu,
     .reference = kg_index_select_reference,
     .fast = "v2",
     .no_baseline_why = "no vendor library has a row gather (cuDNN, cuBLASLt and CUB do not)",

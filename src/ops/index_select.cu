@@ -1,6 +1,7 @@
 // index_select's GPU fp64 reference: one thread per element of out in a
 // grid-stride loop, out[i, j] = src[idx[i], j] (NaN for an index outside
-// [0, S)), as the CPU reference in index_select.c.
+// [0, S)), as the CPU reference in index_select.c. embedding uses it too
+// (gather.h).
 #include "ref.cuh"
 
 template <typename T, typename I>

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../core/op.h"
+#include "../gpu/tensors.h"
 
 __device__ __forceinline__ double ref_d(__half v) { return (double)__half2float(v); }
 __device__ __forceinline__ double ref_d(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
@@ -60,14 +61,6 @@ static inline int64_t ref_rows(const DLTensor *t)
 {
     int64_t n = 1;
     for (int i = 0; i + 1 < t->ndim; i++)
-        n *= t->shape[i];
-    return n;
-}
-
-static inline int64_t ref_numel(const DLTensor *t)
-{
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++)
         n *= t->shape[i];
     return n;
 }

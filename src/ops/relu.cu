@@ -18,7 +18,7 @@ extern "C" int kg_relu_reference(const DLTensor *in, int n_in, double *const *re
     if (n_in != 1)
         return 1;
     cudaStream_t s = (cudaStream_t)st;
-    int64_t n = ref_numel(&in[0]);
+    int64_t n = kg_tensor_numel(&in[0]);
     REF_DISPATCH(&in[0], (relu_reference_kernel<T>
                           <<<REF_GRID, REF_BLOCK, 0, s>>>((const T *)in[0].data, ref[0], n)));
     return REF_LAUNCHED();
