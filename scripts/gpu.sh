@@ -4,7 +4,7 @@
 # tests, benchmarks and cross-checks and writes every log and JSON under $OUT.
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
-#        repeat wall smoke (default: info peaks refs variants faults
+#        ncu-bias memcheck repeat wall smoke sandbox-bisect (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -77,6 +77,33 @@ for step in $steps; do
         log ncu
         timeout 500 scripts/ncu_crosscheck.sh "$B" "$OUT" >"$OUT/ncu.log" 2>&1; echo "ncu: $?"
         tail -20 "$OUT/ncu.log"
+        ;;
+    ncu-bias)
+        # where kgate and ncu part for short kernels: an almost empty kernel
+        # (relu of 64 elements) and two 5-20 us ones, with ncu flushing its
+        # caches (all) and with ncu leaving the caches to kgate's flush (none)
+        log ncu-bias
+        cat >"$OUT/ncu-bias-list.txt" <<'EOF2'
+relu_v2_fp16 relu fp16 8x8 8,8 ^relu_v2_vec$
+relu_v2_fp16 relu fp16 small 1024,1024 ^relu_v2_vec$
+layer_norm_v2_bf16 layer_norm bf16 small 1024,1024 ^ln_v2_kernel$
+softmax_v2_fp16 softmax fp16 small 1024,4096 ^sm_v2_kernel$
+EOF2
+        for c in all none; do
+            NCU_CACHE=$c NCU_TAG=bias-$c NCU_LIST="$OUT/ncu-bias-list.txt" timeout 280 \
+                scripts/ncu_crosscheck.sh "$B" "$OUT" >"$OUT/ncu-bias-$c.log" 2>&1
+            echo "ncu-bias ($c): $?"; tail -6 "$OUT/ncu-bias-$c.log"
+        done
+        ;;
+    memcheck)
+        log memcheck
+        for k in "$B/libkgate_bundled.so:softmax_v2_fp16" "$B/libkgate_bundled.so:layer_norm_v2_bf16" \
+            "$B/libkgate_bundled.so:layer_norm_v1_bf16"; do
+            n=$(basename "${k#*:}")
+            timeout 250 "$B/kgate" check "$k" --shape small --memcheck --max-time 1 \
+                --json "$OUT/memcheck-$n.json" >"$OUT/memcheck-$n.txt" 2>&1
+            echo "--memcheck $n: exit $?"; grep -iE "memcheck|racecheck|^${n%%_v2*}|INCORRECT|OK|SLOW" "$OUT/memcheck-$n.txt" | head -6
+        done
         ;;
     repeat)
         log repeat

@@ -191,6 +191,18 @@ static int reset_persisting(cudaStream_t s)
     return found;
 }
 
+// Queues the configured L2 flush before call `i` (warm-up and samples alike,
+// so that the subject cannot tell them apart).
+static int queue_flush(kg_flush flush, int i, cudaStream_t s, kg_err *err)
+{
+    if (flush == KG_FLUSH_MEMSET)
+        KG_CUDA(cudaMemsetAsync(T.flush, i & 0xFF, T.flush_bytes / 2, s));
+    else if (flush == KG_FLUSH_READ)
+        return queue_read_flush(s, err);
+out:
+    return err->code;
+}
+
 // Times a CUDA graph of `n` back-to-back launches; returns the mean per launch.
 static int batch_time(kg_launch_cb cb, void *ctx, int n_sets, cudaStream_t s, int n,
                       double *mean_s, kg_err *err)
@@ -272,7 +284,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     for (int i = 0; i < cfg->warmup; i++) {
         if (cfg->before && cfg->before(ctx, i % n_sets, st, err))
             goto out;
-        if (i > 0 && cfg->flush == KG_FLUSH_READ && queue_read_flush(s, err))
+        if (i > 0 && queue_flush(cfg->flush, i, s, err))
             goto out;
         if (i > 0 && queue_blocker(s, err))
             goto out;
@@ -301,11 +313,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             o->n_persist_reset++;
         if (cfg->before && cfg->before(ctx, n % n_sets, st, err))
             goto out;
-        if (cfg->flush == KG_FLUSH_MEMSET) {
-            KG_CUDA(cudaMemsetAsync(T.flush, n & 0xFF, T.flush_bytes / 2, s));
-        } else if (cfg->flush == KG_FLUSH_READ && queue_read_flush(s, err)) {
+        if (queue_flush(cfg->flush, n, s, err))
             goto out;
-        }
         if (blocker && queue_blocker(s, err))
             goto out;
         KG_CUDA(cudaEventRecord(e0, s));

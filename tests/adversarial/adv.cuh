@@ -199,6 +199,7 @@ ADV_LAUNCH(adv_mutate);
 ADV_LAUNCH(adv_pointer_cache);
 ADV_LAUNCH(adv_stale_output);
 ADV_LAUNCH(adv_ref_tamper);
+ADV_LAUNCH(adv_ref_copy);
 // numerics.cu
 ADV_LAUNCH(adv_bf16_mean);
 ADV_LAUNCH(adv_zeros);

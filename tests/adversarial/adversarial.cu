@@ -43,6 +43,8 @@
 // ref_tamper         softmax fp16      7     finds the worker's fp64 reference      INCORRECT         the reference must not be writable by, or
 //                                            (cuMemGetAddressRange walk), writes                      must be checked after, the candidate
 //                                            1/COLS into y and into the reference                     (main: fooled, SLOW at every preset)
+// ref_copy           softmax fp16      7     finds the worker's fp64 reference the  INCORRECT         the reference is computed only after the
+//                                            same way and copies it into y                            call and overwritten (NaN) once compared
 // bf16_mean          layer_norm bf16   9     mean and variance accumulated and      INCORRECT         a trial with a common offset: passes with
 //                                            held in bf16                                             zero-mean-ish data (worst error 0.4 of the
 //                                                                                                     tolerance), fails from an offset of 4
@@ -99,6 +101,7 @@ static const kgate_kernel kernels[] = {
     SOFTMAX("pointer_cache", adv_pointer_cache, "CHEAT: computes once per output pointer"),
     SOFTMAX("stale_output", adv_stale_output, "CHEAT: replays its first output"),
     SOFTMAX("ref_tamper", adv_ref_tamper, "CHEAT: overwrites the worker's fp64 reference"),
+    SOFTMAX("ref_copy", adv_ref_copy, "CHEAT: copies the worker's fp64 reference into y"),
     // numerics and shapes
     LAYER_NORM("bf16_mean", adv_bf16_mean, "CHEAT: row statistics accumulated in bf16"),
     SOFTMAX("zeros", adv_zeros, "CHEAT: writes zeros"),

@@ -205,3 +205,43 @@ ADV_LAUNCH(adv_ref_tamper)
     }
     return adv_launched(p);
 }
+
+// ------------------------------------------------------------- ref_copy
+// Finds the worker's fp64 reference of y the way ref_tamper does and copies
+// it into y: a right answer without computing anything, wherever the
+// reference of the call's inputs exists while the call runs. kgate computes
+// it only after the call and overwrites it with NaN once compared, so the
+// copy is stale or NaN. Where no such buffer is found y gets 1/COLS.
+__global__ void adv_copy_ref(__half *y, const double *ref, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = __double2half(ref[i]);
+}
+
+ADV_LAUNCH(adv_ref_copy)
+{
+    ADV_EXPECT(1, 1);
+    static const void *last_y;
+    static int64_t last_n;
+    static double *ref;
+    cudaStream_t s = (cudaStream_t)stream;
+    const int64_t n = adv_numel(&out[0]);
+    if (adv_honest())
+        return sm(in, out, p, s);
+    if (out[0].data != last_y || n != last_n) {
+        last_y = out[0].data;
+        last_n = n;
+        ref = find_reference(out[0].data, (size_t)n * sizeof(double));
+        fprintf(stderr, "ref_copy: %lld elements: fp64 reference %s\n", (long long)n,
+                ref ? "found: copying it into y" : "not found: y gets 1/COLS");
+    }
+    if (!ref) {
+        const char *strict = getenv("KG_ADV_STRICT");
+        if (strict && *strict && strcmp(strict, "0") != 0)
+            return adv_fail(p, 42, "ref_copy: no allocation of the reference's size found near y");
+        adv_fill<__half><<<1024, 256, 0, s>>>((__half *)out[0].data, n, 1.f / (float)adv_cols(&in[0]));
+    } else {
+        adv_copy_ref<<<1024, 256, 0, s>>>((__half *)out[0].data, ref, n);
+    }
+    return adv_launched(p);
+}
