@@ -55,8 +55,8 @@ for k in kernels:
     print(f"{k:22s} {res['shape']:16s} kgate {t_kgate*1e6:10.2f} us  ncu {t_ncu*1e6:10.2f} us "
           f"({len(vals)} launches)  diff {rows[-1]['diff_pct']:+.2f}%")
 json.dump({"schema": "kgate.ncu-crosscheck/1", "commit": kg["commit"], "device": kg["device"],
-           "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "command": "scripts/ncu_crosscheck.sh build OUT (ncu --clock-control none --cache-control $CACHE, "
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "command": f"NCU_CACHE={cache} scripts/ncu_crosscheck.sh build OUT (ncu --clock-control none --cache-control {cache}, "
                       "gpu__time_duration.sum, 30 launches; kgate check default cold timing)",
            "rows": rows}, open(f"{out}/ncu-crosscheck{tag}.json", "w"), indent=1)
 PY

@@ -23,7 +23,7 @@ library)
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 incorrect)
-    ev '{"ev":"fail","subject":"kernel","kind":"incorrect","msg":"3 of 100 elements wrong"}'
+    ev '{"ev":"fail","subject":"kernel","kind":"incorrect","msg":"trial 1 (uniform): 3 of 100 elements wrong"}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 crash_after_timing)
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'

@@ -85,7 +85,9 @@ static void incorrect_is_a_verdict(void **state)
     kg_err e;
     assert_int_equal(run("incorrect", 10, &r, &lib, &e), 0);
     assert_int_equal(r.verdict, KG_V_INCORRECT);
-    assert_non_null(strstr(r.detail, "3 of 100 elements wrong"));
+    /* the check that fired is the reason, what went wrong the detail */
+    assert_string_equal(r.reason, "trial 1 (uniform)");
+    assert_string_equal(r.detail, "3 of 100 elements wrong");
 }
 
 static void crash_keeps_what_was_measured(void **state)

@@ -449,6 +449,9 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
             return 0;
         }
     }
+    snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
+             "%scompute-sanitizer memcheck and racecheck: no errors in one checked call",
+             r->detail[0] ? "; " : "");
     return 0;
 }
 

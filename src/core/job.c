@@ -419,8 +419,12 @@ static int on_line(void *ud, const char *line)
             js->crashed = 1;
             snprintf(js->crash, sizeof js->crash, "%s", e.text);
         } else if (!js->incorrect) {
+            /* "CHECK: WHAT WENT WRONG": the check that fired is the reason */
+            const char *colon = strstr(e.text, ": ");
+            size_t n = colon && colon - e.text < 200 ? (size_t)(colon - e.text) : strlen(e.text);
             js->incorrect = 1;
-            snprintf(js->r->detail, sizeof js->r->detail, "%s", e.text);
+            snprintf(js->r->reason, sizeof js->r->reason, "%.*s", (int)n, e.text);
+            snprintf(js->r->detail, sizeof js->r->detail, "%s", e.text[n] ? e.text + n + 2 : "");
         }
         break;
     case KG_EV_ERROR:

@@ -23,6 +23,15 @@ expect "simple (after the faults)" ran "$v"
 expect "errs (returns 7)" CRASH "$(verdict "$out.errs" errs "")"
 "$kgate" check "$build/tests/plugins/libcand_good.so:noop" --shape small --json "$out.noop" >/dev/null 2>&1
 expect "noop (writes nothing)" INCORRECT "$(verdict "$out.noop" noop "")"
+# --memcheck runs one checked call under compute-sanitizer: racy's race is
+# named by racecheck, and a clean kernel says it was checked
+"$kgate" check "$build/tests/plugins/libcand_faults.so:racy" --shape small --memcheck --verify-only \
+    --json "$out.racy" >/dev/null 2>&1
+expect "racy under --memcheck" INCORRECT "$(verdict "$out.racy" racy "")"
+expect "racy: named by racecheck" 1 "$(python3 -c "import json; r=json.load(open('$out.racy'))['results'][0]; print(int('racecheck' in r['reason']))")"
+"$kgate" check "$build/tests/plugins/libcand_faults.so:simple" --shape small --memcheck --verify-only \
+    --json "$out.clean" >/dev/null 2>&1
+expect "simple under --memcheck: says it was clean" 1 "$(python3 -c "import json; r=json.load(open('$out.clean'))['results'][0]; print(int('no errors' in r['detail']))")"
 # an ABI version 1 candidate is refused with one line, exit 4 (docs/abi.md)
 "$kgate" check "$build/tests/plugins/libcand_v1.so" --shape small >"$out.v1" 2>&1
 rc=$?

@@ -5,6 +5,9 @@
 //   mutate   right answer, but scribbles on x  -> INCORRECT
 //   sidestream  right answer, computed on a stream of its own that the given
 //            stream then waits for: the work escapes the timing -> IMPOSSIBLE
+//   racy     rows256 without the barrier between reading the row max and
+//            reusing its shared slots: usually right, a shared-memory race
+//            that only --memcheck (racecheck) names -> INCORRECT there
 //   simple   a plain correct kernel            -> runs after all of the above
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -44,8 +47,8 @@ __global__ void simple(__half *x, __half *y, int cols, int scribble)
         xr[0] = __float2half(0.f);
 }
 
-// One block per row, block-wide max and sum.
-__global__ void rows256(const __half *x, __half *y, int cols)
+// One block per row, block-wide max and sum; `racy` drops one barrier.
+__global__ void rows256(const __half *x, __half *y, int cols, int racy)
 {
     __shared__ float red[256];
     const __half *r = x + (size_t)blockIdx.x * cols;
@@ -61,7 +64,8 @@ __global__ void rows256(const __half *x, __half *y, int cols)
         __syncthreads();
     }
     m = red[0];
-    __syncthreads();
+    if (!racy)
+        __syncthreads();
     for (int j = threadIdx.x; j < cols; j += 256)
         s += expf(__half2float(r[j]) - m);
     red[threadIdx.x] = s;
@@ -129,9 +133,16 @@ static int k_sidestream(const DLTensor *i, int, DLTensor *o, int, const kgate_pa
     dims(&i[0], &r, &c);
     cudaEventRecord(in_ready, s);
     cudaStreamWaitEvent(side, in_ready, 0);
-    rows256<<<r, 256, 0, side>>>((const __half *)i[0].data, (__half *)o[0].data, c);
+    rows256<<<r, 256, 0, side>>>((const __half *)i[0].data, (__half *)o[0].data, c, 0);
     cudaEventRecord(out_ready, side);
     cudaStreamWaitEvent(s, out_ready, 0);
+    return (int)cudaGetLastError();
+}
+static int k_racy(const DLTensor *i, int, DLTensor *o, int, const kgate_params *, kgate_stream s)
+{
+    int r, c;
+    dims(&i[0], &r, &c);
+    rows256<<<r, 256, 0, (cudaStream_t)s>>>((const __half *)i[0].data, (__half *)o[0].data, c, 1);
     return (int)cudaGetLastError();
 }
 static int k_simple(const DLTensor *i, int, DLTensor *o, int, const kgate_params *, kgate_stream s)
@@ -145,6 +156,7 @@ static const kgate_kernel kernels[] = {
     {"zeros", "softmax", "fp16", NULL, 1, 1, k_zeros, "all-zero output", NULL, NULL},
     {"mutate", "softmax", "fp16", NULL, 1, 1, k_mutate, "modifies its input", NULL, NULL},
     {"sidestream", "softmax", "fp16", NULL, 1, 1, k_sidestream, "correct, on a stream of its own", NULL, NULL},
+    {"racy", "softmax", "fp16", NULL, 1, 1, k_racy, "a shared-memory race (one barrier missing)", NULL, NULL},
     {"simple", "softmax", "fp16", NULL, 1, 1, k_simple, "one thread per row, correct", NULL, NULL},
 };
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
