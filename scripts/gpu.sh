@@ -4,7 +4,8 @@
 # tests, benchmarks and cross-checks and writes every log and JSON under $OUT.
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
-#        ncu-bias memcheck repeat wall smoke sandbox-bisect (default: info peaks refs variants faults
+#        ncu-bias memcheck diag-smoke diagnosis counters repeat wall smoke
+#        sandbox-bisect (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -104,6 +105,30 @@ EOF2
                 --json "$OUT/memcheck-$n.json" >"$OUT/memcheck-$n.txt" 2>&1
             echo "--memcheck $n: exit $?"; grep -iE "memcheck|racecheck|^${n%%_v2*}|INCORRECT|OK|SLOW" "$OUT/memcheck-$n.txt" | head -6
         done
+        ;;
+    diag-smoke)
+        # a few kernels under --diagnose, one line of causes each
+        log diag-smoke
+        for k in layer_norm_v1_bf16 layer_norm_v2_bf16 logsumexp_v1_fp32 leaky_relu_v1_fp16 matmul_v1_fp16 \
+            matmul_v2_fp16 matrix_transpose_v1_fp16 relu_v1_fp16; do
+            t0=$(date +%s.%N)
+            timeout 200 "$B/kgate" check "$B/libkgate_bundled.so:$k" --shape medium --diagnose --max-time 1 \
+                --json "$OUT/diag-$k.json" >"$OUT/diag-$k.txt" 2>&1
+            echo "$k: exit $? after $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
+            grep -E "^  (why|also|diagnosis)" "$OUT/diag-$k.txt" | cut -c1-220
+        done
+        ;;
+    diagnosis)
+        log diagnosis
+        KG_DIAG_JSON=${KG_DIAG_JSON:-} gtest diagnosis tests/gpu/gpu_diagnosis.sh "$B/kgate" "$B"
+        cp "$B/tests/diag-matrix.json" "$B/tests/diag-matrix.txt" "$B/tests/run-diag.json" "$B/tests/run-diag.txt" \
+            "$B/tests/explain.txt" "$OUT/" 2>/dev/null
+        cat "$B/tests/diag-matrix.txt" | head -40
+        ;;
+    counters)
+        log counters
+        timeout 500 scripts/ncu_counters.sh "$B" "$OUT" >"$OUT/counters.log" 2>&1; echo "counters: $?"
+        tail -30 "$OUT/counters.log"
         ;;
     repeat)
         log repeat

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -197,6 +198,87 @@ static void event_round_trips(void **state)
     assert_string_equal(b.nonce, a.nonce);
 }
 
+/* A kernel's facts and the diag summary survive the wire; bad facts are
+ * refused with the field named. */
+static void diag_events(void **state)
+{
+    (void)state;
+    kg_kfacts k;
+    kg_kfacts_init(&k);
+    snprintf(k.name, sizeof k.name, "_Z12ln_v2_kernelI6__halfEvPKT_");
+    k.launches = 2, k.regs = 40, k.static_smem = 1024, k.dyn_smem = 0, k.local_bytes = 0;
+    k.grid[0] = 8192, k.grid[1] = k.grid[2] = 1, k.block[0] = 256, k.block[1] = k.block[2] = 1;
+    k.occupancy = 0.75, k.waves = 7.75, k.sms = 132, k.max_blocks_per_sm = 6;
+    snprintf(k.limiter, sizeof k.limiter, "registers");
+    k.sass.found = 1, k.sass.ldg_128 = 3, k.sass.total = 400;
+    kg_kfacts_set(&k, "dram__bytes_read.sum", 1.5e8);
+    kg_kfacts_set(&k, "lts__t_sector_hit_rate.pct", 51.5);
+    kg_event a, b;
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_KERNEL;
+    a.subject = KG_SUBJ_KERNEL;
+    a.kf = &k;
+    char *line = kg_event_to_json(&a);
+    kg_err e = {0, ""};
+    assert_int_equal(kg_event_parse(line, &b, &e), 0);
+    free(line);
+    assert_non_null(b.kf);
+    assert_string_equal(b.kf->name, k.name);
+    assert_int_equal(b.kf->launches, 2);
+    assert_int_equal(b.kf->regs, 40);
+    assert_true(b.kf->grid[0] == 8192 && b.kf->block[0] == 256);
+    assert_string_equal(b.kf->limiter, "registers");
+    assert_int_equal(b.kf->sass.ldg_128, 3);
+    assert_true(kg_kfacts_metric(b.kf, "dram__bytes_read.sum") == 1.5e8);
+    assert_true(kg_kfacts_metric(b.kf, "lts__t_sector_hit_rate.pct") == 51.5);
+    kg_event_free(&b);
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_DIAG;
+    a.subject = KG_SUBJ_KERNEL;
+    snprintf(a.text, sizeof a.text, "no SASS: cuobjdump not found");
+    a.passes = 3, a.launches = 4, a.busy_s = 1e-4, a.wall_s = 0.8;
+    line = kg_event_to_json(&a);
+    assert_int_equal(kg_event_parse(line, &b, &e), 0);
+    free(line);
+    assert_int_equal(b.passes, 3);
+    assert_int_equal(b.launches, 4);
+    assert_true(b.busy_s == 1e-4 && b.wall_s == 0.8);
+    assert_string_equal(b.text, a.text);
+
+    const struct {
+        const char *line, *msg;
+    } bad[] = {
+        {"{\"ev\":\"kernel\",\"subject\":\"lib\",\"path\":\"x\",\"facts\":{}}", "kernel under test only"},
+        {"{\"ev\":\"kernel\",\"subject\":\"kernel\",\"facts\":3}", "not an object"},
+        {"{\"ev\":\"kernel\",\"subject\":\"kernel\",\"facts\":{\"name\":\"k\"}}", "'launches'"},
+        {"{\"ev\":\"diag\",\"subject\":\"kernel\",\"note\":\"\",\"passes\":-1,\"launches\":0,"
+         "\"busy_s\":0,\"wall_s\":0}",
+         "'passes'"},
+        {"{\"ev\":\"diag\",\"subject\":\"kernel\",\"note\":\"\",\"passes\":1,\"launches\":0,"
+         "\"busy_s\":-5,\"wall_s\":0}",
+         "out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kg_err e2 = {0, ""};
+        int rc = kg_event_parse(bad[i].line, &b, &e2);
+        if (rc != KG_EXIT_FAIL || !strstr(e2.msg, bad[i].msg))
+            fail_msg("%s: rc %d '%s', want '%s'", bad[i].line, rc, e2.msg, bad[i].msg);
+    }
+    /* a metric name that is not one, and a value that is not finite */
+    k.n_m = 0;
+    kg_kfacts_set(&k, "a b", 1);
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_KERNEL;
+    a.subject = KG_SUBJ_KERNEL;
+    a.kf = &k;
+    line = kg_event_to_json(&a);
+    kg_err e3 = {0, ""};
+    assert_int_equal(kg_event_parse(line, &b, &e3), KG_EXIT_FAIL);
+    assert_non_null(strstr(e3.msg, "not a metric name"));
+    free(line);
+}
+
 static void bad_events(void **state)
 {
     (void)state;
@@ -250,6 +332,7 @@ int main(void)
         cmocka_unit_test(bad_jobs),
         cmocka_unit_test(event_round_trips),
         cmocka_unit_test(bad_events),
+        cmocka_unit_test(diag_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,11 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "core/diag_json.h"
 #include "core/report.h"
 
 static void sample(kg_report *r)
@@ -47,7 +49,26 @@ static void sample(kg_report *r)
     kg_report_add(r, &a);
     a.verdict = KG_V_SLOW;
     snprintf(a.kernel, sizeof a.kernel, "layer_norm_v1_bf16");
-    kg_report_add(r, &a);
+    snprintf(a.summary, sizeof a.summary, "serial row reduction, fp32 round trip (RC0a)");
+    /* its diagnosis: one kernel with the serial-reduction signature */
+    a.diag = calloc(1, sizeof *a.diag);
+    kg_kfacts *k = &a.diag->kernels[a.diag->n_kernels++];
+    kg_kfacts_init(k);
+    snprintf(k->name, sizeof k->name, "_Z9ln_v1_rowIfEvPKfPfif");
+    k->launches = 1, k->sms = 132;
+    k->grid[0] = 32, k->grid[1] = k->grid[2] = 1, k->block[0] = 256, k->block[1] = k->block[2] = 1;
+    kg_kfacts_set(k, "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", 15.7);
+    kg_kfacts_set(k, "smsp__average_warp_latency_per_inst_issued.ratio", 18.8);
+    kg_kfacts_set(k, "smsp__issue_active.avg.per_cycle_active", 0.05);
+    kg_kfacts_set(k, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 0.4);
+    kg_kfacts_set(k, "sm__warps_active.avg.pct_of_peak_sustained_active", 1.6);
+    a.diag->passes = 3, a.diag->launches = 1;
+    snprintf(a.diag->note, sizeof a.diag->note, "no SASS: cuobjdump not found");
+    kg_diag_params p;
+    kg_diag_params_defaults(&p);
+    kg_diag_ctx c = {.reduction = 1, .rho = 0.02};
+    kg_diagnose(a.diag->kernels, 1, &c, &p, a.diag->causes, KG_CAUSES_MAX, &a.diag->n_causes);
+    kg_report_add(r, &a); /* the report takes the diagnosis over */
 }
 
 static void round_trip(void **state)
@@ -73,6 +94,29 @@ static void round_trip(void **state)
     assert_int_equal(back.results[0].n_libs, 2);
     assert_int_equal(back.results[0].libs[1].status, KG_LIB_UNSUPPORTED);
     assert_true(back.results[0].libs[0].t == 68.6e-6);
+    /* the diagnosis comes back whole */
+    assert_null(back.results[0].diag);
+    const kg_diagnosis *d = back.results[1].diag;
+    assert_non_null(d);
+    assert_string_equal(back.results[1].summary, "serial row reduction, fp32 round trip (RC0a)");
+    assert_int_equal(d->n_kernels, 1);
+    assert_int_equal(d->passes, 3);
+    assert_string_equal(d->note, "no SASS: cuobjdump not found");
+    assert_true(d->kernels[0].grid[0] == 32);
+    assert_true(kg_kfacts_metric(&d->kernels[0], "smsp__issue_active.avg.per_cycle_active") == 0.05);
+    assert_true(d->n_causes >= 1);
+    assert_string_equal(d->causes[0].id, "RC0a");
+    assert_non_null(d->causes[0].hint);
+    assert_true(fabs(d->causes[0].score - r.results[1].diag->causes[0].score) < 1e-12);
+    /* printed: the top cause with evidence and fix, the kernel's short name */
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    kg_report_print_diagnosis(&back.results[1], f, 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "  why: RC0a (score "));
+    assert_non_null(strstr(buf, " in ln_v1_row: serial reduction"));
+    assert_non_null(strstr(buf, "evidence: long-scoreboard stalls 0.84"));
+    assert_non_null(strstr(buf, "diagnosis: no SASS: cuobjdump not found"));
     kg_report_free(&back);
     kg_report_free(&r);
 }

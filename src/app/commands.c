@@ -1,6 +1,8 @@
 /* Command orchestration: devices, peaks, ops, check and run. */
 #include "commands.h"
 
+#include "explain.h"
+
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -284,6 +286,7 @@ int kg_cmd_ops(const kg_options *o)
 typedef struct target {
     char plugin[PATH_MAX];
     char kernel[96];
+    char summary[256]; /* the kernel's own description (naive ones name their defect) */
     const kg_op *op;
     kg_types types;
 } target;
@@ -355,6 +358,7 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
         }
         snprintf(t->plugin, sizeof t->plugin, "%s", path);
         snprintf(t->kernel, sizeof t->kernel, "%s", k->name);
+        snprintf(t->summary, sizeof t->summary, "%s", k->summary);
         t->op = op;
         t->types = ty;
     }
@@ -383,6 +387,7 @@ static void job_from_options(const kg_options *o, kg_job *j)
     j->device = o->device;
     j->verify_only = o->verify_only;
     j->sandbox = o->sandbox;
+    j->diagnose = o->diagnose == KG_DIAG_ALWAYS ? 1 : o->diagnose == KG_DIAG_EXTENDED ? 2 : 0;
 }
 
 /* The scalars of op for this command: defaults, then --param. */
@@ -440,6 +445,7 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
         j.trials = 1;
         j.edge = 0;
         j.n_extra = 0;
+        j.diagnose = 0;
         if (kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err))
             return err->code;
         if (x.wrapper_exit == 86 || (x.verdict == KG_V_CRASH && x.wrapper_exit != 0)) {
@@ -452,6 +458,32 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
     snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
              "%scompute-sanitizer memcheck and racecheck: no errors in one checked call",
              r->detail[0] ? "; " : "");
+    return 0;
+}
+
+/* --diagnose=auto: a SLOW kernel is described by one more worker (checks
+ * once, no timing); its facts join the judged result. */
+static int diagnose_again(const char *exe, const kg_job *base, double timeout_s, kg_result *r, kg_err *err)
+{
+    kg_job j = *base;
+    kg_result x;
+    memset(&x, 0, sizeof x);
+    j.verify_only = 1;
+    j.diagnose = 1;
+    j.trials = 1;
+    j.edge = 0;
+    j.n_extra = 0;
+    if (kg_job_run(exe, &j, timeout_s, &x, NULL, NULL, NULL, err)) {
+        free(x.diag);
+        return err->code;
+    }
+    if (x.diag) {
+        r->diag = x.diag;
+    } else {
+        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
+                 "%s--diagnose=auto: the kernel was not described (%.300s)", r->detail[0] ? "; " : "",
+                 x.reason[0] ? x.reason : "no facts came back");
+    }
     return 0;
 }
 
@@ -524,6 +556,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 snprintf(job.plugin, sizeof job.plugin, "%s", t->plugin);
                 snprintf(job.kernel, sizeof job.kernel, "%s", t->kernel);
                 snprintf(r.kernel, sizeof r.kernel, "%s", t->kernel);
+                snprintf(r.summary, sizeof r.summary, "%s", t->summary);
                 snprintf(r.source, sizeof r.source, "%s", relative(t->plugin));
                 snprintf(r.op, sizeof r.op, "%s", t->op->name);
                 snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(t->types.data));
@@ -548,6 +581,10 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                     return err->code;
                 kg_judge(&r, t->op, t->types, &shape, &rep->roofs, o->verify_only ? NULL : &lib,
                          &o->gate);
+                if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
+                    diagnose_again(exe, &job, o->timeout_s, &r, err))
+                    return err->code;
+                kg_explain_result(&r, &o->diag);
                 kg_result *stored = kg_report_add(rep, &r);
                 if (!stored)
                     return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");

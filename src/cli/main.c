@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../app/commands.h"
+#include "../app/explain.h"
 #include "../core/options.h"
 #include "../gpu/worker.h"
 
@@ -32,5 +33,7 @@ int main(int argc, char **argv)
         return kg_cmd_ops(&o);
     if (strcmp(o.command, "check") == 0)
         return kg_cmd_check(&o);
+    if (strcmp(o.command, "explain") == 0)
+        return kg_cmd_explain(&o);
     return kg_cmd_run(&o);
 }

@@ -2,6 +2,8 @@
  * judging. The rules for what a worker may say are in core/proto.h. */
 #include "job.h"
 
+#include "diag_json.h"
+
 #include "sandbox.h"
 
 #include <ctype.h>
@@ -405,6 +407,29 @@ static int on_line(void *ud, const char *line)
                 r->flags |= KG_FLAG(NOISY);
             if (e.text[0] && !r->detail[0])
                 snprintf(r->detail, sizeof r->detail, "%s", e.text);
+        }
+        break;
+    case KG_EV_KERNEL:
+    case KG_EV_DIAG:
+        /* the diagnosis explains, it never judges: facts are kept as sent
+         * (validated by kg_event_parse), at most KG_DIAG_KERNELS_MAX */
+        if (!js->r->diag && !(js->r->diag = calloc(1, sizeof *js->r->diag))) {
+            stop = violate(js, "%s", "out of memory for the diagnosis");
+            break;
+        }
+        if (e.kind == KG_EV_KERNEL) {
+            kg_diagnosis *d = js->r->diag;
+            if (d->n_kernels < KG_DIAG_KERNELS_MAX)
+                d->kernels[d->n_kernels++] = *e.kf;
+            else
+                stop = violate(js, "%s", "more kernels described than KG_DIAG_KERNELS_MAX");
+        } else {
+            kg_diagnosis *d = js->r->diag;
+            snprintf(d->note, sizeof d->note, "%.500s", e.text);
+            d->passes = e.passes;
+            d->launches = e.launches;
+            d->busy_s = e.busy_s;
+            d->wall_s = e.wall_s;
         }
         break;
     case KG_EV_FAIL:

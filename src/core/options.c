@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "help", "version", NULL};
+static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "explain", "help", "version", NULL};
 
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
@@ -20,6 +20,7 @@ static const char overview[] =
     "  ops                the operator catalog with shapes and work models\n"
     "  check CAND.so[:K]  check and time a candidate's kernels, judge them\n"
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
+    "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
     "  help [COMMAND]     this text, or a command's options\n"
     "  version            version and commit\n"
     "\n"
@@ -48,6 +49,11 @@ static const char check_help[] =
     "                      a scratch directory, no TCP), seccomp (no IP sockets, no ptrace)\n"
     "  --memcheck          also run one checked call of each kernel under compute-sanitizer's\n"
     "                      memcheck and racecheck (when it is installed): an error is INCORRECT\n"
+    "  --diagnose          after timing, say why each kernel is slow: static facts, SASS and\n"
+    "                      hardware counters (CUPTI Range Profiler), ranked root causes\n"
+    "                      (docs/diagnosis.md); --diagnose=auto only for SLOW verdicts,\n"
+    "                      --diagnose=extended adds the SOL throughputs (more replay passes)\n"
+    "  --diag-set N=V      change a diagnosis threshold (kgate explain --rules lists them)\n"
     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
     "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
@@ -61,6 +67,15 @@ static const char check_help[] =
     "  --device N          CUDA device (default 0)\n"
     "  --live              run: require a GPU instead of showing the recorded run\n";
 
+static const char explain_help[] =
+    "usage: kgate explain RESULT.json [--diag-set NAME=VALUE ...]\n"
+    "       kgate explain --from-ncu FILE.csv [--op OP --dtype DT --shape S] [--diag-set ...]\n"
+    "       kgate explain --rules\n"
+    "  re-runs the diagnosis rules (docs/diagnosis.md) on the facts a result carries (kgate\n"
+    "  check --diagnose --json), or on counters from `ncu --csv --page raw` (with --op and\n"
+    "  --shape the essential work is known too), and prints the ranked causes with their\n"
+    "  evidence and fix; --rules lists the rules and their thresholds.\n";
+
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
     "  measures DRAM bandwidth (copy kernel and cudaMemcpy, 2 GiB buffers, read+write bytes)\n"
@@ -73,6 +88,8 @@ const char *kg_usage(const char *c)
         return check_help;
     if (c && strcmp(c, "peaks") == 0)
         return peaks_help;
+    if (c && strcmp(c, "explain") == 0)
+        return explain_help;
     return overview;
 }
 
@@ -107,6 +124,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->roof = "measured";
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
+    kg_diag_params_defaults(&o->diag);
     size_t u = 0;
     for (int i = 0; i < argc && u < sizeof o->cmdline; i++)
         u += (size_t)snprintf(o->cmdline + u, sizeof o->cmdline - u, "%s%s", i ? " " : "",
@@ -142,6 +160,13 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL},
         {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL},
         {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL},
+        {"--diagnose", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL},
+        {"--diagnose=always", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL},
+        {"--diagnose=auto", FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL},
+        {"--diagnose=extended", FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL},
+        {"--rules", FLAG, &o->rules, 1, 0, NULL},
+        {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL},
+        {"--diag-set", STR, NULL, 0, 0, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},
@@ -168,7 +193,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             continue;
         }
         if (a[0] != '-') {
-            if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "help") == 0) &&
+            if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "help") == 0 ||
+                 strcmp(o->command, "explain") == 0) &&
                 !o->candidate)
                 o->candidate = a;
             else
@@ -189,6 +215,11 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         double d = 0;
         if (!v)
             return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", a);
+        if (strcmp(a, "--diag-set") == 0) {
+            if (kg_diag_params_set(&o->diag, v, err))
+                return err->code;
+            continue;
+        }
         if (strcmp(a, "--param") == 0) {
             if (o->n_params == (int)(sizeof o->params / sizeof o->params[0]))
                 return kg_err_set(err, KG_EXIT_USAGE, "--param: at most %d", o->n_params);
@@ -283,6 +314,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                                   "bad shape '%s': not a preset or AxB[xC] of any operator", o->shape_texts[i]);
         }
     }
+    if (strcmp(o->command, "explain") == 0 && !o->help && !o->rules && !!o->candidate == !!o->from_ncu)
+        return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
     return 0;

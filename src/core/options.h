@@ -4,6 +4,7 @@
 #ifndef KG_OPTIONS_H
 #define KG_OPTIONS_H
 
+#include "diagnose.h"
 #include "op.h"
 #include "stats.h"
 #include "verdict.h"
@@ -14,9 +15,13 @@ extern "C" {
 
 #define KG_MAX_SHAPES 8
 
+/* --diagnose: never, always (default counters), only for SLOW verdicts,
+ * always with the extended counters (the expensive throughput metrics). */
+enum { KG_DIAG_OFF, KG_DIAG_ALWAYS, KG_DIAG_AUTO, KG_DIAG_EXTENDED };
+
 typedef struct kg_options {
     const char *command;   /* devices, peaks, ops, check, run, help, version */
-    const char *candidate; /* check: PATH or PATH:KERNEL */
+    const char *candidate; /* check: PATH or PATH:KERNEL; explain: RESULT.json */
     const char *op_name, *dtype_name, *json, *roof;
     const kg_op *op;       /* set when --op was given */
     kg_dtype dtype;
@@ -28,6 +33,10 @@ typedef struct kg_options {
     int extra;             /* also check kernels at extra shapes (default on) */
     int sandbox;           /* run workers in core/sandbox.h's sandbox */
     int memcheck;          /* one checked call under compute-sanitizer memcheck and racecheck */
+    int diagnose;          /* KG_DIAG_*: when to say why a kernel is slow */
+    kg_diag_params diag;   /* the rules' thresholds (--diag-set NAME=VALUE) */
+    const char *from_ncu;  /* explain: counters from an ncu CSV */
+    int rules;             /* explain: list the rules and thresholds */
     const char *params[KG_MAX_SCALARS * 2]; /* --param NAME=VALUE, as given */
     int n_params;
     unsigned long long seed;

@@ -2,6 +2,8 @@
  * every field the supervisor reads (docs/worker.md). */
 #include "proto.h"
 
+#include "diag_json.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -74,6 +76,7 @@ char *kg_job_to_json(const kg_job *j)
         cJSON_AddBoolToObject(o, "edge", j->edge);
         cJSON_AddNumberToObject(o, "device", j->device);
         cJSON_AddBoolToObject(o, "verify_only", j->verify_only);
+        cJSON_AddNumberToObject(o, "diagnose", j->diagnose);
         char seed[32];
         snprintf(seed, sizeof seed, "%llu", j->seed); /* beyond 2^53: a string */
         cJSON_AddStringToObject(o, "seed", seed);
@@ -264,7 +267,7 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
     }
     if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
         get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
-        get_bool(o, "verify_only", &j->verify_only, err))
+        get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err))
         goto out;
     if (get_str(o, "seed", buf, sizeof buf, 0, err))
         goto out;
@@ -367,6 +370,17 @@ char *kg_event_to_json(const kg_event *e)
         cJSON_AddNumberToObject(o, "throttled", e->throttled);
         cJSON_AddStringToObject(o, "note", e->text);
         break;
+    case KG_EV_KERNEL:
+        if (e->kf)
+            cJSON_AddItemToObject(o, "facts", kg_kfacts_to_cjson(e->kf));
+        break;
+    case KG_EV_DIAG:
+        cJSON_AddStringToObject(o, "note", e->text);
+        cJSON_AddNumberToObject(o, "passes", e->passes);
+        cJSON_AddNumberToObject(o, "launches", e->launches);
+        add_num(o, "busy_s", e->busy_s);
+        add_num(o, "wall_s", e->wall_s);
+        break;
     case KG_EV_DONE:
         cJSON_AddNumberToObject(o, "code", e->code);
         cJSON_AddStringToObject(o, "nonce", e->nonce);
@@ -383,6 +397,8 @@ void kg_event_free(kg_event *e)
 {
     free(e->entries);
     e->entries = NULL;
+    free(e->kf);
+    e->kf = NULL;
     e->n_entries = 0;
 }
 
@@ -585,6 +601,34 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
         if (ev_int(o, "code", 3, 6, &e->code, err) || ev_str(o, "msg", e->text, sizeof e->text, err))
             goto out;
         break;
+    case KG_EV_KERNEL:
+        if (ev_subject(o, e, 1, err))
+            goto out;
+        if (e->subject != KG_SUBJ_KERNEL) {
+            kg_err_set(err, KG_EXIT_FAIL, "kernel facts are for the kernel under test only");
+            goto out;
+        }
+        if (!(e->kf = malloc(sizeof *e->kf))) {
+            kg_err_set(err, KG_EXIT_FAIL, "out of memory for kernel facts");
+            goto out;
+        }
+        kg_kfacts_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "facts"), e->kf, err);
+        break;
+    case KG_EV_DIAG: {
+        double busy = 0, wall = 0;
+        if (ev_subject(o, e, 1, err) || ev_str(o, "note", e->text, sizeof e->text, err) ||
+            ev_int(o, "passes", 0, 1000, &e->passes, err) || ev_int(o, "launches", 0, 1e9, &e->launches, err) ||
+            ev_num(o, "busy_s", 1, &busy, err) || ev_num(o, "wall_s", 1, &wall, err))
+            goto out;
+        if (e->subject != KG_SUBJ_KERNEL || !(isnan(busy) || (busy >= 0 && busy < 1e6)) ||
+            !(isnan(wall) || (wall >= 0 && wall < 1e6))) {
+            kg_err_set(err, KG_EXIT_FAIL, "a diag event out of range or not for the kernel under test");
+            goto out;
+        }
+        e->busy_s = isnan(busy) ? 0 : busy;
+        e->wall_s = isnan(wall) ? 0 : wall;
+        break;
+    }
     case KG_EV_DONE:
         if (ev_int(o, "code", 0, 255, &e->code, err) == 0)
             ev_str(o, "nonce", e->nonce, sizeof e->nonce, err);

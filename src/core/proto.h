@@ -17,6 +17,7 @@
 
 #include <limits.h>
 
+#include "diag.h"
 #include "op.h"
 #include "stats.h"
 
@@ -52,6 +53,8 @@ typedef struct kg_job {
     kg_flush_mode flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */
     int trials, edge, device, verify_only;
+    int diagnose;          /* KERNEL: after timing, collect the kernel's facts: 1 the default
+                            * counters, 2 the extended ones (gpu/diagnose.c) */
     char nonce[40];        /* a secret the worker's `done` must echo (random per job) */
     int sandbox;           /* apply core/sandbox.h before loading anything */
     char scratch[PATH_MAX]; /* the sandbox's scratch directory (made by the supervisor) */
@@ -76,6 +79,8 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err);
     X(CHECK, "check")             \
     X(SUM, "sum")                 \
     X(TIMING, "timing")           \
+    X(KERNEL, "kernel")           \
+    X(DIAG, "diag")               \
     X(FAIL, "fail")               \
     X(ERROR, "error")             \
     X(DONE, "done")
@@ -107,7 +112,7 @@ typedef struct kg_event {
     char stop[16];      /* TIMING: why sampling stopped */
     char fail_kind[16]; /* FAIL: "incorrect" or "crash" */
     char device[128];   /* HELLO */
-    char text[1024];    /* FAIL, ERROR, UNSUPPORTED: msg; CHECK: desc; TIMING, SUBJECT: note */
+    char text[1024];    /* FAIL, ERROR, UNSUPPORTED: msg; CHECK: desc; TIMING, SUBJECT, DIAG: note */
     double value;       /* SUM */
     double rel_l2, max_abs_err; /* CHECK (NaN when absent) */
     int pass, mutated;  /* CHECK */
@@ -117,6 +122,9 @@ typedef struct kg_event {
     char nonce[40];     /* DONE: the job's nonce */
     kg_table_entry *entries; /* TABLE (malloc'd; kg_event_free) */
     int n_entries;
+    kg_kfacts *kf;      /* KERNEL: one kernel's facts (malloc'd; kg_event_free) */
+    int passes, launches; /* DIAG: profiler passes, kernel launches of the profiled call */
+    double busy_s, wall_s; /* DIAG: summed kernel time of that call, wall time of the diagnosis */
 } kg_event;
 
 const char *kg_event_kind_name(kg_ev_kind k);

@@ -1,6 +1,8 @@
 /* Report printers: the table and the JSON form (schema kgate.results/1). */
 #include "report.h"
 
+#include "diag_json.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -17,6 +19,8 @@ void kg_report_init(kg_report *r)
 
 void kg_report_free(kg_report *r)
 {
+    for (int i = 0; i < r->n; i++)
+        free(r->results[i].diag);
     free(r->results);
     memset(r, 0, sizeof *r);
 }
@@ -121,6 +125,65 @@ void kg_report_families(const kg_report *r, kg_family_row rows[KG_FAMILY_COUNT])
     free(h);
 }
 
+/* A kernel name short enough for a line: the mangled name's identifier
+ * (_Z12ln_v2_kernelI... -> ln_v2_kernel), else the name cut at 60. */
+static const char *short_name(const char *n, char *buf, size_t size)
+{
+    if (n[0] == '_' && n[1] == 'Z') {
+        const char *p = n + 2;
+        if (*p == 'N') /* nested: take the last component before the parameters */
+            p++;
+        while (*p == 'L')
+            p++;
+        long len = 0;
+        const char *last = NULL;
+        long last_len = 0;
+        while (*p >= '0' && *p <= '9') {
+            len = strtol(p, (char **)&p, 10);
+            if (len <= 0 || (long)strlen(p) < len)
+                break;
+            last = p, last_len = len;
+            p += len;
+            if (n[2] != 'N')
+                break;
+        }
+        if (last) {
+            snprintf(buf, size, "%.*s", (int)(last_len < 60 ? last_len : 60), last);
+            return buf;
+        }
+    }
+    snprintf(buf, size, "%.60s", n);
+    return buf;
+}
+
+void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all)
+{
+    const kg_diagnosis *d = x->diag;
+    char kn[64];
+    if (!d)
+        return;
+    if (!d->n_causes) {
+        fprintf(f, "  why: no cause fired%s\n", d->n_kernels ? "" : " (nothing was described)");
+    }
+    for (int c = 0; c < d->n_causes && (all || c < 1); c++) {
+        const kg_cause *k = &d->causes[c];
+        fprintf(f, "  %s %s (score %.2f, up to %.1fx)%s%s: %s\n", c ? "also:" : "why:", k->id, k->score, k->headroom,
+                k->kernel[0] ? " in " : "", k->kernel[0] ? short_name(k->kernel, kn, sizeof kn) : "",
+                k->title ? k->title : "");
+        fprintf(f, "       evidence: %s\n", k->evidence);
+        if (k->hint)
+            fprintf(f, "       fix: %s\n", k->hint);
+    }
+    if (!all && d->n_causes > 1) {
+        fprintf(f, "  also:");
+        for (int c = 1; c < d->n_causes && c < 6; c++)
+            fprintf(f, " %s %.2f%s", d->causes[c].id, d->causes[c].score, c + 1 < d->n_causes && c < 5 ? "," : "");
+        fprintf(f, " (kgate explain for all)\n");
+    }
+    if (d->note[0])
+        fprintf(f, "  diagnosis: %s\n", d->note);
+}
+
 void kg_report_print(const kg_report *r, FILE *f, int summary)
 {
     fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s\n", "kernel", "op", "dtype",
@@ -145,6 +208,7 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         const kg_result *x = &r->results[i];
         fprintf(f, "%s %s %s: %s: %s%s%s\n", x->kernel, x->dtype, x->shape,
                 kg_verdict_name(x->verdict), x->reason, x->detail[0] ? "; " : "", x->detail);
+        kg_report_print_diagnosis(x, f, 0);
     }
     /* what each library path did, once per operator, dtype and shape */
     int header = 0;
@@ -273,6 +337,7 @@ char *kg_report_to_json(const kg_report *r)
         const kg_result *x = &r->results[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "kernel", x->kernel);
+        cJSON_AddStringToObject(o, "summary", x->summary);
         cJSON_AddStringToObject(o, "source", x->source);
         cJSON_AddStringToObject(o, "op", x->op);
         cJSON_AddStringToObject(o, "dtype", x->dtype);
@@ -304,6 +369,8 @@ char *kg_report_to_json(const kg_report *r)
             cJSON_AddItemToArray(libs, l);
         }
         cJSON_AddStringToObject(o, "stop", x->stop);
+        if (x->diag)
+            cJSON_AddItemToObject(o, "diagnosis", kg_diagnosis_to_cjson(x->diag));
         cJSON *s = cJSON_AddObjectToObject(o, "summaries");
         for (int k = 0; k < x->n_sums; k++) {
             cJSON *v = cJSON_AddObjectToObject(s, x->sums[k].name);
@@ -409,6 +476,7 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
         char v[32];
         memset(&x, 0, sizeof x);
         str(item, "kernel", x.kernel, sizeof x.kernel);
+        str(item, "summary", x.summary, sizeof x.summary);
         str(item, "source", x.source, sizeof x.source);
         str(item, "op", x.op, sizeof x.op);
         str(item, "dtype", x.dtype, sizeof x.dtype);
@@ -452,7 +520,21 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
             p->lo = num(l, "ci_lo");
             p->hi = num(l, "ci_hi");
         }
+        const cJSON *dg = cJSON_GetObjectItemCaseSensitive(item, "diagnosis");
+        if (dg) {
+            kg_err de = {0, ""};
+            if (!(x.diag = malloc(sizeof *x.diag)))
+                kg_err_set(&de, KG_EXIT_IO, "out of memory");
+            else
+                kg_diagnosis_from_cjson(dg, x.diag, &de);
+            if (de.code) {
+                free(x.diag);
+                kg_err_set(err, KG_EXIT_IO, "%s: result '%s': diagnosis: %s", path, x.kernel, de.msg);
+                goto out;
+            }
+        }
         if (!kg_report_add(r, &x)) {
+            free(x.diag);
             kg_err_set(err, KG_EXIT_IO, "out of memory reading %s", path);
             goto out;
         }

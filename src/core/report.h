@@ -39,6 +39,11 @@ int kg_report_exit_code(const kg_report *r);
  * Table I) and the passes-but-slow list: correct kernels judged SLOW. */
 void kg_report_print(const kg_report *r, FILE *f, int summary);
 
+/* The diagnosis of a result, if it has one: the top cause with its
+ * evidence and fix, the others' ids and scores (all: every cause in full),
+ * and what could not be collected. */
+void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all);
+
 /* Per-family medians over the correct, timed results (OK or SLOW). */
 typedef struct kg_family_row {
     int n, n_slow;

@@ -83,8 +83,11 @@ typedef struct kg_summary {
     double value;
 } kg_summary;
 
+struct kg_diagnosis; /* core/diag_json.h */
+
 typedef struct kg_result {
     char kernel[96];
+    char summary[256]; /* the kernel's own description, from its table */
     char source[512]; /* the candidate .so */
     char op[32], dtype[8], shape[64];
     char index_dtype[8];     /* "" for operators without index inputs */
@@ -104,6 +107,10 @@ typedef struct kg_result {
     int wrapper_exit;        /* the worker process's exit status (-1: killed) */
     char wrapper_tail[1024]; /* the last line it wrote on stderr */
     kg_summary sums[KG_MAX_SUMMARIES];
+    /* Why it is slow (--diagnose), or NULL. malloc'd; owned by the report
+     * the result is added to (kg_report_add takes it over, kg_report_free
+     * frees it). */
+    struct kg_diagnosis *diag;
 } kg_result;
 
 /* Sets (or replaces) a summary; the unit comes from the table when known.

@@ -20,6 +20,8 @@
 #include "../core/stats.h"
 #include "baseline.h"
 #include "check.h"
+#include "kfacts.h"
+#include "profile.h"
 #include "tensors.h"
 #include "timer.h"
 #include "trace.h"
@@ -27,6 +29,7 @@
 #define MAX_SETS 8
 
 static FILE *ev_out;
+static char watch_note[400]; /* why launches could not be watched (--diagnose) */
 
 /* ---------------------------------------------------------------- events */
 
@@ -524,6 +527,46 @@ static int verify_cb(void *p, int set, kg_err *err)
     return oob;
 }
 
+/* --diagnose: one more call of the kernel, described (gpu/kfacts.h) with
+ * the Range Profiler's counters; the facts go out as kernel events, what
+ * could not be collected as the diag event's note. Counters never mix with
+ * timing: this call comes after it and is not timed. */
+static int diag_launch(void *p, kg_err *err)
+{
+    bench *b = p;
+    if (before_cb(b, 0, (kgate_stream)b->s, err))
+        return err->code;
+    return launch_cb(b, 0, (kgate_stream)b->s, err);
+}
+
+static int diagnose_subject(bench *b, kg_err *err)
+{
+    kg_diagnosis *d = malloc(sizeof *d);
+    if (!d)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
+    const int ext = b->job->diagnose == 2;
+    set_scalars(b, 0);
+    if (kg_kf_describe(diag_launch, b, ext ? kg_prof_extended_metrics : kg_prof_default_metrics,
+                       ext ? kg_prof_n_extended : kg_prof_n_default, b->job->scratch, d, err)) {
+        free(d);
+        return err->code;
+    }
+    for (int i = 0; i < d->n_kernels; i++) {
+        kg_event e = subject_ev(b, KG_EV_KERNEL);
+        e.kf = &d->kernels[i];
+        emit(&e);
+    }
+    kg_event e = subject_ev(b, KG_EV_DIAG);
+    snprintf(e.text, sizeof e.text, "%s%s%.500s", watch_note, watch_note[0] && d->note[0] ? "; " : "", d->note);
+    e.passes = d->passes;
+    e.launches = d->launches;
+    e.busy_s = d->busy_s;
+    e.wall_s = d->wall_s;
+    emit(&e);
+    free(d);
+    return 0;
+}
+
 /* A seed the candidate cannot predict: which timed calls are re-checked. */
 static unsigned long long secret_seed(void) { return kg_random64(); }
 
@@ -589,8 +632,8 @@ static int run_subject(bench *b, kg_err *err)
         return err->code;
     if (b->failed)
         return 0;
-    if (j->verify_only && kernel)
-        return 0;
+    if (j->verify_only && kernel) /* checks only; a diagnosis still describes the kernel */
+        return j->diagnose ? diagnose_subject(b, err) : 0;
     {
         kg_timer_cfg tc;
         kg_timing tm;
@@ -641,9 +684,13 @@ static int run_subject(bench *b, kg_err *err)
          * and then time a no-op: check again on fresh inputs after timing. */
         if (check_once(b, "after timing", j->seed + 4242, 0, 0, &pass, desc, sizeof desc, err))
             return err->code;
-        if (!pass)
+        if (!pass) {
             emit_fail(b, "incorrect", desc);
+            return 0;
+        }
     }
+    if (kernel && j->diagnose)
+        return diagnose_subject(b, err);
     return 0;
 }
 
@@ -779,6 +826,9 @@ static int do_measure(const kg_job *j, kg_err *err)
             return err->code;
     }
     if (j->mode == KG_JOB_KERNEL) {
+        kg_err werr = {0, ""};
+        if (j->diagnose && kg_kf_watch(&werr)) /* before the candidate loads: its modules' cubins */
+            snprintf(watch_note, sizeof watch_note, "launches not watched: %.360s", werr.msg);
         if (kg_plugin_open(j->plugin, &handle, &plug, err))
             return err->code;
         if (!(b.kernel = kg_plugin_find(plug, j->kernel)))

@@ -1,0 +1,87 @@
+#!/bin/sh
+# Cross-checks kgate's diagnosis counters (CUPTI Range Profiler, kgate check
+# --diagnose) against Nsight Compute's for the same kernels, and runs kgate
+# explain --from-ncu on ncu's CSV (the parser on real output).
+#   scripts/ncu_counters.sh BUILD OUTDIR   -> OUTDIR/ncu-counters.json
+# ncu profiles one checked call (a verify-only worker job, one trial) with
+# the default metric set (kgate explain --rules prints it); rows are matched
+# to kgate's kernels by mangled name.
+B=$1 OUT=$2
+NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
+plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
+metrics=$("$B/kgate" explain --rules | sed -n 's/^counters (default): //p')
+[ -n "$metrics" ] || { echo "no metric list from kgate explain --rules"; exit 1; }
+rows=""
+while read -r kernel op dtype shape extents; do
+    tag=$kernel-$shape
+    "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes --diagnose --max-time 0.5 \
+        --json "$OUT/dc-$tag.json" >"$OUT/dc-$tag.txt" 2>&1
+    printf '{"proto":"kgate.worker/1","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
+        "$plug" "$kernel" "$op" "$dtype" "$extents" |
+        "$NCU" --csv --page raw --clock-control none --cache-control all --replay-mode kernel \
+            --kernel-name-base mangled --metrics "$metrics" --disable-extra-suffixes \
+            --log-file "$OUT/nc-$tag.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null 2>&1
+    "$B/kgate" explain --from-ncu "$OUT/nc-$tag.csv" --op "$op" --dtype "$dtype" --shape "$shape" \
+        >"$OUT/explain-ncu-$tag.txt" 2>&1
+    echo "explain --from-ncu $tag: exit $?"
+    rows="$rows $tag"
+done <<'LIST'
+layer_norm_v1_bf16 layer_norm bf16 medium 4096,4096
+layer_norm_v2_bf16 layer_norm bf16 medium 4096,4096
+softmax_v2_fp16 softmax fp16 medium 4096,8192
+leaky_relu_v1_fp16 leaky_relu fp16 medium 4096,4096
+logsumexp_v1_fp32 logsumexp fp32 medium 4096,8192
+matrix_transpose_v1_fp16 matrix_transpose fp16 medium 4096,4096
+matmul_v2_fp16 matmul fp16 medium 4096,4096,4096
+LIST
+python3 - "$OUT" $rows <<'PY'
+import csv, json, sys, datetime
+out, tags = sys.argv[1], sys.argv[2:]
+allrows, within, total = [], 0, 0
+for tag in tags:
+    try:
+        kg = json.load(open(f"{out}/dc-{tag}.json"))
+        res = kg["results"][0]
+        diag = res.get("diagnosis") or {"kernels": []}
+        lines = [l for l in open(f"{out}/nc-{tag}.csv") if l.startswith('"')]
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        print(f"{tag}: unreadable: {e}")
+        continue
+    rd = list(csv.reader(lines))
+    head = rd[0]
+    body = [r for r in rd[1:] if r and r[0].strip()]  # skip the units row
+    name_col = head.index("Kernel Name")
+    for k in diag["kernels"]:
+        row = next((r for r in body if r[name_col] == k["name"]), None)
+        if not row:
+            print(f"{tag}: {k['name'][:60]}: not in ncu's CSV")
+            continue
+        for m, v in k["metrics"].items():
+            if m not in head or v is None:
+                continue
+            s = row[head.index(m)].replace(",", "")
+            try:
+                nv = float(s)
+            except ValueError:
+                continue
+            if m == "gpu__time_duration.sum":
+                continue  # durations are compared by scripts/ncu_crosscheck.sh
+            diff = (v - nv) / abs(nv) * 100 if nv else (0.0 if v == 0 else float("inf"))
+            small = abs(nv) < 1e-9 and abs(v) < 1e-9
+            ok = small or abs(diff) <= 5
+            total += 1
+            within += ok
+            allrows.append({"case": tag, "kernel": k["name"][:80], "metric": m, "kgate": v, "ncu": nv,
+                            "diff_pct": None if diff == float("inf") else diff, "within_5pct": ok})
+    print(f"{tag}: compared {sum(1 for r in allrows if r['case'] == tag)} metrics")
+for r in allrows:
+    if not r["within_5pct"]:
+        print(f"  off: {r['case']} {r['metric']}: kgate {r['kgate']:.4g} ncu {r['ncu']:.4g} ({r['diff_pct']})")
+print(f"counters within 5% of ncu: {within} of {total}")
+json.dump({"schema": "kgate.ncu-counters/1", "commit": kg.get("commit") if tags else None,
+           "device": kg.get("device") if tags else None,
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "command": "scripts/ncu_counters.sh build OUT (kgate check --diagnose vs ncu --metrics <default set> "
+                      "--clock-control none --cache-control all --replay-mode kernel, one checked call)",
+           "within_5pct": within, "compared": total, "rows": allrows}, open(f"{out}/ncu-counters.json", "w"), indent=1)
+PY

@@ -1,0 +1,482 @@
+/* What one call of a subject launched, and each kernel's facts
+ * (gpu/kfacts.h): CUPTI callbacks, the driver's function attributes and
+ * occupancy API, cuobjdump on captured cubins, the Range Profiler. */
+#include "kfacts.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/sass.h"
+#include "check.h"
+#include "profile.h"
+
+#define MAX_LAUNCHES 256
+#define MAX_CUBINS 256
+#define CUBIN_BYTES_MAX (512ull << 20) /* all captured cubins together */
+#define SASS_TEXT_MAX (64u << 20)      /* cuobjdump output read per cubin */
+
+typedef struct launch {
+    CUfunction f;
+    long long grid[3], block[3];
+    int dyn_smem;
+} launch;
+
+/* The watcher's state: written by CUPTI callbacks (any thread), read by
+ * kg_kf_describe; guarded by mu. */
+static struct {
+    pthread_mutex_t mu;
+    int on, capturing;
+    launch l[MAX_LAUNCHES];
+    int n, dropped;
+    struct {
+        char *bytes;
+        size_t size;
+    } cubin[MAX_CUBINS];
+    int n_cubins;
+    size_t cubin_bytes;
+    int cubins_dropped;
+    CUpti_SubscriberHandle sub;
+} W = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------ driver, by lookup */
+
+typedef CUresult (*get_name_fn)(const char **, CUfunction);
+typedef CUresult (*get_attr_fn)(int *, CUfunction_attribute, CUfunction);
+typedef CUresult (*occ_fn)(int *, CUfunction, int, size_t);
+typedef CUresult (*err_str_fn)(CUresult, const char **);
+
+static struct {
+    int tried;
+    get_name_fn get_name;
+    get_attr_fn get_attr;
+    occ_fn occ;
+    err_str_fn err_str;
+} D;
+
+static void *driver_fn(const char *name, int version)
+{
+    void *f = NULL;
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion(name, &f, (unsigned)version, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        f = NULL;
+    cudaGetLastError();
+    return f;
+}
+
+static int driver(kg_err *err)
+{
+    if (!D.tried) {
+        D.tried = 1;
+        D.get_name = (get_name_fn)driver_fn("cuFuncGetName", 12030);
+        D.get_attr = (get_attr_fn)driver_fn("cuFuncGetAttribute", 12000);
+        D.occ = (occ_fn)driver_fn("cuOccupancyMaxActiveBlocksPerMultiprocessor", 12000);
+        D.err_str = (err_str_fn)driver_fn("cuGetErrorString", 12000);
+    }
+    if (!D.get_name || !D.get_attr || !D.occ)
+        return kg_err_set(err, KG_EXIT_ENV, "the driver lacks cuFuncGetName, cuFuncGetAttribute or the occupancy API");
+    return 0;
+}
+
+/* A driver call's failure, named: call text, file, line. */
+#define KG_CU(call)                                                                                         \
+    do {                                                                                                   \
+        CUresult rc_ = (call);                                                                             \
+        if (rc_ != CUDA_SUCCESS) {                                                                         \
+            const char *s_ = "?";                                                                          \
+            if (D.err_str)                                                                                 \
+                D.err_str(rc_, &s_);                                                                       \
+            kg_err_set(err, KG_EXIT_ENV, "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, s_);        \
+            goto out;                                                                                      \
+        }                                                                                                  \
+    } while (0)
+
+/* --------------------------------------------------------- the callbacks */
+
+static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned smem)
+{
+    pthread_mutex_lock(&W.mu);
+    if (W.capturing) {
+        if (W.n < MAX_LAUNCHES) {
+            launch *l = &W.l[W.n++];
+            l->f = f;
+            l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+            l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+            l->dyn_smem = (int)smem;
+        } else {
+            W.dropped++;
+        }
+    }
+    pthread_mutex_unlock(&W.mu);
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
+{
+    (void)ud;
+    if (dom == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+        const CUpti_ResourceData *rd = data;
+        const CUpti_ModuleResourceData *m = rd ? rd->resourceDescriptor : NULL;
+        if (!m || !m->pCubin || !m->cubinSize)
+            return;
+        pthread_mutex_lock(&W.mu);
+        char *copy = W.n_cubins < MAX_CUBINS && W.cubin_bytes + m->cubinSize <= CUBIN_BYTES_MAX
+                         ? malloc(m->cubinSize)
+                         : NULL;
+        if (copy) {
+            memcpy(copy, m->pCubin, m->cubinSize);
+            W.cubin[W.n_cubins].bytes = copy;
+            W.cubin[W.n_cubins++].size = m->cubinSize;
+            W.cubin_bytes += m->cubinSize;
+        } else {
+            W.cubins_dropped++;
+        }
+        pthread_mutex_unlock(&W.mu);
+        return;
+    }
+    if (dom != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    const CUpti_CallbackData *cd = data;
+    if (!cd || cd->callbackSite != CUPTI_API_ENTER || !cd->functionParams)
+        return;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: {
+        const cuLaunchKernel_params *p = cd->functionParams;
+        record(p->f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+               p->sharedMemBytes);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+        const cuLaunchKernel_ptsz_params *p = cd->functionParams;
+        record(p->f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+               p->sharedMemBytes);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel: {
+        const cuLaunchCooperativeKernel_params *p = cd->functionParams;
+        record(p->f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+               p->sharedMemBytes);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+        const cuLaunchCooperativeKernel_ptsz_params *p = cd->functionParams;
+        record(p->f, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+               p->sharedMemBytes);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+        const cuLaunchKernelEx_params *p = cd->functionParams;
+        if (p->config)
+            record(p->f, p->config->gridDimX, p->config->gridDimY, p->config->gridDimZ, p->config->blockDimX,
+                   p->config->blockDimY, p->config->blockDimZ, p->config->sharedMemBytes);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+        const cuLaunchKernelEx_ptsz_params *p = cd->functionParams;
+        if (p->config)
+            record(p->f, p->config->gridDimX, p->config->gridDimY, p->config->gridDimZ, p->config->blockDimX,
+                   p->config->blockDimY, p->config->blockDimZ, p->config->sharedMemBytes);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+int kg_kf_watch(kg_err *err)
+{
+    static const CUpti_CallbackId launches[] = {
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    };
+    if (W.on)
+        return 0;
+    KG_CUPTI(cuptiSubscribe(&W.sub, on_callback, NULL));
+    for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
+        KG_CUPTI(cuptiEnableCallback(1, W.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]));
+    KG_CUPTI(cuptiEnableCallback(1, W.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED));
+    W.on = 1;
+out:
+    return err->code;
+}
+
+/* ------------------------------------------------------------ the facts */
+
+static void note(kg_diagnosis *d, const char *fmt, const char *what)
+{
+    size_t u = strlen(d->note);
+    if (u + 3 >= sizeof d->note)
+        return;
+    if (u)
+        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
+    snprintf(d->note + u, sizeof d->note - u, fmt, what);
+}
+
+/* Registers, memory, occupancy and its limiter of one function at one launch. */
+static int function_facts(const launch *l, kg_kfacts *k, kg_err *err)
+{
+    int dev = 0, regs_sm = 0, smem_sm = 0, smem_res = 0, thr_sm = 0, blk_sm = 0, sms = 0, blocks = 0;
+    int a = 0;
+    const char *name = NULL;
+    KG_CU(D.get_name(&name, l->f));
+    snprintf(k->name, sizeof k->name, "%s", name ? name : "?");
+    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_NUM_REGS, l->f));
+    k->regs = a;
+    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l->f));
+    k->static_smem = a;
+    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, l->f));
+    k->local_bytes = a;
+    k->dyn_smem = l->dyn_smem;
+    for (int i = 0; i < 3; i++)
+        k->grid[i] = l->grid[i], k->block[i] = l->block[i];
+    long long threads = l->block[0] * l->block[1] * l->block[2];
+    KG_CU(D.occ(&blocks, l->f, (int)threads, (size_t)l->dyn_smem));
+    KG_CUDA(cudaGetDevice(&dev));
+    KG_CUDA(cudaDeviceGetAttribute(&regs_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev));
+    KG_CUDA(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    KG_CUDA(cudaDeviceGetAttribute(&smem_res, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+    KG_CUDA(cudaDeviceGetAttribute(&thr_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+    KG_CUDA(cudaDeviceGetAttribute(&blk_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev));
+    KG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    {
+        /* the number is the occupancy API's; the limiter is the resource
+         * whose own bound equals it (registers are allocated per warp in
+         * units of 256, shared memory with a per-block reservation) */
+        long long wpb = (threads + 31) / 32;
+        long long by_warps = wpb ? thr_sm / 32 / wpb : 0;
+        long long regs_warp = ((long long)(k->regs > 0 ? k->regs : 1) * 32 + 255) / 256 * 256;
+        long long by_regs = wpb ? regs_sm / regs_warp / wpb : 0;
+        long long smem = (long long)k->static_smem + l->dyn_smem;
+        long long by_smem = smem > 0 ? smem_sm / (smem + smem_res) : blk_sm;
+        k->max_blocks_per_sm = blocks;
+        k->occupancy = thr_sm > 0 ? (double)blocks * (double)wpb * 32 / thr_sm : -1;
+        const char *lim = blocks == by_regs ? "registers" : blocks == by_smem ? "shared"
+                          : blocks == by_warps ? "warps" : blocks == blk_sm ? "blocks" : "";
+        snprintf(k->limiter, sizeof k->limiter, "%s", lim);
+        k->sms = sms;
+        long long grid = l->grid[0] * l->grid[1] * l->grid[2];
+        k->waves = blocks > 0 && sms > 0 ? (double)grid / ((double)blocks * sms) : -1;
+    }
+out:
+    return err->code;
+}
+
+static const char *find_cuobjdump(char *buf, size_t size)
+{
+    const char *env = getenv("KG_CUOBJDUMP");
+    if (env && *env && access(env, X_OK) == 0)
+        return env;
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *c = strchr(path, ':');
+        size_t len = c ? (size_t)(c - path) : strlen(path);
+        if (len && len + 12 < size) {
+            snprintf(buf, size, "%.*s/cuobjdump", (int)len, path);
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+        path = c ? c + 1 : NULL;
+    }
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home) {
+        snprintf(buf, size, "%s/bin/cuobjdump", home);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
+    return access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : NULL;
+}
+
+/* The SASS counts of every kernel in ks, from the captured cubins. */
+static void sass_facts(kg_kfacts *ks, int nk, const char *tmpdir, kg_diagnosis *d)
+{
+    char tool_buf[4096];
+    const char *tool = find_cuobjdump(tool_buf, sizeof tool_buf);
+    if (!tool) {
+        for (int i = 0; i < nk; i++)
+            snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");
+        note(d, "%s", "no SASS: cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");
+        return;
+    }
+    kg_sass_fn *fns = malloc(sizeof *fns * 4096);
+    char *text = malloc(SASS_TEXT_MAX + 1);
+    if (!fns || !text) {
+        free(fns);
+        free(text);
+        note(d, "%s", "no SASS: out of memory");
+        return;
+    }
+    for (int c = 0; c < W.n_cubins; c++) {
+        int wanted = 0;
+        for (int i = 0; i < nk; i++)
+            wanted |= !ks[i].sass.found &&
+                      memmem(W.cubin[c].bytes, W.cubin[c].size, ks[i].name, strlen(ks[i].name) + 1) != NULL;
+        if (!wanted)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/kg-cubin-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+        int fd = mkstemp(path);
+        if (fd < 0) {
+            note(d, "no SASS: cannot write a cubin under %s", tmpdir && *tmpdir ? tmpdir : "/tmp");
+            break;
+        }
+        ssize_t w = write(fd, W.cubin[c].bytes, W.cubin[c].size);
+        close(fd);
+        size_t len = 0;
+        if (w == (ssize_t)W.cubin[c].size) {
+            char cmd[8400];
+            snprintf(cmd, sizeof cmd, "'%s' -sass '%s' 2>/dev/null", tool, path);
+            FILE *p = popen(cmd, "r");
+            if (p) {
+                size_t k;
+                while (len < SASS_TEXT_MAX && (k = fread(text + len, 1, SASS_TEXT_MAX - len, p)) > 0)
+                    len += k;
+                pclose(p);
+            }
+        }
+        unlink(path);
+        text[len] = '\0';
+        int n = 0, trunc = 0;
+        kg_err e = {0, ""};
+        if (len == 0 || kg_sass_scan(text, len, fns, 4096, &n, &trunc, &e)) {
+            note(d, "cuobjdump read no SASS from a cubin: %s", e.msg[0] ? e.msg : "empty output");
+            continue;
+        }
+        for (int i = 0; i < nk; i++) {
+            const kg_sass_fn *f = ks[i].sass.found ? NULL : kg_sass_find(fns, n, ks[i].name);
+            if (f)
+                ks[i].sass = f->s;
+        }
+    }
+    for (int i = 0; i < nk; i++)
+        if (!ks[i].sass.found && !ks[i].sass_note[0])
+            snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "%s",
+                     W.cubins_dropped ? "no captured cubin holds it (some cubins were not kept: too many)"
+                                      : "no captured cubin holds it (stripped, or loaded before kgate watched)");
+    free(fns);
+    free(text);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
+                   const char *tmpdir, kg_diagnosis *d, kg_err *err)
+{
+    double t0 = now_s();
+    kg_kfacts *ranges = calloc(MAX_LAUNCHES, sizeof *ranges);
+    int n_ranges = 0, dropped = 0, profiled = 0;
+    kg_err derr = {0, ""};
+    memset(d, 0, sizeof *d);
+    if (!ranges)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
+    if (!W.on)
+        note(d, "%s", "no static facts: launches were not watched (another CUPTI subscriber?)");
+    pthread_mutex_lock(&W.mu);
+    W.n = W.dropped = 0;
+    W.capturing = W.on;
+    pthread_mutex_unlock(&W.mu);
+    if (n_metrics > 0) {
+        kg_err perr = {0, ""};
+        int rc = kg_prof_collect(metrics, n_metrics, launch, ctx, ranges, MAX_LAUNCHES, &n_ranges, &dropped, &perr);
+        if (rc == 0) {
+            profiled = 1;
+            d->passes = kg_prof_last_passes();
+        } else if (err->code == 0 && perr.code == KG_EXIT_FAIL) {
+            /* the launch itself failed under the profiler: the subject's fault */
+            *err = perr;
+        } else {
+            note(d, "no counters: %.400s", perr.msg);
+        }
+    }
+    if (!profiled && !err->code) {
+        /* no counters: one plain call for the launches */
+        pthread_mutex_lock(&W.mu);
+        W.n = W.dropped = 0;
+        pthread_mutex_unlock(&W.mu);
+        launch(ctx, err);
+        cudaError_t rc = cudaDeviceSynchronize();
+        if (rc != cudaSuccess && !err->code)
+            kg_err_set(err, KG_EXIT_FAIL, "the call being described failed: %s", cudaGetErrorString(rc));
+    }
+    pthread_mutex_lock(&W.mu);
+    W.capturing = 0;
+    int n = W.n;
+    if (W.dropped)
+        note(d, "%s", "more launches than kgate keeps; the rest are not described");
+    pthread_mutex_unlock(&W.mu);
+    if (err->code)
+        goto out;
+    d->launches = n;
+    if (dropped)
+        note(d, "%s", "the profiler dropped ranges");
+    if (profiled && n_ranges != n && n > 0)
+        note(d, "%s", "profiled ranges and launches differ in number: counters matched by order where they can be");
+    /* one kgate fact record per function, in first-launch order */
+    if (n > 0 && driver(&derr) != 0) {
+        note(d, "no static facts: %s", derr.msg);
+    } else {
+        CUfunction seen[KG_DIAG_KERNELS_MAX];
+        for (int i = 0; i < n; i++) {
+            int k;
+            for (k = 0; k < d->n_kernels && seen[k] != W.l[i].f; k++)
+                ;
+            kg_kfacts *kf = &d->kernels[k];
+            if (k == d->n_kernels) {
+                if (d->n_kernels == KG_DIAG_KERNELS_MAX) {
+                    note(d, "%s", "more distinct kernels than kgate describes; the rest are left out");
+                    continue;
+                }
+                kg_kfacts_init(kf);
+                seen[d->n_kernels++] = W.l[i].f;
+                kg_err ferr = {0, ""};
+                if (function_facts(&W.l[i], kf, &ferr))
+                    note(d, "a kernel's attributes: %s", ferr.msg);
+            }
+            kf->launches++;
+            /* counters of range i: sums add up over launches, the rest are
+             * the first launch's */
+            if (profiled && i < n_ranges)
+                for (int m = 0; m < ranges[i].n_m; m++) {
+                    const char *mn = ranges[i].m[m].name;
+                    double old = kg_kfacts_metric(kf, mn), v = ranges[i].m[m].value;
+                    size_t len = strlen(mn);
+                    int is_sum = len > 4 && strcmp(mn + len - 4, ".sum") == 0;
+                    if (isnan(old))
+                        kg_kfacts_set(kf, mn, v);
+                    else if (is_sum)
+                        kg_kfacts_set(kf, mn, old + v);
+                }
+        }
+    }
+    {
+        double total = 0;
+        for (int k = 0; k < d->n_kernels; k++) {
+            double t = kg_kfacts_metric(&d->kernels[k], "gpu__time_duration.sum");
+            total += t > 0 ? t : 0;
+        }
+        d->busy_s = total * 1e-9;
+        for (int k = 0; k < d->n_kernels && total > 0; k++) {
+            double t = kg_kfacts_metric(&d->kernels[k], "gpu__time_duration.sum");
+            d->kernels[k].time_share = t > 0 ? t / total : 0;
+        }
+    }
+    if (d->n_kernels)
+        sass_facts(d->kernels, d->n_kernels, tmpdir, d);
+out:
+    free(ranges);
+    d->wall_s = now_s() - t0;
+    return err->code;
+}

@@ -1,0 +1,44 @@
+/* The worker's side of diagnosis: what one call of a subject launched, and
+ * the facts of each kernel (core/diag.h) that need the GPU to learn.
+ *
+ *   - Launches are seen through CUPTI's driver-API callbacks (every
+ *     cuLaunchKernel* variant, which the runtime's launches go through):
+ *     the function, grid, block and dynamic shared memory of each.
+ *   - Each function's registers, static shared and local memory come from
+ *     cuFuncGetAttribute, its theoretical occupancy from the occupancy API
+ *     (the limiter is the resource whose own limit equals it).
+ *   - Its SASS comes from `cuobjdump -sass` on the cubin CUPTI hands over
+ *     when a module loads (so Triton's cuModuleLoadData cubins count too),
+ *     scanned by core/sass.h. Watching must start before the candidate is
+ *     loaded (kg_kf_watch).
+ *   - Counters come from the CUPTI Range Profiler (gpu/profile.h) during
+ *     the same call, matched to launches by order.
+ * Driver functions are looked up through the runtime, so kgate does not
+ * link libcuda. */
+#ifndef KG_KFACTS_H
+#define KG_KFACTS_H
+
+#include "../core/diag_json.h"
+#include "../core/kg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Starts watching launches and module loads (once per process). Returns 0,
+ * or KG_EXIT_ENV naming the failure (another CUPTI subscriber, say); the
+ * diagnosis then goes on without static facts. */
+int kg_kf_watch(kg_err *err);
+
+/* Runs `launch` once (under the Range Profiler when metrics are given) and
+ * describes what it launched in d (kernels, launches, busy time, note; not
+ * the causes). tmpdir: where cubins may be written for cuobjdump. What
+ * could not be collected is said in d->note, not returned as an error;
+ * an error is only a failure of the launch itself (its code). */
+int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
+                   const char *tmpdir, kg_diagnosis *d, kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

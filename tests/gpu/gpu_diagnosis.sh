@@ -1,0 +1,79 @@
+#!/bin/sh
+# Diagnosis on the H200 (docs/diagnosis.md): the whole suite under
+# --diagnose (or the run KG_DIAG_JSON names), then
+#   - every correct kernel was described: launches, static facts, counters;
+#   - every naive variant (its summary names a planted label) got causes;
+#   - kgate explain re-renders the causes of the saved result;
+# and the confusion matrix of planted label against top-1 cause, with the
+# optimized variants' highest scores, is written to
+# $build/tests/diag-matrix.json (a benchmark: the targets are reported, not
+# asserted).
+. "$(dirname "$0")/common.sh"
+json=${KG_DIAG_JSON:-$build/tests/run-diag.json}
+if [ -z "${KG_DIAG_JSON:-}" ]; then
+    "$kgate" run --diagnose --max-time 1 --json "$json" >"$build/tests/run-diag.txt" 2>&1
+    rc=$?
+    case $rc in 0 | 1) rc=0-1 ;; esac
+    expect "kgate run --diagnose: exit code" 0-1 "$rc"
+fi
+"$kgate" explain "$json" >"$build/tests/explain.txt" 2>&1
+expect "kgate explain: exit code" 0 $?
+expect "kgate explain: prints causes" yes "$(grep -q '^  why: ' "$build/tests/explain.txt" && echo yes)"
+python3 - "$json" "$build/tests/diag-matrix.json" >"$build/tests/diag-matrix.txt" <<'PY'
+import json, re, sys, collections
+src, dst = sys.argv[1:3]
+rep = json.load(open(src))
+rows, fails = [], []
+for r in rep["results"]:
+    if r["verdict"] not in ("OK", "SLOW"):
+        continue
+    d = r.get("diagnosis")
+    m = re.search(r"\(((?:RC[0-4][ab]?|NOTC|LAUNCH|DRAM)(?:, *(?:RC[0-4][ab]?|NOTC|LAUNCH|DRAM))*)\)$", r.get("summary", ""))
+    planted = [x.strip() for x in m.group(1).split(",")] if m else []
+    if not d:
+        fails.append(f"{r['kernel']} {r['shape']}: no diagnosis")
+        continue
+    if not d["kernels"]:
+        fails.append(f"{r['kernel']} {r['shape']}: no kernel described ({d['note']})")
+    if d["passes"] <= 0:
+        fails.append(f"{r['kernel']} {r['shape']}: no counters ({d['note']})")
+    if planted and not d["causes"]:
+        fails.append(f"{r['kernel']} {r['shape']}: planted {planted} but no cause fired")
+    top = d["causes"][0] if d["causes"] else None
+    rows.append({"kernel": r["kernel"], "shape": r["shape"], "verdict": r["verdict"], "planted": planted,
+                 "top1": top["id"] if top else None, "top1_score": top["score"] if top else 0,
+                 "causes": [(c["id"], round(c["score"], 3)) for c in d["causes"]],
+                 "passes": d["passes"], "wall_s": d.get("wall_s"), "note": d["note"]})
+naive = [x for x in rows if x["planted"]]
+fast = [x for x in rows if not x["planted"]]
+strict = sum(1 for x in naive if x["top1"] == x["planted"][0])
+either = sum(1 for x in naive if x["top1"] in x["planted"])
+high = 0.30
+clean = sum(1 for x in fast if x["top1_score"] < high)
+matrix = collections.defaultdict(lambda: collections.Counter())
+for x in naive:
+    matrix[x["planted"][0]][x["top1"] or "none"] += 1
+out = {"schema": "kgate.diag-matrix/1", "source": src, "commit": rep.get("commit"), "date": rep.get("date"),
+       "device": rep.get("device"), "command": rep.get("command"),
+       "naive": len(naive), "top1_equals_first_label": strict, "top1_in_labels": either,
+       "optimized": len(fast), "optimized_without_high_cause": clean, "score_high": high,
+       "matrix": {k: dict(v) for k, v in matrix.items()}, "rows": rows, "failures": fails}
+json.dump(out, open(dst, "w"), indent=1)
+print(f"naive variants: {len(naive)}; top-1 = first planted label: {strict} ({100*strict/max(len(naive),1):.0f}%), "
+      f"top-1 among the planted labels: {either} ({100*either/max(len(naive),1):.0f}%)")
+print(f"optimized variants: {len(fast)}; no high-scoring cause: {clean} ({100*clean/max(len(fast),1):.0f}%)")
+print("planted -> top-1:")
+for k in sorted(matrix):
+    print(f"  {k:7s} " + ", ".join(f"{t}: {c}" for t, c in sorted(matrix[k].items())))
+for x in naive:
+    if x["top1"] not in x["planted"]:
+        print(f"  miss: {x['kernel']} {x['shape']} planted {x['planted']} got {x['causes'][:3]}")
+for x in fast:
+    if x["top1_score"] >= high:
+        print(f"  high on optimized: {x['kernel']} {x['shape']} {x['causes'][:3]}")
+for f in fails:
+    print(f"FAIL: {f}")
+PY
+cat "$build/tests/diag-matrix.txt"
+expect "every correct kernel described, every naive one diagnosed" 0 "$(grep -c '^FAIL: ' "$build/tests/diag-matrix.txt")"
+finish
