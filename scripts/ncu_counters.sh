@@ -5,7 +5,9 @@
 #   scripts/ncu_counters.sh BUILD OUTDIR   -> OUTDIR/ncu-counters.json
 # ncu profiles one checked call (a verify-only worker job, one trial) with
 # the default metric set (kgate explain --rules prints it); rows are matched
-# to kgate's kernels by mangled name.
+# to kgate's kernels by mangled name. ncu leaves the caches alone between
+# its passes (--cache-control none), as the Range Profiler's kernel replay
+# does: kgate cannot flush between passes it does not see.
 B=$1 OUT=$2
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
@@ -18,7 +20,7 @@ while read -r kernel op dtype shape extents; do
         --json "$OUT/dc-$tag.json" >"$OUT/dc-$tag.txt" 2>&1
     printf '{"proto":"kgate.worker/1","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
         "$plug" "$kernel" "$op" "$dtype" "$extents" |
-        "$NCU" --csv --page raw --clock-control none --cache-control all --replay-mode kernel \
+        "$NCU" --csv --page raw --clock-control none --cache-control none --replay-mode kernel \
             --kernel-name-base mangled --metrics "$metrics" --disable-extra-suffixes \
             --log-file "$OUT/nc-$tag.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null 2>&1
     "$B/kgate" explain --from-ncu "$OUT/nc-$tag.csv" --op "$op" --dtype "$dtype" --shape "$shape" \
@@ -82,6 +84,6 @@ json.dump({"schema": "kgate.ncu-counters/1", "commit": kg.get("commit") if tags 
            "device": kg.get("device") if tags else None,
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "command": "scripts/ncu_counters.sh build OUT (kgate check --diagnose vs ncu --metrics <default set> "
-                      "--clock-control none --cache-control all --replay-mode kernel, one checked call)",
+                      "--clock-control none --cache-control none --replay-mode kernel, one checked call)",
            "within_5pct": within, "compared": total, "rows": allrows}, open(f"{out}/ncu-counters.json", "w"), indent=1)
 PY

@@ -233,18 +233,24 @@ static void round_trip_passes_are_rc0b(void **state)
     assert_true(fabs(out[0].saving - (1 - 0.268 / 1.34)) < 1e-9);
 }
 
-/* Many launches with the GPU idle between them. */
-static void idle_gaps_are_launch_bound(void **state)
+/* Many launches in one call: each costs a launch gap. */
+static void many_launches_are_launch_bound(void **state)
 {
     (void)state;
     kg_kfacts k = kernel("small", 132, 256, DRAM, 70.0, USE_LD, 100.0, NULL);
     k.launches = 8;
-    kg_diag_ctx c = {.rho = 0.2, .t_s = 20e-6, .busy_s = 6e-6, .launches = 8};
+    kg_diag_ctx c = {.rho = 0.2, .t_s = 20e-6, .launches = 8};
     kg_cause out[KG_CAUSES_MAX];
     int n = diagnose(&k, 1, &c, out);
     assert_true(n >= 1);
     assert_string_equal(out[0].id, "LAUNCH");
-    assert_true(fabs(out[0].saving - 0.7) < 1e-9);
+    assert_true(fabs(out[0].saving - 7 * 2e-6 / 20e-6) < 1e-9);
+    assert_non_null(strstr(out[0].evidence, "8 kernel launches per call"));
+    /* four launches are not launch-bound */
+    c.launches = 4;
+    n = diagnose(&k, 1, &c, out);
+    for (int i = 0; i < n; i++)
+        assert_string_not_equal(out[i].id, "LAUNCH");
 }
 
 /* Uncoalesced stores alone fire RC1 (a transpose's writes). */
@@ -332,7 +338,7 @@ int main(void)
         cmocka_unit_test_setup(streaming_gemm_is_rc2b, setup),
         cmocka_unit_test_setup(near_roof_but_slower_is_rc4, setup),
         cmocka_unit_test_setup(round_trip_passes_are_rc0b, setup),
-        cmocka_unit_test_setup(idle_gaps_are_launch_bound, setup),
+        cmocka_unit_test_setup(many_launches_are_launch_bound, setup),
         cmocka_unit_test_setup(strided_stores_are_rc1, setup),
         cmocka_unit_test_setup(static_facts_alone, setup),
         cmocka_unit_test_setup(thresholds_are_data, setup),

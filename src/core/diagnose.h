@@ -40,7 +40,7 @@ extern "C" {
     X(l2_hit_min, 50.0, "a GEMM's L2 hit rate (%) below this, with excess DRAM: RC2b")                      \
     X(tensor_min, 30.0, "tensor pipe active (%) below this on a matrix workload: tensor cores idle")        \
     X(launches_max, 4.0, "kernel launches per call above this: launch-bound candidate")                     \
-    X(gap_min, 0.20, "share of the call's time with no kernel running above this: launch-bound")            \
+    X(launch_cost, 2e-6, "GPU time (s) each launch after the first costs a call (launch gap on one stream)")  \
     X(near_roof, 0.50, "rho at least this: the kernel runs near its roof (RC4 when a library is faster)")   \
     X(e_slow, 0.80, "E below this: a library path is faster (the gate's E threshold)")                      \
     X(notc_loss, 0.90, "time a matrix kernel loses on CUDA cores (H200: 67 fp32 vs ~800 fp16 TFLOP/s)")    \

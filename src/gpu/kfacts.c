@@ -24,7 +24,7 @@
 #define SASS_TEXT_MAX (64u << 20)      /* cuobjdump output read per cubin */
 
 typedef struct launch {
-    CUfunction f;
+    CUfunction f;      /* NULL: a memset (it may be a profiler range too) */
     long long grid[3], block[3];
     int dyn_smem;
 } launch;
@@ -52,6 +52,7 @@ typedef CUresult (*get_name_fn)(const char **, CUfunction);
 typedef CUresult (*get_attr_fn)(int *, CUfunction_attribute, CUfunction);
 typedef CUresult (*occ_fn)(int *, CUfunction, int, size_t);
 typedef CUresult (*err_str_fn)(CUresult, const char **);
+typedef CUresult (*kernel_fn_fn)(CUfunction *, CUkernel);
 
 static struct {
     int tried;
@@ -59,6 +60,7 @@ static struct {
     get_attr_fn get_attr;
     occ_fn occ;
     err_str_fn err_str;
+    kernel_fn_fn kernel_function;
 } D;
 
 static void *driver_fn(const char *name, int version)
@@ -80,6 +82,7 @@ static int driver(kg_err *err)
         D.get_attr = (get_attr_fn)driver_fn("cuFuncGetAttribute", 12000);
         D.occ = (occ_fn)driver_fn("cuOccupancyMaxActiveBlocksPerMultiprocessor", 12000);
         D.err_str = (err_str_fn)driver_fn("cuGetErrorString", 12000);
+        D.kernel_function = (kernel_fn_fn)driver_fn("cuKernelGetFunction", 12000);
     }
     if (!D.get_name || !D.get_attr || !D.occ)
         return kg_err_set(err, KG_EXIT_ENV, "the driver lacks cuFuncGetName, cuFuncGetAttribute or the occupancy API");
@@ -119,6 +122,23 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
     pthread_mutex_unlock(&W.mu);
 }
 
+static int is_memset(CUpti_CallbackId cbid)
+{
+    static const CUpti_CallbackId ids[] = {
+#define M(n) CUPTI_DRIVER_TRACE_CBID_cuMemset##n
+        M(D8), M(D16), M(D32), M(D2D8), M(D2D16), M(D2D32), M(D8Async), M(D16Async), M(D32Async),
+        M(D2D8Async), M(D2D16Async), M(D2D32Async), M(D8Async_ptsz), M(D16Async_ptsz), M(D32Async_ptsz),
+        M(D2D8Async_ptsz), M(D2D16Async_ptsz), M(D2D32Async_ptsz), M(D8_v2), M(D16_v2), M(D32_v2), M(D2D8_v2),
+        M(D2D16_v2), M(D2D32_v2), M(D8_v2_ptds), M(D16_v2_ptds), M(D32_v2_ptds), M(D2D8_v2_ptds),
+        M(D2D16_v2_ptds), M(D2D32_v2_ptds),
+#undef M
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i] == cbid)
+            return 1;
+    return 0;
+}
+
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
     (void)ud;
@@ -147,6 +167,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     const CUpti_CallbackData *cd = data;
     if (!cd || cd->callbackSite != CUPTI_API_ENTER || !cd->functionParams)
         return;
+    if (is_memset(cbid)) { /* a memset may be a kernel to the profiler: keep the order */
+        record(NULL, 0, 0, 0, 0, 0, 0, 0);
+        return;
+    }
     switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: {
         const cuLaunchKernel_params *p = cd->functionParams;
@@ -203,6 +227,9 @@ int kg_kf_watch(kg_err *err)
     KG_CUPTI(cuptiSubscribe(&W.sub, on_callback, NULL));
     for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
         KG_CUPTI(cuptiEnableCallback(1, W.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]));
+    for (CUpti_CallbackId id = 0; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
+        if (is_memset(id))
+            KG_CUPTI(cuptiEnableCallback(1, W.sub, CUPTI_CB_DOMAIN_DRIVER_API, id));
     KG_CUPTI(cuptiEnableCallback(1, W.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED));
     W.on = 1;
 out:
@@ -227,19 +254,24 @@ static int function_facts(const launch *l, kg_kfacts *k, kg_err *err)
     int dev = 0, regs_sm = 0, smem_sm = 0, smem_res = 0, thr_sm = 0, blk_sm = 0, sms = 0, blocks = 0;
     int a = 0;
     const char *name = NULL;
-    KG_CU(D.get_name(&name, l->f));
+    CUfunction f = l->f;
+    /* the runtime launches through context-independent CUkernel handles,
+     * which the function API does not take: ask for the context's function */
+    if (D.get_name(&name, f) != CUDA_SUCCESS && D.kernel_function)
+        KG_CU(D.kernel_function(&f, (CUkernel)l->f));
+    KG_CU(D.get_name(&name, f));
     snprintf(k->name, sizeof k->name, "%s", name ? name : "?");
-    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_NUM_REGS, l->f));
+    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
     k->regs = a;
-    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l->f));
+    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f));
     k->static_smem = a;
-    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, l->f));
+    KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f));
     k->local_bytes = a;
     k->dyn_smem = l->dyn_smem;
     for (int i = 0; i < 3; i++)
         k->grid[i] = l->grid[i], k->block[i] = l->block[i];
     long long threads = l->block[0] * l->block[1] * l->block[2];
-    KG_CU(D.occ(&blocks, l->f, (int)threads, (size_t)l->dyn_smem));
+    KG_CU(D.occ(&blocks, f, (int)threads, (size_t)l->dyn_smem));
     KG_CUDA(cudaGetDevice(&dev));
     KG_CUDA(cudaDeviceGetAttribute(&regs_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev));
     KG_CUDA(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
@@ -419,17 +451,33 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
     pthread_mutex_unlock(&W.mu);
     if (err->code)
         goto out;
-    d->launches = n;
+    int n_kern = 0;
+    for (int i = 0; i < n; i++)
+        n_kern += W.l[i].f != NULL;
+    d->launches = n_kern;
     if (dropped)
         note(d, "%s", "the profiler dropped ranges");
-    if (profiled && n_ranges != n && n > 0)
-        note(d, "%s", "profiled ranges and launches differ in number: counters matched by order where they can be");
+    /* ranges follow launch order; a memset is a range on some drivers and
+     * not on others: match by order only where the counts say how */
+    const int memsets_ranged = profiled && n_ranges == n;
+    const int kernels_ranged = profiled && !memsets_ranged && n_ranges == n_kern;
+    if (profiled && !memsets_ranged && !kernels_ranged) {
+        char m[160];
+        snprintf(m, sizeof m, "%d profiled ranges for %d launches and %d memsets: counters left out", n_ranges,
+                 n_kern, n - n_kern);
+        note(d, "%s", m);
+    }
     /* one kgate fact record per function, in first-launch order */
-    if (n > 0 && driver(&derr) != 0) {
+    if (n_kern > 0 && driver(&derr) != 0) {
         note(d, "no static facts: %s", derr.msg);
     } else {
         CUfunction seen[KG_DIAG_KERNELS_MAX];
-        for (int i = 0; i < n; i++) {
+        for (int i = 0, r = 0; i < n; i++) {
+            if (!W.l[i].f) {
+                r += memsets_ranged;
+                continue;
+            }
+            const int ri = memsets_ranged || kernels_ranged ? r++ : -1;
             int k;
             for (k = 0; k < d->n_kernels && seen[k] != W.l[i].f; k++)
                 ;
@@ -446,12 +494,12 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
                     note(d, "a kernel's attributes: %s", ferr.msg);
             }
             kf->launches++;
-            /* counters of range i: sums add up over launches, the rest are
-             * the first launch's */
-            if (profiled && i < n_ranges)
-                for (int m = 0; m < ranges[i].n_m; m++) {
-                    const char *mn = ranges[i].m[m].name;
-                    double old = kg_kfacts_metric(kf, mn), v = ranges[i].m[m].value;
+            /* counters of its range: sums add up over launches, the rest
+             * are the first launch's */
+            if (ri >= 0 && ri < n_ranges)
+                for (int m = 0; m < ranges[ri].n_m; m++) {
+                    const char *mn = ranges[ri].m[m].name;
+                    double old = kg_kfacts_metric(kf, mn), v = ranges[ri].m[m].value;
                     size_t len = strlen(mn);
                     int is_sum = len > 4 && strcmp(mn + len - 4, ".sum") == 0;
                     if (isnan(old))
