@@ -5,7 +5,7 @@
 //
 // The fp64 reference is src/ops/index_select.cu.
 //
-// v1 naive (RC1): one thread per output row copies its D elements one at a
+// v1 naive (RC1, RC2a): one thread per output row copies its D elements one at a
 //            time: at each step the 32 lanes of a warp touch 32 rows, D
 //            elements apart in out and scattered in src, so every warp access
 //            is 32 separate sectors for 64 or 128 useful bytes (and only I
@@ -78,7 +78,7 @@ static int isel_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const k
     return 0;
 }
 
-#define ISEL_V1_SUM "one thread an output row, element by element: lanes D apart (RC1)"
+#define ISEL_V1_SUM "one thread an output row, element by element: lanes D apart, and only as many threads as rows (RC1, RC2a)"
 #define ISEL_V2_SUM "a warp per row segment, 4 x 16-byte loads in flight per lane, streaming stores"
 static const kgate_kernel variants[] = {
     {"index_select_v1_fp16", "index_select", "fp16", NULL, 2, 1, isel_v1<__half, int64_t>,

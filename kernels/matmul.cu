@@ -3,7 +3,7 @@
 //
 // The fp64 reference is src/ops/matmul.cu.
 //
-// v1 naive (RC2a): the paper's default-grid GEMM: a fixed 64x64 tile, no tensor
+// v1 naive (NOTC, RC2a): the paper's default-grid GEMM: a fixed 64x64 tile, no tensor
 //            cores (fp32 FMA on converted operands), no L2 swizzle.
 // v2 fast:   Hopper path: TMA loads A (128x64) and B (64x256) tiles into a
 //            4-stage shared-memory ring with 128-byte swizzle, completing on
@@ -307,11 +307,11 @@ static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"matmul_v1_fp16", "matmul", "fp16", NULL, 2, 1, mm_v1<__half>,
-     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL, NULL},
+     "64x64 tile, fp32 FMA: no tensor cores, the default-grid tile (NOTC, RC2a)", NULL, NULL},
     {"matmul_v2_fp16", "matmul", "fp16", NULL, 2, 1, mm_v2<__half>,
      "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
     {"matmul_v1_bf16", "matmul", "bf16", NULL, 2, 1, mm_v1<__nv_bfloat16>,
-     "64x64 tile, fp32 FMA, no tensor cores (RC2a)", NULL, NULL},
+     "64x64 tile, fp32 FMA: no tensor cores, the default-grid tile (NOTC, RC2a)", NULL, NULL},
     {"matmul_v2_bf16", "matmul", "bf16", NULL, 2, 1, mm_v2<__nv_bfloat16>,
      "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
 };

@@ -3,7 +3,7 @@
 //
 // The fp64 reference is src/ops/max_reduction.cu.
 //
-// v1 naive (RC1): uncoalesced access: one thread per row, consecutive
+// v1 naive (RC1, RC0a): uncoalesced access: one thread per row, consecutive
 //            threads on consecutive rows, so the 32 loads of a warp
 //            instruction are COLS elements apart (32 different cache lines,
 //            a few bytes used of each per instruction) and each thread has one
@@ -179,15 +179,15 @@ static int mx_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"max_reduction_v1_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_v1<__half>,
-     "one thread per row, a warp's loads COLS apart (RC1)", NULL, NULL},
+     "one thread per row, a warp's loads COLS apart, each thread walking its row (RC1, RC0a)", NULL, NULL},
     {"max_reduction_v2_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_v2<__half>,
      "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL, NULL},
     {"max_reduction_v1_bf16", "max_reduction", "bf16", NULL, 1, 1, mx_v1<__nv_bfloat16>,
-     "one thread per row, a warp's loads COLS apart (RC1)", NULL, NULL},
+     "one thread per row, a warp's loads COLS apart, each thread walking its row (RC1, RC0a)", NULL, NULL},
     {"max_reduction_v2_bf16", "max_reduction", "bf16", NULL, 1, 1, mx_v2<__nv_bfloat16>,
      "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL, NULL},
     {"max_reduction_v1_fp32", "max_reduction", "fp32", NULL, 1, 1, mx_v1<float>,
-     "one thread per row, a warp's loads COLS apart (RC1)", NULL, NULL},
+     "one thread per row, a warp's loads COLS apart, each thread walking its row (RC1, RC0a)", NULL, NULL},
     {"max_reduction_v2_fp32", "max_reduction", "fp32", NULL, 1, 1, mx_v2<float>,
      "thread group per row, 16-byte loads, NaN-max, shuffle reduction", NULL, NULL},
 };

@@ -4,7 +4,7 @@
 # tests, benchmarks and cross-checks and writes every log and JSON under $OUT.
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
-#        ncu-bias memcheck diag-smoke diagnosis counters repeat wall smoke
+#        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
 #        sandbox-bisect (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
@@ -129,6 +129,17 @@ EOF2
         log counters
         timeout 500 scripts/ncu_counters.sh "$B" "$OUT" >"$OUT/counters.log" 2>&1; echo "counters: $?"
         tail -30 "$OUT/counters.log"
+        ;;
+    diag-wall)
+        # what --diagnose adds to one check's wall time (process start to exit)
+        log diag-wall
+        for k in layer_norm_v2_bf16 layer_norm_v1_bf16 matmul_v2_fp16; do
+            for d in "" --diagnose; do
+                w=$(python3 -c 'import subprocess, sys, time; t = time.time(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print("%.2f" % (time.time() - t))' \
+                    "$B/kgate" check "$B/libkgate_bundled.so:$k" --max-time 1 $d --json "$OUT/dwall-$k$d.json")
+                echo "$k ${d:-(plain)}: $w s wall"
+            done
+        done | tee "$OUT/diag-wall.txt"
         ;;
     repeat)
         log repeat

@@ -115,7 +115,8 @@ static void round_trip(void **state)
     fclose(f);
     assert_non_null(strstr(buf, "  why: RC0a (score "));
     assert_non_null(strstr(buf, " in ln_v1_row: serial reduction"));
-    assert_non_null(strstr(buf, "evidence: long-scoreboard stalls 0.84"));
+    assert_non_null(strstr(buf, "evidence: achieved occupancy 1.6%"));
+    assert_non_null(strstr(buf, "long-scoreboard stalls 0.84"));
     assert_non_null(strstr(buf, "diagnosis: no SASS: cuobjdump not found"));
     kg_report_free(&back);
     kg_report_free(&r);

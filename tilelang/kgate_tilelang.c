@@ -223,7 +223,8 @@ static int sm_supported(const int64_t *e, int n) { return supported("softmax", e
 static const kgate_kernel kernels[] = {
     {"tilelang_layer_norm_naive_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_naive,
      "TileLang as first written: x.float() row copy by scalar loads (RC0b), mean and variance "
-     "by T.serial into one-element fragments (RC0a)",
+     "by T.serial into one-element fragments; on sm_90 the fragments spill (the paper's GH200 "
+     "finding) (RC0a, RC3)",
      "eps", ln_supported},
     {"tilelang_layer_norm_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_fast,
      "TileLang fixed: the row in a bf16 fragment (16-byte loads), T.reduce_sum allreduce for mean "
@@ -231,7 +232,7 @@ static const kgate_kernel kernels[] = {
      "eps", ln_supported},
     {"tilelang_rms_norm_naive_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_naive,
      "TileLang as first written: x.float() row copy by scalar loads (RC0b), sum of squares by "
-     "T.serial into a one-element fragment (RC0a)",
+     "T.serial into a one-element fragment; on sm_90 the fragments spill (RC0a, RC3)",
      "eps", rms_supported},
     {"tilelang_rms_norm_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_fast,
      "TileLang fixed: the row in an fp16 fragment (16-byte loads), T.reduce_sum allreduce, fp16 out",

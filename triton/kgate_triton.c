@@ -353,7 +353,9 @@ static const kgate_kernel kernels[] = {
     {"triton_mean_reduction_fp32", "mean_reduction", "fp32", NULL, 1, 1, mean_fp32,
      "one program per row, fp32 accumulator over 4096-wide chunks, tl.sum / COLS", NULL, NULL},
     {"triton_argmax_fp16", "argmax", "fp16", NULL, 1, 1, argmax_tiles_fp16,
-     "the paper's argmax: 128 rows a program, 128-wide chunks, a runtime element stride", NULL, NULL},
+     "the paper's argmax: 128 rows a program, 128-wide chunks, a runtime element stride: 64 programs "
+     "for 132 SMs (RC2a, RC1)",
+     NULL, NULL},
     {"triton_argmax_rows_fp16", "argmax", "fp16", NULL, 1, 1, argmax_fp16,
      "one program per row, tl.max(return_indices=True) over 4096-wide chunks", NULL, NULL},
 };

@@ -188,6 +188,10 @@ int kg_cmd_explain(const kg_options *o)
         kg_report_print_diagnosis(x, stdout, 1);
         shown++;
     }
+    if (shown && o->json && kg_report_write_json(&rep, o->json, &err)) {
+        kg_report_free(&rep);
+        goto fail;
+    }
     kg_report_free(&rep);
     if (!shown) {
         kg_err_set(&err, KG_EXIT_USAGE, "%s: no result carries a diagnosis (kgate check --diagnose --json)",

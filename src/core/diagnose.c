@@ -62,6 +62,7 @@ typedef struct derived {
     double dram_pct;         /* DRAM % of peak */
     double occ, occ_theo;    /* achieved and theoretical occupancy, 0..1 */
     double use_ld, use_st;   /* bytes used per sector / 32, loads and stores */
+    double share_ld, share_st; /* their shares of the global sectors */
     double width;            /* bytes per thread per global load */
     double local_share;      /* local sectors / (local + global load) sectors */
     double dram_bytes;
@@ -89,6 +90,14 @@ static void derive(const kg_kfacts *k, derived *d)
     d->occ_theo = k->occupancy >= 0 ? k->occupancy : NAN;
     d->use_ld = M(k, "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct") / 100;
     d->use_st = M(k, "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct") / 100;
+    {
+        double ls_ = M(k, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+               ss_ = M(k, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum");
+        double t_ = (isnan(ls_) ? 0 : ls_) + (isnan(ss_) ? 0 : ss_);
+        /* unknown sector counts: each direction weighs fully */
+        d->share_ld = t_ > 0 && !isnan(ls_) ? ls_ / t_ : 1;
+        d->share_st = t_ > 0 && !isnan(ss_) ? ss_ / t_ : 1;
+    }
     double bytes = M(k, "smsp__sass_data_bytes_mem_global_op_ld.sum"),
            inst = M(k, "smsp__sass_inst_executed_op_global_ld.sum");
     d->width = inst > 0 ? bytes / (32 * inst) : NAN;
@@ -128,6 +137,7 @@ typedef struct rule_in {
     const kg_diag_params *p;
     const kg_kfacts *all; /* every kernel, for subject-wide rules */
     const derived *alld;
+    const double *share; /* every kernel's share of the call's time */
     int nk;
     int fired_rc0a;       /* RC0a fired on this kernel (RC2a's few-warps case defers to it) */
     int any_rc1;          /* some kernel is uncoalesced (explains excess DRAM) */
@@ -139,21 +149,30 @@ static int sms_of(const kg_kfacts *k) { return k->sms > 0 ? k->sms : 132; }
 
 static double rc0a(const rule_in *in, char *ev, size_t n)
 {
+    /* a reduction that leaves memory idle because one thread walks each
+     * row: either its siblings wait at a barrier while it does, or there
+     * are only as many threads as rows (few warps); local-memory latency is
+     * RC3's, a busy memory system not this cause's */
     const derived *d = in->d;
     const kg_diag_params *p = in->p;
-    if (!in->c->reduction || isnan(d->ls) || d->ls < p->stall_min || !(d->issue < p->issue_max))
+    if (!in->c->reduction || (!isnan(d->dram_pct) && d->dram_pct >= p->busy_max) ||
+        (!isnan(d->local_share) && d->local_share >= p->local_share_min))
         return 0;
-    if (!isnan(d->dram_pct) && d->dram_pct >= p->busy_max)
-        return 0;
+    int waits = !isnan(d->bar) && d->bar >= p->stall_min;
     int few = (!isnan(d->occ) && d->occ < p->occ_low) || (!isnan(d->ctas) && d->ctas < sms_of(in->k));
-    if (!few)
+    if (!waits && !few)
         return 0;
-    snprintf(ev, n, "long-scoreboard stalls %.2f of warp latency (>= %.2f), barrier %.2f; issue active %.2f/cycle "
-             "(< %.2f); DRAM %.1f%% of peak (< %.0f); achieved occupancy %.1f%% (< %.0f%%), %.0f blocks on %d SMs",
-             d->ls, p->stall_min, isnan(d->bar) ? 0 : d->bar, d->issue, p->issue_max,
-             isnan(d->dram_pct) ? 0 : d->dram_pct, p->busy_max, 100 * d->occ, 100 * p->occ_low, d->ctas,
-             sms_of(in->k));
-    return d->ls;
+    int o = snprintf(ev, n, "%s", "");
+    if (waits)
+        o += snprintf(ev + o, n - (size_t)o, "barrier stalls %.2f of warp latency (>= %.2f): the block waits while "
+                      "one thread walks the row; ", d->bar, p->stall_min);
+    if (few)
+        o += snprintf(ev + o, n - (size_t)o, "achieved occupancy %.1f%% (< %.0f%%), %.0f blocks on %d SMs; ",
+                      100 * (isnan(d->occ) ? 0 : d->occ), 100 * p->occ_low, d->ctas, sms_of(in->k));
+    snprintf(ev + o, n - (size_t)o, "long-scoreboard stalls %.2f; DRAM %.1f%% of peak (< %.0f)",
+             isnan(d->ls) ? 0 : d->ls, isnan(d->dram_pct) ? 0 : d->dram_pct, p->busy_max);
+    /* what is left of the memory system's time */
+    return 1 - (isnan(d->dram_pct) ? 0 : d->dram_pct / 100);
 }
 
 static double rc0b(const rule_in *in, char *ev, size_t n)
@@ -185,14 +204,21 @@ static double rc1(const rule_in *in, char *ev, size_t n)
     int st = !isnan(d->use_st) && d->use_st < p->sector_use_min;
     if (!ld && !st)
         return 0;
-    double use = fmin(ld ? d->use_ld : 1, st ? d->use_st : 1);
-    /* the waste costs time in proportion to how busy memory is (ncu's
-     * MemoryCacheAccessPattern weighs it the same way) */
-    double busy = isnan(d->dram_pct) ? 1 : fmax(d->dram_pct / 100, 0.05);
-    snprintf(ev, n, "global %s use %.1f of 32 bytes per sector (< %.0f); DRAM %.1f%% of peak",
-             ld && st ? "loads and stores" : ld ? "loads" : "stores", 32 * use, 32 * p->sector_use_min,
-             isnan(d->dram_pct) ? 0 : d->dram_pct);
-    return (1 - use) * busy;
+    /* the wasted share of the sector traffic, each direction by its share
+     * of the sectors (a reduction's few narrow stores do not count) ... */
+    double waste = (ld ? (1 - d->use_ld) * d->share_ld : 0) + (st ? (1 - d->use_st) * d->share_st : 0);
+    /* ... costs time in proportion to how busy the memory path is: DRAM,
+     * or the L1/L2 traffic of many warps (ncu's MemoryCacheAccessPattern
+     * weighs by the unit's throughput, which the default set lacks) */
+    double busy = fmax(isnan(d->dram_pct) ? 0 : d->dram_pct / 100, isnan(d->occ) ? 0 : d->occ);
+    if (isnan(d->dram_pct) && isnan(d->occ))
+        busy = 1;
+    snprintf(ev, n, "global %s use %.1f of 32 bytes per sector (< %.0f), %.0f%% of the sectors; DRAM %.1f%% of peak, "
+             "achieved occupancy %.1f%%",
+             ld && st ? "loads and stores" : ld ? "loads" : "stores", 32 * fmin(ld ? d->use_ld : 1, st ? d->use_st : 1),
+             32 * p->sector_use_min, 100 * fmin(1, (ld ? d->share_ld : 0) + (st ? d->share_st : 0)),
+             isnan(d->dram_pct) ? 0 : d->dram_pct, isnan(d->occ) ? 0 : 100 * d->occ);
+    return waste * busy;
 }
 
 static double rc2a(const rule_in *in, char *ev, size_t n)
@@ -214,7 +240,8 @@ static double rc2a(const rule_in *in, char *ev, size_t n)
                           d->warps, sms, k->waves >= 0 ? k->waves : d->ctas / sms);
         }
     }
-    if (!isnan(d->occ) && !isnan(d->occ_theo) && d->occ_theo - d->occ > p->occ_gap && d->occ < 0.5) {
+    if (!in->fired_rc0a && !isnan(d->occ) && !isnan(d->occ_theo) && d->occ_theo - d->occ > p->occ_gap &&
+        d->occ < 0.5) {
         best = fmax(best, (d->occ_theo - d->occ) / d->occ_theo);
         o += snprintf(ev + o, n - (size_t)o, "%sachieved occupancy %.1f%% against %.1f%% theoretical (gap > %.0f)",
                       o ? "; " : "", 100 * d->occ, 100 * d->occ_theo, 100 * p->occ_gap);
@@ -232,10 +259,12 @@ static double rc2b(const rule_in *in, char *ev, size_t n)
     const derived *d = in->d;
     const kg_diag_params *p = in->p;
     if (!in->c->matrix || isnan(d->l2_hit) || d->l2_hit >= p->l2_hit_min || isnan(d->dram_bytes) ||
+        isnan(d->dram_pct) || d->dram_pct < p->busy_max || /* residency costs only a DRAM-bound GEMM */
         in->c->bytes <= 0 || d->dram_bytes < p->excess_dram * in->c->bytes)
         return 0;
-    snprintf(ev, n, "L2 hit rate %.1f%% (< %.0f); DRAM moved %.3g GB, %.1fx the %.3g GB essential (> %.1fx)",
-             d->l2_hit, p->l2_hit_min, d->dram_bytes * 1e-9, d->dram_bytes / in->c->bytes, in->c->bytes * 1e-9,
+    snprintf(ev, n, "L2 hit rate %.1f%% (< %.0f), DRAM %.1f%% of peak; DRAM moved %.3g GB, %.1fx the %.3g GB "
+             "essential (> %.1fx)",
+             d->l2_hit, p->l2_hit_min, d->dram_pct, d->dram_bytes * 1e-9, d->dram_bytes / in->c->bytes, in->c->bytes * 1e-9,
              p->excess_dram);
     return 1 - in->c->bytes / d->dram_bytes;
 }
@@ -315,14 +344,19 @@ static double round_trip(const rule_in *in, char *ev, size_t n)
 {
     double dram = total_dram(in);
     int passes = 0;
-    for (int i = 0; i < in->nk; i++)
+    double main_share = 0;
+    for (int i = 0; i < in->nk; i++) {
         passes += in->all[i].launches > 0 ? in->all[i].launches : 1;
+        main_share = fmax(main_share, in->share[i]);
+    }
     if (passes < 2 || in->c->matrix || isnan(dram) || in->c->bytes <= 0 || dram < in->p->excess_dram * in->c->bytes)
         return 0;
     snprintf(ev, n, "%d kernels per call moved %.3g GB of DRAM, %.1fx the %.3g GB essential (> %.1fx): extra passes "
-             "over the data (dtype conversions, scratch buffers)",
-             passes, dram * 1e-9, dram / in->c->bytes, in->c->bytes * 1e-9, in->p->excess_dram);
-    return 1 - in->c->bytes / dram;
+             "over the data (dtype conversions, scratch buffers) take %.0f%% of the time",
+             passes, dram * 1e-9, dram / in->c->bytes, in->c->bytes * 1e-9, in->p->excess_dram,
+             100 * (1 - main_share));
+    /* the passes besides the main one are what a fused kernel saves */
+    return 1 - main_share;
 }
 
 static double excess_dram(const rule_in *in, char *ev, size_t n)
@@ -482,7 +516,7 @@ void kg_diagnose(const kg_kfacts *kernels, int nk, const kg_diag_ctx *ctx, const
                    : kernels[i].time_share >= 0 ? kernels[i].time_share
                                                 : 1.0 / nk;
     for (int i = 0; i < nk; i++) {
-        rule_in in = {&kernels[i], &d[i], ctx, p, kernels, d, nk, 0, 0};
+        rule_in in = {&kernels[i], &d[i], ctx, p, kernels, d, share, nk, 0, 0};
         ev[0] = '\0';
         in.fired_rc0a = rc0a(&in, ev, sizeof ev) > 0;
         for (int r = 0; r < N_RULES; r++) {
@@ -495,7 +529,7 @@ void kg_diagnose(const kg_kfacts *kernels, int nk, const kg_diag_ctx *ctx, const
             add(out, max, n, &rules[r], kernels[i].name, s, share[i], ctx, ev);
         }
     }
-    rule_in in = {NULL, NULL, ctx, p, kernels, d, nk, 0, any_rc1};
+    rule_in in = {NULL, NULL, ctx, p, kernels, d, share, nk, 0, any_rc1};
     for (int r = 0; r < N_RULES; r++) {
         if (!rules[r].subject)
             continue;

@@ -68,13 +68,14 @@ static const char check_help[] =
     "  --live              run: require a GPU instead of showing the recorded run\n";
 
 static const char explain_help[] =
-    "usage: kgate explain RESULT.json [--diag-set NAME=VALUE ...]\n"
+    "usage: kgate explain RESULT.json [--diag-set NAME=VALUE ...] [--json NEW.json]\n"
     "       kgate explain --from-ncu FILE.csv [--op OP --dtype DT --shape S] [--diag-set ...]\n"
     "       kgate explain --rules\n"
     "  re-runs the diagnosis rules (docs/diagnosis.md) on the facts a result carries (kgate\n"
     "  check --diagnose --json), or on counters from `ncu --csv --page raw` (with --op and\n"
     "  --shape the essential work is known too), and prints the ranked causes with their\n"
-    "  evidence and fix; --rules lists the rules and their thresholds.\n";
+    "  evidence and fix; --json writes the result again with the causes re-ranked;\n"
+    "  --rules lists the rules and their thresholds.\n";
 
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
