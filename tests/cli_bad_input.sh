@@ -1,12 +1,12 @@
 #!/bin/sh
 # Bad input to the CLI: each case in the data file must exit with its code and
 # print exactly one error line (these need no GPU: they fail before one is used).
-kgate=$1 data=$2 plug=$3
+kgate=$1 data=$2 plug=$3 src=${4:-.}
 fails=0 n=0
 while IFS='|' read -r code args; do
     case $code in '#'*|'') continue ;; esac
     code=$(echo "$code" | tr -d ' ')
-    args=$(echo "$args" | sed "s#PLUG#$plug#g")
+    args=$(echo "$args" | sed "s#PLUG#$plug#g; s#SRC#$src#g")
     n=$((n + 1))
     # shellcheck disable=SC2086
     "$kgate" $args >/tmp/kgate_bad_out.$$ 2>/tmp/kgate_bad_err.$$

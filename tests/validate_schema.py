@@ -14,8 +14,9 @@ except ImportError:
 
 schema_path, sample, recorded_dir = sys.argv[1:4]
 schema = json.load(open(schema_path))
-files = [sample] + sorted(glob.glob(os.path.join(recorded_dir, "run-*.json")) +
-                          glob.glob(os.path.join(recorded_dir, "check-*.json")))
+files = [sample] + sorted(glob.glob(os.path.join(recorded_dir, "**", "run-*.json"), recursive=True) +
+                          glob.glob(os.path.join(recorded_dir, "**", "check-*.json"), recursive=True) +
+                          glob.glob(os.path.join(recorded_dir, "**", "dc-*.json"), recursive=True))
 bad = 0
 for f in files:
     try:

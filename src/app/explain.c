@@ -124,10 +124,29 @@ static int explain_ncu(const kg_options *o, kg_err *err)
     }
     free(text);
     text = NULL;
+    /* a CSV holds every profiled launch, often of several calls: the rows
+     * of one kernel count once, with the first row's counters */
+    int kept = 0, repeats = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int k = 0; k < kept && !seen; k++)
+            seen = strcmp(r.diag->kernels[k].name, r.diag->kernels[i].name) == 0;
+        if (seen)
+            repeats++;
+        else if (kept != i)
+            r.diag->kernels[kept++] = r.diag->kernels[i];
+        else
+            kept++;
+    }
+    n = kept;
     r.diag->n_kernels = n;
     r.diag->launches = n;
-    if (warn[0])
-        snprintf(r.diag->note, sizeof r.diag->note, "%.500s", warn);
+    {
+        char rep[96] = "";
+        if (repeats)
+            snprintf(rep, sizeof rep, "%d row(s) of kernels already seen (repeated calls) left out", repeats);
+        snprintf(r.diag->note, sizeof r.diag->note, "%.400s%s%s", warn, warn[0] && rep[0] ? "; " : "", rep);
+    }
     const kg_op *op = o->op;
     kg_shape sh;
     int have_shape = op && o->n_shapes == 1 && kg_shape_parse(op, o->shape_texts[0], &sh, err) == 0;
@@ -147,7 +166,7 @@ static int explain_ncu(const kg_options *o, kg_err *err)
     /* rho needs this GPU's roofs, which a CSV does not carry: no saving is
      * capped by it here */
     kg_diagnose(r.diag->kernels, n, &c, &o->diag, r.diag->causes, KG_CAUSES_MAX, &r.diag->n_causes);
-    printf("%s: %d profiled launch(es)%s%s%s\n", o->from_ncu, n, have_shape ? ", as " : "",
+    printf("%s: %d kernel(s)%s%s%s\n", o->from_ncu, n, have_shape ? ", as " : "",
            have_shape ? op->name : "", have_shape ? " (its work model)" : " (no --op/--shape: no work model)");
     kg_report_print_diagnosis(&r, stdout, 1);
 out:

@@ -152,7 +152,11 @@ static const char *short_name(const char *n, char *buf, size_t size)
             return buf;
         }
     }
-    snprintf(buf, size, "%.60s", n);
+    /* demangled ("void ln_v1_row<float>(const float *, ...)"): the identifier */
+    if (strncmp(n, "void ", 5) == 0)
+        n += 5;
+    size_t len = strcspn(n, "<(");
+    snprintf(buf, size, "%.*s", (int)(len < 60 ? len : 60), n);
     return buf;
 }
 
