@@ -59,6 +59,11 @@ static void ok_events_become_a_result(void **state)
     double t;
     assert_true(kg_result_get(&r, "time/gpu/median", &t) && t == 1e-4);
     assert_string_equal(r.stop, "noise");
+    /* a summary kgate's table does not know keeps the worker's unit */
+    assert_true(kg_result_get(&r, "time/l2/bytes", &t) && t == 4096);
+    for (int i = 0; i < r.n_sums; i++)
+        if (strcmp(r.sums[i].name, "time/l2/bytes") == 0)
+            assert_string_equal(r.sums[i].unit, "B");
     kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
     kg_gate g;
     kg_gate_defaults(&g);
@@ -75,6 +80,26 @@ static void ok_events_become_a_result(void **state)
     /* the library's own rho is 0.0195 < 0.5: flagged baseline-weak */
     assert_true(r.flags & KG_FLAG(BASELINE_WEAK));
     assert_int_equal(r.n_libs, 2);
+}
+
+/* A full summary table fails loudly: flagged truncated, and said. */
+static void full_summary_table_is_said(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    assert_int_equal(run("many_sums", 10, &r, &lib, &e), 0);
+    assert_int_equal(r.n_sums, KG_MAX_SUMMARIES);
+    assert_true(r.sums_dropped > 0);
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_gate g;
+    kg_gate_defaults(&g);
+    kg_shape s = {2, {1024, 4096}};
+    kg_types ty = {KG_FP16, KG_I64};
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    assert_true(r.flags & KG_FLAG(TRUNCATED));
+    assert_non_null(strstr(r.detail, "summaries did not fit in the result"));
 }
 
 static void incorrect_is_a_verdict(void **state)
@@ -264,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ok_events_become_a_result),
         cmocka_unit_test(incorrect_is_a_verdict),
+        cmocka_unit_test(full_summary_table_is_said),
         cmocka_unit_test(crash_keeps_what_was_measured),
         cmocka_unit_test(hang_is_killed_at_the_budget),
         cmocka_unit_test(closed_channel_does_not_hang),

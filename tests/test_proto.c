@@ -155,9 +155,11 @@ static void event_round_trips(void **state)
     a.kind = KG_EV_SUM;
     a.subject = KG_SUBJ_KERNEL;
     strcpy(a.name, "time/gpu/median");
+    strcpy(a.unit, "s");
     a.value = 6.758e-5;
     b = rt(&a);
     assert_string_equal(b.name, "time/gpu/median");
+    assert_string_equal(b.unit, "s");
     assert_true(b.value == 6.758e-5);
 
     memset(&a, 0, sizeof a);
@@ -297,6 +299,9 @@ static void bad_events(void **state)
         {"{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"a b\",\"value\":1}", "bad summary name"},
         {"{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"t\",\"value\":null}", "finite number"},
         {"{\"ev\":\"sum\",\"subject\":\"lib\",\"name\":\"t\",\"value\":1}", "'path' is missing"},
+        {"{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"t\",\"value\":1,\"unit\":\"m s\"}", "bad unit 'm s'"},
+        {"{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"t\",\"value\":1,\"unit\":\"a-very-long-unit\"}",
+         "'unit' is longer than"},
         {"{\"ev\":\"error\",\"code\":-9,\"msg\":\"x\"}", "'code' is not a whole number in [3, 6]"},
         {"{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"meh\",\"msg\":\"x\"}", "unknown failure kind"},
         {"{\"ev\":\"unsupported\",\"subject\":\"kernel\",\"msg\":\"x\"}", "only a library path"},

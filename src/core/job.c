@@ -367,7 +367,7 @@ static int on_line(void *ud, const char *line)
             else if (!(e.value >= 0) && strcmp(e.name, "time/escaped") != 0)
                 stop = violate(js, "a negative or missing value for '%s'", e.name);
             else
-                kg_result_set(js->r, e.name, e.value);
+                kg_result_set_unit(js->r, e.name, e.value, e.unit[0] ? e.unit : NULL);
         } else if (e.subject == KG_SUBJ_LIB || e.subject == KG_SUBJ_BEST) {
             double *dst = NULL;
             kg_libpath *p = e.subject == KG_SUBJ_LIB ? lib_path(js->lib, e.path) : NULL;
@@ -744,6 +744,10 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
         snprintf(r->reason, sizeof r->reason,
                  "work escaped the given stream: the device was still busy after the end event");
     }
-    if (r->sums_dropped)
+    if (r->sums_dropped) { /* loud: flagged and said */
         r->flags |= KG_FLAG(TRUNCATED);
+        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
+                 "%s%d summaries did not fit in the result (at most %d) and were dropped",
+                 r->detail[0] ? "; " : "", r->sums_dropped, KG_MAX_SUMMARIES);
+    }
 }

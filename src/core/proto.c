@@ -363,6 +363,7 @@ char *kg_event_to_json(const kg_event *e)
     case KG_EV_SUM:
         cJSON_AddStringToObject(o, "name", e->name);
         add_num(o, "value", e->value);
+        cJSON_AddStringToObject(o, "unit", e->unit);
         break;
     case KG_EV_TIMING:
         cJSON_AddStringToObject(o, "stop", e->stop);
@@ -580,8 +581,19 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
         if (ev_subject(o, e, 1, err) || ev_str(o, "name", e->name, sizeof e->name, err) ||
             ev_num(o, "value", 0, &e->value, err))
             goto out;
-        if (!name_ok(e->name))
+        if (!name_ok(e->name)) {
             kg_err_set(err, KG_EXIT_FAIL, "bad summary name '%s'", e->name);
+            break;
+        }
+        if (cJSON_GetObjectItemCaseSensitive(o, "unit")) { /* optional: [A-Za-z/%], may be empty */
+            if (ev_str(o, "unit", e->unit, sizeof e->unit, err))
+                goto out;
+            for (const char *u = e->unit; *u; u++)
+                if (!((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || *u == '/' || *u == '%')) {
+                    kg_err_set(err, KG_EXIT_FAIL, "bad unit '%s' for summary '%s'", e->unit, e->name);
+                    break;
+                }
+        }
         break;
     case KG_EV_TIMING:
         if (ev_subject(o, e, 1, err) || ev_str(o, "stop", e->stop, sizeof e->stop, err) ||

@@ -108,6 +108,7 @@ typedef struct kg_event {
     kg_subject subject;
     char path[40];      /* LIB: the library path; SUBJECT(best): the kernel */
     char name[48];      /* SUM: the summary name */
+    char unit[12];      /* SUM: its unit ("s", "B", "" for a ratio), as the worker knows it */
     char what[32];      /* CHECK: "trial 1", "edge cases", "after timing" */
     char stop[16];      /* TIMING: why sampling stopped */
     char fail_kind[16]; /* FAIL: "incorrect" or "crash" */

@@ -37,11 +37,13 @@ const char *kg_lib_status_name(kg_lib_status s)
     return s == KG_LIB_OK ? "ok" : s == KG_LIB_UNSUPPORTED ? "unsupported" : "incorrect";
 }
 
-int kg_result_set(kg_result *r, const char *name, double v)
+int kg_result_set_unit(kg_result *r, const char *name, double v, const char *unit)
 {
     for (int i = 0; i < r->n_sums; i++)
         if (strcmp(r->sums[i].name, name) == 0) {
             r->sums[i].value = v;
+            if (unit)
+                snprintf(r->sums[i].unit, sizeof r->sums[i].unit, "%s", unit);
             return 0;
         }
     if (r->n_sums == KG_MAX_SUMMARIES) {
@@ -50,10 +52,12 @@ int kg_result_set(kg_result *r, const char *name, double v)
     }
     kg_summary *s = &r->sums[r->n_sums++];
     snprintf(s->name, sizeof s->name, "%s", name);
-    snprintf(s->unit, sizeof s->unit, "%s", kg_summary_unit(name));
+    snprintf(s->unit, sizeof s->unit, "%s", unit ? unit : kg_summary_unit(name));
     s->value = v;
     return 0;
 }
+
+int kg_result_set(kg_result *r, const char *name, double v) { return kg_result_set_unit(r, name, v, NULL); }
 
 int kg_result_get(const kg_result *r, const char *name, double *v)
 {

@@ -116,6 +116,9 @@ typedef struct kg_result {
 /* Sets (or replaces) a summary; the unit comes from the table when known.
  * Returns -1 (and counts it in sums_dropped) when the table is full. */
 int kg_result_set(kg_result *r, const char *name, double value);
+/* The same with the unit given (the worker's, for summaries it reports);
+ * NULL takes the table's. */
+int kg_result_set_unit(kg_result *r, const char *name, double value, const char *unit);
 /* Returns 1 and *v if the summary exists. */
 int kg_result_get(const kg_result *r, const char *name, double *v);
 const char *kg_summary_unit(const char *name);

@@ -16,6 +16,7 @@
 #include "../core/op.h"
 #include "../core/plugin_check.h"
 #include "../core/proto.h"
+#include "../core/result.h"
 #include "../core/sandbox.h"
 #include "../core/stats.h"
 #include "baseline.h"
@@ -375,6 +376,7 @@ static void emit_sum(const bench *b, const char *name, double v)
 {
     kg_event e = subject_ev(b, KG_EV_SUM);
     snprintf(e.name, sizeof e.name, "%s", name);
+    snprintf(e.unit, sizeof e.unit, "%s", kg_summary_unit(name));
     e.value = v;
     emit(&e);
 }
