@@ -118,6 +118,16 @@ static void round_trip(void **state)
     assert_non_null(strstr(buf, "evidence: achieved occupancy 1.6%"));
     assert_non_null(strstr(buf, "long-scoreboard stalls 0.84"));
     assert_non_null(strstr(buf, "diagnosis: no SASS: cuobjdump not found"));
+    /* the table gains a cause column: the top cause and its score, - for none */
+    char table[8192] = "";
+    f = fmemopen(table, sizeof table - 1, "w");
+    kg_report_print(&back, f, 0);
+    fclose(f);
+    assert_non_null(strstr(table, " cause "));
+    assert_non_null(strstr(table, "  -          judgment-band"));
+    char want[32];
+    snprintf(want, sizeof want, "RC0a   %.2f", back.results[1].diag->causes[0].score);
+    assert_non_null(strstr(table, want));
     kg_report_free(&back);
     kg_report_free(&r);
 }

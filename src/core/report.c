@@ -190,8 +190,12 @@ void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all)
 
 void kg_report_print(const kg_report *r, FILE *f, int summary)
 {
-    fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s\n", "kernel", "op", "dtype",
-            "shape", "verdict", "time", "best", "E_best", "E_lib", "rho", "cliff", "flags");
+    int diag = 0; /* a cause column when some result was diagnosed */
+    for (int i = 0; i < r->n; i++)
+        diag |= r->results[i].diag != NULL;
+    fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s%s\n", "kernel", "op", "dtype",
+            "shape", "verdict", "time", "best", "E_best", "E_lib", "rho", "cliff", diag ? "cause      " : "",
+            "flags");
     for (int i = 0; i < r->n; i++) {
         const kg_result *x = &r->results[i];
         char t[32], tb[32], eb[16], e[16], rho[16], cl[16], fl[256];
@@ -203,8 +207,13 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         fmt_num(x, "roof/fraction", "%.2f", rho, sizeof rho);
         fmt_num(x, "cliff", "%.1fx", cl, sizeof cl);
         flags_text(x->flags, fl, sizeof fl);
-        fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s\n", x->kernel, x->op,
-                x->dtype, x->shape, kg_verdict_name(x->verdict), t, tb, eb, e, rho, cl, fl);
+        char cause[24] = "";
+        if (diag) /* the top cause and its score, "-" when none fired */
+            snprintf(cause, sizeof cause, "%-11s", x->diag && x->diag->n_causes ? "" : "-");
+        if (x->diag && x->diag->n_causes)
+            snprintf(cause, sizeof cause, "%-6s %.2f ", x->diag->causes[0].id, x->diag->causes[0].score);
+        fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s%s\n", x->kernel, x->op,
+                x->dtype, x->shape, kg_verdict_name(x->verdict), t, tb, eb, e, rho, cl, cause, fl);
     }
     if (r->n)
         fprintf(f, "\n");
