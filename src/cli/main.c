@@ -4,6 +4,7 @@
 
 #include "../app/commands.h"
 #include "../app/explain.h"
+#include "../app/results_cmds.h"
 #include "../core/options.h"
 #include "../gpu/worker.h"
 
@@ -35,5 +36,7 @@ int main(int argc, char **argv)
         return kg_cmd_check(&o);
     if (strcmp(o.command, "explain") == 0)
         return kg_cmd_explain(&o);
+    if (strcmp(o.command, "compare") == 0)
+        return kg_cmd_compare(&o);
     return kg_cmd_run(&o);
 }

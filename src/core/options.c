@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "explain", "help", "version", NULL};
+static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "explain", "compare", "help", "version", NULL};
 
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
@@ -21,6 +21,7 @@ static const char overview[] =
     "  check CAND.so[:K]  check and time a candidate's kernels, judge them\n"
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
     "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
+    "  compare A.json B.json  per kernel: B FASTER, SLOWER, SAME or AMBIGUOUS than A\n"
     "  help [COMMAND]     this text, or a command's options\n"
     "  version            version and commit\n"
     "\n"
@@ -77,6 +78,14 @@ static const char explain_help[] =
     "  evidence and fix; --json writes the result again with the causes re-ranked;\n"
     "  --rules lists the rules and their thresholds.\n";
 
+static const char compare_help[] =
+    "usage: kgate compare A.json B.json [--same X] [--regress X] [--json F]\n"
+    "  per kernel, operator, dtype and shape of two results (two runs, commits or GPUs):\n"
+    "  B/A of the median times, and FASTER, SLOWER or SAME when the medians differ by more\n"
+    "  than --same (default 0.02) and the confidence intervals agree, AMBIGUOUS when they\n"
+    "  overlap; a verdict change is shown. Exit 1 when a kernel is SLOWER by more than\n"
+    "  --regress (default 0.05) or its verdict got worse, 0 otherwise (3 usage, 6 files).\n";
+
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
     "  measures DRAM bandwidth (copy kernel and cudaMemcpy, 2 GiB buffers, read+write bytes)\n"
@@ -91,6 +100,8 @@ const char *kg_usage(const char *c)
         return peaks_help;
     if (c && strcmp(c, "explain") == 0)
         return explain_help;
+    if (c && strcmp(c, "compare") == 0)
+        return compare_help;
     return overview;
 }
 
@@ -126,6 +137,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
     kg_diag_params_defaults(&o->diag);
+    o->same = 0.02;
+    o->regress = 0.05;
     size_t u = 0;
     for (int i = 0; i < argc && u < sizeof o->cmdline; i++)
         u += (size_t)snprintf(o->cmdline + u, sizeof o->cmdline - u, "%s%s", i ? " " : "",
@@ -186,6 +199,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL},
         {"--e-ok", NUM, &o->gate.e_ok, 0, 100, NULL},
         {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1, NULL},
+        {"--same", NUM, &o->same, 0, 1, NULL},
+        {"--regress", NUM, &o->regress, 0, 100, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -195,9 +210,11 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         }
         if (a[0] != '-') {
             if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "help") == 0 ||
-                 strcmp(o->command, "explain") == 0) &&
+                 strcmp(o->command, "explain") == 0 || strcmp(o->command, "compare") == 0) &&
                 !o->candidate)
                 o->candidate = a;
+            else if (strcmp(o->command, "compare") == 0 && !o->second)
+                o->second = a;
             else
                 return kg_err_set(err, KG_EXIT_USAGE, "unexpected argument '%s'", a);
             continue;
@@ -317,6 +334,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     }
     if (strcmp(o->command, "explain") == 0 && !o->help && !o->rules && !!o->candidate == !!o->from_ncu)
         return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
+    if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
+        return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
     return 0;

@@ -21,7 +21,9 @@ enum { KG_DIAG_OFF, KG_DIAG_ALWAYS, KG_DIAG_AUTO, KG_DIAG_EXTENDED };
 
 typedef struct kg_options {
     const char *command;   /* devices, peaks, ops, check, run, help, version */
-    const char *candidate; /* check: PATH or PATH:KERNEL; explain: RESULT.json */
+    const char *candidate; /* check: PATH or PATH:KERNEL; explain: RESULT.json; compare: A.json */
+    const char *second;    /* compare: B.json */
+    double same, regress;  /* compare: the SAME band and the regression threshold (core/compare.h) */
     const char *op_name, *dtype_name, *json, *roof;
     const kg_op *op;       /* set when --op was given */
     kg_dtype dtype;
