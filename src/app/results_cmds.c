@@ -4,8 +4,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/compare.h"
+#include "../core/html_report.h"
 #include "../core/report.h"
 
 int kg_cmd_compare(const kg_options *o)
@@ -39,4 +41,67 @@ out:
         return err.code;
     }
     return rc;
+}
+
+/* The format: --format, else FILE's extension, else HTML. */
+static const char *format_of(const kg_options *o)
+{
+    if (o->format)
+        return o->format;
+    const char *dot = strrchr(o->output, '.');
+    if (dot && strcmp(dot, ".md") == 0)
+        return "md";
+    if (dot && strcmp(dot, ".csv") == 0)
+        return "csv";
+    return "html";
+}
+
+int kg_cmd_report(const kg_options *o)
+{
+    kg_err err = {0, ""};
+    kg_report reps[KG_MAX_SHAPES];
+    const kg_report *ptr[KG_MAX_SHAPES];
+    int n = 0;
+    if (o->help) {
+        fputs(kg_usage("report"), stdout);
+        return 0;
+    }
+    for (; n < o->n_inputs; n++) {
+        kg_report_init(&reps[n]);
+        if (kg_report_read_json(o->inputs[n], &reps[n], &err)) {
+            kg_report_free(&reps[n]);
+            goto out;
+        }
+        ptr[n] = &reps[n];
+    }
+    {
+        /* written whole, then renamed into place: a failed report leaves nothing */
+        const char *fmt = format_of(o);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) {
+            kg_err_set(&err, KG_EXIT_ENV, "out of memory");
+            goto out;
+        }
+        int rc = strcmp(fmt, "md") == 0    ? kg_report_markdown(ptr, n, f, &err)
+                 : strcmp(fmt, "csv") == 0 ? kg_report_csv(ptr, n, f, &err)
+                                           : kg_report_html(ptr, n, f, &err);
+        fclose(f);
+        if (!rc) {
+            if (strcmp(o->output, "-") == 0)
+                fwrite(text, 1, len, stdout);
+            else
+                kg_write_file_atomic(o->output, text, &err);
+        }
+        free(text);
+    }
+out:
+    for (int i = 0; i < n; i++)
+        kg_report_free(&reps[i]);
+    if (err.code) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    return 0;
 }

@@ -10,6 +10,8 @@ extern "C" {
 
 /* kgate compare A.json B.json: see kg_usage("compare"). Returns the exit code. */
 int kg_cmd_compare(const kg_options *o);
+/* kgate report RESULTS.json... -o FILE: see kg_usage("report"). */
+int kg_cmd_report(const kg_options *o);
 
 #ifdef __cplusplus
 }

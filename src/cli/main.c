@@ -38,5 +38,7 @@ int main(int argc, char **argv)
         return kg_cmd_explain(&o);
     if (strcmp(o.command, "compare") == 0)
         return kg_cmd_compare(&o);
+    if (strcmp(o.command, "report") == 0)
+        return kg_cmd_report(&o);
     return kg_cmd_run(&o);
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "explain", "compare", "help", "version", NULL};
+static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "explain", "compare", "report", "help", "version", NULL};
 
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
@@ -22,6 +22,7 @@ static const char overview[] =
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
     "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
     "  compare A.json B.json  per kernel: B FASTER, SLOWER, SAME or AMBIGUOUS than A\n"
+    "  report R.json... -o F  an HTML page with a roofline (or Markdown, CSV) of results\n"
     "  help [COMMAND]     this text, or a command's options\n"
     "  version            version and commit\n"
     "\n"
@@ -86,6 +87,12 @@ static const char compare_help[] =
     "  overlap; a verdict change is shown. Exit 1 when a kernel is SLOWER by more than\n"
     "  --regress (default 0.05) or its verdict got worse, 0 otherwise (3 usage, 6 files).\n";
 
+static const char report_help[] =
+    "usage: kgate report RESULTS.json... -o FILE [--format html|md|csv]\n"
+    "  one self-contained HTML page (an SVG roofline per device, the verdict table, the\n"
+    "  per-family summary, the diagnoses), Markdown for a pull-request comment, or CSV;\n"
+    "  the format follows FILE's extension unless --format says; -o - writes to stdout.\n";
+
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
     "  measures DRAM bandwidth (copy kernel and cudaMemcpy, 2 GiB buffers, read+write bytes)\n"
@@ -102,6 +109,8 @@ const char *kg_usage(const char *c)
         return explain_help;
     if (c && strcmp(c, "compare") == 0)
         return compare_help;
+    if (c && strcmp(c, "report") == 0)
+        return report_help;
     return overview;
 }
 
@@ -200,12 +209,20 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--e-ok", NUM, &o->gate.e_ok, 0, 100, NULL},
         {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1, NULL},
         {"--same", NUM, &o->same, 0, 1, NULL},
+        {"-o", STR, &o->output, 0, 0, NULL},
+        {"--format", STR, &o->format, 0, 0, NULL},
         {"--regress", NUM, &o->regress, 0, 100, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o->help = 1;
+            continue;
+        }
+        if (a[0] != '-' && strcmp(o->command, "report") == 0) {
+            if (o->n_inputs == KG_MAX_SHAPES)
+                return kg_err_set(err, KG_EXIT_USAGE, "report: at most %d results files", KG_MAX_SHAPES);
+            o->inputs[o->n_inputs++] = a;
             continue;
         }
         if (a[0] != '-') {
@@ -334,6 +351,14 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     }
     if (strcmp(o->command, "explain") == 0 && !o->help && !o->rules && !!o->candidate == !!o->from_ncu)
         return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
+    if (strcmp(o->command, "report") == 0 && !o->help) {
+        if (!o->n_inputs)
+            return kg_err_set(err, KG_EXIT_USAGE, "report needs results: kgate report RESULTS.json... -o FILE");
+        if (!o->output)
+            return kg_err_set(err, KG_EXIT_USAGE, "report needs -o FILE (- for stdout)");
+        if (o->format && strcmp(o->format, "html") && strcmp(o->format, "md") && strcmp(o->format, "csv"))
+            return kg_err_set(err, KG_EXIT_USAGE, "--format takes html, md or csv, not '%s'", o->format);
+    }
     if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
         return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)

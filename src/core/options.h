@@ -23,6 +23,9 @@ typedef struct kg_options {
     const char *command;   /* devices, peaks, ops, check, run, help, version */
     const char *candidate; /* check: PATH or PATH:KERNEL; explain: RESULT.json; compare: A.json */
     const char *second;    /* compare: B.json */
+    const char *inputs[KG_MAX_SHAPES]; /* report: the results files */
+    int n_inputs;
+    const char *output, *format; /* report: -o FILE (- for stdout), --format html|md|csv */
     double same, regress;  /* compare: the SAME band and the regression threshold (core/compare.h) */
     const char *op_name, *dtype_name, *json, *roof;
     const kg_op *op;       /* set when --op was given */
