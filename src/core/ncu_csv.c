@@ -39,11 +39,35 @@ const char *const kg_ncu_rule_metrics[] = {
 const int kg_ncu_n_rule_metrics = (int)(sizeof kg_ncu_rule_metrics / sizeof kg_ncu_rule_metrics[0]);
 
 /* Read by core/diagnose.c when present (a fallback DRAM %, the store-side
- * bytes per sector), so kept ahead of other metrics, but not worth a warning. */
+ * bytes per sector) or named by COUNTERS.md's RC2b test (the loads' L2 hit
+ * rate), so kept ahead of other metrics, but not worth a warning. */
 static const char *const also_kept[] = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
+    "lts__t_sector_op_read_hit_rate.pct",
 };
+
+/* Columns that describe the launch, the tool or the machine rather than
+ * count what the kernel did: a raw page has ~54 launch__ and ~166
+ * device__attribute_ ones, which would fill the table before the counters
+ * that follow them alphabetically. Other metrics come first (tier 0), then
+ * these by tier, each tier in column order. */
+static const struct {
+    const char *prefix;
+    int tier;
+} late_prefixes[] = {
+    {"launch__", 1}, {"profiler__", 2}, {"c2clink__", 2}, {"nvlink__", 2},
+    {"numa__", 2},   {"pmsampling__", 2}, {"device__", 3},
+};
+#define N_TIERS 4
+
+static int tier_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof late_prefixes / sizeof late_prefixes[0]; i++)
+        if (strncmp(name, late_prefixes[i].prefix, strlen(late_prefixes[i].prefix)) == 0)
+            return late_prefixes[i].tier;
+    return 0;
+}
 
 typedef enum col_role {
     COL_SKIP,   /* not used: identification, strings, not a metric name */
@@ -211,7 +235,7 @@ static void parse_dims(const char *s, long long d[3])
             s++;
         for (;; s++) {
             if (*s >= '0' && *s <= '9') {
-                if (x > (LLONG_MAX - 9) / 10)
+                if (x > (LLONG_MAX - (*s - '0')) / 10)
                     return;
                 x = x * 10 + (*s - '0');
                 nd++;
@@ -255,7 +279,8 @@ static const char *unit_find(const char *s, size_t n, unit_kind kind, double *sc
 
 /* The factor from a column's unit to kgate's base unit; 1 when the unit is
  * already base or unknown. A byte rate ("Gbyte/second") goes to bytes per
- * second. */
+ * second; bytes per anything else ("Kbyte/block", as ncu writes the shared
+ * memory per block) to bytes per that. */
 static double unit_scale(const char *u)
 {
     double a, b;
@@ -265,9 +290,11 @@ static double unit_scale(const char *u)
             return a;
         return 1;
     }
-    if (unit_find(u, (size_t)(slash - u), U_BYTES, &a) && unit_find(slash + 1, strlen(slash + 1), U_TIME, &b))
+    if (!unit_find(u, (size_t)(slash - u), U_BYTES, &a))
+        return 1;
+    if (unit_find(slash + 1, strlen(slash + 1), U_TIME, &b))
         return a / (b * 1e-9);
-    return 1;
+    return a; /* bytes per something else: "byte/block", "Kbyte/block" */
 }
 
 /* Copies a kernel name, cutting it (when it is too long) before a UTF-8
@@ -366,10 +393,9 @@ static int parse_header(parser *p, const char *s, size_t n, long long line, kg_e
     }
     for (size_t i = 0; i < sizeof also_kept / sizeof also_kept[0]; i++)
         order_named(p, also_kept[i]);
-    for (int pass = 0; pass < 2; pass++)
+    for (int tier = 0; tier < N_TIERS; tier++)
         for (int c = 0; c < nf; c++) {
-            int device = strncmp(p->hname[c], "device__", 8) == 0;
-            if (p->cols[c].role == COL_METRIC && !p->cols[c].picked && device == pass) {
+            if (p->cols[c].role == COL_METRIC && !p->cols[c].picked && tier_of(p->hname[c]) == tier) {
                 p->cols[c].picked = 1;
                 p->order[p->norder++] = c;
             }

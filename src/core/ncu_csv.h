@@ -17,6 +17,11 @@
  *     ("ns", "byte", "%", "sector", "register/thread", ...);
  *   - then one row per profiled launch. Fields are double-quoted and may hold
  *     commas and "" (an escaped quote); a row is one line.
+ * Quoted lines before the first header are skipped as the application's;
+ * after it, every line starting with '"' is a row, so application output
+ * that starts with a quote breaks a stdout capture (use --log-file, which
+ * keeps it out). Only CSV lines are held to KG_NCU_LINE_MAX: a long line of
+ * application output costs nothing and is skipped.
  * Columns are found by name, exactly: ncu's extra .avg/.min/.max columns
  * (what --disable-extra-suffixes suppresses, so that flag is not required)
  * are simply more metrics, and an export from another ncu version parses
@@ -28,7 +33,8 @@
  * time to ns (nsecond/ns, usecond/us, msecond/ms, second/s), bytes to bytes
  * (Kbyte/KB, Mbyte/MB, Gbyte/GB, Tbyte/TB by 1000s, as ncu counts;
  * Kibyte/Mibyte/Gibyte by 1024s), byte rates (e.g. "Gbyte/second") to
- * bytes per second; any other unit ("%", "sector", "cycle", ...) is kept.
+ * bytes per second, bytes per anything else ("Kbyte/block") to bytes per
+ * that; any other unit ("%", "sector", "cycle/nsecond", ...) is kept.
  *
  * What goes where in kg_kfacts:
  *   "Kernel Name" -> name (truncated at a UTF-8 character boundary)
@@ -44,9 +50,11 @@
  *   launches = 1 per row; every other numeric column whose name contains
  *   "__" and is a metric name kg_kfacts can hold ([A-Za-z0-9_.], under 96
  *   bytes) -> the metrics table, which keeps KG_KMETRICS_MAX: first the
- *   metrics of kg_ncu_rule_metrics (and the two fallbacks the rules also
- *   read), then the others in column order, device__attribute_* (device
- *   properties, not counters) last; the rest are dropped. */
+ *   metrics of kg_ncu_rule_metrics (and three more the rules may read),
+ *   then the other counters in column order, then the columns that describe
+ *   the launch, the tool or the machine rather than the kernel's work
+ *   (launch__, then profiler__/c2clink__/nvlink__/numa__/pmsampling__, then
+ *   device__); the rest are dropped. */
 #ifndef KG_NCU_CSV_H
 #define KG_NCU_CSV_H
 
