@@ -53,6 +53,7 @@ static void hostile_names_are_escaped(void **state)
     snprintf(x.dtype, sizeof x.dtype, "fp16");
     snprintf(x.shape, sizeof x.shape, "4096x32768");
     snprintf(x.reason, sizeof x.reason, "E_best 0.1 < 0.80 & <b>");
+    snprintf(x.summary, sizeof x.summary, "unused");
     x.verdict = KG_V_SLOW;
     kg_result_set(&x, "time/gpu/median", 1e-3);
     kg_result_set(&x, "roof/fraction", 0.1);
@@ -64,6 +65,7 @@ static void hostile_names_are_escaped(void **state)
     assert_non_null(strstr(html, "0.80 &amp; &lt;b&gt;"));
     assert_int_equal(count(html, "<circle class=\"kernel\""), 1);
     assert_null(strstr(html, "src=\"http")); /* nothing loaded from the net */
+    assert_non_null(strstr(html, "Content-Security-Policy\" content=\"default-src 'none'"));
     free(html);
     char *mdt = render(kg_report_markdown, &r);
     assert_non_null(strstr(mdt, "\\<script\\>alert(1)\\</script\\>\\|\"q\",x"));
@@ -72,6 +74,11 @@ static void hostile_names_are_escaped(void **state)
     char *c = render(kg_report_csv, &r);
     assert_non_null(strstr(c, "\"<script>alert(1)</script>|\"\"q\"\",x\""));
     assert_int_equal(count(c, "\r\n"), 2);
+    free(c);
+    /* a field a spreadsheet would run as a formula is defused */
+    snprintf(r.results[0].reason, sizeof r.results[0].reason, "=HYPERLINK(\"x\")");
+    c = render(kg_report_csv, &r);
+    assert_non_null(strstr(c, "\"'=HYPERLINK(\"\"x\"\")\""));
     free(c);
     kg_report_free(&r);
 }

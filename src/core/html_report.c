@@ -190,7 +190,10 @@ static void cell_num(FILE *f, const kg_result *x, const char *name, const char *
 
 int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>kgate report</title>\n<style>"
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          /* no script runs and nothing loads, whatever a candidate named its kernel */
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+          "img-src data:\"><title>kgate report</title>\n<style>"
           "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;font-size:12px}"
           "td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left}td.n{text-align:right}"
           ".OK{color:#1a9850}.SLOW{color:#f28e2b}.IMPOSSIBLE{color:#8e44ad}.INCORRECT,.CRASH,.TIMEOUT{color:#d62728}"
@@ -368,6 +371,9 @@ int kg_report_markdown(const kg_report *const *reps, int n, FILE *f, kg_err *err
 static void csv(FILE *f, const char *s)
 {
     fputc('"', f);
+    /* a spreadsheet runs a field that starts with = + - @ as a formula */
+    if (s && (*s == '=' || *s == '+' || *s == '-' || *s == '@'))
+        fputc('\'', f);
     for (; s && *s; s++) {
         if (*s == '"')
             fputc('"', f);
