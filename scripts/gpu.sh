@@ -18,6 +18,8 @@ export XDG_CACHE_HOME=$OUT/cache
 steps=${*:-info peaks refs variants faults adversarial sandbox run verdicts}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
 pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
+# seconds of wall time of a command, process start to exit, its output dropped
+walltime() { python3 -c 'import subprocess, sys, time; t = time.time(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print("%.2f" % (time.time() - t))' "$@"; }
 # a GPU test script: its log under $OUT, its summary line on stdout
 gtest() { # gtest NAME COMMAND...
     n=$1
@@ -135,7 +137,7 @@ EOF2
         log diag-wall
         for k in layer_norm_v2_bf16 layer_norm_v1_bf16 matmul_v2_fp16; do
             for d in "" --diagnose; do
-                w=$(python3 -c 'import subprocess, sys, time; t = time.time(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print("%.2f" % (time.time() - t))' \
+                w=$(walltime \
                     "$B/kgate" check "$B/libkgate_bundled.so:$k" --max-time 1 $d --json "$OUT/dwall-$k$d.json")
                 echo "$k ${d:-(plain)}: $w s wall"
             done
@@ -152,7 +154,7 @@ EOF2
     wall)
         log wall
         for k in layer_norm_v2_bf16 matmul_v2_fp16; do
-            w=$(python3 -c 'import subprocess, sys, time; t = time.time(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print("%.2f" % (time.time() - t))' \
+            w=$(walltime \
                 "$B/kgate" check "$B/libkgate_bundled.so:$k" --json "$OUT/wall-$k.json")
             echo "$k: one kgate check (large, with baseline) took $w s wall"
         done | tee "$OUT/wall.txt"

@@ -410,25 +410,25 @@ static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_
 static unsigned long long fresh_seed(void) { return kg_random64(); }
 
 /* compute-sanitizer, from PATH or the CUDA toolkit; NULL when absent. */
-static const char *sanitizer_path(void)
+/* A job of one checked call of the kernel, no timing: what --memcheck and
+ * --diagnose=auto run again. */
+static kg_job checked_once(const kg_job *base)
 {
-    static char found[PATH_MAX];
-    const char *path = getenv("PATH");
-    char dirs[8192];
-    snprintf(dirs, sizeof dirs, "%s:/usr/local/cuda/bin", path ? path : "");
-    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(found, sizeof found, "%s/compute-sanitizer", d);
-        if (access(found, X_OK) == 0)
-            return found;
-    }
-    return NULL;
+    kg_job j = *base;
+    j.verify_only = 1;
+    j.trials = 1;
+    j.edge = 0;
+    j.n_extra = 0;
+    j.diagnose = 0;
+    return j;
 }
 
 /* --memcheck: one checked call of the kernel under memcheck, then racecheck.
  * Returns 0, or a CUDA-level error found (written into r as INCORRECT). */
 static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_result *r, kg_err *err)
 {
-    const char *cs = sanitizer_path();
+    static char found[PATH_MAX];
+    const char *cs = kg_find_tool("compute-sanitizer", NULL, found, sizeof found);
     if (!cs) {
         snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
                  "%s--memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)",
@@ -438,14 +438,9 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
     const char *tools[] = {"memcheck", "racecheck"};
     for (int t = 0; t < 2; t++) {
         const char *wrap[] = {cs, "--tool", tools[t], "--error-exitcode", "86", "--print-limit", "4", NULL};
-        kg_job j = *base;
+        kg_job j = checked_once(base);
         kg_result x;
         memset(&x, 0, sizeof x);
-        j.verify_only = 1;
-        j.trials = 1;
-        j.edge = 0;
-        j.n_extra = 0;
-        j.diagnose = 0;
         if (kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err))
             return err->code;
         if (x.wrapper_exit == 86 || (x.verdict == KG_V_CRASH && x.wrapper_exit != 0)) {
@@ -465,14 +460,10 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
  * once, no timing); its facts join the judged result. */
 static int diagnose_again(const char *exe, const kg_job *base, double timeout_s, kg_result *r, kg_err *err)
 {
-    kg_job j = *base;
+    kg_job j = checked_once(base);
     kg_result x;
     memset(&x, 0, sizeof x);
-    j.verify_only = 1;
     j.diagnose = 1;
-    j.trials = 1;
-    j.edge = 0;
-    j.n_extra = 0;
     if (kg_job_run(exe, &j, timeout_s, &x, NULL, NULL, NULL, err)) {
         free(x.diag);
         return err->code;

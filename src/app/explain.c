@@ -89,41 +89,21 @@ static void print_rules(FILE *f)
  * say what it computed. */
 static int explain_ncu(const kg_options *o, kg_err *err)
 {
-    FILE *fp = fopen(o->from_ncu, "rb");
-    char *text = NULL;
-    size_t len = 0;
-    if (!fp)
-        return kg_err_set(err, KG_EXIT_IO, "%s: cannot read it", o->from_ncu);
-    if (fseek(fp, 0, SEEK_END) == 0) {
-        long n = ftell(fp);
-        if (n >= 0 && n <= (64l << 20) && fseek(fp, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)))
-            len = fread(text, 1, (size_t)n, fp);
-        else if (n > (64l << 20))
-            kg_err_set(err, KG_EXIT_IO, "%s: larger than 64 MiB", o->from_ncu);
-    }
-    fclose(fp);
-    if (!text) {
-        if (!err->code)
-            kg_err_set(err, KG_EXIT_IO, "%s: cannot read it", o->from_ncu);
-        return err->code;
-    }
-    text[len] = '\0';
     kg_result r;
     memset(&r, 0, sizeof r);
     r.diag = calloc(1, sizeof *r.diag);
     char warn[512] = "";
-    if (!r.diag) {
-        free(text);
+    if (!r.diag)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory");
-    }
     int n = 0;
     kg_err perr = {0, ""};
-    if (kg_ncu_csv_parse(text, len, r.diag->kernels, KG_DIAG_KERNELS_MAX, &n, warn, sizeof warn, &perr)) {
-        kg_err_set(err, KG_EXIT_USAGE, "%s: %s", o->from_ncu, perr.msg);
+    if (kg_ncu_csv_parse_file(o->from_ncu, r.diag->kernels, KG_DIAG_KERNELS_MAX, &n, warn, sizeof warn, &perr)) {
+        if (perr.code == KG_EXIT_USAGE) /* a format error: name the file */
+            kg_err_set(err, KG_EXIT_USAGE, "%s: %s", o->from_ncu, perr.msg);
+        else
+            *err = perr;
         goto out;
     }
-    free(text);
-    text = NULL;
     /* a CSV holds every profiled launch, often of several calls: the rows
      * of one kernel count once, with the first row's counters */
     int kept = 0, repeats = 0;
@@ -170,7 +150,6 @@ static int explain_ncu(const kg_options *o, kg_err *err)
            have_shape ? op->name : "", have_shape ? " (its work model)" : " (no --op/--shape: no work model)");
     kg_report_print_diagnosis(&r, stdout, 1);
 out:
-    free(text);
     free(r.diag);
     return err->code;
 }

@@ -517,13 +517,13 @@ void kg_diagnose(const kg_kfacts *kernels, int nk, const kg_diag_ctx *ctx, const
                                                 : 1.0 / nk;
     for (int i = 0; i < nk; i++) {
         rule_in in = {&kernels[i], &d[i], ctx, p, kernels, d, share, nk, 0, 0};
-        ev[0] = '\0';
-        in.fired_rc0a = rc0a(&in, ev, sizeof ev) > 0;
         for (int r = 0; r < N_RULES; r++) {
             if (rules[r].subject)
                 continue;
             ev[0] = '\0';
             double s = rules[r].fn(&in, ev, sizeof ev);
+            if (rules[r].fn == rc0a) /* first in the table: RC2a, later, defers to it */
+                in.fired_rc0a = s > 0;
             if (rules[r].fn == rc1 && s > 0)
                 any_rc1 = 1;
             add(out, max, n, &rules[r], kernels[i].name, s, share[i], ctx, ev);

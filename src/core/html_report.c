@@ -33,15 +33,6 @@ static double sum_of(const kg_result *r, const char *name)
     return v;
 }
 
-static void flags_text(unsigned flags, char *buf, size_t size)
-{
-    size_t u = 0;
-    buf[0] = '\0';
-    for (int b = 0; b < KG_FLAG_COUNT && u < size; b++)
-        if (flags & (1u << b))
-            u += (size_t)snprintf(buf + u, size - u, "%s%s", u ? "," : "", kg_flag_name(b));
-}
-
 static const char *verdict_color(kg_verdict v)
 {
     switch (v) {
@@ -227,7 +218,7 @@ int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err)
             char t[32], tb[32], fl[256], cause[24];
             kg_fmt_time(sum_of(x, "time/gpu/median"), t, sizeof t);
             kg_fmt_time(sum_of(x, "best/time/median"), tb, sizeof tb);
-            flags_text(x->flags, fl, sizeof fl);
+            kg_flags_text(x->flags, fl, sizeof fl);
             fputs("<tr><td><code>", f);
             esc(f, x->kernel);
             fputs("</code></td><td>", f);
@@ -402,7 +393,7 @@ int kg_report_csv(const kg_report *const *reps, int n, FILE *f, kg_err *err)
         for (int i = 0; i < reps[r]->n; i++) {
             const kg_result *x = &reps[r]->results[i];
             char fl[256], cause[24];
-            flags_text(x->flags, fl, sizeof fl);
+            kg_flags_text(x->flags, fl, sizeof fl);
             const char *fields[] = {reps[r]->device, reps[r]->commit, x->kernel, x->op, x->dtype, x->index_dtype,
                                     x->shape, kg_verdict_name(x->verdict), x->reason, fl,
                                     top_cause(x, cause, sizeof cause)};

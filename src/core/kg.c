@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,4 +135,21 @@ void kg_random_hex(char *buf, size_t size)
     }
     if (size)
         buf[size - 1] = '\0';
+}
+
+const char *kg_find_tool(const char *name, const char *env, char *buf, size_t size)
+{
+    const char *e = env ? getenv(env) : NULL;
+    if (e && *e && access(e, X_OK) == 0)
+        return e;
+    const char *home = getenv("CUDA_HOME"), *path = getenv("PATH");
+    char dirs[8192];
+    snprintf(dirs, sizeof dirs, "%s:%s%s/usr/local/cuda/bin", path ? path : "", home && *home ? home : "",
+             home && *home ? "/bin:" : "");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(buf, size, "%s/%s", d, name);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
+    return NULL;
 }

@@ -78,6 +78,12 @@ int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
 unsigned long long kg_splitmix64(unsigned long long *state);
 /* 64-bit values nobody can predict (/dev/urandom; a time-based fallback). */
 unsigned long long kg_random64(void);
+
+/* A CUDA tool (cuobjdump, compute-sanitizer): the path in environment
+ * variable `env` when it names an executable (env may be NULL), else the
+ * first `name` on PATH, in $CUDA_HOME/bin, or in /usr/local/cuda/bin.
+ * Returns buf (or env's value), or NULL when none is found. */
+const char *kg_find_tool(const char *name, const char *env, char *buf, size_t size);
 /* size - 1 random hex digits and a NUL into buf. */
 void kg_random_hex(char *buf, size_t size);
 

@@ -71,7 +71,7 @@ static void fmt_num(const kg_result *r, const char *name, const char *fmt, char 
         snprintf(buf, size, "-");
 }
 
-static void flags_text(unsigned flags, char *buf, size_t size)
+void kg_flags_text(unsigned flags, char *buf, size_t size)
 {
     size_t u = 0;
     buf[0] = '\0';
@@ -206,7 +206,7 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         fmt_num(x, "lib/efficiency", "%.2f", e, sizeof e);
         fmt_num(x, "roof/fraction", "%.2f", rho, sizeof rho);
         fmt_num(x, "cliff", "%.1fx", cl, sizeof cl);
-        flags_text(x->flags, fl, sizeof fl);
+        kg_flags_text(x->flags, fl, sizeof fl);
         char cause[24] = "";
         if (diag) /* the top cause and its score, "-" when none fired */
             snprintf(cause, sizeof cause, "%-11s", x->diag && x->diag->n_causes ? "" : "-");

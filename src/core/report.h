@@ -60,6 +60,9 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err);
 /* The same from text; `path` names it in errors. Any text is safe to give. */
 int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err *err);
 
+/* A result's flags as "noisy,baseline-weak" ("" for none). */
+void kg_flags_text(unsigned flags, char *buf, size_t size);
+
 /* Formats seconds as "123.4 us" etc. */
 const char *kg_fmt_time(double s, char *buf, size_t size);
 

@@ -302,36 +302,11 @@ out:
     return err->code;
 }
 
-static const char *find_cuobjdump(char *buf, size_t size)
-{
-    const char *env = getenv("KG_CUOBJDUMP");
-    if (env && *env && access(env, X_OK) == 0)
-        return env;
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        const char *c = strchr(path, ':');
-        size_t len = c ? (size_t)(c - path) : strlen(path);
-        if (len && len + 12 < size) {
-            snprintf(buf, size, "%.*s/cuobjdump", (int)len, path);
-            if (access(buf, X_OK) == 0)
-                return buf;
-        }
-        path = c ? c + 1 : NULL;
-    }
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home) {
-        snprintf(buf, size, "%s/bin/cuobjdump", home);
-        if (access(buf, X_OK) == 0)
-            return buf;
-    }
-    return access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : NULL;
-}
-
 /* The SASS counts of every kernel in ks, from the captured cubins. */
 static void sass_facts(kg_kfacts *ks, int nk, const char *tmpdir, kg_diagnosis *d)
 {
     char tool_buf[4096];
-    const char *tool = find_cuobjdump(tool_buf, sizeof tool_buf);
+    const char *tool = kg_find_tool("cuobjdump", "KG_CUOBJDUMP", tool_buf, sizeof tool_buf);
     if (!tool) {
         for (int i = 0; i < nk; i++)
             snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");

@@ -177,27 +177,47 @@ __global__ void adv_tamper(__half *y, double *ref, int64_t n, float v)
     }
 }
 
+// The fp64 reference of y: searched for once per output buffer and size
+// (stderr says whether it was found) and remembered.
+struct ref_cache {
+    const void *y;
+    int64_t n;
+    double *ref;
+};
+
+static double *cached_reference(ref_cache *c, const DLTensor *y, int64_t n, const char *who, const char *found,
+                                const char *missing)
+{
+    if (y->data != c->y || n != c->n) {
+        c->y = y->data;
+        c->n = n;
+        c->ref = find_reference(y->data, (size_t)n * sizeof(double));
+        fprintf(stderr, "%s: %lld elements: fp64 reference %s\n", who, (long long)n, c->ref ? found : missing);
+    }
+    return c->ref;
+}
+
+// KG_ADV_STRICT=1: a scan that found nothing is an error, not a cheat that
+// went ahead without the reference.
+static bool adv_strict(void)
+{
+    const char *strict = getenv("KG_ADV_STRICT");
+    return strict && *strict && strcmp(strict, "0") != 0;
+}
+
 ADV_LAUNCH(adv_ref_tamper)
 {
     ADV_EXPECT(1, 1);
-    static const void *last_y;
-    static int64_t last_n;
-    static double *ref;
+    static ref_cache cache;
     cudaStream_t s = (cudaStream_t)stream;
     const int64_t n = adv_numel(&out[0]);
     const float v = 1.f / (float)adv_cols(&in[0]);
     if (adv_honest())
         return sm(in, out, p, s);
-    if (out[0].data != last_y || n != last_n) {
-        last_y = out[0].data;
-        last_n = n;
-        ref = find_reference(out[0].data, (size_t)n * sizeof(double));
-        fprintf(stderr, "ref_tamper: %lld elements: fp64 reference %s\n", (long long)n,
-                ref ? "found: overwriting it" : "not found: y alone gets the wrong answer");
-    }
+    double *ref = cached_reference(&cache, &out[0], n, "ref_tamper", "found: overwriting it",
+                                   "not found: y alone gets the wrong answer");
     if (!ref) {
-        const char *strict = getenv("KG_ADV_STRICT");
-        if (strict && *strict && strcmp(strict, "0") != 0)
+        if (adv_strict())
             return adv_fail(p, 42, "ref_tamper: no allocation of the reference's size found near y");
         adv_fill<__half><<<1024, 256, 0, s>>>((__half *)out[0].data, n, v);
     } else {
@@ -221,23 +241,15 @@ __global__ void adv_copy_ref(__half *y, const double *ref, int64_t n)
 ADV_LAUNCH(adv_ref_copy)
 {
     ADV_EXPECT(1, 1);
-    static const void *last_y;
-    static int64_t last_n;
-    static double *ref;
+    static ref_cache cache;
     cudaStream_t s = (cudaStream_t)stream;
     const int64_t n = adv_numel(&out[0]);
     if (adv_honest())
         return sm(in, out, p, s);
-    if (out[0].data != last_y || n != last_n) {
-        last_y = out[0].data;
-        last_n = n;
-        ref = find_reference(out[0].data, (size_t)n * sizeof(double));
-        fprintf(stderr, "ref_copy: %lld elements: fp64 reference %s\n", (long long)n,
-                ref ? "found: copying it into y" : "not found: y gets 1/COLS");
-    }
+    double *ref = cached_reference(&cache, &out[0], n, "ref_copy", "found: copying it into y",
+                                   "not found: y gets 1/COLS");
     if (!ref) {
-        const char *strict = getenv("KG_ADV_STRICT");
-        if (strict && *strict && strcmp(strict, "0") != 0)
+        if (adv_strict())
             return adv_fail(p, 42, "ref_copy: no allocation of the reference's size found near y");
         adv_fill<__half><<<1024, 256, 0, s>>>((__half *)out[0].data, n, 1.f / (float)adv_cols(&in[0]));
     } else {
