@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect (default: info peaks refs variants faults
+#        sandbox-bisect python kb-compare (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -163,6 +163,22 @@ EOF2
         log smoke
         timeout 300 "$B/kgate" check "$B/libkgate_bundled.so" --shape small --max-time 1 \
             --json "$OUT/smoke.json" 2>&1 | tee "$OUT/smoke.txt"
+        ;;
+    python)
+        # the Python route: its GPU test, and the times of the Triton kernels
+        # through Triton's JIT (Python) against the same kernels through the .so
+        log python
+        gtest python tests/gpu/gpu_python.sh "$B/kgate" "$B"
+        mkdir -p "$OUT/python"
+        cp "$B"/tests/python/*.json "$B"/tests/python/*.txt "$OUT/python/" 2>/dev/null
+        python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
+        ;;
+    kb-compare)
+        # kgate against KernelBench's evaluator (KB_PROBLEMS, KB_EVAL, KB_REPS, KB_BUDGET)
+        log kb-compare
+        timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
+            --problems "${KB_PROBLEMS:-1,9,40}" --kb-problems "${KB_EVAL:-1,9,40}" --reps "${KB_REPS:-2}" \
+            --budget "${KB_BUDGET:-480}" 2>&1 | tee "$OUT/kb-compare.log"
         ;;
     *) echo "unknown step '$step'" ;;
     esac

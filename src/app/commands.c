@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/job.h"
+#include "../core/problem.h"
 #include "../core/report.h"
 #include "../core/roofs_io.h"
 #include "../gpu/baseline.h"
@@ -522,14 +523,15 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
             if (scalars_for(o, job.op, &job.scalars, err))
                 return err->code;
             kg_shape_format(&shape, shp, sizeof shp);
-            if (o->extra) {
+            if (o->extra && !kg_problem_of(job.op)) { /* a problem has one shape */
                 kg_shape x[3];
                 job.n_extra = kg_extra_shapes(job.op, rep->shapes_seed ^ (uintptr_t)job.op, x);
                 memcpy(job.extra, x, sizeof x);
             }
             if (!o->verify_only) {
                 job.mode = KG_JOB_LIBRARY;
-                snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
+                /* a problem's library paths come with its candidate */
+                snprintf(job.plugin, sizeof job.plugin, "%s", kg_problem_of(job.op) ? tg->v[i].plugin : bundled);
                 snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name,
                          kg_dtype_name(job.types.data), shp);
                 progress(done++, total, what);

@@ -4,6 +4,7 @@
 
 #include "../app/commands.h"
 #include "../app/explain.h"
+#include "../app/pyforward.h"
 #include "../app/results_cmds.h"
 #include "../core/options.h"
 #include "../gpu/worker.h"
@@ -12,6 +13,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__worker") == 0)
         return kg_worker_main(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "kernelbench") == 0)
+        return kg_cmd_python(argc - 1, argv + 1);
     kg_options o;
     kg_err err = {0, ""};
     if (kg_options_parse(argc, argv, &o, &err)) {

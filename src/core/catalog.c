@@ -1,5 +1,6 @@
 /* Registry lookups, shape parsing, work models and named scalars. */
 #include "op.h"
+#include "problem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,7 +33,7 @@ const kg_op *kg_op_find(const char *name)
     for (int i = 0; name && kg_ops[i]; i++)
         if (strcmp(kg_ops[i]->name, name) == 0)
             return kg_ops[i];
-    return NULL;
+    return kg_problem_find(name); /* a problem registered at run time (core/problem.h) */
 }
 
 int kg_op_has_dtype(const kg_op *op, kg_dtype dt)
@@ -148,7 +149,7 @@ int64_t kg_tensor_extents(const kg_tensor_spec *t, const kg_shape *s, int64_t *e
 {
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
-        ext[i] = s->d[t->dim[i]];
+        ext[i] = t->fixed ? t->ext[i] : s->d[t->dim[i]];
         n *= ext[i];
     }
     return n;

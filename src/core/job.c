@@ -3,13 +3,14 @@
 #include "job.h"
 
 #include "diag_json.h"
-
+#include "plugin_check.h"
 #include "sandbox.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -481,6 +482,36 @@ static const char *worker_failure(const job_state *js, const kg_child *ch, const
                                 : none;
 }
 
+/* The Python worker's interpreter (KGATE_PYTHON, else python3 on PATH), and
+ * its environment: KGATE_LIB names the libkgate.so beside `exe`, and the
+ * package directory beside the build (../python) goes first on PYTHONPATH,
+ * so that the worker runs this kgate's package and library. */
+static int python_worker_env(const char *exe, char *python, size_t size, kg_err *err)
+{
+    char dir[PATH_MAX], lib[PATH_MAX + 16], pkg[PATH_MAX + 16], path[3 * PATH_MAX];
+    const char *py = kg_find_tool("python3", "KGATE_PYTHON", python, size);
+    if (!py)
+        return kg_err_set(err, KG_EXIT_ENV, "a Python candidate needs python3 (on PATH, or KGATE_PYTHON)");
+    if (py != python)
+        snprintf(python, size, "%s", py);
+    snprintf(dir, sizeof dir, "%s", exe);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(lib, sizeof lib, "%s/libkgate.so", dir);
+    if (!getenv("KGATE_LIB") && access(lib, R_OK) != 0)
+        return kg_err_set(err, KG_EXIT_ENV, "a Python candidate needs %s (build it: make build)", lib);
+    if (!getenv("KGATE_LIB"))
+        setenv("KGATE_LIB", lib, 1);
+    snprintf(pkg, sizeof pkg, "%s/../python", dir);
+    const char *old = getenv("PYTHONPATH");
+    if (access(pkg, R_OK) == 0 && !(old && strncmp(old, pkg, strlen(pkg)) == 0)) {
+        snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
+        setenv("PYTHONPATH", path, 1);
+    }
+    return 0;
+}
+
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err)
 {
@@ -490,13 +521,25 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
 int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
                      kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err)
 {
-    char *argv[24];
+    char *argv[24], python[PATH_MAX];
     int na = 0;
     for (; wrapper && wrapper[na] && na < 16; na++)
         argv[na] = (char *)wrapper[na];
     const char *run = na ? argv[0] : exe;
-    argv[na++] = (char *)exe;
-    argv[na++] = "__worker";
+    if (kg_source_is_python(job->plugin)) {
+        /* a Python candidate: the worker is the Python host, which loads
+         * libkgate.so from beside this executable */
+        if (python_worker_env(exe, python, sizeof python, err))
+            return err->code;
+        if (!na)
+            run = python;
+        argv[na++] = python;
+        argv[na++] = "-m";
+        argv[na++] = "kgate._worker";
+    } else {
+        argv[na++] = (char *)exe;
+        argv[na++] = "__worker";
+    }
     argv[na++] = "--fd";
     int fd_index = na;
     argv[na++] = "-1";

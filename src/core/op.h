@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define KG_MAX_TENSORS 4
-#define KG_MAX_RANK 4
+#define KG_MAX_RANK 6
 #define KG_MAX_SCALARS 4
 #define KG_MAX_PRESETS 8
 #define KG_MAX_BASELINES 4
@@ -105,6 +105,8 @@ typedef struct kg_tensor_spec {
     double lo, hi;   /* inputs, KG_GEN_UNIFORM */
     int range_dim;   /* inputs, KG_GEN_INDEX */
     kg_cmpkind cmp;  /* outputs */
+    int fixed;       /* extents are ext[], not shape dims (problems outside the catalog) */
+    int64_t ext[KG_MAX_RANK];
 } kg_tensor_spec;
 
 /* A named scalar. `required`: the result depends on it, so a kernel must

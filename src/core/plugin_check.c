@@ -137,6 +137,12 @@ int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg
     return 0;
 }
 
+int kg_source_is_python(const char *source)
+{
+    size_t n = source ? strlen(source) : 0;
+    return n > 3 && strcmp(source + n - 3, ".py") == 0;
+}
+
 const kgate_kernel *kg_plugin_find(const kgate_plugin *p, const char *name)
 {
     for (uint32_t i = 0; i < p->n_kernels; i++)

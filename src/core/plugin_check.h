@@ -30,6 +30,10 @@ int kg_plugin_validate(const kgate_plugin *p, const char *path, kg_err *err);
  * *handle receives the dlopen handle (close with dlclose). */
 int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg_err *err);
 
+/* Whether a candidate source is a Python file (a name ending in ".py"):
+ * its worker is the Python host, not this executable (core/job.h). */
+int kg_source_is_python(const char *source);
+
 /* Finds a kernel by name; NULL if absent. */
 const kgate_kernel *kg_plugin_find(const kgate_plugin *p, const char *name);
 

@@ -5,6 +5,8 @@
 #include "diag_json.h"
 
 #include <cjson/cJSON.h>
+
+#include "problem.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,8 @@ char *kg_job_to_json(const kg_job *j)
     if (j->mode == KG_JOB_KERNEL)
         cJSON_AddStringToObject(o, "kernel", j->kernel);
     if (j->mode != KG_JOB_LIST && j->op) {
+        if (kg_problem_of(j->op)) /* outside the catalog: the worker registers it first */
+            cJSON_AddItemToObject(o, "problem", kg_problem_to_json(kg_problem_of(j->op)));
         cJSON_AddStringToObject(o, "op", j->op->name);
         cJSON_AddStringToObject(o, "dtype", kg_dtype_name(j->types.data));
         cJSON_AddStringToObject(o, "index_dtype", kg_dtype_name(j->types.index));
@@ -200,6 +204,16 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
         goto out;
     if (j->mode == KG_JOB_KERNEL && get_str(o, "kernel", j->kernel, sizeof j->kernel, 1, err))
         goto out;
+    if (cJSON_GetObjectItemCaseSensitive(o, "problem")) {
+        kg_problem pb;
+        const kg_op *pop;
+        kg_err perr = {0, ""};
+        if (kg_problem_from_json(cJSON_GetObjectItemCaseSensitive(o, "problem"), &pb, &perr) ||
+            kg_problem_register(&pb, &pop, &perr)) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: %s", perr.msg);
+            goto out;
+        }
+    }
     if (get_str(o, "op", buf, sizeof buf, 1, err))
         goto out;
     if (!(j->op = kg_op_find(buf))) {
@@ -328,6 +342,8 @@ char *kg_event_to_json(const kg_event *e)
         cJSON_AddNumberToObject(o, "pid", (double)e->pid);
         break;
     case KG_EV_TABLE: {
+        if (e->problem)
+            cJSON_AddItemToObject(o, "problem", kg_problem_to_json(e->problem));
         cJSON *arr = cJSON_AddArrayToObject(o, "kernels");
         for (int i = 0; i < e->n_entries; i++) {
             const kg_table_entry *t = &e->entries[i];
@@ -400,6 +416,8 @@ void kg_event_free(kg_event *e)
     e->entries = NULL;
     free(e->kf);
     e->kf = NULL;
+    free(e->problem);
+    e->problem = NULL;
     e->n_entries = 0;
 }
 
@@ -485,8 +503,18 @@ static int ev_subject(const cJSON *o, kg_event *e, int required, kg_err *err)
 static int parse_table(const cJSON *o, kg_event *e, kg_err *err)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "kernels"), *k;
+    const cJSON *pj = cJSON_GetObjectItemCaseSensitive(o, "problem");
     if (!cJSON_IsArray(arr))
         return kg_err_set(err, KG_EXIT_FAIL, "'kernels' is missing or not an array");
+    if (pj) {
+        /* a problem outside the catalog: registered, so that its kernels name an operator */
+        const kg_op *pop;
+        kg_err perr = {0, ""};
+        if (!(e->problem = malloc(sizeof *e->problem)))
+            return kg_err_set(err, KG_EXIT_FAIL, "out of memory for a problem");
+        if (kg_problem_from_json(pj, e->problem, &perr) || kg_problem_register(e->problem, &pop, &perr))
+            return kg_err_set(err, KG_EXIT_FAIL, "%s", perr.msg);
+    }
     int n = cJSON_GetArraySize(arr);
     if (n > KG_TABLE_MAX)
         return kg_err_set(err, KG_EXIT_FAIL, "table of %d kernels (at most %d)", n, KG_TABLE_MAX);

@@ -124,6 +124,8 @@ typedef struct kg_event {
     kg_table_entry *entries; /* TABLE (malloc'd; kg_event_free) */
     int n_entries;
     kg_kfacts *kf;      /* KERNEL: one kernel's facts (malloc'd; kg_event_free) */
+    struct kg_problem *problem; /* TABLE: the candidate's problem outside the catalog, or NULL
+                                 * (malloc'd; kg_event_free; registered when parsed) */
     int passes, launches; /* DIAG: profiler passes, kernel launches of the profiled call */
     double busy_s, wall_s; /* DIAG: summed kernel time of that call, wall time of the diagnosis */
 } kg_event;

@@ -65,6 +65,9 @@ typedef struct kg_cmp {
     int n_first;                      /* recorded mismatches, up to KG_CMP_FIRST */
     int64_t first_idx[KG_CMP_FIRST];
     double first_out[KG_CMP_FIRST], first_ref[KG_CMP_FIRST];
+    double max_scaled_err; /* max |out - ref| / (1 + |ref|) over finite pairs (inf for a NaN
+                            * or Inf where the reference is finite): what an allclose with
+                            * atol = rtol = x bounds by x (KernelBench's gate, at 1e-2) */
     double rel_l2; /* set by kg_cmp_finish */
     int pass;      /* set by kg_cmp_finish */
 } kg_cmp;

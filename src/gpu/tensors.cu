@@ -45,7 +45,7 @@ extern "C" int kg_tensor_alloc(DLTensor *t, kg_dtype dt, int rank, const int64_t
 {
     char *base = NULL;
     memset(t, 0, sizeof *t);
-    t->shape = (int64_t *)calloc((size_t)rank, sizeof(int64_t));
+    t->shape = (int64_t *)calloc((size_t)(rank ? rank : 1), sizeof(int64_t)); /* rank 0: a scalar */
     if (!t->shape)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
     memcpy(t->shape, ext, sizeof(int64_t) * (size_t)rank);
@@ -356,7 +356,7 @@ out:
 struct dev_cmp {
     unsigned long long n_fail, n_nan, n_inf, n_first;
     double sq_err, sq_ref;
-    unsigned long long max_abs_bits;
+    unsigned long long max_abs_bits, max_scaled_bits;
     long long idx[KG_CMP_FIRST];
     double out[KG_CMP_FIRST], ref[KG_CMP_FIRST];
 };
@@ -364,7 +364,7 @@ struct dev_cmp {
 template <typename T>
 __global__ void compare_kernel(const T *o, const double *r, int64_t n, kg_tol tol, dev_cmp *res)
 {
-    double se = 0, sr = 0, mx = 0;
+    double se = 0, sr = 0, mx = 0, ms = 0;
     unsigned long long nf = 0, nn = 0, ni = 0;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -375,6 +375,9 @@ __global__ void compare_kernel(const T *o, const double *r, int64_t n, kg_tol to
             se += d * d;
             sr += ref * ref;
             mx = fmax(mx, fabs(d));
+            ms = fmax(ms, fabs(d) / (1.0 + fabs(ref)));
+        } else if (isfinite(ref) || (isnan(ref) != isnan(out)) || (!isnan(ref) && out != ref)) {
+            ms = INFINITY; /* a NaN or Inf where the reference has none (or another one) */
         }
         if (c != KG_CMP_PASS) {
             nf++;
@@ -392,6 +395,7 @@ __global__ void compare_kernel(const T *o, const double *r, int64_t n, kg_tol to
         se += __shfl_xor_sync(0xffffffffu, se, k);
         sr += __shfl_xor_sync(0xffffffffu, sr, k);
         mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, k));
+        ms = fmax(ms, __shfl_xor_sync(0xffffffffu, ms, k));
         nf += __shfl_xor_sync(0xffffffffu, nf, k);
         nn += __shfl_xor_sync(0xffffffffu, nn, k);
         ni += __shfl_xor_sync(0xffffffffu, ni, k);
@@ -400,6 +404,7 @@ __global__ void compare_kernel(const T *o, const double *r, int64_t n, kg_tol to
         atomicAdd(&res->sq_err, se);
         atomicAdd(&res->sq_ref, sr);
         atomicMax(&res->max_abs_bits, (unsigned long long)__double_as_longlong(mx));
+        atomicMax(&res->max_scaled_bits, (unsigned long long)__double_as_longlong(ms));
         if (nf) {
             atomicAdd(&res->n_fail, nf);
             atomicAdd(&res->n_nan, nn);
@@ -434,6 +439,7 @@ extern "C" int kg_tensor_compare(const DLTensor *out, const double *ref, const k
     res->sq_err = h.sq_err;
     res->sq_ref = h.sq_ref;
     memcpy(&res->max_abs_err, &h.max_abs_bits, sizeof(double));
+    memcpy(&res->max_scaled_err, &h.max_scaled_bits, sizeof(double));
     res->n_first = h.n_first < KG_CMP_FIRST ? (int)h.n_first : KG_CMP_FIRST;
     {
         // Report the recorded mismatches in index order.

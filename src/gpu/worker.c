@@ -15,6 +15,7 @@
 
 #include "../core/op.h"
 #include "../core/plugin_check.h"
+#include "../core/problem.h"
 #include "../core/proto.h"
 #include "../core/result.h"
 #include "../core/sandbox.h"
@@ -23,6 +24,7 @@
 #include "check.h"
 #include "kfacts.h"
 #include "profile.h"
+#include "provider.h"
 #include "tensors.h"
 #include "timer.h"
 #include "trace.h"
@@ -31,6 +33,8 @@
 
 static FILE *ev_out;
 static char watch_note[400]; /* why launches could not be watched (--diagnose) */
+static const kg_provider *py_provider; /* set by the Python host (kg_worker_main_with) */
+static const kg_problem *opened_problem; /* the problem the opened candidate described, if any */
 
 /* ---------------------------------------------------------------- events */
 
@@ -71,6 +75,7 @@ typedef struct bench {
      * no reference of the inputs a call is given exists while it runs. */
     double *ref[MAX_SETS][KG_MAX_TENSORS];
     char verify_msg[900];
+    char collect_msg[400]; /* why returned results were refused (provider collect) */
     uint64_t in_sum[MAX_SETS]; /* checksums of the timed input sets */
     int failed; /* a fail event was sent: stop */
     kg_scalars scalars;
@@ -80,6 +85,12 @@ typedef struct bench {
     kg_subject who;
     char path[40];
     const kgate_kernel *kernel;
+    const kg_provider *prov; /* the kernel's provider */
+    /* a problem outside the catalog: its provider gives inputs and references */
+    const kg_problem *problem;
+    const kg_provider *src;
+    double ref_scale[MAX_SETS]; /* RMS of each set's reference (tolerance scaling) */
+    double max_scaled_err;      /* max |out - ref| / (1 + |ref|) over the kernel's checks */
     const kg_baseline *baseline;
     void *bctx;
 } bench;
@@ -173,6 +184,14 @@ static int fill_dist(bench *b, int set, unsigned long long seed, int dist, kg_er
 {
     const kg_op *op = b->op;
     int64_t rows, cols;
+    if (b->problem) {
+        char msg[600] = "";
+        if (b->src->inputs(b->src->self, seed, b->in[set], b->n_in, (kgate_stream)b->s, msg, sizeof msg)) {
+            msg[sizeof msg - 1] = '\0';
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "the problem's inputs: %s", msg[0] ? msg : "failed");
+        }
+        return 0;
+    }
     kg_input0_matrix(op, &b->shape, &rows, &cols);
     for (int i = 0; i < op->n_inputs; i++) {
         unsigned long long sd = seed * 1000003ull + (unsigned long long)i;
@@ -236,6 +255,20 @@ static uint64_t inputs_checksum(bench *b, int set, kg_err *err)
  * output would otherwise pass without computing anything. */
 static int compute_refs(bench *b, int set, kg_err *err)
 {
+    if (b->problem) {
+        char msg[600] = "";
+        KG_CUDA(cudaDeviceSynchronize());
+        if (b->src->reference(b->src->self, b->in[set], b->n_in, b->ref[set], b->n_out, (kgate_stream)b->s,
+                              &b->ref_scale[set], msg, sizeof msg)) {
+            msg[sizeof msg - 1] = '\0';
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "the problem's reference: %s", msg[0] ? msg : "failed");
+        }
+        if (!isfinite(b->ref_scale[set]) || b->ref_scale[set] < 0)
+            b->ref_scale[set] = 0;
+        return 0;
+    out:
+        return err->code;
+    }
     int rc = b->op->reference(b->in[set], b->n_in, b->ref[set], &b->params, (kgate_stream)b->s);
     if (rc)
         return kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", b->op->name,
@@ -260,6 +293,23 @@ static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *e
 {
     const kg_op *op = b->op;
     *which = 0;
+    b->collect_msg[0] = '\0';
+    if (b->kernel && b->prov && b->prov->collect) {
+        /* results returned rather than written: fetched outside any timed call */
+        char msg[400] = "";
+        int rc = b->prov->collect(b->prov->self, b->kernel, b->out[set], b->n_out, (kgate_stream)b->s, msg,
+                                  sizeof msg);
+        msg[sizeof msg - 1] = '\0';
+        if (rc == 1) {
+            memset(cmp, 0, sizeof *cmp);
+            cmp->rel_l2 = cmp->max_abs_err = NAN;
+            snprintf(b->collect_msg, sizeof b->collect_msg, "%s", msg[0] ? msg : "wrong results");
+            return 0;
+        }
+        if (rc)
+            return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s': %s", b->kernel->name,
+                              msg[0] ? msg : "its results could not be fetched");
+    }
     for (int o = 0; o < b->n_out; o++) {
         kg_cmp c;
         int rc;
@@ -268,7 +318,11 @@ static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *e
                                        (kgate_stream)b->s, err);
         } else {
             kg_tol tol = kg_tol_for(kg_tensor_dtype(&b->out[set][o]), op->reduction);
+            if (b->problem && !kg_dtype_is_int(kg_tensor_dtype(&b->out[set][o])) && b->ref_scale[set] > 1)
+                tol.atol *= b->ref_scale[set]; /* outputs of large sums (core/problem.h) */
             rc = kg_tensor_compare(&b->out[set][o], b->ref[set][o], &tol, &c, (kgate_stream)b->s, err);
+            if (!rc && b->who == KG_SUBJ_KERNEL && !(c.max_scaled_err <= b->max_scaled_err))
+                b->max_scaled_err = c.max_scaled_err;
         }
         if (rc)
             return err->code;
@@ -280,6 +334,15 @@ static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *e
             break;
     }
     return 0;
+}
+
+/* What a comparison found, or why returned results were refused. */
+static void describe_cmp(const bench *b, const kg_cmp *cmp, char *d, size_t size)
+{
+    if (b->collect_msg[0])
+        snprintf(d, size, "%s", b->collect_msg);
+    else
+        kg_cmp_describe(cmp, d, size);
 }
 
 /* Checks the guard regions of every tensor of a set: 1 (and desc) when a
@@ -339,8 +402,8 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
         return err->code;
     int mutated = before != after;
     char d[800];
-    kg_cmp_describe(&cmp, d, sizeof d);
-    if (b->n_out > 1)
+    describe_cmp(b, &cmp, d, sizeof d);
+    if (b->n_out > 1 && !b->collect_msg[0])
         snprintf(desc, desc_size, "output %s: %s", b->op->out[which].name, d);
     else
         snprintf(desc, desc_size, "%s", d);
@@ -457,6 +520,7 @@ static int check_extra_shapes(bench *b, kg_err *err)
         x.n_sets = 1;
         x.who = b->who;
         x.kernel = b->kernel;
+        x.prov = b->prov;
         int rc = alloc_bench(&x, err);
         for (int edge = 0; edge < 2 && !rc; edge++) {
             int64_t rows, cols;
@@ -518,7 +582,7 @@ static int verify_cb(void *p, int set, kg_err *err)
     if (compute_refs(b, set, err) || compare_outputs(b, set, &cmp, &which, err) || hide_refs(b, set, err))
         return -1;
     if (!cmp.pass) {
-        kg_cmp_describe(&cmp, d, sizeof d);
+        describe_cmp(b, &cmp, d, sizeof d);
         snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call's output %s is wrong (it was right "
                  "in the checks before timing): %.700s", b->op->out[which].name, d);
         return 1;
@@ -616,7 +680,7 @@ static int run_subject(bench *b, kg_err *err)
         int64_t rows, cols;
         emit_sum(b, "check/trials", passed);
         kg_input0_matrix(b->op, &b->shape, &rows, &cols);
-        if (j->edge && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA) {
+        if (j->edge && !b->problem && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA) {
             if (check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
                 return err->code;
             emit_sum(b, "check/edge", pass);
@@ -688,6 +752,7 @@ static int run_subject(bench *b, kg_err *err)
             emit_fail(b, "incorrect", desc);
             return 0;
         }
+        emit_sum(b, "check/max_scaled_err", isfinite(b->max_scaled_err) ? b->max_scaled_err : 1e300);
     }
     if (kernel && j->diagnose)
         return diagnose_subject(b, err);
@@ -696,11 +761,71 @@ static int run_subject(bench *b, kg_err *err)
 
 /* ----------------------------------------------------------------- modes */
 
+/* The shared-library provider: dlopen and the table's own symbol. */
+static int so_open(void *self, const char *source, const kgate_plugin **table, char *msg, uint32_t size)
+{
+    void *handle; /* kept loaded: kernels may still be referenced by the runtime */
+    kg_err e = {0, ""};
+    (void)self;
+    if (kg_plugin_open(source, &handle, table, &e))
+        snprintf(msg, size, "%s", e.msg);
+    return e.code;
+}
+
+const kg_provider *kg_provider_so(void)
+{
+    static const kg_provider so = {sizeof(kg_provider), "so", NULL, so_open, NULL, NULL, NULL, NULL, NULL};
+    return &so;
+}
+
+/* Opens a candidate through its provider (a .py file: the Python host's;
+ * anything else: a shared library) and validates its table. */
+static int open_source(const char *source, const kgate_plugin **table, const kg_provider **prov,
+                       kg_err *err)
+{
+    const kg_provider *pv = kg_provider_so();
+    if (kg_source_is_python(source)) {
+        if (!py_provider)
+            return kg_err_set(err, KG_EXIT_CANDIDATE,
+                              "%s: a Python candidate, but this worker is not the Python host "
+                              "(python3 -m kgate._worker)", source);
+        pv = py_provider;
+    }
+    char msg[900] = "";
+    *table = NULL;
+    int rc = pv->open(pv->self, source, table, msg, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    if (rc)
+        return kg_err_set(err, rc >= KG_EXIT_USAGE && rc <= KG_EXIT_IO ? rc : KG_EXIT_CANDIDATE, "%s",
+                          msg[0] ? msg : "the candidate did not open");
+    if (pv->describe) {
+        /* a problem outside the catalog: registered before the table names it */
+        static char json[8192];
+        kg_problem pb;
+        const kg_op *pop;
+        json[0] = '\0';
+        msg[0] = '\0';
+        if (pv->describe(pv->self, json, sizeof json, msg, sizeof msg))
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: %s", source, msg[0] ? msg : "describing its problem failed");
+        json[sizeof json - 1] = '\0';
+        if (json[0]) {
+            if (kg_problem_parse(json, &pb, err) || kg_problem_register(&pb, &pop, err))
+                return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: %.900s", source, err->msg);
+            if (!opened_problem)
+                opened_problem = kg_problem_of(pop);
+        }
+    }
+    if (pv != kg_provider_so() && kg_plugin_validate(*table, source, err))
+        return err->code;
+    *prov = pv;
+    return 0;
+}
+
 static int do_list(const kg_job *j, kg_err *err)
 {
-    void *handle;
     const kgate_plugin *p;
-    if (kg_plugin_open(j->plugin, &handle, &p, err))
+    const kg_provider *pv;
+    if (open_source(j->plugin, &p, &pv, err))
         return err->code;
     kg_event e = ev(KG_EV_TABLE, KG_SUBJ_NONE, NULL);
     e.entries = calloc(p->n_kernels, sizeof *e.entries);
@@ -716,6 +841,8 @@ static int do_list(const kg_job *j, kg_err *err)
         snprintf(t->summary, sizeof t->summary, "%s", k->summary ? k->summary : "");
         snprintf(t->scalars, sizeof t->scalars, "%s", k->scalars ? k->scalars : "");
     }
+    if (opened_problem && (e.problem = malloc(sizeof *e.problem)))
+        *e.problem = *opened_problem;
     emit(&e);
     kg_event_free(&e);
     return 0;
@@ -740,10 +867,43 @@ static const kgate_kernel *find_fast(const kgate_plugin *p, const kg_op *op, kg_
     return NULL;
 }
 
+/* A problem's library paths: the table its provider offers, each checked
+ * and timed as a vendor path is. */
+static int problem_library(bench *b, kg_err *err)
+{
+    const kgate_plugin *lib = NULL;
+    char msg[600] = "";
+    if (!b->src->library || b->src->library(b->src->self, &lib, msg, sizeof msg) || !lib) {
+        msg[sizeof msg - 1] = '\0';
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no library paths: %s", b->op->name,
+                          msg[0] ? msg : "its provider offers none");
+    }
+    if (lib->abi_version != KGATE_ABI_VERSION || lib->kernel_size < sizeof(kgate_kernel) || lib->n_kernels > 16)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: a malformed table of library paths", b->op->name);
+    for (uint32_t i = 0; i < lib->n_kernels; i++) {
+        const kgate_kernel *k = kg_plugin_kernel(lib, i);
+        b->who = KG_SUBJ_LIB;
+        b->kernel = k;
+        b->prov = b->src;
+        b->baseline = NULL;
+        snprintf(b->path, sizeof b->path, "%.39s", k->name ? k->name : "?");
+        set_scalars(b, 0);
+        kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_LIB, b->path);
+        snprintf(e.text, sizeof e.text, "%.1000s", k->summary ? k->summary : "");
+        emit(&e);
+        if (run_subject(b, err))
+            return err->code;
+    }
+    b->kernel = NULL;
+    return 0;
+}
+
 static int do_library(bench *b, kg_err *err)
 {
     const kg_job *j = b->job;
     const kg_op *op = b->op;
+    if (b->problem)
+        return problem_library(b, err);
     for (int i = 0; i < KG_MAX_BASELINES && op->baselines[i]; i++) {
         const kg_baseline *bl = kg_baseline_find(op->baselines[i]);
         if (!bl)
@@ -779,18 +939,19 @@ static int do_library(bench *b, kg_err *err)
     }
     if (!j->plugin[0])
         return 0;
-    void *handle;
     const kgate_plugin *p;
+    const kg_provider *pv;
     kg_err perr = {0, ""};
     b->who = KG_SUBJ_BEST;
     b->path[0] = '\0';
     kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_BEST, NULL);
-    if (kg_plugin_open(j->plugin, &handle, &p, &perr)) {
+    if (open_source(j->plugin, &p, &pv, &perr)) {
         snprintf(e.text, sizeof e.text, "the bundled candidate did not load: %.900s", perr.msg);
         emit(&e);
         return 0;
     }
     b->kernel = find_fast(p, op, b->types);
+    b->prov = pv;
     if (!b->kernel) {
         snprintf(e.text, sizeof e.text, "no bundled %s_%s kernel for %s", op->name,
                  op->fast ? op->fast : "(none)", kg_dtype_name(b->types.data));
@@ -808,7 +969,6 @@ static int do_library(bench *b, kg_err *err)
 static int do_measure(const kg_job *j, kg_err *err)
 {
     bench b;
-    void *handle = NULL;
     const kgate_plugin *plug = NULL;
     memset(&b, 0, sizeof b);
     b.job = j;
@@ -825,11 +985,18 @@ static int do_measure(const kg_job *j, kg_err *err)
         if (kg_sandbox_apply(0, j->scratch, KG_SANDBOX_FILES, err))
             return err->code;
     }
+    b.problem = kg_problem_of(j->op);
+    if (j->mode == KG_JOB_LIBRARY && b.problem) {
+        /* the problem's candidate brings its inputs, reference and library paths */
+        const kgate_plugin *plug0;
+        if (open_source(j->plugin, &plug0, &b.src, err))
+            return err->code;
+    }
     if (j->mode == KG_JOB_KERNEL) {
         kg_err werr = {0, ""};
         if (j->diagnose && kg_kf_watch(&werr)) /* before the candidate loads: its modules' cubins */
             snprintf(watch_note, sizeof watch_note, "launches not watched: %.360s", werr.msg);
-        if (kg_plugin_open(j->plugin, &handle, &plug, err))
+        if (open_source(j->plugin, &plug, &b.prov, err))
             return err->code;
         if (!(b.kernel = kg_plugin_find(plug, j->kernel)))
             return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", j->plugin, j->kernel);
@@ -840,11 +1007,15 @@ static int do_measure(const kg_job *j, kg_err *err)
             return kg_err_set(err, KG_EXIT_USAGE, "job: kernel '%s' is not %s %s", j->kernel,
                               j->op->name, kg_dtype_name(j->types.data));
         b.who = KG_SUBJ_KERNEL;
+        b.src = b.prov;
         if (b.kernel->supports && !b.kernel->supports(j->shape.d, j->shape.n)) {
             emit_sum(&b, "check/unsupported", 1); /* SKIPPED, with the kernel's word for it */
             return 0;
         }
     }
+    if (b.problem && (!b.src || !b.src->inputs || !b.src->reference))
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: problem '%s' needs a provider with its inputs and "
+                          "reference (a Python candidate's KGATE_PROBLEM)", j->plugin, b.problem->name);
     KG_CUDA(cudaSetDevice(j->device));
     KG_CUDA(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
     if (j->hot && j->mode == KG_JOB_KERNEL) {
@@ -871,7 +1042,6 @@ out:
     free_bench(&b);
     if (b.s)
         cudaStreamDestroy(b.s);
-    (void)handle; /* kept loaded: kernels may still be referenced by the runtime */
     return err->code;
 }
 
@@ -889,6 +1059,13 @@ static int read_job(kg_job *j, kg_err *err)
     int rc = kg_job_from_json(buf, j, err);
     memset(buf, 0, sizeof buf); /* the nonce stays only in the job */
     return rc;
+}
+
+int kg_worker_main_with(int argc, char **argv, const kg_provider *python)
+{
+    if (python && python->struct_size >= sizeof(kg_provider) && python->open)
+        py_provider = python;
+    return kg_worker_main(argc, argv);
 }
 
 int kg_worker_main(int argc, char **argv)

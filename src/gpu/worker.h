@@ -14,6 +14,11 @@ extern "C" {
 /* Entry point; argv as after "__worker". Returns the process exit code. */
 int kg_worker_main(int argc, char **argv);
 
+struct kg_provider;
+/* The same, in a host process that brings a provider for Python candidates
+ * (gpu/provider.h; python/kgate/_worker.py calls it through ctypes). */
+int kg_worker_main_with(int argc, char **argv, const struct kg_provider *python);
+
 #ifdef __cplusplus
 }
 #endif

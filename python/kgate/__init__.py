@@ -1,0 +1,15 @@
+"""kgate from Python: judge a kernel -- a Triton or TileLang JIT kernel, a
+PyTorch extension, any callable on torch tensors -- with the same worker,
+checks, timing and gate as `kgate check` (docs/python.md).
+
+    import kgate
+    report = kgate.check(my_softmax, op="softmax", dtype="fp16", shapes=["large"])
+    print(report.verdict, report.results[0].reason)
+
+Importing this package needs neither torch nor a GPU."""
+from ._kernel import DTYPES, Kernel, load_attr
+from .api import EXIT, VERDICTS, KgateError, Report, Result, check, find_kgate
+
+__all__ = ["Kernel", "check", "Report", "Result", "KgateError", "find_kgate", "load_attr", "DTYPES",
+           "VERDICTS", "EXIT"]
+__version__ = "0.3.0"

@@ -1,0 +1,381 @@
+"""The Python worker host: `python3 -m kgate._worker --fd N`.
+
+The supervisor (`kgate check` on a .py candidate) starts this instead of
+`kgate __worker`. It loads libkgate.so (KGATE_LIB) with ctypes and runs
+libkgate's own worker in this process, handing it a provider for Python
+candidates (src/gpu/provider.h). Everything else -- the job, the checks, the
+timing engine, CUPTI, the events on descriptor N -- is the C worker's, so a
+Python kernel is judged by exactly the code that judges a shared library.
+
+What is here: importing the candidate file and turning its KGATE_KERNELS
+into a C kernel table; a launch that wraps kgate's DLPack tensors as torch
+tensors (cached, zero-copy) and calls the callable on kgate's stream; and
+collect(), which copies a callable's returned tensors into kgate's output
+buffers outside any timed call, refusing a wrong type, shape, dtype or
+device with one line."""
+import ctypes
+import json
+import os
+import sys
+import traceback
+
+from . import _abi
+from ._kernel import Kernel, load_module
+from .problem import Problem, rms
+
+_DT_TORCH = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32", (2, 64): "float64",
+             (0, 32): "int32", (0, 64): "int64", (0, 8): "int8", (1, 8): "uint8", (6, 8): "bool"}
+
+
+class Host:
+    def __init__(self, lib):
+        self.lib = lib
+        self.kernels = []  # kgate.Kernel, by table index
+        self.table = None
+        self.table_ptr = None
+        self.keep = []  # ctypes objects the C side points to
+        self.views = {}  # (ptr, dtype, shape) -> (tensor, managed struct)
+        self.streams = {}
+        self.last = {}  # (kernel name, first output's address) -> what the call returned
+        self.torch = None
+        self.device_set = False
+        self.problem = None  # the candidate's KGATE_PROBLEM
+        self.problem_json = b""
+        self.lib_kernels = []  # the problem's library paths, as kernels
+        self.lib_table = None
+
+    # ------------------------------------------------------------ open
+    def open(self, _self, source, table_out, msg, msg_size):
+        try:
+            path = source.decode()
+            mod = load_module(path)
+            ks = getattr(mod, "KGATE_KERNELS", None)
+            if ks is None:
+                _abi.write_msg(msg, msg_size, f"{path}: no KGATE_KERNELS list: not a kgate Python candidate")
+                return 4
+            if isinstance(ks, Kernel):
+                ks = [ks]
+            if not isinstance(ks, (list, tuple)) or not ks or not all(isinstance(k, Kernel) for k in ks):
+                _abi.write_msg(msg, msg_size, f"{path}: KGATE_KERNELS must be a non-empty list of kgate.Kernel")
+                return 4
+            if len(ks) > 1024:
+                _abi.write_msg(msg, msg_size, f"{path}: {len(ks)} kernels (at most 1024)")
+                return 4
+            pb = getattr(mod, "KGATE_PROBLEM", None)
+            if pb is not None:
+                if not isinstance(pb, Problem):
+                    _abi.write_msg(msg, msg_size, f"{path}: KGATE_PROBLEM must be a kgate.Problem")
+                    return 4
+                self.problem = pb
+                d = pb.describe()
+                self.problem_json = json.dumps(d).encode()
+                for k in ks:
+                    if k.op == pb.name and k.dtype is None:
+                        k.dtype = pb.dtype
+            self.kernels = list(ks)
+            self.table = self._table(ks, path)
+            table_out[0] = ctypes.pointer(self.table)
+            return 0
+        except _Refused as e:
+            _abi.write_msg(msg, msg_size, str(e))
+            return 4
+        except BaseException as e:  # an import error of the candidate is a bad candidate
+            _abi.write_msg(msg, msg_size, f"{source.decode(errors='replace')}: cannot import: "
+                                          f"{type(e).__name__}: {_one_line(e)}")
+            return 4
+
+    def _arity(self, k, path):
+        if self.problem is not None and k.op == self.problem.name:
+            return len(self.problem.desc["inputs"]), len(self.problem.desc["outputs"])
+        n_in, n_out = ctypes.c_int(0), ctypes.c_int(0)
+        if self.lib.kg_pyhost_op_arity(k.op.encode(), ctypes.byref(n_in), ctypes.byref(n_out)):
+            raise _Refused(f"{path}: kernel '{k.name}' names unknown operator '{k.op}' (kgate ops)")
+        return n_in.value, n_out.value
+
+    def _table(self, ks, path):
+        """A C kernel table over kgate.Kernel objects (kept alive here)."""
+        arr = (_abi.Kernel * len(ks))()
+        for i, k in enumerate(ks):
+            n_in, n_out = self._arity(k, path)
+            if k.dtype is None:
+                raise _Refused(f"{path}: kernel '{k.name}' gives no dtype (only a problem's kernels may omit it)")
+            strs = [s.encode() if s is not None else None for s in
+                    (k.name, k.op, k.dtype, k.index_dtype, k.summary, ",".join(k.reads))]
+            self.keep.extend(strs)
+            launch = _abi.LAUNCH(self._launcher(k))
+            sup = _abi.SUPPORTS(self._supporter(k)) if k.supports else _abi.SUPPORTS()
+            self.keep.extend((launch, sup))
+            arr[i] = _abi.Kernel(strs[0], strs[1], strs[2], strs[3], n_in, n_out, launch, strs[4], strs[5], sup)
+        self.keep.append(arr)
+        return _abi.Plugin(_abi.ABI_VERSION, ctypes.sizeof(_abi.Kernel), len(ks), arr)
+
+    # ------------------------------------------------------------ problem
+    def describe(self, _self, buf, size, msg, msg_size):
+        if self.problem_json and len(self.problem_json) >= size:
+            _abi.write_msg(msg, msg_size, f"the problem's description is over {size} bytes")
+            return 1
+        _abi.write_msg(buf, size, self.problem_json.decode())
+        return 0
+
+    def _ready(self, device):
+        self._torch().cuda.set_device(device)
+        self.device_set = True
+        self.problem.ready(device)
+
+    def inputs(self, _self, seed, ins, n_in, stream, msg, msg_size):
+        try:
+            torch = self._torch()
+            dev = ins[0].device.device_id
+            self._ready(dev)
+            torch.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
+            with torch.no_grad(), torch.device(torch.device("cuda", dev)), torch.cuda.stream(self.stream(stream, dev)):
+                xs = _as_list(self.problem.make_inputs(), "the input factory")
+                if len(xs) != n_in:
+                    raise _Refused(f"the input factory gave {len(xs)} tensors, then {n_in}: it must give the same "
+                                   "inputs every time")
+                for i, x in enumerate(xs):
+                    dst = self.tensor(ins[i])
+                    if tuple(x.shape) != tuple(dst.shape) or x.dtype != dst.dtype:
+                        raise _Refused(f"the input factory's input {i} is {x.dtype} {tuple(x.shape)}, then "
+                                       f"{dst.dtype} {tuple(dst.shape)}: it must give the same inputs every time")
+                    dst.copy_(x)
+            return 0
+        except BaseException as e:
+            _abi.write_msg(msg, msg_size, f"{type(e).__name__}: {_one_line(e)}")
+            return 1
+
+    def reference(self, _self, ins, n_in, refs, n_out, stream, scale, msg, msg_size):
+        try:
+            torch = self._torch()
+            dev = ins[0].device.device_id
+            self._ready(dev)
+            with torch.no_grad(), torch.cuda.stream(self.stream(stream, dev)):
+                xs = [self.tensor(ins[i]) for i in range(n_in)]
+                xs = [x.double() if x.is_floating_point() and self.problem.ref_dtype == "fp64" else x.clone()
+                      for x in xs]
+                outs = _as_list(self.problem.ref64(*xs), "the reference")
+                if len(outs) != n_out:
+                    raise _Refused(f"the reference gave {len(outs)} outputs; the problem has {n_out}")
+                worst = 0.0
+                for o, y in enumerate(outs):
+                    numel = 1
+                    for e in self.problem.desc["outputs"][o]["shape"]:
+                        numel *= e
+                    if y.numel() != numel:
+                        raise _Refused(f"the reference's output {o} has {y.numel()} elements, not {numel}")
+                    dst = self.tensor(_flat_f64(refs[o], numel, dev))
+                    dst.copy_(y.reshape(-1).double())
+                    if y.is_floating_point():
+                        worst = max(worst, rms(y))
+                scale[0] = worst
+                torch.cuda.current_stream().synchronize()
+            return 0
+        except BaseException as e:
+            _abi.write_msg(msg, msg_size, f"{type(e).__name__}: {_one_line(e)}")
+            return 1
+
+    def library(self, _self, table_out, msg, msg_size):
+        try:
+            if self.problem is None:
+                _abi.write_msg(msg, msg_size, "the candidate has no KGATE_PROBLEM")
+                return 1
+            self._ready(self._torch().cuda.current_device())
+            if self.lib_table is None:
+                self.lib_kernels = [Kernel(fn, op=self.problem.name, dtype=self.problem.dtype, name=nm, summary=sm)
+                                    for nm, fn, sm in self.problem.library_paths()]
+                self.lib_table = self._table(self.lib_kernels, "library")
+            table_out[0] = ctypes.pointer(self.lib_table)
+            return 0
+        except BaseException as e:
+            _abi.write_msg(msg, msg_size, f"{type(e).__name__}: {_one_line(e)}")
+            return 1
+
+    # ---------------------------------------------------------- tensors
+    def _torch(self):
+        if self.torch is None:
+            import torch  # the candidate's own import usually came first
+            self.torch = torch
+        return self.torch
+
+    def tensor(self, dl):
+        """A torch tensor over kgate's buffer (no copy), cached by address,
+        dtype and shape: repeated calls on one input set build nothing."""
+        shape = tuple(dl.shape[i] for i in range(dl.ndim))
+        key = (dl.data, dl.dtype.code, dl.dtype.bits, shape, dl.device.device_id)
+        hit = self.views.get(key)
+        if hit is not None:
+            return hit[0]
+        torch = self._torch()
+        m = _abi.DLManagedTensor()
+        m.dl_tensor = dl  # a copy of the struct; its shape array is copied too
+        shp = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        m.dl_tensor.shape = ctypes.cast(shp, ctypes.POINTER(ctypes.c_int64))
+        m.dl_tensor.strides = None
+        m.deleter = _NO_DELETE
+        pyapi = ctypes.pythonapi
+        pyapi.PyCapsule_New.restype = ctypes.py_object
+        pyapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        cap = pyapi.PyCapsule_New(ctypes.addressof(m), b"dltensor", None)
+        t = torch.utils.dlpack.from_dlpack(cap)
+        if len(self.views) > 4096:  # bounded: extra shapes allocate new buffers
+            self.views.clear()
+        self.views[key] = (t, m, shp)
+        return t
+
+    def stream(self, ptr, device):
+        s = self.streams.get(ptr)
+        if s is None:
+            torch = self._torch()
+            if not self.device_set:
+                torch.cuda.set_device(device)
+                self.device_set = True
+            s = torch.cuda.ExternalStream(ptr, device=torch.device("cuda", device))
+            self.streams[ptr] = s
+        return s
+
+    def _supporter(self, k):
+        def supports(ext, n):
+            try:
+                return 1 if k.supports(tuple(ext[i] for i in range(n))) else 0
+            except BaseException:
+                return 0  # a supports() that raises handles nothing
+        return supports
+
+    # ----------------------------------------------------------- launch
+    def _launcher(self, k):
+        def launch(ins, n_in, outs, n_out, params, stream):
+            try:
+                torch = self._torch()
+                dev = ins[0].device.device_id if n_in else outs[0].device.device_id
+                s = self.stream(stream, dev)
+                xs = [self.tensor(ins[i]) for i in range(n_in)]
+                kw = {}
+                p = params.contents if params else None
+                for j in range(p.n_scalars if p else 0):
+                    nm = p.scalars[j].name.decode()
+                    if nm in k.reads:
+                        v = p.scalars[j].value
+                        kw[nm] = int(v) if float(v).is_integer() and nm in ("dim", "ignore_index") else v
+                with torch.cuda.stream(s):
+                    if k.out:
+                        ys = [self.tensor(outs[i]) for i in range(n_out)]
+                        k.fn(*xs, *ys, **kw)
+                    else:
+                        self.last[(k.name, outs[0].data)] = k.fn(*xs, **kw)
+                return 0
+            except BaseException as e:
+                if params:
+                    _abi.write_msg(params.contents.error, params.contents.error_size,
+                                   f"{type(e).__name__}: {_one_line(e)}")
+                if os.environ.get("KGATE_PY_TRACEBACK"):
+                    traceback.print_exc()
+                return 1
+        return launch
+
+    # ---------------------------------------------------------- collect
+    def collect(self, _self, kptr, outs, n_out, stream, msg, msg_size):
+        try:
+            name = kptr.contents.name.decode()
+            k = next((k for k in self.kernels + self.lib_kernels if k.name == name), None)
+            if k is None or k.out:
+                return 0
+            torch = self._torch()
+            key = (name, outs[0].data)
+            if key not in self.last:
+                _abi.write_msg(msg, msg_size, "no call's results to collect")
+                return 2
+            got = self.last.pop(key)
+            res = got if isinstance(got, (tuple, list)) else (got,)
+            if len(res) != n_out:
+                _abi.write_msg(msg, msg_size, f"the callable returned {len(res)} value(s); "
+                                              f"{k.op} has {n_out} output(s)")
+                return 1
+            for i, r in enumerate(res):
+                want = self.tensor(outs[i])
+                if not isinstance(r, torch.Tensor):
+                    _abi.write_msg(msg, msg_size, f"output {i} is a {type(r).__name__}, not a torch.Tensor")
+                    return 1
+                if tuple(r.shape) != tuple(want.shape):
+                    _abi.write_msg(msg, msg_size, f"output {i} has shape {tuple(r.shape)}; "
+                                                  f"{tuple(want.shape)} is expected")
+                    return 1
+                if r.dtype != want.dtype:
+                    _abi.write_msg(msg, msg_size, f"output {i} is {r.dtype}; {want.dtype} is expected")
+                    return 1
+                if r.device != want.device:
+                    _abi.write_msg(msg, msg_size, f"output {i} is on {r.device}; {want.device} is expected")
+                    return 1
+            with torch.cuda.stream(self.stream(stream, outs[0].device.device_id)):
+                for i, r in enumerate(res):
+                    self.tensor(outs[i]).copy_(r)
+            return 0
+        except BaseException as e:
+            _abi.write_msg(msg, msg_size, f"collecting the results: {type(e).__name__}: {_one_line(e)}")
+            return 2
+
+
+class _Refused(Exception):
+    """A candidate or problem that breaks a rule: one line, exit 4."""
+
+
+def _as_list(x, what):
+    from .problem import _as_list as f
+    return f(x, what)
+
+
+def _flat_f64(ptr, numel, device):
+    """A DLTensor over `numel` doubles at device address ptr (a reference buffer)."""
+    t = _abi.DLTensor()
+    t.data = ptr
+    t.device = _abi.DLDevice(2, device)  # kDLCUDA
+    t.ndim = 1
+    t.dtype = _abi.DLDataType(2, 64, 1)
+    shp = (ctypes.c_int64 * 1)(numel)
+    t.shape = ctypes.cast(shp, ctypes.POINTER(ctypes.c_int64))
+    t._keep = shp  # Host.tensor() reads the shape before this goes
+    return t
+
+
+def _one_line(e):
+    s = " ".join(str(e).split())
+    return s[:600] if s else type(e).__name__
+
+
+@_abi.DELETER
+def _NO_DELETE(_m):  # kgate owns the buffers; the struct is kept by the cache
+    return None
+
+
+def _load_lib():
+    path = os.environ.get("KGATE_LIB")
+    if not path:
+        raise SystemExit("kgate._worker: KGATE_LIB is not set (the kgate supervisor sets it)")
+    lib = ctypes.CDLL(path)
+    lib.kg_pyhost_sizeof.restype = ctypes.c_size_t
+    lib.kg_pyhost_sizeof.argtypes = [ctypes.c_char_p]
+    lib.kg_pyhost_op_arity.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+    for what, mirror in _abi.MIRRORS.items():
+        c = lib.kg_pyhost_sizeof(what.encode())
+        if c != ctypes.sizeof(mirror):
+            raise SystemExit(f"kgate._worker: {path}: struct {what} is {c} bytes there and "
+                             f"{ctypes.sizeof(mirror)} in this package: use the package of the same kgate build")
+    return lib
+
+
+def main(argv):
+    lib = _load_lib()
+    host = Host(lib)
+    prov = _abi.Provider(ctypes.sizeof(_abi.Provider), b"python", None, _abi.OPEN(host.open),
+                         _abi.COLLECT(host.collect), _abi.DESCRIBE(host.describe), _abi.INPUTS(host.inputs),
+                         _abi.REFERENCE(host.reference), _abi.LIBRARY(host.library))
+    args = [a.encode() for a in argv]
+    c_argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+    lib.kg_worker_main_with.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_abi.Provider)]
+    rc = lib.kg_worker_main_with(len(args), c_argv, ctypes.byref(prov))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)  # no interpreter teardown: the CUDA context goes with the process
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,242 @@
+"""kgate.check: judge a Python callable from Python.
+
+This side is thin on purpose. It validates the arguments, writes a small
+candidate file that names the callable (the callable runs in a worker
+process, never in the caller's), and runs the `kgate` executable on it: the
+supervisor, the worker protocol, the checks, timing, verdicts and the
+results JSON are libkgate's. The caller's interpreter gets no child-reaper,
+signal handlers or CUDA context of kgate's.
+
+Why the executable and not an in-process binding of the supervisor: the
+supervisor is process-level machinery (it becomes a sub-reaper, kills
+process groups, keeps watchdogs), which does not belong inside a user's
+interpreter; its contract, the CLI and the results JSON (docs/results.md),
+is already documented and versioned. The worker side, which must call into
+Python, binds libkgate.so with ctypes (kgate._worker): no compiled extension,
+so one package serves every CPython 3 version."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from ._kernel import DTYPES, Kernel
+
+RESULTS_SCHEMAS = ("kgate.results/1", "kgate.results/2")
+VERDICTS = ("OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED")
+EXIT = {0: "every verdict OK or SKIPPED", 1: "the worst verdict is SLOW",
+        2: "some verdict is INCORRECT, CRASH, TIMEOUT or IMPOSSIBLE", 3: "usage", 4: "bad candidate",
+        5: "environment (no GPU, driver or library failure)", 6: "a file kgate owns"}
+
+
+class KgateError(Exception):
+    """kgate could not judge: a usage error (exit 3), a bad candidate (4), the
+    environment (5) or a file (6). `code` is the exit code, `report` what was
+    measured before the error (a Report, possibly empty)."""
+
+    def __init__(self, code, message, report=None):
+        super().__init__(message)
+        self.code, self.report = code, report
+
+
+class Result(dict):
+    """One judged kernel: the result object of docs/results.md, with
+    attribute access to its fields (r.verdict, r.reason, r.time)."""
+
+    def __getattr__(self, k):
+        try:
+            return self[k]
+        except KeyError:
+            raise AttributeError(k) from None
+
+    @property
+    def time(self):
+        s = self.get("summaries", {}).get("time/gpu/median")
+        return s["value"] if s else None
+
+    def __repr__(self):
+        t = self.time
+        return (f"<kgate {self.get('verdict')} {self.get('kernel')} {self.get('op')} {self.get('dtype')} "
+                f"{self.get('shape')}" + (f" {t * 1e6:.2f} us" if t else "") + f": {self.get('reason', '')}>")
+
+
+class Report:
+    """What one kgate run gave: the results, the document they came in
+    (device, roofs, gate, commit) and the exit code."""
+
+    def __init__(self, doc, code, stderr=""):
+        self.doc = doc or {}
+        self.code = code
+        self.stderr = stderr
+        self.results = [Result(r) for r in self.doc.get("results", [])]
+
+    @property
+    def verdict(self):
+        """The worst verdict (VERDICTS order), or None without results."""
+        vs = [r.get("verdict") for r in self.results]
+        order = {"OK": 0, "SKIPPED": 0, "SLOW": 1, "INCORRECT": 2, "IMPOSSIBLE": 2, "CRASH": 2, "TIMEOUT": 2}
+        return max(vs, key=lambda v: order.get(v, 3)) if vs else None
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self):
+        return len(self.results)
+
+    def __repr__(self):
+        return f"<kgate.Report {len(self.results)} result(s), exit {self.code}: {self.verdict}>"
+
+
+def find_kgate():
+    """The kgate executable: $KGATE_BIN, the build beside this package
+    (../build/kgate, the repository layout), or kgate on PATH."""
+    env = os.environ.get("KGATE_BIN")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "..", "..", "build", "kgate"),):
+        if os.access(cand, os.X_OK):
+            return os.path.abspath(cand)
+    found = shutil.which("kgate")
+    if found:
+        return found
+    raise KgateError(5, "kgate: no kgate executable (build it with `make build`, or set KGATE_BIN)")
+
+
+def _shape_arg(s):
+    if isinstance(s, str):
+        if not s or any(c.isspace() for c in s):
+            raise ValueError(f"kgate.check: shape {s!r} is not a preset or AxBxC")
+        return s
+    if isinstance(s, int) and not isinstance(s, bool):
+        if s < 1:
+            raise ValueError(f"kgate.check: shape {s} must be positive")
+        return str(s)
+    if isinstance(s, (tuple, list)) and s and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in s):
+        return "x".join(str(x) for x in s)
+    raise ValueError(f"kgate.check: shape {s!r} must be a preset name, a positive int, or a tuple of them")
+
+
+def _callable_source(fn):
+    """(file, qualname) of a callable defined at a module's top level."""
+    mod = sys.modules.get(getattr(fn, "__module__", None) or "")
+    path = getattr(mod, "__file__", None)
+    qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not path or not qual:
+        raise ValueError("kgate.check: the callable must be defined in a Python file (it runs in a worker "
+                         "process, which imports that file); an interactive definition cannot be")
+    if "<locals>" in qual or "<lambda>" in qual:
+        raise ValueError(f"kgate.check: {qual} is a lambda or is defined inside a function; the worker "
+                         "imports it by name, so define it at the top level of its file")
+    return os.path.abspath(path), qual
+
+
+def write_candidate(path, kernels):
+    """Writes a candidate file at `path` whose KGATE_KERNELS imports each
+    (file, qualname, Kernel options) by name."""
+    lines = ['"""Written by kgate.check: the candidate the kgate worker imports."""',
+             "from kgate import Kernel", "from kgate._kernel import load_attr", "", "KGATE_KERNELS = ["]
+    for (file, qual, k) in kernels:
+        lines.append(f"    Kernel(load_attr({file!r}, {qual!r}), op={k.op!r}, dtype={k.dtype!r}, name={k.name!r}, "
+                     f"index_dtype={k.index_dtype!r}, reads={tuple(k.reads)!r}, summary={k.summary!r}, "
+                     f"out={k.out!r}),")
+    lines.append("]")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def run_cli(args, json_path, timeout=None, env=None):
+    """Runs `kgate ARGS --json json_path`; returns the Report. A usage,
+    candidate, environment or file error raises KgateError, carrying what was
+    measured before it."""
+    exe = find_kgate()
+    e = dict(os.environ)
+    e.setdefault("KGATE_PYTHON", sys.executable)  # the worker uses this interpreter
+    if env:
+        e.update(env)
+    cmd = [exe] + list(args) + ["--json", json_path]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
+    except subprocess.TimeoutExpired:
+        raise KgateError(5, f"kgate: no answer within {timeout} s") from None
+    doc = None
+    if os.path.exists(json_path):
+        with open(json_path) as f:
+            doc = json.load(f)
+        if doc.get("schema") not in RESULTS_SCHEMAS:
+            raise KgateError(6, f"{json_path}: schema {doc.get('schema')!r}; this package reads "
+                                f"{', '.join(RESULTS_SCHEMAS)}")
+    rep = Report(doc, p.returncode, p.stderr)
+    if p.returncode >= 3:
+        lines = [l for l in p.stderr.splitlines() if l.startswith("kgate: ")]
+        msg = lines[-1] if lines else (p.stderr.strip().splitlines() or [f"kgate exited {p.returncode}"])[-1]
+        raise KgateError(p.returncode, msg, rep)
+    return rep
+
+
+def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtype=None, reads=(),
+          out=False, summary="", params=None, verify_only=False, diagnose=False, timeout=None,
+          options=(), json_path=None):
+    """Judges callable `fn` against catalog operator `op` at each shape, as
+    `kgate check` judges a shared library's kernel: the same worker, checks,
+    timing and gate. Returns a Report (its .results are Result dicts, its
+    .verdict the worst one); raises KgateError for a usage, candidate,
+    environment or file error, and ValueError/TypeError for bad arguments,
+    before anything runs.
+
+    fn       a callable defined at the top level of a Python file; it gets the
+             operator's inputs as torch tensors and returns the output(s),
+             or with out=True writes into the outputs passed after them
+    op       a catalog operator (kgate ops)
+    dtype    fp16, bf16 or fp32
+    shapes   presets ("small", "large") or extents ((4096, 4096), "4096x4096")
+    reads    the scalars fn takes as keyword arguments (eps, dim, ...)
+    params   {scalar: value}: scalar values other than the operator's defaults
+    options  further kgate check options, e.g. ("--hot",)
+    """
+    if not callable(fn):
+        raise TypeError(f"kgate.check: fn must be callable, not {type(fn).__name__}")
+    if not isinstance(op, str) or not op:
+        raise ValueError("kgate.check: give op=, a catalog operator (kgate ops lists them); for other "
+                         "problems use kgate.check_problem")
+    if dtype not in DTYPES:
+        raise ValueError(f"kgate.check: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if isinstance(shapes, (str, int)) or (isinstance(shapes, tuple) and shapes and isinstance(shapes[0], int)):
+        shapes = [shapes]
+    shape_args = [_shape_arg(s) for s in shapes]
+    if not shape_args:
+        raise ValueError("kgate.check: shapes is empty")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError("kgate.check: timeout must be a positive number of seconds")
+    k = Kernel(fn, op, dtype, name=name or getattr(fn, "__name__", "kernel"), index_dtype=index_dtype,
+               reads=reads, summary=summary, out=out)
+    file, qual = _callable_source(fn)
+    base = ["check"]
+    for nm, v in (params or {}).items():
+        base += ["--param", f"{nm}={v}"]
+    if verify_only:
+        base.append("--verify-only")
+    if diagnose:
+        base.append("--diagnose" if diagnose is True else f"--diagnose={diagnose}")
+    base += list(options)
+    results, docs, code = [], None, 0
+    with tempfile.TemporaryDirectory(prefix="kgate-py-") as d:
+        cand = os.path.join(d, "candidate.py")
+        write_candidate(cand, [(file, qual, k)])
+        for sh in shape_args:
+            out_json = os.path.join(d, "results.json")
+            if os.path.exists(out_json):
+                os.unlink(out_json)
+            rep = run_cli(base + [cand, "--op", op, "--dtype", dtype, "--shape", sh], out_json, timeout=timeout)
+            docs = docs or rep.doc
+            results.extend(rep.doc.get("results", []))
+            code = max(code, rep.code)
+    doc = dict(docs or {})
+    doc["results"] = results
+    if json_path:
+        tmp = json_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, json_path)
+    return Report(doc, code)

@@ -1,0 +1,223 @@
+"""KernelBench adapter: judge a KernelBench solution with kgate, and say what
+KernelBench's own gate would have said beside it.
+
+A KernelBench problem file defines Model, get_inputs() and
+get_init_inputs(); a solution defines ModelNew with the same constructor.
+kgate makes the problem a kgate.Problem (the reference is Model in fp64
+where it allows, the library path is Model in eager PyTorch) and the
+solution's ModelNew.forward its kernel, and runs `kgate check` on them: the
+same worker, checks, timing and gate as any candidate. Both models are built
+after torch.manual_seed(42), as KernelBench builds them, and the solution is
+given the problem's parameters when their names and shapes match.
+
+KernelBench's gate, recomputed from kgate's measurements:
+  correct  every check's outputs within allclose(atol=rtol=1e-2) of the
+           reference, i.e. kgate's check/max_scaled_err <= 1e-2, and no crash;
+  speedup  t(eager PyTorch) / t(solution), both timed by kgate (cold L2);
+  fast_p   correct and speedup > p (fast_1: p = 1).
+A solution that KernelBench admits (correct) and kgate calls SLOW is the
+paper's passes-but-slow case; `kgate kernelbench` lists them."""
+import json
+import os
+import re
+import tempfile
+
+from . import api
+from ._kernel import Kernel, load_module
+from .problem import Problem, guess_family
+
+SEED = 42  # KernelBench's
+KB_TOL = 1e-2  # KernelBench's atol = rtol
+
+
+class _OnGPU:
+    """A module's forward that moves the module to the current GPU at its
+    first call (a candidate is listed without a GPU)."""
+
+    def __init__(self, module):
+        self.module, self.moved = module, False
+        self.__name__ = "ModelNew"
+
+    def __call__(self, *xs):
+        if not self.moved:
+            import torch
+            self.module = self.module.to(torch.device("cuda", torch.cuda.current_device()))
+            self.moved = True
+        return self.module(*xs)
+
+
+def problem_name(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return ("kb." + re.sub(r"[^A-Za-z0-9_.-]", "_", stem))[:63]
+
+
+def candidate(problem_path, solution_path, compile=False):
+    """(KGATE_PROBLEM, KGATE_KERNELS) for a KernelBench problem and solution;
+    a candidate file written by `kgate kernelbench` calls this."""
+    import torch
+    pm = load_module(problem_path)
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(pm, attr):
+            raise AttributeError(f"{problem_path}: no {attr}: not a KernelBench problem file")
+    init = pm.get_init_inputs()
+    torch.manual_seed(SEED)
+    model = pm.Model(*init)
+    sm = load_module(solution_path)
+    if not hasattr(sm, "ModelNew"):
+        raise AttributeError(f"{solution_path}: no ModelNew: not a KernelBench solution file")
+    torch.manual_seed(SEED)
+    new = sm.ModelNew(*init)
+    ref_state, new_state = model.state_dict(), new.state_dict()
+    if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
+        new.load_state_dict(ref_state)
+    name = problem_name(problem_path)
+    prob = Problem(name, inputs=pm.get_inputs, reference=model, compile=compile, family=guess_family(name),
+                   note="KernelBench " + os.path.basename(problem_path))
+    k = Kernel(_OnGPU(new), op=name, dtype=None, name="ModelNew",
+               summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
+    return prob, [k]
+
+
+def write_candidate(path, problem_path, solution_path, compile=False):
+    with open(path, "w") as f:
+        f.write('"""Written by kgate kernelbench: a KernelBench problem and solution as a kgate candidate."""\n'
+                "from kgate.kernelbench import candidate\n\n"
+                f"KGATE_PROBLEM, KGATE_KERNELS = candidate({os.path.abspath(problem_path)!r}, "
+                f"{os.path.abspath(solution_path)!r}, compile={bool(compile)!r})\n")
+
+
+def kb_gate(result, p=1.0):
+    """KernelBench's gate for one kgate result: {correct, speedup, fast_p}."""
+    s = result.get("summaries", {})
+    err = s.get("check/max_scaled_err", {}).get("value")
+    crashed = result.get("verdict") in ("CRASH", "TIMEOUT")
+    correct = (not crashed) and err is not None and err <= KB_TOL
+    t = s.get("time/gpu/median", {}).get("value")
+    t_torch = None
+    for lib in result.get("libraries", []):
+        if lib.get("name") == "torch" and lib.get("status") == "ok":
+            t_torch = lib.get("time")
+    speedup = (t_torch / t) if (t and t_torch) else None
+    return {"correct": correct, "max_scaled_err": err, "speedup": speedup,
+            "fast_p": bool(correct and speedup is not None and speedup > p), "p": p}
+
+
+def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0):
+    """Judges one solution; returns (Report, [kb_gate per result])."""
+    for f in (problem_path, solution_path):
+        if not os.path.isfile(f):
+            raise api.KgateError(4, f"kgate: {f}: no such file")
+    with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
+        cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", os.path.basename(problem_path)))
+        write_candidate(cand, problem_path, solution_path, compile)
+        rep = api.run_cli(["check", cand, "--shape", "problem", *options], os.path.join(d, "r.json"),
+                          timeout=timeout)
+    for r in rep.results:
+        r["source"] = os.path.relpath(solution_path)
+        r["kernelbench"] = kb_gate(r, p)
+    return rep, [r["kernelbench"] for r in rep.results]
+
+
+def pairs(problems, solutions):
+    """(problem, solution) file pairs: a file each, or two directories paired
+    by file name, else by the leading problem number ("12_...")."""
+    if os.path.isfile(problems) and os.path.isfile(solutions):
+        return [(problems, solutions)]
+    if not (os.path.isdir(problems) and os.path.isdir(solutions)):
+        raise api.KgateError(3, "kgate kernelbench: give PROBLEM.py SOLUTION.py, or two directories")
+    probs = {f: os.path.join(problems, f) for f in os.listdir(problems) if f.endswith(".py")}
+    by_num = {f.split("_", 1)[0]: path for f, path in probs.items() if f.split("_", 1)[0].isdigit()}
+    out = []
+    for f in sorted(os.listdir(solutions), key=lambda x: (len(x.split("_", 1)[0]), x)):
+        if not f.endswith(".py"):
+            continue
+        prob = probs.get(f) or by_num.get(f.split("_", 1)[0])
+        out.append((prob, os.path.join(solutions, f)))
+    return out
+
+
+def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None):
+    """Judges every pair; one that cannot be judged becomes an entry with its
+    error and the others go on. Returns (results document, exit code)."""
+    doc, code, results = None, 0, []
+    todo = pairs(problems, solutions)
+    for i, (prob, sol) in enumerate(todo):
+        if progress:
+            progress(i, len(todo), os.path.basename(sol))
+        if prob is None:
+            results.append({"kernel": "ModelNew", "source": sol, "verdict": "SKIPPED",
+                            "reason": "no problem file of the same name or number", "flags": []})
+            code = max(code, 4)
+            continue
+        try:
+            rep, _ = judge(prob, sol, compile, options, timeout, p)
+            doc = doc or rep.doc
+            results.extend(rep.results)
+            code = max(code, rep.code)
+        except api.KgateError as e:
+            if e.report is not None and e.report.results:
+                results.extend(e.report.results)
+            results.append({"kernel": "ModelNew", "op": problem_name(prob), "source": sol, "verdict": "ERROR",
+                            "reason": str(e), "exit": e.code, "flags": []})
+            code = max(code, e.code)
+    if progress:
+        progress(len(todo), len(todo), None)
+    out = dict(doc or {"schema": "kgate.results/2"})
+    out["results"] = results
+    return out, code
+
+
+def table(doc):
+    """The side-by-side table: kgate's verdict against KernelBench's gate."""
+    rows = ["%-44s %-10s %8s %9s  %-8s %8s %6s" % ("problem", "kgate", "E_lib", "rho", "KB corr", "KB x", "fast1")]
+    admitted = []
+    for r in doc.get("results", []):
+        kb = r.get("kernelbench") or {}
+        s = r.get("summaries", {})
+        e = s.get("lib/efficiency", {}).get("value")
+        rho = s.get("roof/fraction", {}).get("value")
+        sp = kb.get("speedup")
+        rows.append("%-44s %-10s %8s %9s  %-8s %8s %6s" % (
+            (r.get("op") or r.get("source", "?"))[:44], r.get("verdict"), f"{e:.3f}" if e else "-",
+            f"{rho:.3f}" if rho else "-", {True: "yes", False: "no"}.get(kb.get("correct"), "-"),
+            f"{sp:.3f}" if sp else "-", {True: "yes", False: "no"}.get(kb.get("fast_p"), "-")))
+        if kb.get("correct") and r.get("verdict") == "SLOW":
+            admitted.append(r.get("op"))
+    if admitted:
+        rows.append("")
+        rows.append(f"passes-but-slow: KernelBench admits {len(admitted)} solution(s) that kgate calls SLOW: "
+                    + ", ".join(admitted))
+    return "\n".join(rows)
+
+
+def main(args):
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="kgate kernelbench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("problems", help="a KernelBench problem file, or a directory of them (a level)")
+    ap.add_argument("solutions", help="a solution file (ModelNew), or a directory of them")
+    ap.add_argument("--json", help="write the results, each with its 'kernelbench' gate, to this file")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile of the reference")
+    ap.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1)")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per solution (default: kgate's)")
+    ap.add_argument("--verify-only", action="store_true", help="checks only, no timing")
+    a, rest = ap.parse_known_args(args)
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    opts = (["--verify-only"] if a.verify_only else []) + rest
+    bar = None
+    if sys.stderr.isatty():
+        def bar(i, n, what):
+            sys.stderr.write(f"\r[{i}/{n}] {what or 'done'}\033[K" + ("\n" if what is None else ""))
+    try:
+        doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar)
+    except api.KgateError as e:
+        sys.stderr.write(f"{e}\n")
+        return e.code
+    print(table(doc))
+    if a.json:
+        tmp = a.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, a.json)
+    return code

@@ -1,0 +1,191 @@
+"""kgate.Problem: an operator outside the catalog, judged with the same
+engine (src/core/problem.h has the rule).
+
+A candidate file that defines KGATE_PROBLEM may name it as the operator of
+its kernels. The worker host asks the problem for:
+  - its description: the tensors (from the input factory run on the meta
+    device, so no GPU is needed to list it), the essential work (bytes of
+    every input, parameter and output; FLOPs counted on the reference with
+    torch.utils.flop_counter.FlopCounterMode), and the roof;
+  - inputs for a seed (the factory run on the GPU under torch.manual_seed);
+  - the fp64 reference (the reference module converted with .double(), or
+    the function given float64 inputs; fp32 when fp64 fails, and said);
+  - its library paths: PyTorch eager (the reference in the problem's own
+    dtype), and torch.compile when asked for.
+
+Limits of the work model: FlopCounterMode counts matrix products,
+convolutions and attention, not element-wise or reduction arithmetic, so a
+problem made of those gets 0 FLOPs and is judged on its bytes alone; bytes
+are what the problem must touch once, not what a library moves. Documented
+in docs/python.md."""
+import copy
+import math
+import re
+
+FAMILIES = ("gemm", "attention", "convolution", "normalization", "element-wise/reduction")
+_DT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "int32": "int32", "int64": "int64"}
+
+
+def guess_family(name):
+    """The paper's family of a problem from its name (KernelBench's file names)."""
+    n = name.lower()
+    if "attention" in n or "sdpa" in n:
+        return "attention"
+    if "conv" in n:
+        return "convolution"
+    if "matmul" in n or "gemm" in n or "matrix" in n or "linear" in n or "bmm" in n:
+        return "gemm"
+    if "norm" in n:
+        return "normalization"
+    return "element-wise/reduction"
+
+
+class Problem:
+    """An operator outside the catalog.
+
+    name       1-63 of [A-Za-z0-9_.-] (not a catalog operator's name)
+    inputs     a callable returning the inputs (torch tensors), drawn from
+               torch's generator: kgate calls it under torch.manual_seed(seed)
+               with the GPU as the default device
+    reference  the reference: an nn.Module or a function of the inputs,
+               returning a tensor or a tuple of them
+    library    {path name: callable} timed as the library paths; default
+               {"torch": reference} (eager PyTorch in the problem's dtype)
+    compile    also time torch.compile(reference) as "torch.compile"
+    family     one of FAMILIES; guessed from the name when None
+    """
+
+    def __init__(self, name, inputs, reference, library=None, compile=False, family=None, note=""):
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]{1,63}$", name):
+            raise ValueError(f"kgate.Problem: name {name!r} must be 1-63 of [A-Za-z0-9_.-]")
+        if not callable(inputs):
+            raise TypeError("kgate.Problem: inputs must be a callable returning the input tensors")
+        if not callable(reference):
+            raise TypeError("kgate.Problem: reference must be callable (an nn.Module or a function)")
+        if library is not None and (not isinstance(library, dict) or not all(
+                isinstance(k, str) and re.match(r"^[A-Za-z0-9_.-]{1,39}$", k) and callable(v)
+                for k, v in library.items())):
+            raise TypeError("kgate.Problem: library must map path names (1-39 of [A-Za-z0-9_.-]) to callables")
+        family = family or guess_family(name)
+        if family not in FAMILIES:
+            raise ValueError(f"kgate.Problem: family {family!r} is not one of {', '.join(FAMILIES)}")
+        self.name, self.make_inputs, self.reference = name, inputs, reference
+        self.library = dict(library) if library else None
+        self.compile, self.family, self.note = bool(compile), family, note
+        self.desc = None  # the description, once made
+        self.dtype = None
+        self.ref64 = None
+        self.ref_dtype = "fp64"
+        self.on_gpu = None
+
+    # ------------------------------------------------------ description
+    def describe(self):
+        """The problem's description (core/problem.h's JSON), made once on the
+        meta device."""
+        if self.desc is not None:
+            return self.desc
+        import torch
+        from torch.utils.flop_counter import FlopCounterMode
+        with torch.device("meta"):
+            xs = _as_list(self.make_inputs(), "the input factory")
+        ref = _to(self.reference, "meta")
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            outs = _as_list(ref(*xs), "the reference")
+        flops = float(fc.get_total_flops())
+        dts = {_dtype_name(t, "an input or output") for t in xs + outs if t.is_floating_point()}
+        if len(dts) != 1:
+            raise ValueError(f"problem {self.name}: its float tensors are {sorted(dts) or 'none'}; "
+                             "they must share one dtype (fp16, bf16 or fp32)")
+        self.dtype = dts.pop()
+        params = _param_bytes(self.reference)
+        desc = {
+            "name": self.name, "family": self.family,
+            "inputs": [{"shape": list(t.shape), "dtype": _dtype_name(t, "an input")} for t in xs],
+            "outputs": [{"shape": list(t.shape), "dtype": _dtype_name(t, "an output")} for t in outs],
+            "flops": flops,
+            "bytes_read": float(sum(t.numel() * t.element_size() for t in xs) + params),
+            "bytes_written": float(sum(t.numel() * t.element_size() for t in outs)),
+            "roof": "tensor" if self.dtype in ("fp16", "bf16") and flops > 0 else "fp32",
+        }
+        note = (f"FLOPs from FlopCounterMode ({flops:.3g}; matmul/conv/attention only); bytes of inputs, "
+                f"{params} B of parameters and outputs")
+        desc["note"] = (self.note + "; " + note if self.note else note)[:250]
+        self.desc = desc
+        return desc
+
+    # --------------------------------------------------------- on the GPU
+    def ready(self, device):
+        """Moves the reference to the GPU and makes its fp64 twin (once). In
+        fp32 problems TF32 is turned off: fp32 means fp32 (docs/python.md)."""
+        if self.on_gpu is not None:
+            return
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        dev = torch.device("cuda", device)
+        self.on_gpu = _to(self.reference, dev)
+        try:
+            self.ref64 = _to(self.reference, dev, torch.float64)
+            with torch.no_grad(), torch.device(dev):
+                xs = [x.double() if x.is_floating_point() else x for x in
+                      _as_list(self.make_inputs(), "the input factory")]
+                self.ref64(*xs)
+        except Exception as e:  # an op without fp64 kernels: the reference stays in fp32, and says so
+            self.ref64 = self.on_gpu
+            self.ref_dtype = f"fp32 (fp64 failed: {type(e).__name__})"
+
+    def library_paths(self):
+        """[(name, callable, summary)] of the library paths."""
+        if self.library:
+            return [(k, v, f"{k}: the problem's library path") for k, v in self.library.items()]
+        paths = [("torch", self.on_gpu, "PyTorch eager: the reference in %s" % self.dtype)]
+        if self.compile:
+            import torch
+            paths.append(("torch.compile", torch.compile(self.on_gpu),
+                          "torch.compile of the reference (default mode)"))
+        return paths
+
+
+def _as_list(x, what):
+    import torch
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    for i, t in enumerate(xs):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{what} gave a {type(t).__name__} at position {i}, not a torch.Tensor")
+    if not 1 <= len(xs) <= 4:
+        raise ValueError(f"{what} gave {len(xs)} tensors (1 to 4)")
+    return xs
+
+
+def _dtype_name(t, what):
+    name = str(t.dtype).replace("torch.", "")
+    if name not in _DT:
+        raise TypeError(f"{what} is {t.dtype}; kgate takes float16, bfloat16, float32, int32 and int64")
+    return _DT[name]
+
+
+def _param_bytes(ref):
+    import torch
+    mod = ref if isinstance(ref, torch.nn.Module) else getattr(ref, "__self__", None)
+    if not isinstance(mod, torch.nn.Module):
+        return 0
+    return sum(p.numel() * p.element_size() for p in list(mod.parameters()) + list(mod.buffers()))
+
+
+def _to(ref, device, dtype=None):
+    """The reference on `device` (in `dtype`): a copy of a module, or a
+    function whose inputs are moved there."""
+    import torch
+    mod = ref if isinstance(ref, torch.nn.Module) else None
+    if mod is not None:
+        m = copy.deepcopy(mod).to(device)
+        if dtype is not None:
+            m = m.to(dtype)
+        return m
+    if dtype is None:
+        return ref
+    return lambda *xs: ref(*[x.to(dtype) if x.is_floating_point() else x for x in xs])
+
+
+def rms(t):
+    return math.sqrt(float((t.double() ** 2).mean())) if t.numel() else 0.0

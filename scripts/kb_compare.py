@@ -1,0 +1,136 @@
+"""kgate against KernelBench's own evaluator on KernelBench level-1 problems
+(issue 9's measurement; run on the GPU machine by scripts/gpu.sh kb-compare).
+
+For each problem it judges two kinds of solution: reference-as-solution
+(the problem's own Model as ModelNew: correct, and as fast as the library
+by construction) and, where tests/kernelbench/slow/ has one, a correct but
+slow solution. Each verdict is taken by `kgate kernelbench` and by
+KernelBench's eval_kernel_against_ref (scripts/kb_one.py), each in its own
+process, `--reps` times, and timed on the wall clock (each process holds the
+GPU for all of its life, so its wall time is its GPU-seconds).
+
+Writes OUT/kb-compare.json after every verdict (a run cut short keeps what
+it measured): per verdict the wall time, kgate's verdict, time, E_lib and
+its KernelBench gate, and KernelBench's correct, runtime and speedup.
+
+    python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate build/kgate --out OUT \\
+        --problems 1,2,9,40 --reps 2 --kb-problems 1,9 [--budget 500]"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def problem_file(level_dir, num):
+    for f in os.listdir(level_dir):
+        if f.split("_", 1)[0] == str(num) and f.endswith(".py"):
+            return os.path.join(level_dir, f)
+    raise SystemExit(f"no level-1 problem {num} in {level_dir}")
+
+
+def ref_solution(prob, d):
+    path = os.path.join(d, "ref_" + os.path.basename(prob))
+    with open(prob) as f, open(path, "w") as g:
+        g.write(f.read() + "\n\nModelNew = Model  # reference-as-solution\n")
+    return path
+
+
+def run_kgate(kgate, prob, sol, d, timeout):
+    out = os.path.join(d, "kg.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    t0 = time.time()
+    p = subprocess.run([kgate, "kernelbench", prob, sol, "--json", out], capture_output=True, text=True,
+                       timeout=timeout)
+    wall = time.time() - t0
+    rec = {"wall_s": wall, "exit": p.returncode, "stderr": p.stderr[-400:]}
+    if os.path.exists(out):
+        doc = json.load(open(out))
+        rs = [r for r in doc.get("results", []) if r.get("kernel") == "ModelNew"]
+        if rs:
+            r = rs[0]
+            s = r.get("summaries", {})
+            g = lambda k: s.get(k, {}).get("value")  # noqa: E731
+            libs = {l["name"]: l.get("time") for l in r.get("libraries", [])}
+            rec.update(verdict=r.get("verdict"), reason=r.get("reason"), detail=(r.get("detail") or "")[:300],
+                       flags=r.get("flags"), time_s=g("time/gpu/median"), ci=[g("time/gpu/ci_lo"), g("time/gpu/ci_hi")],
+                       e_lib=g("lib/efficiency"), rho=g("roof/fraction"), torch_s=libs.get("torch"),
+                       kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"))
+    return rec
+
+
+def run_kb(kb, prob, sol, d, timeout):
+    out = os.path.join(d, "kb.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    t0 = time.time()
+    try:
+        p = subprocess.run([sys.executable, os.path.join(HERE, "kb_one.py"), os.path.join(kb, "src"), prob, sol, out],
+                           capture_output=True, text=True, timeout=timeout)
+        err = p.stderr[-400:]
+    except subprocess.TimeoutExpired:
+        err = f"timed out after {timeout} s"
+    wall = time.time() - t0
+    rec = json.load(open(out)) if os.path.exists(out) else {"error": err}
+    rec["wall_s"] = wall
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kb", required=True, help="KernelBench checkout (KernelBench/level1, src/)")
+    ap.add_argument("--kgate", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--problems", required=True, help="level-1 problem numbers for kgate")
+    ap.add_argument("--kb-problems", default="", help="those also judged by KernelBench's evaluator")
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--slow", default=os.path.join(HERE, "..", "tests", "kernelbench", "slow"))
+    ap.add_argument("--budget", type=float, default=1e9, help="stop starting verdicts after this many seconds")
+    ap.add_argument("--timeout", type=float, default=300)
+    a = ap.parse_args()
+    level = os.path.join(a.kb, "KernelBench", "level1")
+    os.makedirs(a.out, exist_ok=True)
+    doc = {"command": "python3 scripts/kb_compare.py " + " ".join(sys.argv[1:]),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "kernelbench_commit": open(os.path.join(a.kb, "COMMIT")).read().strip()
+           if os.path.exists(os.path.join(a.kb, "COMMIT")) else None,
+           "method": "each verdict in its own process, timed on the wall clock; KernelBench: "
+                     "eval_kernel_against_ref, 5 correctness trials, 100 perf trials, cuda_event, "
+                     "reference timed too", "verdicts": []}
+    kb_set = {int(x) for x in a.kb_problems.split(",") if x}
+    start = time.time()
+    path = os.path.join(a.out, "kb-compare.json")
+    with tempfile.TemporaryDirectory() as d:
+        for num in [int(x) for x in a.problems.split(",") if x]:
+            prob = problem_file(level, num)
+            sols = [("ref", ref_solution(prob, d))]
+            slow = os.path.join(a.slow, os.path.basename(prob))
+            if os.path.exists(slow):
+                sols.append(("slow", slow))
+            for kind, sol in sols:
+                for rep in range(a.reps):
+                    if time.time() - start > a.budget:
+                        doc["cut_short"] = f"budget of {a.budget} s reached"
+                        break
+                    v = {"problem": os.path.basename(prob), "solution": kind, "rep": rep}
+                    v["kgate"] = run_kgate(a.kgate, prob, sol, d, a.timeout)
+                    if num in kb_set:
+                        v["kernelbench"] = run_kb(a.kb, prob, sol, d, a.timeout)
+                    doc["verdicts"].append(v)
+                    print(json.dumps({k: v[k] for k in ("problem", "solution", "rep")}),
+                          "kgate", v["kgate"].get("verdict"), "%.1fs" % v["kgate"]["wall_s"],
+                          "| KB", v.get("kernelbench", {}).get("correct"),
+                          "%.1fs" % v.get("kernelbench", {}).get("wall_s", 0), flush=True)
+                    with open(path + ".tmp", "w") as f:
+                        json.dump(doc, f, indent=1)
+                    os.replace(path + ".tmp", path)
+
+
+if __name__ == "__main__":
+    main()

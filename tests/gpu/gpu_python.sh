@@ -1,0 +1,92 @@
+#!/bin/sh
+# The Python route on the GPU (needs python3 with torch and Triton):
+#   - callables that are right, slow, wrong, crash, hang, return the wrong
+#     kind of thing or work on another stream get the verdicts their names say;
+#   - the Triton kernels of libkgate_triton.so, launched by Triton's JIT from
+#     Python, get the same verdicts as through the .so (their times are
+#     recorded by scripts/gpu.sh python-route, not asserted here);
+#   - a problem outside the catalog (kgate.Problem) is judged, a wrong
+#     candidate of it refused;
+#   - KernelBench problems end to end (when .cache/kernelbench or
+#     KG_KERNELBENCH has them): reference-as-solution is not rejected, and a
+#     correct but slow solution is admitted by KernelBench's gate and SLOW.
+. "$(dirname "$0")/common.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+py=${KGATE_PYTHON:-python3}
+if ! "$py" -c 'import torch, triton' 2>/dev/null; then
+    echo "SKIP: $py lacks torch or Triton"
+    exit 77
+fi
+export KGATE_PYTHON=$py
+t=$build/tests/python
+mkdir -p "$t"
+get() { # get JSON KERNEL FIELD
+    python3 -c "import json,sys; r=[x for x in json.load(open('$1'))['results'] if x['kernel']=='$2']; print(r[0].get('$3') if r else 'MISSING')"
+}
+
+# 1. behaviours
+"$kgate" check "$src/tests/python/behaviours.py" --shape large --timeout 40 --json "$t/behaviours.json" \
+    >"$t/behaviours.txt" 2>&1
+for kv in relu_ok=OK relu_out=OK relu_slow=SLOW relu_wrong=INCORRECT relu_raises=CRASH relu_none=INCORRECT \
+          relu_shape=INCORRECT relu_dtype=INCORRECT relu_cpu=INCORRECT relu_hang=TIMEOUT \
+          relu_other_stream=IMPOSSIBLE; do
+    expect "${kv%%=*}" "${kv#*=}" "$(get "$t/behaviours.json" "${kv%%=*}" verdict)"
+done
+for kv in "relu_none=NoneType" "relu_shape=shape" "relu_dtype=torch.float32" "relu_cpu=cpu" \
+          "relu_raises=the kernel gave up"; do
+    k=${kv%%=*} want=${kv#*=}
+    d="$(get "$t/behaviours.json" "$k" detail) $(get "$t/behaviours.json" "$k" reason)"
+    case $d in *"$want"*) got=yes ;; *) got="no: $d" ;; esac
+    expect "$k says '$want'" yes "$got"
+done
+
+# 2. Triton JIT (Python) against Triton AOT (.so): the same verdicts
+for shape in small large; do
+    "$kgate" check "$src/tests/python/triton_jit.py" --shape $shape --json "$t/jit-$shape.json" \
+        >"$t/jit-$shape.txt" 2>&1
+    "$kgate" check "$build/triton/libkgate_triton.so" --shape $shape --json "$t/aot-$shape.json" \
+        >"$t/aot-$shape.txt" 2>&1
+    for pair in layer_norm_bf16 rms_norm_fp16 matmul_fp16 argmax_fp16; do
+        expect "jit_$pair at $shape, as triton_$pair" "$(get "$t/aot-$shape.json" "triton_$pair" verdict)" \
+            "$(get "$t/jit-$shape.json" "jit_$pair" verdict)"
+    done
+done
+
+# 3. a problem outside the catalog
+"$kgate" check "$src/tests/python/problem_cand.py" --json "$t/problem.json" >"$t/problem.txt" 2>&1
+v=$(get "$t/problem.json" addmm_gelu verdict)
+case $v in OK | SLOW) v=judged ;; esac
+expect "addmm_gelu (linear_gelu) judged" judged "$v"
+expect "approx_gelu (linear_gelu)" INCORRECT "$(get "$t/problem.json" approx_gelu verdict)"
+expect "linear_gelu's library path" torch "$(python3 -c "import json; r=json.load(open('$t/problem.json'))['results'][0]; print(r.get('baseline'))")"
+
+# 4. KernelBench end to end
+kb=${KG_KERNELBENCH:-$src/.cache/kernelbench}
+if [ -d "$kb/KernelBench/level1" ]; then
+    for p in 1_Square_matrix_multiplication_ 40_LayerNorm 9_Tall_skinny_matrix_multiplication_; do
+        ref=$t/ref_$p.py
+        { cat "$kb/KernelBench/level1/$p.py"; echo; echo "ModelNew = Model"; } >"$ref"
+        "$kgate" kernelbench "$kb/KernelBench/level1/$p.py" "$ref" --json "$t/kb-ref-$p.json" >"$t/kb-ref-$p.txt" 2>&1
+        v=$(get "$t/kb-ref-$p.json" ModelNew verdict)
+        case $v in OK | SLOW) v=judged ;; esac
+        expect "KernelBench $p, reference as solution, judged" judged "$v"
+        expect "KernelBench $p, reference as solution, KernelBench-correct" True \
+            "$(python3 -c "import json; print(json.load(open('$t/kb-ref-$p.json'))['results'][0]['kernelbench']['correct'])")"
+    done
+    p=9_Tall_skinny_matrix_multiplication_
+    "$kgate" kernelbench "$kb/KernelBench/level1/$p.py" "$src/tests/kernelbench/slow/$p.py" \
+        --json "$t/kb-slow-$p.json" >"$t/kb-slow-$p.txt" 2>&1
+    expect "KernelBench $p, slow solution" SLOW "$(get "$t/kb-slow-$p.json" ModelNew verdict)"
+    expect "KernelBench $p, slow solution, KernelBench-correct" True \
+        "$(python3 -c "import json; print(json.load(open('$t/kb-slow-$p.json'))['results'][0]['kernelbench']['correct'])")"
+    # bad input: a problem file that does not import, a solution without ModelNew
+    echo "import nosuchmodule" >"$t/bad_problem.py"
+    "$kgate" kernelbench "$t/bad_problem.py" "$ref" >"$t/kb-bad.txt" 2>&1
+    expect "a problem that does not import: exit" 4 "$?"
+    echo "x = 1" >"$t/no_modelnew.py"
+    "$kgate" kernelbench "$kb/KernelBench/level1/$p.py" "$t/no_modelnew.py" >"$t/kb-bad2.txt" 2>&1
+    expect "a solution without ModelNew: exit" 4 "$?"
+else
+    echo "note: no KernelBench problems at $kb (scripts/kernelbench.sh fetch): that part skipped"
+fi
+finish

@@ -1,0 +1,82 @@
+"""Python callables for relu fp16 that behave well and badly: what
+tests/gpu/gpu_python.sh expects of each is in its name and summary."""
+import time
+
+import torch
+
+import kgate
+
+
+def relu_ok(x):
+    return torch.relu(x)
+
+
+def relu_out(x, y):
+    torch.clamp_min(x, 0, out=y)
+
+
+def relu_slow(x):  # correct, 8 passes where one does
+    y = x
+    for _ in range(8):
+        y = torch.relu(y)
+    return y
+
+
+def relu_wrong(x):
+    return x.clone()
+
+
+def relu_raises(x):
+    raise RuntimeError("the kernel gave up")
+
+
+def relu_none(x):
+    torch.relu(x)
+
+
+def relu_shape(x):
+    return torch.relu(x)[:1]
+
+
+def relu_dtype(x):
+    return torch.relu(x).float()
+
+
+def relu_cpu(x):
+    return torch.relu(x).cpu()
+
+
+def relu_hang(x):
+    while True:
+        time.sleep(1)
+
+
+_side = None
+
+
+def relu_other_stream(x):  # its work escapes kgate's timing stream
+    global _side
+    _side = _side or torch.cuda.Stream()
+    with torch.cuda.stream(_side):
+        y = torch.relu(x)
+    _side.synchronize()
+    return y
+
+
+def _k(fn, summary, **kw):
+    return kgate.Kernel(fn, op="relu", dtype="fp16", name=fn.__name__, summary=summary, **kw)
+
+
+KGATE_KERNELS = [
+    _k(relu_ok, "OK: torch.relu"),
+    _k(relu_out, "OK: torch.clamp_min into the output", out=True),
+    _k(relu_slow, "SLOW: eight relus"),
+    _k(relu_wrong, "INCORRECT: the input back"),
+    _k(relu_raises, "CRASH: raises"),
+    _k(relu_none, "INCORRECT: returns None"),
+    _k(relu_shape, "INCORRECT: a wrong shape"),
+    _k(relu_dtype, "INCORRECT: fp32 out"),
+    _k(relu_cpu, "INCORRECT: on the CPU"),
+    _k(relu_hang, "TIMEOUT: never returns"),
+    _k(relu_other_stream, "escaped: another stream"),
+]

@@ -1,0 +1,152 @@
+"""The Python front end without a GPU (and without torch): the package
+imports, validates its arguments before anything runs, and a Python
+candidate's table goes through the worker host and libkgate's validation
+(the list job runs on the CPU). Run by CTest as `python_frontend`; needs
+KGATE_BIN (the kgate executable of the build under test)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+import kgate  # noqa: E402
+from kgate import api  # noqa: E402
+
+KGATE = os.environ.get("KGATE_BIN")
+
+
+def top_level_fn(x):
+    return x
+
+
+class ImportsAndArguments(unittest.TestCase):
+    def test_no_torch_needed(self):
+        self.assertNotIn("torch", sys.modules)
+
+    def test_kernel_validation(self):
+        with self.assertRaisesRegex(TypeError, "callable"):
+            kgate.Kernel(3, op="relu", dtype="fp16")
+        with self.assertRaisesRegex(ValueError, "dtype 'fp64'"):
+            kgate.Kernel(abs, op="relu", dtype="fp64")
+        with self.assertRaisesRegex(ValueError, "index_dtype"):
+            kgate.Kernel(abs, op="argmax", dtype="fp16", index_dtype="int8")
+        with self.assertRaisesRegex(ValueError, "name"):
+            kgate.Kernel(abs, op="relu", dtype="fp16", name="has space")
+        k = kgate.Kernel(abs, op="layer_norm", dtype="bf16", reads="eps")
+        self.assertEqual(k.reads, ("eps",))
+        self.assertEqual(k.name, "abs_bf16")
+
+    def test_check_arguments(self):
+        with self.assertRaisesRegex(TypeError, "callable"):
+            kgate.check(None, op="relu")
+        with self.assertRaisesRegex(ValueError, "op="):
+            kgate.check(top_level_fn)
+        with self.assertRaisesRegex(ValueError, "dtype"):
+            kgate.check(top_level_fn, op="relu", dtype="int8")
+        with self.assertRaisesRegex(ValueError, "shape"):
+            kgate.check(top_level_fn, op="relu", shapes=[(0, 4)])
+        with self.assertRaisesRegex(ValueError, "shape"):
+            kgate.check(top_level_fn, op="relu", shapes=[" "])
+        with self.assertRaisesRegex(ValueError, "lambda"):
+            kgate.check(lambda x: x, op="relu")
+
+        def inner(x):
+            return x
+        with self.assertRaisesRegex(ValueError, "inside a function"):
+            kgate.check(inner, op="relu")
+        with self.assertRaisesRegex(ValueError, "timeout"):
+            kgate.check(top_level_fn, op="relu", timeout=-1)
+
+    def test_shape_forms(self):
+        self.assertEqual(api._shape_arg((4096, 1024)), "4096x1024")
+        self.assertEqual(api._shape_arg(512), "512")
+        self.assertEqual(api._shape_arg("large"), "large")
+        with self.assertRaises(ValueError):
+            api._shape_arg(True)
+
+    def test_generated_candidate_imports_by_name(self):
+        with tempfile.TemporaryDirectory() as d:
+            cand = os.path.join(d, "candidate.py")
+            k = kgate.Kernel(top_level_fn, op="relu", dtype="fp16", name="tl")
+            api.write_candidate(cand, [(os.path.abspath(__file__), "top_level_fn", k)])
+            mod = kgate._kernel.load_module(cand)
+            (got,) = mod.KGATE_KERNELS
+            self.assertEqual(got.name, "tl")
+            self.assertEqual(got.fn(7), 7)
+            self.assertIsNot(got.fn, top_level_fn)  # the worker's own import, not this object
+
+    def test_results_of_another_schema_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "fake-kgate")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nfor a; do last=$a; done\n"
+                        "echo '{\"schema\": \"kgate.results/9\", \"results\": []}' > \"$last\"\n")
+            os.chmod(fake, 0o755)
+            os.environ["KGATE_BIN"] = fake
+            try:
+                with self.assertRaisesRegex(kgate.KgateError, "kgate.results/9") as cm:
+                    api.run_cli(["check", "x.py"], os.path.join(d, "r.json"))
+                self.assertEqual(cm.exception.code, 6)
+            finally:
+                if KGATE:
+                    os.environ["KGATE_BIN"] = KGATE
+                else:
+                    del os.environ["KGATE_BIN"]
+
+
+@unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
+class CandidatesThroughTheWorkerHost(unittest.TestCase):
+    """`kgate check FILE.py` loads the file in the Python worker host; a bad
+    one is exit 4 with one line naming it. A good one gets past validation to
+    the GPU, which this machine may lack (exit 5)."""
+
+    def run_kgate(self, body, *args):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cand.py")
+            with open(path, "w") as f:
+                f.write(textwrap.dedent(body))
+            env = dict(os.environ, KGATE_PYTHON=sys.executable,
+                       PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            p = subprocess.run([KGATE, "check", path, *args], capture_output=True, text=True, env=env,
+                               timeout=120)
+            return p.returncode, p.stderr.strip()
+
+    def test_bad_candidates(self):
+        cases = [
+            ("x = 1\n", "no KGATE_KERNELS list"),
+            ("import nosuchmodule_for_kgate\n", "cannot import: ModuleNotFoundError"),
+            ("import kgate\nKGATE_KERNELS = [kgate.Kernel(abs, op='nosuchop', dtype='fp16')]\n",
+             "unknown operator 'nosuchop'"),
+            ("import kgate\nKGATE_KERNELS = [kgate.Kernel(abs, op='layer_norm', dtype='fp16')]\n",
+             "does not declare scalar 'eps'"),
+            ("import kgate\nKGATE_KERNELS = [kgate.Kernel(abs, op='relu', dtype='fp16', name='a'),\n"
+             "                 kgate.Kernel(abs, op='relu', dtype='bf16', name='a')]\n", "'a'"),
+            ("KGATE_KERNELS = ['not a kernel']\n", "list of kgate.Kernel"),
+            ("import os\nos._exit(0)\n", "did not give a kernel table"),
+            ("raise SystemExit(3)\n", "cannot import: SystemExit"),
+        ]
+        for body, want in cases:
+            with self.subTest(want=want):
+                rc, err = self.run_kgate(body)
+                self.assertEqual(rc, 4, err)
+                self.assertIn(want, err)
+                self.assertEqual(len(err.splitlines()), 1, err)
+
+    def test_good_candidate_is_validated(self):
+        rc, err = self.run_kgate("import kgate\n"
+                                 "def relu(x):\n    return x.clamp_min(0)\n"
+                                 "KGATE_KERNELS = [kgate.Kernel(relu, op='relu', dtype='fp16')]\n",
+                                 "--op", "relu", "--shape", "small")
+        # past validation: judged on a GPU, or stopped for the lack of one
+        self.assertIn(rc, (0, 1, 2, 5), err)
+        if rc == 5:
+            self.assertIn("GPU", err)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
