@@ -110,7 +110,7 @@ def judge(problem_path, solution_path, compile=False, options=(), timeout=None, 
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
         cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", os.path.basename(problem_path)))
         write_candidate(cand, problem_path, solution_path, compile)
-        rep = api.run_cli(["check", cand, "--shape", "problem", *options], os.path.join(d, "r.json"),
+        rep = api.run_cli(["check", cand, "--shape", "large", *options], os.path.join(d, "r.json"),
                           timeout=timeout)
     for r in rep.results:
         r["source"] = os.path.relpath(solution_path)
@@ -139,14 +139,14 @@ def pairs(problems, solutions):
 def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None):
     """Judges every pair; one that cannot be judged becomes an entry with its
     error and the others go on. Returns (results document, exit code)."""
-    doc, code, results = None, 0, []
+    doc, code, results, errors = None, 0, [], []
     todo = pairs(problems, solutions)
     for i, (prob, sol) in enumerate(todo):
         if progress:
             progress(i, len(todo), os.path.basename(sol))
         if prob is None:
-            results.append({"kernel": "ModelNew", "source": sol, "verdict": "SKIPPED",
-                            "reason": "no problem file of the same name or number", "flags": []})
+            errors.append({"problem": None, "solution": sol, "exit": 4,
+                           "message": "kgate: no problem file of the same name or number"})
             code = max(code, 4)
             continue
         try:
@@ -157,13 +157,14 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
         except api.KgateError as e:
             if e.report is not None and e.report.results:
                 results.extend(e.report.results)
-            results.append({"kernel": "ModelNew", "op": problem_name(prob), "source": sol, "verdict": "ERROR",
-                            "reason": str(e), "exit": e.code, "flags": []})
+            errors.append({"problem": prob, "solution": sol, "exit": e.code, "message": str(e)})
             code = max(code, e.code)
     if progress:
         progress(len(todo), len(todo), None)
     out = dict(doc or {"schema": "kgate.results/2"})
     out["results"] = results
+    if errors:
+        out["errors"] = errors
     return out, code
 
 
@@ -183,6 +184,8 @@ def table(doc):
             f"{sp:.3f}" if sp else "-", {True: "yes", False: "no"}.get(kb.get("fast_p"), "-")))
         if kb.get("correct") and r.get("verdict") == "SLOW":
             admitted.append(r.get("op"))
+    for e in doc.get("errors", []):
+        rows.append(f"{os.path.basename(e['solution'])}: not judged (exit {e['exit']}): {e['message']}")
     if admitted:
         rows.append("")
         rows.append(f"passes-but-slow: KernelBench admits {len(admitted)} solution(s) that kgate calls SLOW: "

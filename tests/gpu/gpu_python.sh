@@ -25,7 +25,7 @@ get() { # get JSON KERNEL FIELD
 }
 
 # 1. behaviours
-"$kgate" check "$src/tests/python/behaviours.py" --shape large --timeout 40 --json "$t/behaviours.json" \
+"$kgate" check "$src/tests/python/behaviours.py" --shape large --timeout 25 --json "$t/behaviours.json" \
     >"$t/behaviours.txt" 2>&1
 for kv in relu_ok=OK relu_out=OK relu_slow=SLOW relu_wrong=INCORRECT relu_raises=CRASH relu_none=INCORRECT \
           relu_shape=INCORRECT relu_dtype=INCORRECT relu_cpu=INCORRECT relu_hang=TIMEOUT \

@@ -55,11 +55,20 @@ def matmul(a, b, c):
                           num_stages=3)
 
 
+# The AOT build compiles argmax_tiles with no hints ("*fp16, *i64, i32, i32,
+# i32"): the element stride K = 1 a runtime value, no alignment or
+# divisibility known. Triton's JIT would specialize K == 1 into a constant
+# (and load contiguously) and note the 16-byte alignments, so it is told not
+# to: the same kernel the .so holds.
+_argmax_tiles = triton.jit(K.argmax_tiles.fn, do_not_specialize=["M", "N", "K"],
+                           do_not_specialize_on_alignment=["X", "I"])
+
+
 def argmax_tiles(x):
     """the paper's slow argmax: 128 rows a program, a runtime stride"""
     m, n = x.shape
     out = torch.empty(m, dtype=torch.int64, device=x.device)
-    K.argmax_tiles[(triton.cdiv(m, 128),)](x, out, m, n, 1, BLOCK_M=128, BLOCK_N=128, num_warps=4, num_stages=1)
+    _argmax_tiles[(triton.cdiv(m, 128),)](x, out, m, n, 1, BLOCK_M=128, BLOCK_N=128, num_warps=4, num_stages=1)
     return out
 
 
