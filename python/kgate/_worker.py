@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import traceback
+from time import perf_counter as _clock
 
 from . import _abi
 from ._kernel import Kernel, load_module
@@ -39,6 +40,7 @@ class Host:
         self.last = {}  # (kernel name, first output's address) -> what the call returned
         self.torch = None
         self.device_set = False
+        self.last_host = -1.0  # seconds the last launch spent in the callable itself
         self.problem = None  # the candidate's KGATE_PROBLEM
         self.problem_json = b""
         self.lib_kernels = []  # the problem's library paths, as kernels
@@ -256,12 +258,14 @@ class Host:
                     if nm in k.reads:
                         v = p.scalars[j].value
                         kw[nm] = int(v) if float(v).is_integer() and nm in ("dim", "ignore_index") else v
+                ys = [self.tensor(outs[i]) for i in range(n_out)] if k.out else None
                 with torch.cuda.stream(s):
+                    t0 = _clock()
                     if k.out:
-                        ys = [self.tensor(outs[i]) for i in range(n_out)]
                         k.fn(*xs, *ys, **kw)
                     else:
                         self.last[(k.name, outs[0].data)] = k.fn(*xs, **kw)
+                    self.last_host = _clock() - t0
                 return 0
             except BaseException as e:
                 if params:
@@ -271,6 +275,9 @@ class Host:
                     traceback.print_exc()
                 return 1
         return launch
+
+    def host_seconds(self, _self):
+        return self.last_host
 
     # ---------------------------------------------------------- collect
     def collect(self, _self, kptr, outs, n_out, stream, msg, msg_size):
@@ -367,7 +374,8 @@ def main(argv):
     host = Host(lib)
     prov = _abi.Provider(ctypes.sizeof(_abi.Provider), b"python", None, _abi.OPEN(host.open),
                          _abi.COLLECT(host.collect), _abi.DESCRIBE(host.describe), _abi.INPUTS(host.inputs),
-                         _abi.REFERENCE(host.reference), _abi.LIBRARY(host.library))
+                         _abi.REFERENCE(host.reference), _abi.LIBRARY(host.library),
+                         _abi.HOST_SECONDS(host.host_seconds))
     args = [a.encode() for a in argv]
     c_argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
     lib.kg_worker_main_with.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_abi.Provider)]

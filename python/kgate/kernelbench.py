@@ -108,7 +108,8 @@ def judge(problem_path, solution_path, compile=False, options=(), timeout=None, 
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
-        cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", os.path.basename(problem_path)))
+        stem = os.path.splitext(os.path.basename(problem_path))[0]
+        cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + ".py")
         write_candidate(cand, problem_path, solution_path, compile)
         rep = api.run_cli(["check", cand, "--shape", "large", *options], os.path.join(d, "r.json"),
                           timeout=timeout)

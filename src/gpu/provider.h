@@ -69,6 +69,12 @@ typedef struct kg_provider {
      * paths': "torch", "torch.compile"); timed like the vendor paths of a
      * catalog operator. */
     int (*library)(void *self, const kgate_plugin **table, char *msg, uint32_t msg_size);
+    /* Optional: the host seconds the last launch spent in the candidate's
+     * own code, without the provider's glue (wrapping tensors, setting the
+     * stream), or < 0 when unknown. The timer's host-work rule (a launch
+     * that holds the host longer than twice its GPU time is judged on the
+     * host time) then charges the candidate, not the provider. */
+    double (*host_seconds)(void *self);
 } kg_provider;
 
 /* The built-in provider of shared libraries. */

@@ -325,6 +325,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             goto out;
         }
         hosts[n] = now_s() - h0;
+        if (cfg->host_time)
+            hosts[n] = cfg->host_time(ctx, hosts[n]);
         KG_CUDA(cudaEventRecord(e1, s));
         if (!escape_check) {
             clock_probe<<<1, 1, 0, s>>>(T.probe_dev, PROBE_CYCLES);

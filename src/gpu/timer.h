@@ -61,6 +61,10 @@ typedef struct kg_timer_cfg {
      * 0 when they are right, 1 when wrong (sampling stops), or an error. */
     int (*verify)(void *ctx, int set, kg_err *err);
     unsigned long long verify_seed;
+    /* Optional: the host time of the call just made, given the time the
+     * timer measured around it (a provider that knows how much of it was
+     * its own glue returns the rest); NULL: the measured time. */
+    double (*host_time)(void *ctx, double measured_s);
     int verify_max;       /* at most this many re-checks (default 4) */
 } kg_timer_cfg;
 
