@@ -153,6 +153,7 @@ static double kept_median(const double *samples, double *vals, int n, int positi
 
 extern "C" void kg_timer_defaults(kg_timer_cfg *c)
 {
+    memset(c, 0, sizeof *c); /* every optional hook NULL, including ones added later */
     kg_stop_defaults(&c->stop);
     c->flush = KG_FLUSH_READ;
     c->n_sets = 1;
@@ -164,6 +165,7 @@ extern "C" void kg_timer_defaults(kg_timer_cfg *c)
     c->before = NULL;
     c->verify = NULL;
     c->verify_seed = 0;
+    c->host_time = NULL;
     c->verify_max = 4;
 }
 
