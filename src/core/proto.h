@@ -98,7 +98,7 @@ typedef enum kg_subject { KG_SUBJ_NONE, KG_SUBJ_KERNEL, KG_SUBJ_LIB, KG_SUBJ_BES
 
 /* One kernel of a candidate's table, as the worker validated it. */
 typedef struct kg_table_entry {
-    char name[96], op[32], dtype[8], index_dtype[8];
+    char name[96], op[64], dtype[8], index_dtype[8];
     char summary[256], scalars[128];
 } kg_table_entry;
 

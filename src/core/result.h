@@ -89,7 +89,7 @@ typedef struct kg_result {
     char kernel[96];
     char summary[256]; /* the kernel's own description, from its table */
     char source[512]; /* the candidate .so */
-    char op[32], dtype[8], shape[64];
+    char op[64], dtype[8], shape[64];
     char index_dtype[8];     /* "" for operators without index inputs */
     char baseline[64];       /* the library path E_lib uses, e.g. cublaslt */
     char baseline_note[320]; /* what exactly ran */
