@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what kgate builds with, when missing: Debian packages (as root, or
-# prints the apt-get line; chromium renders kgate report's HTML in a test), NVML's header from PyPI's nvidia-nvml-dev wheel
+# prints the apt-get line; chromium renders kgate report's HTML in a test;
+# openmpi-bin runs tests/batch.sh's 64-rank mpirun case, kgate links no MPI), NVML's header from PyPI's nvidia-nvml-dev wheel
 # (the CUDA 13.0 toolkit here ships no nvml.h) into .deps/include, and the
 # headers the TileLang candidate's generated kernels include (the list is
 # tilelang/gen/headers.txt) from the tilelang wheel into .deps/tilelang.
@@ -8,7 +9,7 @@ set -e
 cd "$(dirname "$0")/.."
 pkgs=""
 for p in cmake clang libclang-rt-14-dev libcjson-dev libcmocka-dev libdlpack-dev libseccomp-dev \
-         python3-jsonschema chromium \
+         python3-jsonschema chromium openmpi-bin \
          python3-pip unzip; do
     dpkg -s "$p" >/dev/null 2>&1 || pkgs="$pkgs $p"
 done

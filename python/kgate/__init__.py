@@ -9,8 +9,8 @@ checks, timing and gate as `kgate check` (docs/python.md).
 Importing this package needs neither torch nor a GPU."""
 from ._kernel import DTYPES, Kernel, load_attr
 from .problem import Problem
-from .api import EXIT, VERDICTS, KgateError, Report, Result, check, find_kgate
+from .api import EXIT, VERDICTS, KgateError, Report, Result, batch, check, find_kgate, read_batch
 
-__all__ = ["Kernel", "Problem", "check", "Report", "Result", "KgateError", "find_kgate", "load_attr", "DTYPES",
+__all__ = ["Kernel", "Problem", "check", "batch", "read_batch", "Report", "Result", "KgateError", "find_kgate", "load_attr", "DTYPES",
            "VERDICTS", "EXIT"]
 __version__ = "0.3.0"

@@ -175,6 +175,58 @@ def run_cli(args, json_path, timeout=None, env=None):
     return rep
 
 
+def batch(manifest, out, gpus="all", shard=None, timeout=None, options=()):
+    """Runs `kgate batch` (docs/scale.md) over `manifest`: a JSON Lines file,
+    a directory of candidates, or a list of job dicts ({"candidate": ...,
+    "op": ..., ...}). Results go to `out` (resumable: a rerun skips finished
+    jobs); returns (exit code, the summary kgate printed). Read the results
+    with kgate.read_batch(out)."""
+    if isinstance(manifest, (list, tuple)):
+        for i, j in enumerate(manifest):
+            if not isinstance(j, dict) or not isinstance(j.get("candidate"), str):
+                raise ValueError(f"kgate.batch: job {i} must be a dict with a 'candidate' path")
+    elif not isinstance(manifest, str):
+        raise TypeError("kgate.batch: manifest must be a path or a list of job dicts")
+    if not isinstance(out, str) or not out:
+        raise ValueError("kgate.batch: out must be a results file path")
+    if not (gpus == "all" or (isinstance(gpus, (list, tuple)) and gpus and
+                              all(isinstance(g, int) and g >= 0 for g in gpus))):
+        raise ValueError("kgate.batch: gpus must be 'all' or a list of GPU indices")
+    with tempfile.TemporaryDirectory(prefix="kgate-batch-") as d:
+        if isinstance(manifest, (list, tuple)):
+            path = os.path.join(d, "manifest.jsonl")
+            with open(path, "w") as f:
+                for j in manifest:
+                    f.write(json.dumps(j) + "\n")
+            manifest = path
+        cmd = [find_kgate(), "batch", manifest, "-o", out,
+               "--gpus", gpus if gpus == "all" else ",".join(str(g) for g in gpus)]
+        if shard:
+            cmd += ["--shard", shard]
+        if timeout:
+            cmd += ["--timeout", str(timeout)]
+        if options:
+            cmd += ["--"] + list(options)
+        e = dict(os.environ)
+        e.setdefault("KGATE_PYTHON", sys.executable)
+        p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, env=e)  # stderr: the progress bar
+    return p.returncode, p.stdout
+
+
+def read_batch(path):
+    """The lines of a batch results file, one dict a job, streamed (a torn
+    last line is skipped)."""
+    with open(path) as f:
+        for line in f:
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if o.get("schema") != "kgate.batch/1":
+                raise KgateError(6, f"{path}: schema {o.get('schema')!r}; this package reads kgate.batch/1")
+            yield o
+
+
 def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtype=None, reads=(),
           out=False, summary="", params=None, verify_only=False, diagnose=False, timeout=None,
           options=(), json_path=None):

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../app/batch_cmd.h"
 #include "../app/commands.h"
 #include "../app/explain.h"
 #include "../app/pyforward.h"
@@ -13,6 +14,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__worker") == 0)
         return kg_worker_main(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "__health") == 0)
+        return kg_cmd_health(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "batch") == 0)
+        return kg_cmd_batch(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "kernelbench") == 0)
         return kg_cmd_python(argc - 1, argv + 1);
     kg_options o;

@@ -20,6 +20,7 @@ static const char overview[] =
     "  ops                the operator catalog with shapes and work models\n"
     "  check CAND.so[:K]  check and time a candidate's kernels, judge them (CAND.py: Python callables)\n"
     "  kernelbench P.py S.py  a KernelBench solution judged, with KernelBench's own gate beside\n"
+    "  batch M.jsonl|DIR -o R.jsonl  many candidates on every GPU, resumable, shardable (--merge)\n"
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
     "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
     "  compare A.json B.json  per kernel: B FASTER, SLOWER, SAME or AMBIGUOUS than A\n"

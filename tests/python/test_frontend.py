@@ -62,6 +62,39 @@ class ImportsAndArguments(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "timeout"):
             kgate.check(top_level_fn, op="relu", timeout=-1)
 
+    def test_batch_arguments(self):
+        with self.assertRaisesRegex(ValueError, "candidate"):
+            kgate.batch([{"op": "relu"}], "r.jsonl")
+        with self.assertRaisesRegex(TypeError, "manifest"):
+            kgate.batch(3, "r.jsonl")
+        with self.assertRaisesRegex(ValueError, "gpus"):
+            kgate.batch("m.jsonl", "r.jsonl", gpus=[-1])
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_batch_runs_and_reads(self):
+        with tempfile.TemporaryDirectory() as d:
+            cands = []
+            for i in range(5):
+                p = os.path.join(d, f"c{i}.so")
+                open(p, "w").close()
+                cands.append({"candidate": p, "op": "relu"})
+            out = os.path.join(d, "r.jsonl")
+            env = {"KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh"), "KG_BATCH_GPUS": "2"}
+            old = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                rc, summary = kgate.batch(cands, out)
+            finally:
+                for k, v in old.items():
+                    if v is None:
+                        del os.environ[k]
+                    else:
+                        os.environ[k] = v
+            self.assertEqual(rc, 0, summary)
+            lines = list(kgate.read_batch(out))
+            self.assertEqual(sorted(l["check"]["results"][0]["verdict"] for l in lines), ["OK"] * 5)
+            self.assertIn("5 job(s) run", summary)
+
     def test_shape_forms(self):
         self.assertEqual(api._shape_arg((4096, 1024)), "4096x1024")
         self.assertEqual(api._shape_arg(512), "512")

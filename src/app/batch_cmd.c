@@ -1,0 +1,585 @@
+/* `kgate batch`: many candidates, every local GPU, shards across nodes
+ * (docs/scale.md). Each job is one `kgate check` process on one GPU, so it
+ * gets exactly the worker, checks and gate of `kgate check`; this file only
+ * schedules: one supervisor process per GPU pulls jobs from a dispatcher
+ * (this process), appends each job's results as one line of the results
+ * file (core/batch.h), and a GPU that fails its health check is drained and
+ * its job handed to the others. Test hooks (documented there):
+ * KG_BATCH_RUNNER replaces the `kgate` that runs each job and each health
+ * check, KG_BATCH_GPUS fakes the GPU count. */
+#include "batch_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cuda_runtime_api.h>
+
+#include "../core/batch.h"
+#include "../core/kg.h"
+
+#define MAX_GPUS 64
+
+typedef struct msg {
+    int kind; /* READY, DONE, DRAIN */
+    int slot, job;
+} msg;
+enum { M_READY, M_DONE, M_DRAIN };
+
+typedef struct cfg {
+    const char *input, *out, *shard;
+    char results[PATH_MAX];
+    int gpus[MAX_GPUS], n_gpus;
+    double timeout_s;
+    int n_check;
+    char **check; /* options for every job's kgate check */
+    char exe[PATH_MAX];
+} cfg;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int usage(const char *m)
+{
+    fprintf(stderr, "kgate: %s\n", m);
+    return KG_EXIT_USAGE;
+}
+
+static const char *runner(const cfg *c)
+{
+    const char *r = getenv("KG_BATCH_RUNNER");
+    return r && *r ? r : c->exe;
+}
+
+/* Runs argv with a time limit, stdout+stderr to `log`; returns the exit
+ * code, 128+signal, or 124 on the time limit. */
+static int run_timed(char *const argv[], const char *log, double timeout_s)
+{
+    pid_t p = fork();
+    if (p < 0)
+        return 125;
+    if (p == 0) {
+        setpgid(0, 0);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setpgid(p, p);
+    double end = now() + timeout_s;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(p, &st, WNOHANG);
+        if (w == p)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (now() > end) {
+            kill(-p, SIGKILL);
+            waitpid(p, &st, 0);
+            return 124;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The last non-empty line of a file, for a job's error. */
+static void last_line(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0])
+            snprintf(buf, size, "%s", line);
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Whether GPU g still works: `kgate __health g`. */
+static int healthy(const cfg *c, int g, const char *dir)
+{
+    char num[16], log[PATH_MAX + 32];
+    snprintf(num, sizeof num, "%d", g);
+    snprintf(log, sizeof log, "%s/health.log", dir);
+    char *argv[] = {(char *)runner(c), "__health", num, NULL};
+    return run_timed(argv, log, 60) == 0;
+}
+
+/* One job on GPU g: `kgate check ... --device g --json TMP`; *text gets its
+ * results line (malloc'd). Returns the job's exit code (124: time limit),
+ * or -1 with err. */
+static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, char **text, kg_err *err)
+{
+    char *argv[64], spec[PATH_MAX + 100], dev[16], json[PATH_MAX + 32], log[PATH_MAX + 32];
+    int n = 0;
+    snprintf(spec, sizeof spec, "%s%s%s", j->candidate, j->kernel[0] ? ":" : "", j->kernel);
+    snprintf(dev, sizeof dev, "%d", g);
+    snprintf(json, sizeof json, "%s/job.json", dir);
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    unlink(json);
+    argv[n++] = (char *)runner(c);
+    argv[n++] = "check";
+    argv[n++] = spec;
+    if (j->op[0]) {
+        argv[n++] = "--op";
+        argv[n++] = (char *)j->op;
+    }
+    if (j->dtype[0]) {
+        argv[n++] = "--dtype";
+        argv[n++] = (char *)j->dtype;
+    }
+    if (j->shape[0]) {
+        argv[n++] = "--shape";
+        argv[n++] = (char *)j->shape;
+    }
+    for (int i = 0; i < j->n_opts && n < 40; i++)
+        argv[n++] = (char *)j->opts[i];
+    for (int i = 0; i < c->n_check && n < 56; i++)
+        argv[n++] = c->check[i];
+    argv[n++] = "--device";
+    argv[n++] = dev;
+    argv[n++] = "--json";
+    argv[n++] = json;
+    argv[n] = NULL;
+    double t0 = now();
+    int rc = run_timed(argv, log, c->timeout_s);
+    double wall = now() - t0;
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "schema", KG_BATCH_SCHEMA);
+    cJSON_AddStringToObject(line, "id", j->id);
+    cJSON_AddNumberToObject(line, "gpu", g);
+    cJSON_AddNumberToObject(line, "exit", rc);
+    cJSON_AddNumberToObject(line, "wall_s", wall);
+    /* the check's own results document, whole (device, roofs, results) */
+    FILE *f = fopen(json, "r");
+    cJSON *doc = NULL;
+    if (f) {
+        struct stat st;
+        if (fstat(fileno(f), &st) == 0 && st.st_size < KG_BATCH_LINE_MAX / 2) {
+            char *t = malloc((size_t)st.st_size + 1);
+            if (t && fread(t, 1, (size_t)st.st_size, f) == (size_t)st.st_size) {
+                t[st.st_size] = '\0';
+                doc = cJSON_Parse(t);
+            }
+            free(t);
+        }
+        fclose(f);
+    }
+    if (doc)
+        cJSON_AddItemToObject(line, "check", doc);
+    if (rc >= 3) {
+        char why[600];
+        last_line(log, why, sizeof why);
+        if (rc == 124)
+            snprintf(why, sizeof why, "no result within %g s: killed", c->timeout_s);
+        cJSON_AddStringToObject(line, "error", why);
+    }
+    *text = cJSON_PrintUnformatted(line);
+    cJSON_Delete(line);
+    if (!*text)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory"), -1;
+    return rc;
+}
+
+/* A supervisor for one GPU: asks for jobs until told there are none. */
+static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in, int status, int fd)
+{
+    char dir[] = "/tmp/kgate-batch-XXXXXX";
+    if (!mkdtemp(dir))
+        _exit(KG_EXIT_IO);
+    int g = c->gpus[slot];
+    for (;;) {
+        msg m = {M_READY, slot, -1};
+        if (write(status, &m, sizeof m) != sizeof m)
+            break;
+        int job;
+        if (read(in, &job, sizeof job) != sizeof job || job < 0)
+            break;
+        kg_err err = {0, ""};
+        char *text = NULL;
+        int rc = run_job(c, &jobs->v[job], g, dir, &text, &err);
+        /* an environment failure or a killed supervisor: is it the GPU? Then
+         * the job is not recorded here but handed to another GPU */
+        if (rc >= 0 && (rc == KG_EXIT_ENV || rc > 128) && !healthy(c, g, dir)) {
+            free(text);
+            msg d = {M_DRAIN, slot, job};
+            if (write(status, &d, sizeof d) != sizeof d)
+                break;
+            break;
+        }
+        if (rc < 0 || kg_results_append(fd, text, &err)) {
+            free(text);
+            fprintf(stderr, "kgate: %s\n", err.msg);
+            _exit(err.code ? err.code : KG_EXIT_IO);
+        }
+        free(text);
+        msg d = {M_DONE, slot, job};
+        if (write(status, &d, sizeof d) != sizeof d)
+            break;
+    }
+    char rmcmd[64];
+    snprintf(rmcmd, sizeof rmcmd, "%s/job.json", dir);
+    unlink(rmcmd);
+    snprintf(rmcmd, sizeof rmcmd, "%s/job.log", dir);
+    unlink(rmcmd);
+    snprintf(rmcmd, sizeof rmcmd, "%s/health.log", dir);
+    unlink(rmcmd);
+    rmdir(dir);
+    _exit(0);
+}
+
+static void progress(int done, int total, int drained)
+{
+    if (!isatty(2) || total == 0)
+        return;
+    int w = 30, k = done * w / total;
+    fprintf(stderr, "\r[%.*s%*s] %d/%d jobs%s", k, "##############################", w - k, "", done, total,
+            drained ? " (a GPU drained)" : "");
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+/* The dispatcher: one supervisor per GPU, jobs on demand, drained GPUs'
+ * jobs requeued. */
+static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd,
+                    int *drained, int *n_done)
+{
+    int status[2], in[MAX_GPUS][2];
+    pid_t pid[MAX_GPUS];
+    int inflight[MAX_GPUS], alive = 0, waiting[MAX_GPUS], attempts_left = 2 * n_todo + 4;
+    int *queue = malloc(sizeof(int) * (size_t)(n_todo + MAX_GPUS + 1)), head = 0, tail = 0;
+    if (!queue || pipe2(status, O_CLOEXEC))
+        return KG_EXIT_ENV;
+    for (int i = 0; i < n_todo; i++)
+        queue[tail++] = todo[i];
+    for (int s = 0; s < c->n_gpus; s++) {
+        inflight[s] = -1;
+        waiting[s] = 0;
+        if (pipe2(in[s], O_CLOEXEC))
+            return KG_EXIT_ENV;
+        pid[s] = fork();
+        if (pid[s] == 0) {
+            close(status[0]);
+            close(in[s][1]);
+            supervise(c, jobs, s, in[s][0], status[1], fd);
+        }
+        close(in[s][0]);
+        alive++;
+    }
+    close(status[1]);
+    *n_done = 0;
+    int total = n_todo;
+    progress(0, total, 0);
+    while (alive > 0) {
+        struct pollfd p = {status[0], POLLIN, 0};
+        int r = poll(&p, 1, 200);
+        if (r > 0) {
+            msg m;
+            ssize_t k = read(status[0], &m, sizeof m);
+            if (k == sizeof m && m.slot >= 0 && m.slot < c->n_gpus) {
+                int s = m.slot;
+                if (m.kind == M_DONE) {
+                    inflight[s] = -1;
+                    (*n_done)++;
+                    progress(*n_done, total, drained[s]);
+                } else if (m.kind == M_DRAIN) {
+                    drained[s] = 1;
+                    if (m.job >= 0 && attempts_left-- > 0)
+                        queue[tail++] = m.job; /* the job goes to another GPU */
+                    inflight[s] = -1;
+                    fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
+                            c->gpus[s]);
+                } else if (m.kind == M_READY) {
+                    waiting[s] = 1;
+                }
+            }
+        }
+        /* a supervisor that died: its job goes back to the queue once */
+        for (int s = 0; s < c->n_gpus; s++) {
+            int st;
+            if (pid[s] > 0 && waitpid(pid[s], &st, WNOHANG) == pid[s]) {
+                pid[s] = -1;
+                alive--;
+                waiting[s] = 0;
+                if (inflight[s] >= 0) {
+                    if (attempts_left-- > 0)
+                        queue[tail++] = inflight[s];
+                    if (!drained[s])
+                        fprintf(stderr, "kgate: the supervisor of GPU %d died (%s): its job moved on\n",
+                                c->gpus[s], WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
+                    drained[s] = 1;
+                    inflight[s] = -1;
+                }
+                close(in[s][1]);
+            }
+        }
+        /* hand out work; when none is left and none is in flight, stop the idle */
+        int busy = 0;
+        for (int s = 0; s < c->n_gpus; s++)
+            busy += inflight[s] >= 0;
+        for (int s = 0; s < c->n_gpus; s++) {
+            if (!waiting[s] || pid[s] <= 0)
+                continue;
+            int job = -1;
+            if (head < tail)
+                job = queue[head++];
+            else if (busy)
+                continue; /* a job in flight may come back */
+            if (write(in[s][1], &job, sizeof job) == sizeof job) {
+                waiting[s] = 0;
+                inflight[s] = job;
+                busy += job >= 0;
+            }
+        }
+    }
+    close(status[0]);
+    int lost = tail - head;
+    free(queue);
+    progress(*n_done, total, 0);
+    return lost; /* jobs no GPU could take */
+}
+
+/* Counts the verdicts of the results file's lines for the summary. */
+static void summarize(const char *path, int ran, int skipped, int lost, const cfg *c, const int *drained)
+{
+    FILE *f = fopen(path, "r");
+    static const char *names[] = {"OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED"};
+    long counts[8] = {0}, lines = 0, errors = 0;
+    char *buf = malloc(KG_BATCH_LINE_MAX);
+    while (f && buf && fgets(buf, KG_BATCH_LINE_MAX, f)) {
+        cJSON *o = cJSON_Parse(buf), *r;
+        if (!o)
+            continue;
+        lines++;
+        errors += cJSON_GetObjectItemCaseSensitive(o, "error") != NULL;
+        cJSON *doc = cJSON_GetObjectItemCaseSensitive(o, "check");
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "results"))
+        {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "verdict");
+            for (int k = 0; k < 7; k++)
+                if (cJSON_IsString(v) && strcmp(v->valuestring, names[k]) == 0)
+                    counts[k]++;
+        }
+        cJSON_Delete(o);
+    }
+    free(buf);
+    if (f)
+        fclose(f);
+    printf("batch: %d job(s) run, %d already done, %ld in %s", ran, skipped, lines, path);
+    if (lost)
+        printf(", %d left undone (every GPU drained)", lost);
+    printf("\nverdicts:");
+    for (int k = 0; k < 7; k++)
+        printf(" %s %ld", names[k], counts[k]);
+    printf("; jobs that could not be judged: %ld\n", errors);
+    for (int s = 0; s < c->n_gpus; s++)
+        if (drained[s])
+            printf("GPU %d: drained\n", c->gpus[s]);
+}
+
+static int parse_gpus(cfg *c, const char *spec)
+{
+    int n = 0;
+    const char *fake = getenv("KG_BATCH_GPUS");
+    if (fake && *fake)
+        n = atoi(fake);
+    else if (cudaGetDeviceCount(&n) != cudaSuccess)
+        n = 0;
+    if (n <= 0) {
+        fprintf(stderr, "kgate: batch: no CUDA GPU\n");
+        return KG_EXIT_ENV;
+    }
+    c->n_gpus = 0;
+    if (!spec || strcmp(spec, "all") == 0) {
+        for (int g = 0; g < n && g < MAX_GPUS; g++)
+            c->gpus[c->n_gpus++] = g;
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *e;
+        long g = strtol(t, &e, 10);
+        if (*e || g < 0 || t == e) {
+            fprintf(stderr, "kgate: --gpus %s: '%s' is not a GPU index\n", spec, t);
+            return KG_EXIT_USAGE;
+        }
+        if (g >= n) {
+            fprintf(stderr, "kgate: --gpus %s: GPU %ld does not exist (%d GPU%s here)\n", spec, g, n, n == 1 ? "" : "s");
+            return KG_EXIT_USAGE;
+        }
+        for (int k = 0; k < c->n_gpus; k++)
+            if (c->gpus[k] == g) {
+                fprintf(stderr, "kgate: --gpus %s: GPU %ld named twice\n", spec, g);
+                return KG_EXIT_USAGE;
+            }
+        if (c->n_gpus == MAX_GPUS)
+            return usage("--gpus: too many");
+        c->gpus[c->n_gpus++] = (int)g;
+    }
+    return 0;
+}
+
+static void print_bad(void *ud, const char *m)
+{
+    (void)ud;
+    fprintf(stderr, "kgate: %s (line skipped)\n", m);
+}
+
+static int merge_cmd(int argc, char **argv)
+{
+    const char *out = NULL;
+    const char *in[1024];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] == '-')
+            return usage("batch --merge: usage: kgate batch --merge -o OUT.jsonl IN.jsonl...");
+        else if (n < 1024)
+            in[n++] = argv[i];
+    }
+    if (!out || n == 0)
+        return usage("batch --merge: usage: kgate batch --merge -o OUT.jsonl IN.jsonl...");
+    long kept, dups;
+    kg_err err = {0, ""};
+    if (kg_results_merge(out, in, n, &kept, &dups, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    printf("merged %d file(s) into %s: %ld job(s), %ld duplicate line(s) dropped\n", n, out, kept, dups);
+    return 0;
+}
+
+int kg_cmd_health(int argc, char **argv)
+{
+    int g = argc > 1 ? atoi(argv[1]) : 0;
+    void *p = NULL;
+    if (cudaSetDevice(g) != cudaSuccess || cudaMalloc(&p, 1 << 20) != cudaSuccess ||
+        cudaMemset(p, 0, 1 << 20) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+        cudaFree(p) != cudaSuccess) {
+        fprintf(stderr, "kgate: GPU %d: %s\n", g, cudaGetErrorString(cudaGetLastError()));
+        return KG_EXIT_ENV;
+    }
+    return 0;
+}
+
+int kg_cmd_batch(int argc, char **argv)
+{
+    cfg c;
+    memset(&c, 0, sizeof c);
+    c.timeout_s = 600;
+    const char *gpus = NULL;
+    if (argc > 1 && strcmp(argv[1], "--merge") == 0)
+        return merge_cmd(argc - 2, argv + 2);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            c.check = argv + i + 1;
+            c.n_check = argc - i - 1;
+            break;
+        } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
+            c.out = argv[++i];
+        } else if (strcmp(a, "--gpus") == 0 && i + 1 < argc) {
+            gpus = argv[++i];
+        } else if (strcmp(a, "--shard") == 0 && i + 1 < argc) {
+            c.shard = argv[++i];
+        } else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
+            char *e;
+            c.timeout_s = strtod(argv[++i], &e);
+            if (*e || !(c.timeout_s > 0) || c.timeout_s > 1e6)
+                return usage("--timeout: seconds, a positive number");
+        } else if (a[0] == '-') {
+            fprintf(stderr, "kgate: batch: unknown option '%s' (kgate help batch)\n", a);
+            return KG_EXIT_USAGE;
+        } else if (!c.input) {
+            c.input = a;
+        } else {
+            return usage("batch: one manifest or directory");
+        }
+    }
+    if (!c.input || !c.out)
+        return usage("batch: usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1] "
+                     "[--shard I/N] [--timeout S] [-- CHECK OPTIONS]");
+    kg_self_exe(c.exe, sizeof c.exe);
+    kg_err err = {0, ""};
+    int rank, size;
+    const char *src;
+    if (kg_shard_get(c.shard, &rank, &size, &src, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    /* each rank its own results file; `kgate batch --merge` joins them */
+    if (size > 1)
+        snprintf(c.results, sizeof c.results, "%s.rank-%05d-of-%05d", c.out, rank, size);
+    else
+        snprintf(c.results, sizeof c.results, "%s", c.out);
+    kg_batch_jobs jobs = {0};
+    struct stat st;
+    int rc = stat(c.input, &st) == 0 && S_ISDIR(st.st_mode) ? kg_manifest_dir(c.input, &jobs, &err)
+                                                              : kg_manifest_read(c.input, &jobs, print_bad, NULL, &err);
+    if (rc) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        kg_batch_jobs_free(&jobs);
+        return err.code;
+    }
+    if ((rc = parse_gpus(&c, gpus))) {
+        kg_batch_jobs_free(&jobs);
+        return rc;
+    }
+    int fd, torn;
+    kg_idset done = {0};
+    if (kg_results_open(c.results, &fd, &done, &torn, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        kg_batch_jobs_free(&jobs);
+        return err.code;
+    }
+    int *todo = malloc(sizeof(int) * (size_t)jobs.n), n_todo = 0, skipped = 0, missing = 0;
+    for (int i = 0; todo && i < jobs.n; i++) {
+        if (!kg_shard_mine(i, rank, size))
+            continue;
+        if (kg_idset_has(&done, jobs.v[i].id)) {
+            skipped++;
+            continue;
+        }
+        if (access(jobs.v[i].candidate, R_OK) != 0) { /* said now, in one line; the batch goes on */
+            fprintf(stderr, "kgate: %s:%d: %s: no such readable candidate (job skipped)\n", c.input, jobs.v[i].line,
+                    jobs.v[i].candidate);
+            missing++;
+            continue;
+        }
+        todo[n_todo++] = i;
+    }
+    if (size > 1 || torn)
+        fprintf(stderr, "kgate: batch: rank %d of %d (%s): %d job(s) to run, %d done before%s\n", rank, size, src,
+                n_todo, skipped, torn ? "; a torn line of a killed run ignored" : "");
+    int drained[MAX_GPUS] = {0}, n_done = 0;
+    int lost = n_todo ? dispatch(&c, &jobs, todo, n_todo, fd, drained, &n_done) : 0;
+    close(fd);
+    summarize(c.results, n_done, skipped, lost, &c, drained);
+    free(todo);
+    kg_idset_free(&done);
+    kg_batch_jobs_free(&jobs);
+    if (lost)
+        return KG_EXIT_ENV;
+    return jobs.n_bad || missing ? KG_EXIT_USAGE : 0;
+}

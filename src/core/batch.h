@@ -1,0 +1,95 @@
+/* Batch judging: the manifest, sharding, and the results file (plain C, no
+ * GPU; `kgate batch` in src/app/batch_cmd.c runs the jobs).
+ *
+ * The rules:
+ *   - a manifest is JSON Lines, one job a line: {"candidate": path, and
+ *     optionally "id", "kernel", "op", "dtype", "shape", "options": [..]};
+ *     a line that does not parse or breaks a rule is reported with its line
+ *     number and skipped, and the rest of the batch goes on; ids are unique
+ *     (derived from the fields when absent);
+ *   - sharding is deterministic: job i (manifest order) belongs to rank
+ *     i mod size; the rank and size come from --shard, else Slurm
+ *     (SLURM_PROCID/SLURM_NTASKS), else Open MPI (OMPI_COMM_WORLD_RANK/SIZE),
+ *     else PMI (PMI_RANK/PMI_SIZE), else 0 of 1;
+ *   - a results file is JSON Lines of schema kgate.batch/1, one line a
+ *     finished job ({"schema", "id", "gpu", "exit", "results": [...]}),
+ *     each appended with one write() while the writer holds an exclusive
+ *     lock on the file (a second batch on the same file is refused); a job
+ *     is finished when its line is there, so a rerun skips it, and a torn
+ *     last line (a crash mid-write) is ignored and its job run again;
+ *   - merging streams lines, keeping the first line of each id: memory
+ *     holds ids, never results. */
+#ifndef KG_BATCH_H
+#define KG_BATCH_H
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "kg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KG_BATCH_SCHEMA "kgate.batch/1"
+#define KG_BATCH_LINE_MAX (4 << 20) /* one results line: a job's results */
+#define KG_BATCH_MAX_OPTS 16
+
+typedef struct kg_batch_job {
+    int line;                /* manifest line (1-based); 0: from a directory */
+    char id[160];
+    char candidate[PATH_MAX];
+    char kernel[96], op[64], dtype[8], shape[64];
+    int n_opts;
+    char opts[KG_BATCH_MAX_OPTS][128]; /* further `kgate check` options */
+} kg_batch_job;
+
+typedef struct kg_batch_jobs {
+    kg_batch_job *v;
+    int n, cap;
+    int n_bad;                /* lines skipped */
+    char first_bad[512];      /* the first skipped line's message */
+} kg_batch_jobs;
+
+/* Reads a manifest. Each bad line is reported through `bad` (may be NULL)
+ * as one line ("manifest.jsonl:7: ...") and skipped. Returns non-zero only
+ * when the file cannot be read (KG_EXIT_IO) or holds no job (KG_EXIT_USAGE). */
+int kg_manifest_read(const char *path, kg_batch_jobs *jobs, void (*bad)(void *ud, const char *msg), void *ud,
+                     kg_err *err);
+/* Parses one manifest line into *j (line number `line`); the error names the field. */
+int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err);
+/* Jobs for every candidate file (.so, .py) in a directory, sorted by name. */
+int kg_manifest_dir(const char *dir, kg_batch_jobs *jobs, kg_err *err);
+void kg_batch_jobs_free(kg_batch_jobs *jobs);
+
+/* The shard: "i/n" when given (else NULL), then the environment. */
+int kg_shard_get(const char *given, int *rank, int *size, const char **source, kg_err *err);
+static inline int kg_shard_mine(int index, int rank, int size) { return size <= 1 || index % size == rank; }
+
+/* A set of ids (open addressing; ids only). */
+typedef struct kg_idset {
+    char **v;
+    size_t cap, n;
+} kg_idset;
+int kg_idset_add(kg_idset *s, const char *id); /* 1 added, 0 present, -1 out of memory */
+int kg_idset_has(const kg_idset *s, const char *id);
+void kg_idset_free(kg_idset *s);
+
+/* The results file: opened for appending under an exclusive lock (fd in
+ * *fd); the ids it already finishes go into *done (lines of another schema
+ * are an error naming the file; torn or unparsable lines are counted in
+ * *torn and ignored). */
+int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err *err);
+/* Appends one line (a newline is added) with one write(). */
+int kg_results_append(int fd, const char *line, kg_err *err);
+/* Streams the results files into `out` (written atomically), the first line
+ * of each id kept; *n_lines and *n_dups count what was kept and dropped. */
+int kg_results_merge(const char *out, const char *const *in, int n_in, long *n_lines, long *n_dups,
+                     kg_err *err);
+/* The id of a results line, into id (empty when the line is not a results line). */
+int kg_results_line_id(const char *line, char *id, size_t size, kg_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

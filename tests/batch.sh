@@ -1,0 +1,101 @@
+#!/bin/sh
+# kgate batch on the CPU, with tests/fake_check.sh standing in for the
+# `kgate check` of each job and fake GPUs (KG_BATCH_GPUS): every job once,
+# spread over the GPUs; a GPU that fails its health check drained and its
+# job moved; a killed batch resumed with every job recorded once; the bad
+# inputs of docs/scale.md; and 64 ranks as processes (Slurm's variables;
+# mpirun's too when Open MPI is installed) sharding one manifest, merged.
+kgate=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") src=$(cd "$2" && pwd)
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fails=0 n=0
+expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
+export KG_BATCH_RUNNER=$src/tests/fake_check.sh KG_BATCH_GPUS=2
+ids() { python3 -c "import json,sys; ids=[json.loads(l)['id'] for l in open(sys.argv[1])]; print(len(ids), len(set(ids)))" "$1"; }
+cd "$t"
+for i in $(seq 1 60); do : >c$i.so; done
+: >c_slow.so
+: >c_wrong.so
+{ for i in $(seq 1 60); do echo "{\"candidate\":\"c$i.so\",\"op\":\"relu\"}"; done
+  echo '{"candidate":"c_slow.so"}'; echo '{"candidate":"c_wrong.so"}'; } >m.jsonl
+
+# 1. two GPUs: every job once, both used
+KG_FAKE_LOG=$t/log1 "$kgate" batch m.jsonl -o r1.jsonl >out1.txt 2>&1
+expect "two GPUs: exit" 0 "$?"
+expect "two GPUs: lines, distinct ids" "62 62" "$(ids r1.jsonl)"
+expect "two GPUs: both GPUs ran jobs" 2 "$(cut -d' ' -f2 log1 | sort -u | wc -l)"
+expect "two GPUs: the summary counts the verdicts" 1 "$(grep -c 'OK 60 SLOW 1 INCORRECT 1' out1.txt)"
+
+# 2. a rerun does nothing
+KG_FAKE_LOG=$t/log1b "$kgate" batch m.jsonl -o r1.jsonl >out1b.txt 2>&1
+expect "rerun: jobs run" 0 "$(cat log1b 2>/dev/null | wc -l)"
+expect "rerun: says so" 1 "$(grep -c '0 job(s) run, 62 already done' out1b.txt)"
+
+# 3. GPU 1 fails its health check: drained, its job moved, each job once
+KG_FAKE_LOG=$t/log3 KG_FAKE_BAD_GPU=1 "$kgate" batch m.jsonl -o r3.jsonl >out3.txt 2>&1
+expect "drain: exit" 0 "$?"
+expect "drain: lines, distinct ids" "62 62" "$(ids r3.jsonl)"
+expect "drain: GPU 1 named" 1 "$(grep -c 'GPU 1 failed its health check' out3.txt)"
+expect "drain: no job recorded from GPU 1" 0 "$(grep -c '"gpu":1' r3.jsonl)"
+
+# 4. killed mid-run, then resumed: every job recorded exactly once
+(KG_FAKE_SLEEP=0.05 KG_FAKE_LOG=$t/log4 setsid "$kgate" batch m.jsonl -o r4.jsonl >/dev/null 2>&1 & echo $! >pid)
+sleep 0.8
+kill -9 -"$(cat pid)" 2>/dev/null
+sleep 0.2
+before=$(wc -l <r4.jsonl)
+KG_FAKE_LOG=$t/log4 "$kgate" batch m.jsonl -o r4.jsonl >out4.txt 2>&1
+expect "resume: exit" 0 "$?"
+expect "resume: the kill left some done and some not" yes "$([ "$before" -gt 0 ] && [ "$before" -lt 62 ] && echo yes || echo "no ($before)")"
+expect "resume: lines, distinct ids" "62 62" "$(ids r4.jsonl)"
+expect "resume: the finished jobs were not run again" "$((62 - before))" "$(grep -o '[0-9]* job(s) run' out4.txt | cut -d' ' -f1)"
+
+# 5. bad input: each one line, the rest goes on
+{ cat m.jsonl; echo 'not json'; echo '{"candidate":"missing.so"}'; echo '{"candidate":"c1.so","op":"relu"}'
+  echo '{"candidate":"c2.so","colour":"red"}'; echo '{"candidate":"c3.so","options":["--json","x"]}'; } >bad.jsonl
+KG_FAKE_LOG=$t/log5 "$kgate" batch bad.jsonl -o r5.jsonl >out5.txt 2>&1
+expect "bad lines: exit" 3 "$?"
+expect "bad lines: the good jobs ran" "62 62" "$(ids r5.jsonl)"
+expect "bad line named: not JSON" 1 "$(grep -c 'bad.jsonl:63: not a JSON object' out5.txt)"
+expect "bad line named: missing candidate" 1 "$(grep -c 'bad.jsonl:64: missing.so: no such readable candidate' out5.txt)"
+expect "bad line named: duplicate id" 1 "$(grep -c "bad.jsonl:65: id .* appears twice" out5.txt)"
+expect "bad line named: unknown field" 1 "$(grep -c "bad.jsonl:66: unknown field 'colour'" out5.txt)"
+expect "bad line named: the batch's option" 1 "$(grep -c "bad.jsonl:67: option '--json' is the batch's" out5.txt)"
+"$kgate" batch m.jsonl -o r6.jsonl --gpus 0,7 >out6.txt 2>&1
+expect "a GPU that does not exist: exit" 3 "$?"
+expect "a GPU that does not exist: said" 1 "$(grep -c 'GPU 7 does not exist (2 GPUs here)' out6.txt)"
+echo '{"schema":"kgate.batch/0","id":"x"}' >old.jsonl
+"$kgate" batch m.jsonl -o old.jsonl >out7.txt 2>&1
+expect "a results file of another schema: exit" 6 "$?"
+expect "a results file of another schema: said" 1 "$(grep -c 'old.jsonl: schema kgate.batch/0, this kgate writes kgate.batch/1' out7.txt)"
+(KG_FAKE_SLEEP=0.3 "$kgate" batch m.jsonl -o r8.jsonl >/dev/null 2>&1 &)
+sleep 0.3
+"$kgate" batch m.jsonl -o r8.jsonl >out8.txt 2>&1
+expect "two batches on one results file: exit" 6 "$?"
+expect "two batches on one results file: said" 1 "$(grep -c 'r8.jsonl: another batch is writing it' out8.txt)"
+"$kgate" batch nosuch.jsonl -o r9.jsonl >out9.txt 2>&1
+expect "a missing manifest: exit" 6 "$?"
+
+# 6. 64 ranks as processes (Slurm's variables), one fake GPU each, then merged
+{ for i in $(seq 1 500); do echo "{\"id\":\"job$i\",\"candidate\":\"c$((i % 60 + 1)).so\",\"shape\":\"$i\"}"; done; } >big.jsonl
+export KG_BATCH_GPUS=1
+for r in $(seq 0 63); do
+    SLURM_PROCID=$r SLURM_NTASKS=64 KG_FAKE_LOG=$t/log6 "$kgate" batch big.jsonl -o part.jsonl >/dev/null 2>&1 &
+done
+wait
+expect "64 ranks: their results files" 64 "$(ls part.jsonl.rank-*-of-00064 | wc -l)"
+"$kgate" batch --merge -o merged.jsonl part.jsonl.rank-* >out10.txt 2>&1
+expect "64 ranks: merged, every job once" "500 500" "$(ids merged.jsonl)"
+expect "64 ranks: each job run once" "500 500" "$(echo $(wc -l <log6) $(cut -d' ' -f1,3 log6 | sort -u | wc -l))"
+"$kgate" batch --merge -o merged2.jsonl merged.jsonl part.jsonl.rank-00000-of-00064 >out11.txt 2>&1
+expect "merge drops duplicate lines" 1 "$(grep -c '500 job(s), 8 duplicate line(s) dropped' out11.txt)"
+if command -v mpirun >/dev/null 2>&1; then
+    mpirun --oversubscribe --allow-run-as-root -n 64 -x KG_BATCH_RUNNER -x KG_BATCH_GPUS -x KG_FAKE_LOG=$t/log7 \
+        "$kgate" batch big.jsonl -o mpi.jsonl >/dev/null 2>&1
+    "$kgate" batch --merge -o mpim.jsonl mpi.jsonl.rank-* >/dev/null 2>&1
+    expect "mpirun -n 64: merged, every job once" "500 500" "$(ids mpim.jsonl)"
+else
+    echo "note: no mpirun here (Debian's openmpi-bin): the mpirun case is skipped"
+fi
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" = 0 ]

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Stands in for `kgate` in tests/batch.sh (KG_BATCH_RUNNER): `check SPEC ...
+# --device G --json F` writes a small results document and logs "SPEC G SHAPE" to
+# $KG_FAKE_LOG; `__health G` answers. KG_FAKE_BAD_GPU makes that GPU fail
+# (exit 5, and its health check); KG_FAKE_SLEEP slows every job.
+log=${KG_FAKE_LOG:-/dev/null}
+if [ "$1" = __health ]; then
+    [ "$2" = "${KG_FAKE_BAD_GPU:--1}" ] && { echo "kgate: GPU $2: unspecified launch failure" >&2; exit 5; }
+    exit 0
+fi
+[ "$1" = check ] || { echo "fake_check: not a check" >&2; exit 3; }
+spec=$2 dev= json= shape=
+while [ $# -gt 0 ]; do
+    case $1 in --device) dev=$2 ;; --json) json=$2 ;; --shape) shape=$2 ;; esac
+    shift
+done
+[ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
+if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ]; then
+    echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
+    exit 5
+fi
+echo "$spec $dev $shape" >>"$log"
+verdict=OK
+case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; esac
+printf '{"schema":"kgate.results/2","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{}}]}\n' \
+    "$dev" "$spec" "$verdict" >"$json"
+[ $verdict = OK ] && exit 0
+[ $verdict = SLOW ] && exit 1
+exit 2

@@ -1,0 +1,194 @@
+/* Batch judging's rules (core/batch.h): manifest lines, deterministic
+ * shards from the option or the environment, the id set, the results file
+ * (lock, resume, torn lines, schema) and the streaming merge. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/batch.h"
+
+static void manifest_lines(void **state)
+{
+    (void)state;
+    kg_batch_job j;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_manifest_line("{\"candidate\":\"a.so\",\"kernel\":\"k\",\"op\":\"relu\",\"dtype\":\"fp16\","
+                                      "\"shape\":\"large\",\"options\":[\"--hot\"]}",
+                                      3, &j, &e),
+                     0);
+    assert_string_equal(j.id, "a.so:k|relu|fp16|large");
+    assert_int_equal(j.n_opts, 1);
+    assert_string_equal(j.opts[0], "--hot");
+    assert_int_equal(j.line, 3);
+    assert_int_equal(kg_manifest_line("{\"id\":\"mine\",\"candidate\":\"b.py\"}", 1, &j, &e), 0);
+    assert_string_equal(j.id, "mine");
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"[1]", "line 9: not a JSON object"},
+        {"{\"op\":\"relu\"}", "no 'candidate'"},
+        {"{\"candidate\":\"\"}", "'candidate' must be"},
+        {"{\"candidate\":7}", "'candidate' must be"},
+        {"{\"candidate\":\"a\",\"x\":1}", "unknown field 'x'"},
+        {"{\"candidate\":\"a\",\"options\":\"--hot\"}", "'options' must be an array"},
+        {"{\"candidate\":\"a\",\"options\":[\"--device\",\"1\"]}", "is the batch's"},
+        {"{\"candidate\":\"a\",\"options\":[3]}", "non-string"},
+        {"{\"candidate\":\"a\\u0001b\"}", "control character"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kg_err x = {0, ""};
+        assert_int_equal(kg_manifest_line(bad[i].text, 9, &j, &x), KG_EXIT_USAGE);
+        if (!strstr(x.msg, bad[i].want))
+            fail_msg("%s: '%s' lacks '%s'", bad[i].text, x.msg, bad[i].want);
+    }
+}
+
+static void shards(void **state)
+{
+    (void)state;
+    int r, s;
+    const char *src;
+    kg_err e = {0, ""};
+    unsetenv("SLURM_PROCID");
+    unsetenv("SLURM_NTASKS");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    unsetenv("PMI_RANK");
+    unsetenv("PMI_SIZE");
+    assert_int_equal(kg_shard_get(NULL, &r, &s, &src, &e), 0);
+    assert_int_equal(r * 10 + s, 1);
+    setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
+    assert_int_equal(kg_shard_get(NULL, &r, &s, &src, &e), 0);
+    assert_int_equal(r, 2);
+    assert_int_equal(s, 8);
+    assert_string_equal(src, "Open MPI");
+    setenv("SLURM_PROCID", "5", 1); /* Slurm first */
+    setenv("SLURM_NTASKS", "64", 1);
+    assert_int_equal(kg_shard_get(NULL, &r, &s, &src, &e), 0);
+    assert_int_equal(r, 5);
+    assert_string_equal(src, "Slurm");
+    assert_int_equal(kg_shard_get("3/4", &r, &s, &src, &e), 0); /* the option over both */
+    assert_int_equal(r * 10 + s, 34);
+    setenv("SLURM_PROCID", "64", 1);
+    assert_int_equal(kg_shard_get(NULL, &r, &s, &src, &e), KG_EXIT_USAGE);
+    assert_int_equal(kg_shard_get("4/4", &r, &s, &src, &e), KG_EXIT_USAGE);
+    assert_int_equal(kg_shard_get("x", &r, &s, &src, &e), KG_EXIT_USAGE);
+    unsetenv("SLURM_PROCID");
+    unsetenv("SLURM_NTASKS");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    /* every job in exactly one shard, the same one every time */
+    for (int size = 1; size <= 7; size++)
+        for (int i = 0; i < 100; i++) {
+            int owners = 0;
+            for (int rank = 0; rank < size; rank++)
+                owners += kg_shard_mine(i, rank, size);
+            assert_int_equal(owners, 1);
+        }
+}
+
+static void idset(void **state)
+{
+    (void)state;
+    kg_idset s = {0};
+    char id[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(id, sizeof id, "job%d", i);
+        assert_int_equal(kg_idset_add(&s, id), 1);
+    }
+    assert_int_equal(kg_idset_add(&s, "job42"), 0);
+    assert_true(kg_idset_has(&s, "job4999"));
+    assert_false(kg_idset_has(&s, "job5000"));
+    assert_int_equal((int)s.n, 5000);
+    kg_idset_free(&s);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void results_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kg-test-results-XXXXXX";
+    int t = mkstemp(path);
+    assert_true(t >= 0);
+    close(t);
+    /* two finished jobs and a torn last line from a killed run */
+    write_file(path, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"exit\":0}\n"
+                     "{\"schema\":\"kgate.batch/1\",\"id\":\"b\",\"exit\":1}\n"
+                     "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"ex");
+    int fd, torn;
+    kg_idset done = {0};
+    kg_err e = {0, ""};
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &e), 0);
+    assert_true(kg_idset_has(&done, "a") && kg_idset_has(&done, "b"));
+    assert_false(kg_idset_has(&done, "c"));
+    assert_int_equal(torn, 1);
+    /* a second writer is refused while the first holds the file */
+    int fd2, torn2;
+    kg_idset d2 = {0};
+    kg_err e2 = {0, ""};
+    assert_int_equal(kg_results_open(path, &fd2, &d2, &torn2, &e2), KG_EXIT_IO);
+    assert_non_null(strstr(e2.msg, "another batch is writing it"));
+    assert_int_equal(kg_results_append(fd, "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"exit\":0}", &e), 0);
+    close(fd);
+    kg_idset_free(&done);
+    kg_idset_free(&d2);
+    /* reopened: the torn line stayed torn, the new line starts on its own */
+    done = (kg_idset){0};
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &e), 0);
+    assert_true(kg_idset_has(&done, "c"));
+    assert_int_equal(torn, 1);
+    close(fd);
+    kg_idset_free(&done);
+    /* another schema is an error naming the file */
+    write_file(path, "{\"schema\":\"kgate.batch/2\",\"id\":\"a\"}\n");
+    done = (kg_idset){0};
+    kg_err e3 = {0, ""};
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &e3), KG_EXIT_IO);
+    assert_non_null(strstr(e3.msg, "schema kgate.batch/2"));
+    kg_idset_free(&done);
+    /* merging keeps the first line of each id */
+    char p2[] = "/tmp/kg-test-results2-XXXXXX", out[64];
+    close(mkstemp(p2));
+    write_file(path, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"n\":1}\n{\"schema\":\"kgate.batch/1\",\"id\":\"b\"}\n");
+    write_file(p2, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"n\":2}\n{\"schema\":\"kgate.batch/1\",\"id\":\"d\"}\ntorn");
+    snprintf(out, sizeof out, "%s.merged", path);
+    const char *in[] = {path, p2};
+    long kept, dups;
+    assert_int_equal(kg_results_merge(out, in, 2, &kept, &dups, &e), 0);
+    assert_int_equal(kept, 3);
+    assert_int_equal(dups, 1);
+    FILE *f = fopen(out, "r");
+    char line[256];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(strstr(line, "\"n\":1"));
+    fclose(f);
+    unlink(out);
+    unlink(path);
+    unlink(p2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(manifest_lines),
+        cmocka_unit_test(shards),
+        cmocka_unit_test(idset),
+        cmocka_unit_test(results_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
