@@ -49,6 +49,7 @@ class Host:
     # ------------------------------------------------------------ open
     def open(self, _self, source, table_out, msg, msg_size):
         try:
+            _jit_caches()
             path = source.decode()
             mod = load_module(path)
             ks = getattr(mod, "KGATE_KERNELS", None)
@@ -319,6 +320,24 @@ class Host:
         except BaseException as e:
             _abi.write_msg(msg, msg_size, f"collecting the results: {type(e).__name__}: {_one_line(e)}")
             return 2
+
+
+def _jit_caches():
+    """Under kgate's sandbox only the scratch directory (TMPDIR, the working
+    directory) is writable: JIT compilers' caches in $HOME would fail, so
+    they move there. Outside the sandbox nothing changes."""
+    import tempfile
+    for var, default in (("TRITON_CACHE_DIR", "~/.triton/cache"), ("TORCHINDUCTOR_CACHE_DIR", None)):
+        if os.environ.get(var):
+            continue
+        home = os.path.expanduser(default or "~/.cache")
+        try:
+            os.makedirs(home, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=home)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError:
+            os.environ[var] = os.path.join(tempfile.gettempdir(), var.lower())
 
 
 class _Refused(Exception):
