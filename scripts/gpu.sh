@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python kb-compare (default: info peaks refs variants faults
+#        sandbox-bisect python tune kb-compare (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -173,6 +173,7 @@ EOF2
         cp "$B"/tests/python/*.json "$B"/tests/python/*.txt "$OUT/python/" 2>/dev/null
         python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
         ;;
+    tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
     kb-compare)
         # kgate against KernelBench's evaluator (KB_PROBLEMS, KB_EVAL, KB_REPS, KB_BUDGET)
         log kb-compare

@@ -175,12 +175,13 @@ static void event_round_trips(void **state)
 
     memset(&a, 0, sizeof a);
     a.kind = KG_EV_TABLE;
-    kg_table_entry t = {"k1", "layer_norm", "bf16", "int64", "a kernel", "eps"};
+    kg_table_entry t = {"k1", "layer_norm", "bf16", "int64", "a kernel", "eps", "block=64|128;warps=4"};
     a.entries = &t;
     a.n_entries = 1;
     b = rt(&a);
     assert_int_equal(b.n_entries, 1);
     assert_string_equal(b.entries[0].scalars, "eps");
+    assert_string_equal(b.entries[0].space, "block=64|128;warps=4");
     kg_event_free(&b);
 
     memset(&a, 0, sizeof a);

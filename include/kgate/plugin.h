@@ -104,6 +104,50 @@ typedef struct kgate_plugin {
 
 typedef const kgate_plugin *(*kgate_plugin_entry_fn)(void);
 
+/* ------------------------------------------------------------------------
+ * Optional: configuration spaces (`kgate tune`, docs/tune.md).
+ *
+ * A candidate may also export
+ *
+ *     const kgate_tunables *kgate_tunables_v1(void);
+ *
+ * naming, for some of its kernels, integer knobs with their allowed values
+ * (BLOCK_M, num_stages, ...) and a launch that takes one value per knob.
+ * `kgate tune` times every valid configuration, or a budgeted sample, with
+ * the same checks and engine as `kgate check`. A configuration is the knobs'
+ * values in the order the kernel lists its knobs. */
+#define KGATE_TUNABLES_SYMBOL "kgate_tunables_v1"
+
+typedef struct kgate_knob {
+    const char *name;      /* [a-z_][a-z0-9_]*, unique within the kernel */
+    uint32_t n_values;     /* 1 to 64 */
+    const int64_t *values; /* the allowed values, distinct */
+} kgate_knob;
+
+/* Launch with a configuration (config[i] is knob i's value). A non-zero
+ * return is an error of the kernel, as for kgate_launch_fn. */
+typedef int (*kgate_launch_config_fn)(const DLTensor *inputs, int n_inputs, DLTensor *outputs,
+                                      int n_outputs, const kgate_params *params,
+                                      const int64_t *config, kgate_stream stream);
+
+typedef struct kgate_tunable {
+    const char *kernel;     /* the name of a kernel of the table */
+    uint32_t n_knobs;       /* 1 to 16 */
+    const kgate_knob *knobs;
+    kgate_launch_config_fn launch;
+    /* Optional: whether a configuration can run this shape (shared memory,
+     * divisibility); an invalid one is skipped, not failed. NULL: all can. */
+    int (*valid)(const int64_t *config, const int64_t *extents, int n_extents);
+} kgate_tunable;
+
+typedef struct kgate_tunables {
+    uint32_t abi_version;  /* 1 */
+    uint32_t n;
+    const kgate_tunable *tunables;
+} kgate_tunables;
+
+typedef const kgate_tunables *(*kgate_tunables_entry_fn)(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 
 #include "../core/job.h"
 #include "../core/problem.h"
+#include "../core/tune.h"
 #include "../core/report.h"
 #include "../core/roofs_io.h"
 #include "../gpu/baseline.h"
@@ -288,6 +289,7 @@ typedef struct target {
     char plugin[PATH_MAX];
     char kernel[96];
     char summary[256]; /* the kernel's own description (naive ones name their defect) */
+    char space[1024];  /* its configuration space (kgate tune), or "" */
     const kg_op *op;
     kg_types types;
 } target;
@@ -360,6 +362,7 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
         snprintf(t->plugin, sizeof t->plugin, "%s", path);
         snprintf(t->kernel, sizeof t->kernel, "%s", k->name);
         snprintf(t->summary, sizeof t->summary, "%s", k->summary);
+        snprintf(t->space, sizeof t->space, "%s", k->space);
         t->op = op;
         t->types = ty;
     }
@@ -771,5 +774,172 @@ int kg_cmd_run(const kg_options *o)
     }
     int rc = measure(o, exe, &tg);
     free(tg.v);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ tune */
+
+static int by_time(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One configuration (or, cfg NULL, the kernel's own launch) checked, timed
+ * and judged into rep; returns non-zero only for errors that stop tune. */
+static int tune_one(const kg_options *o, const char *exe, const target *t, kg_job *job, const kg_shape *shape,
+                    const kg_libref *lib, const char *label, kg_report *rep, kg_err *err)
+{
+    kg_result r;
+    char shp[96];
+    memset(&r, 0, sizeof r);
+    job->mode = KG_JOB_KERNEL;
+    snprintf(job->plugin, sizeof job->plugin, "%s", t->plugin);
+    snprintf(job->kernel, sizeof job->kernel, "%s", t->kernel);
+    snprintf(r.kernel, sizeof r.kernel, "%s", t->kernel);
+    snprintf(r.summary, sizeof r.summary, "%s", label);
+    snprintf(r.source, sizeof r.source, "%s", relative(t->plugin));
+    snprintf(r.op, sizeof r.op, "%s", t->op->name);
+    snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(t->types.data));
+    if (kg_op_has_index(t->op))
+        snprintf(r.index_dtype, sizeof r.index_dtype, "%s", kg_dtype_name(t->types.index));
+    snprintf(r.shape, sizeof r.shape, "%s", kg_shape_format(shape, shp, sizeof shp));
+    if (kg_job_run(exe, job, o->timeout_s, &r, NULL, NULL, NULL, err)) {
+        if (err->code == KG_EXIT_ENV && r.n_sums)
+            kg_report_add(rep, &r);
+        return err->code;
+    }
+    kg_judge(&r, t->op, t->types, shape, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
+    return kg_report_add(rep, &r) ? 0 : kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+}
+
+int kg_cmd_tune(const kg_options *o)
+{
+    kg_err err = {0, ""};
+    char exe[PATH_MAX], dir[PATH_MAX], bundled[PATH_MAX + 32];
+    targets tg = {0, 0, NULL};
+    kg_self_exe(exe, sizeof exe);
+    if (check_json_path(o, &err) || collect(o, exe, o->candidate, &tg, &err)) {
+        free(tg.v);
+        return fail(&err);
+    }
+    if (tg.n != 1) {
+        kg_err_set(&err, KG_EXIT_USAGE, "tune: %s has %d matching kernels; name one: kgate tune CAND.so:KERNEL",
+                   o->candidate, tg.n);
+        free(tg.v);
+        return fail(&err);
+    }
+    target t = tg.v[0];
+    free(tg.v);
+    kg_space sp;
+    uint64_t *idx = NULL;
+    long n = 0;
+    kg_shape shape;
+    if (!t.space[0]) {
+        kg_err_set(&err, KG_EXIT_USAGE, "tune: kernel '%s' exposes no configuration space (%s, docs/tune.md)", t.kernel,
+                   KGATE_TUNABLES_SYMBOL);
+        return fail(&err);
+    }
+    if (kg_space_parse(t.space, &sp, &err) ||
+        kg_space_pick(&sp, o->budget, 4096, o->seed ^ 0x74756e65ull, &idx, &n, &err) ||
+        kg_shape_parse(t.op, o->n_shapes ? o->shape_texts[0] : "large", &shape, &err)) {
+        free(idx);
+        return fail(&err);
+    }
+    kg_self_dir(dir, sizeof dir);
+    snprintf(bundled, sizeof bundled, "%s/libkgate_bundled.so", dir);
+    if (access(bundled, R_OK) != 0)
+        bundled[0] = '\0';
+    kg_device_info d;
+    kg_report rep;
+    if (open_device(o, &d, &err)) {
+        free(idx);
+        return fail(&err);
+    }
+    kg_report_init(&rep);
+    report_header(&rep, o, &d);
+    kg_job job;
+    kg_libref lib;
+    memset(&lib, 0, sizeof lib);
+    job_from_options(o, &job);
+    job.op = t.op;
+    job.types = t.types;
+    job.shape = shape;
+    int rc = get_roofs(o, &d, &rep.roofs, &err) || scalars_for(o, job.op, &job.scalars, &err);
+    if (!rc && o->extra) {
+        kg_shape x[3];
+        rep.shapes_seed = fresh_seed();
+        job.n_extra = kg_extra_shapes(job.op, rep.shapes_seed ^ (uintptr_t)job.op, x);
+        memcpy(job.extra, x, sizeof x);
+    }
+    if (!rc && !o->verify_only) {
+        job.mode = KG_JOB_LIBRARY;
+        snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
+        rc = kg_job_run(exe, &job, o->timeout_s * 4, NULL, &lib, NULL, NULL, &err) != 0;
+    }
+    /* the kernel's own launch first: what the tuning is measured against */
+    if (!rc)
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, "default (the kernel's own launch)", &rep, &err) != 0;
+    for (long i = 0; i < n && !rc; i++) {
+        char label[256], what[300];
+        job.n_config = sp.n_knobs;
+        kg_space_config(&sp, idx[i], job.config);
+        kg_config_format(&sp, job.config, label, sizeof label);
+        snprintf(what, sizeof what, "%s [%s]", t.kernel, label);
+        progress((int)i, (int)n, what);
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, label, &rep, &err) != 0;
+    }
+    progress((int)n, (int)n, NULL);
+    free(idx);
+    kg_report_print(&rep, stdout, 0);
+    /* the tuning's own summary: the best configuration, the spread, the default */
+    double *times = malloc(sizeof(double) * (size_t)(rep.n + 1)), t_def = 0, t_best = 0;
+    int n_ok = 0, n_skip = 0, n_bad = 0, best = -1;
+    for (int i = 0; times && i < rep.n; i++) {
+        const kg_result *x = &rep.results[i];
+        double tt;
+        if (x->verdict == KG_V_SKIPPED) {
+            n_skip += i > 0;
+            continue;
+        }
+        if (x->verdict != KG_V_OK && x->verdict != KG_V_SLOW) {
+            n_bad += i > 0;
+            continue;
+        }
+        if (!kg_result_get(x, "time/gpu/median", &tt))
+            continue;
+        if (i == 0) {
+            t_def = tt;
+            continue;
+        }
+        times[n_ok++] = tt;
+        if (best < 0 || tt < t_best) {
+            best = i;
+            t_best = tt;
+        }
+    }
+    char buf[3][32];
+    printf("\ntune %s at %s: %ld configuration(s) of %.0f; %d correct and timed, %d cannot run this shape, "
+           "%d wrong or failed\n",
+           t.kernel, rep.n ? rep.results[0].shape : "?", n, kg_space_size(&sp), n_ok, n_skip, n_bad);
+    if (best >= 0) {
+        const kg_result *b = &rep.results[best];
+        double e = 0;
+        qsort(times, (size_t)n_ok, sizeof *times, by_time);
+        printf("best: [%s] %s, %s%s", b->summary, kg_fmt_time(t_best, buf[0], sizeof buf[0]), kg_verdict_name(b->verdict),
+               kg_result_get(b, "lib/efficiency", &e) ? "" : "\n");
+        if (kg_result_get(b, "lib/efficiency", &e))
+            printf(", E_lib %.2f\n", e);
+        printf("spread: fastest %s, median %s, slowest %s\n", kg_fmt_time(times[0], buf[0], sizeof buf[0]),
+               kg_fmt_time(times[n_ok / 2], buf[1], sizeof buf[1]), kg_fmt_time(times[n_ok - 1], buf[2], sizeof buf[2]));
+        if (t_def > 0)
+            printf("default launch: %s (%s); the best configuration is %.2fx faster\n",
+                   kg_fmt_time(t_def, buf[0], sizeof buf[0]), kg_verdict_name(rep.results[0].verdict), t_def / t_best);
+    }
+    free(times);
+    if (!rc && n_ok == 0 && n > 0)
+        rc = kg_err_set(&err, KG_EXIT_FAIL, "tune: no configuration of '%s' ran this shape correctly", t.kernel) != 0;
+    rc = finish(o, &rep, rc ? err.code : 0, &err);
+    kg_report_free(&rep);
     return rc;
 }

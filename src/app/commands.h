@@ -14,6 +14,7 @@ int kg_cmd_peaks(const kg_options *o);
 int kg_cmd_ops(const kg_options *o);
 int kg_cmd_check(const kg_options *o);
 int kg_cmd_run(const kg_options *o);
+int kg_cmd_tune(const kg_options *o);
 const char *kg_version(void);
 
 #ifdef __cplusplus

@@ -42,6 +42,8 @@ int main(int argc, char **argv)
         return kg_cmd_ops(&o);
     if (strcmp(o.command, "check") == 0)
         return kg_cmd_check(&o);
+    if (strcmp(o.command, "tune") == 0)
+        return kg_cmd_tune(&o);
     if (strcmp(o.command, "explain") == 0)
         return kg_cmd_explain(&o);
     if (strcmp(o.command, "compare") == 0)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "explain", "compare", "report", "help", "version", NULL};
+static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "tune", "explain", "compare", "report", "help", "version", NULL};
 
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
@@ -20,6 +20,7 @@ static const char overview[] =
     "  ops                the operator catalog with shapes and work models\n"
     "  check CAND.so[:K]  check and time a candidate's kernels, judge them (CAND.py: Python callables)\n"
     "  kernelbench P.py S.py  a KernelBench solution judged, with KernelBench's own gate beside\n"
+    "  tune CAND.so:K     time a kernel's configuration space (--budget N: a sample), best and spread\n"
     "  batch M.jsonl|DIR -o R.jsonl  many candidates on every GPU, resumable, shardable (--merge)\n"
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
     "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
@@ -103,7 +104,7 @@ static const char peaks_help[] =
 
 const char *kg_usage(const char *c)
 {
-    if (c && (strcmp(c, "check") == 0 || strcmp(c, "run") == 0))
+    if (c && (strcmp(c, "check") == 0 || strcmp(c, "run") == 0 || strcmp(c, "tune") == 0))
         return check_help;
     if (c && strcmp(c, "peaks") == 0)
         return peaks_help;
@@ -214,6 +215,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"-o", STR, &o->output, 0, 0, NULL},
         {"--format", STR, &o->format, 0, 0, NULL},
         {"--regress", NUM, &o->regress, 0, 100, NULL},
+        {"--budget", INT, &o->budget, 1, 100000, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -228,7 +230,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             continue;
         }
         if (a[0] != '-') {
-            if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "help") == 0 ||
+            if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "tune") == 0 || strcmp(o->command, "help") == 0 ||
                  strcmp(o->command, "explain") == 0 || strcmp(o->command, "compare") == 0) &&
                 !o->candidate)
                 o->candidate = a;
@@ -363,6 +365,9 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     }
     if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
         return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
+    if (strcmp(o->command, "tune") == 0 && !o->help && (!o->candidate || o->n_shapes > 1))
+        return kg_err_set(err, KG_EXIT_USAGE, "tune needs one kernel and at most one shape: kgate tune "
+                          "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
     return 0;

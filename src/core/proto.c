@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "problem.h"
+#include "tune.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,11 @@ char *kg_job_to_json(const kg_job *j)
         cJSON_AddNumberToObject(o, "device", j->device);
         cJSON_AddBoolToObject(o, "verify_only", j->verify_only);
         cJSON_AddNumberToObject(o, "diagnose", j->diagnose);
+        if (j->n_config) {
+            cJSON *cf = cJSON_AddArrayToObject(o, "config");
+            for (int i = 0; i < j->n_config; i++)
+                cJSON_AddItemToArray(cf, cJSON_CreateNumber((double)j->config[i]));
+        }
         char seed[32];
         snprintf(seed, sizeof seed, "%llu", j->seed); /* beyond 2^53: a string */
         cJSON_AddStringToObject(o, "seed", seed);
@@ -283,6 +289,21 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
         get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
         get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err))
         goto out;
+    {
+        const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "config"), *x;
+        if (cf && (!cJSON_IsArray(cf) || cJSON_GetArraySize(cf) > 16 || cJSON_GetArraySize(cf) < 1)) {
+            kg_err_set(err, KG_EXIT_USAGE, "job: 'config' must be an array of 1 to 16 whole numbers");
+            goto out;
+        }
+        cJSON_ArrayForEach(x, cf)
+        {
+            if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) > 9e15) {
+                kg_err_set(err, KG_EXIT_USAGE, "job: 'config' holds a value that is not a whole number");
+                goto out;
+            }
+            j->config[j->n_config++] = (int64_t)x->valuedouble;
+        }
+    }
     if (get_str(o, "seed", buf, sizeof buf, 0, err))
         goto out;
     if (buf[0]) {
@@ -354,6 +375,8 @@ char *kg_event_to_json(const kg_event *e)
             cJSON_AddStringToObject(k, "index_dtype", t->index_dtype);
             cJSON_AddStringToObject(k, "summary", t->summary);
             cJSON_AddStringToObject(k, "scalars", t->scalars);
+            if (t->space[0])
+                cJSON_AddStringToObject(k, "space", t->space);
             cJSON_AddItemToArray(arr, k);
         }
         break;
@@ -533,6 +556,14 @@ static int parse_table(const cJSON *o, kg_event *e, kg_err *err)
             ev_str(k, "summary", t->summary, sizeof t->summary, err) ||
             ev_str(k, "scalars", t->scalars, sizeof t->scalars, err))
             return err->code;
+        if (cJSON_GetObjectItemCaseSensitive(k, "space")) {
+            kg_space sp;
+            kg_err se = {0, ""};
+            if (ev_str(k, "space", t->space, sizeof t->space, err))
+                return err->code;
+            if (kg_space_parse(t->space, &sp, &se))
+                return kg_err_set(err, KG_EXIT_FAIL, "table entry '%s': %s", t->name, se.msg);
+        }
         kg_dtype d;
         const kg_op *op = kg_op_find(t->op);
         if (!name_ok(t->name) || !op || kg_dtype_parse(t->dtype, &d) || !kg_op_has_dtype(op, d) ||

@@ -53,6 +53,8 @@ typedef struct kg_job {
     kg_flush_mode flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */
     int trials, edge, device, verify_only;
+    int n_config;          /* KERNEL: a configuration of the kernel's space (kgate tune), or 0 */
+    int64_t config[16];
     int diagnose;          /* KERNEL: after timing, collect the kernel's facts: 1 the default
                             * counters, 2 the extended ones (gpu/diagnose.c) */
     char nonce[40];        /* a secret the worker's `done` must echo (random per job) */
@@ -100,6 +102,7 @@ typedef enum kg_subject { KG_SUBJ_NONE, KG_SUBJ_KERNEL, KG_SUBJ_LIB, KG_SUBJ_BES
 typedef struct kg_table_entry {
     char name[96], op[64], dtype[8], index_dtype[8];
     char summary[256], scalars[128];
+    char space[1024]; /* the kernel's configuration space (core/tune.h), or "" */
 } kg_table_entry;
 
 /* One event. Which fields are set depends on the kind (docs/worker.md). */

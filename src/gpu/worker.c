@@ -17,6 +17,7 @@
 #include "../core/plugin_check.h"
 #include "../core/problem.h"
 #include "../core/proto.h"
+#include "../core/tune.h"
 #include "../core/result.h"
 #include "../core/sandbox.h"
 #include "../core/stats.h"
@@ -35,6 +36,8 @@ static FILE *ev_out;
 static char watch_note[400]; /* why launches could not be watched (--diagnose) */
 static const kg_provider *py_provider; /* set by the Python host (kg_worker_main_with) */
 static const kg_problem *opened_problem; /* the problem the opened candidate described, if any */
+static void *so_handle;                   /* the last shared library opened */
+static const kgate_tunables *so_tunables; /* its configuration spaces (kgate tune), or NULL */
 
 /* ---------------------------------------------------------------- events */
 
@@ -86,6 +89,7 @@ typedef struct bench {
     char path[40];
     const kgate_kernel *kernel;
     const kg_provider *prov; /* the kernel's provider */
+    const kgate_tunable *tunable; /* the job's configuration of it (kgate tune), or NULL */
     /* a problem outside the catalog: its provider gives inputs and references */
     const kg_problem *problem;
     const kg_provider *src;
@@ -126,7 +130,9 @@ static int launch_cb(void *p, int set, kgate_stream s, kg_err *err)
     if (b->baseline)
         return b->baseline->launch(b->bctx, s, err);
     b->msg[0] = '\0';
-    int rc = b->kernel->launch(b->in[set], b->n_in, b->out[set], b->n_out, &b->params, s);
+    int rc = b->tunable ? b->tunable->launch(b->in[set], b->n_in, b->out[set], b->n_out, &b->params,
+                                             b->job->config, s)
+                        : b->kernel->launch(b->in[set], b->n_in, b->out[set], b->n_out, &b->params, s);
     if (rc) {
         b->msg[sizeof b->msg - 1] = '\0';
         return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s' returned error %d%s%.400s", b->kernel->name,
@@ -508,7 +514,8 @@ static int check_extra_shapes(bench *b, kg_err *err)
         char txt[96], what[32], desc[1024];
         int pass = 0;
         kg_shape_format(sh, txt, sizeof txt);
-        if (b->kernel->supports && !b->kernel->supports(sh->d, sh->n)) {
+        if ((b->kernel->supports && !b->kernel->supports(sh->d, sh->n)) ||
+            (b->tunable && b->tunable->valid && !b->tunable->valid(j->config, sh->d, sh->n))) {
             skipped++;
             continue;
         }
@@ -523,6 +530,7 @@ static int check_extra_shapes(bench *b, kg_err *err)
         x.who = b->who;
         x.kernel = b->kernel;
         x.prov = b->prov;
+        x.tunable = b->tunable;
         int rc = alloc_bench(&x, err);
         for (int edge = 0; edge < 2 && !rc; edge++) {
             int64_t rows, cols;
@@ -780,9 +788,20 @@ static int so_open(void *self, const char *source, const kgate_plugin **table, c
     void *handle; /* kept loaded: kernels may still be referenced by the runtime */
     kg_err e = {0, ""};
     (void)self;
-    if (kg_plugin_open(source, &handle, table, &e))
+    if (kg_plugin_open(source, &handle, table, &e)) {
         snprintf(msg, size, "%s", e.msg);
-    return e.code;
+        return e.code;
+    }
+    /* an optional configuration space table, validated like the kernel table */
+    kgate_tunables_entry_fn tf = (kgate_tunables_entry_fn)dlsym(handle, KGATE_TUNABLES_SYMBOL);
+    so_tunables = NULL;
+    if (tf && kg_tunables_validate(tf(), *table, source, &e)) {
+        snprintf(msg, size, "%s", e.msg);
+        return e.code;
+    }
+    so_tunables = tf ? tf() : NULL;
+    so_handle = handle;
+    return 0;
 }
 
 const kg_provider *kg_provider_so(void)
@@ -853,6 +872,16 @@ static int do_list(const kg_job *j, kg_err *err)
         snprintf(t->index_dtype, sizeof t->index_dtype, "%s", k->index_dtype ? k->index_dtype : "int64");
         snprintf(t->summary, sizeof t->summary, "%s", k->summary ? k->summary : "");
         snprintf(t->scalars, sizeof t->scalars, "%s", k->scalars ? k->scalars : "");
+        const kgate_tunable *tu = pv == kg_provider_so() ? kg_tunable_find(so_tunables, k->name) : NULL;
+        kg_space sp;
+        if (tu) {
+            kg_space_of(tu, &sp);
+            if (kg_space_format(&sp, t->space, sizeof t->space)) {
+                kg_event_free(&e);
+                return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: '%s': its configuration space is over %zu bytes "
+                                  "as text", j->plugin, k->name, sizeof t->space - 1);
+            }
+        }
     }
     if (opened_problem && (e.problem = malloc(sizeof *e.problem)))
         *e.problem = *opened_problem;
@@ -1021,6 +1050,21 @@ static int do_measure(const kg_job *j, kg_err *err)
                               j->op->name, kg_dtype_name(j->types.data));
         b.who = KG_SUBJ_KERNEL;
         b.src = b.prov;
+        if (j->n_config) {
+            /* kgate tune: the kernel's launch with this configuration */
+            kg_space sp;
+            char why[200];
+            b.tunable = b.prov == kg_provider_so() ? kg_tunable_find(so_tunables, j->kernel) : NULL;
+            if (!b.tunable)
+                return kg_err_set(err, KG_EXIT_USAGE, "job: kernel '%s' has no configuration space", j->kernel);
+            kg_space_of(b.tunable, &sp);
+            if (!kg_config_check(&sp, j->config, j->n_config, why, sizeof why))
+                return kg_err_set(err, KG_EXIT_USAGE, "job: configuration of '%s': %s", j->kernel, why);
+            if (b.tunable->valid && !b.tunable->valid(j->config, j->shape.d, j->shape.n)) {
+                emit_sum(&b, "check/unsupported", 1); /* SKIPPED: this configuration cannot run this shape */
+                return 0;
+            }
+        }
         if (b.kernel->supports && !b.kernel->supports(j->shape.d, j->shape.n)) {
             emit_sum(&b, "check/unsupported", 1); /* SKIPPED, with the kernel's word for it */
             return 0;

@@ -1,0 +1,17 @@
+#!/bin/sh
+# kgate tune on the GPU finds the known best of a small space:
+# tests/plugins/tunable.cu's relu does its work `passes` times, so the best
+# configuration has passes = 1, the (512, 8) configuration is skipped as
+# unable to run, and the default launch (4 passes) is slower than the best.
+. "$(dirname "$0")/common.sh"
+out=$build/tests/gpu_tune.json
+"$kgate" tune "$build/tests/plugins/libcand_tunable0.so:relu_tuned" --shape large --json "$out" \
+    >"$build/tests/gpu_tune.txt" 2>&1
+expect "tune exit (the best is OK or SLOW)" yes "$([ $? -le 1 ] && echo yes || echo no)"
+expect "the best configuration" "passes=1" \
+    "$(grep '^best:' "$build/tests/gpu_tune.txt" | grep -o 'passes=[0-9]*')"
+expect "configurations timed, and skipped" "15 1" \
+    "$(sed -n 's/.* \([0-9]*\) correct and timed, \([0-9]*\) cannot run this shape.*/\1 \2/p' "$build/tests/gpu_tune.txt")"
+expect "the best beats the default launch" yes \
+    "$(grep -q 'the best configuration is [1-9]' "$build/tests/gpu_tune.txt" && echo yes || echo no)"
+finish

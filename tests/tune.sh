@@ -1,0 +1,32 @@
+#!/bin/sh
+# kgate tune without a GPU: a kernel's space is listed and validated by the
+# worker (a broken tunables table is a bad candidate, exit 4, one line), a
+# kernel without one and a budget or shape that cannot be used are usage
+# errors (3); with a valid space tune gets as far as the GPU (5 here).
+kgate=$1 plugins=$2
+fails=0 n=0
+expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
+run() { out=$("$kgate" "$@" 2>&1); rc=$?; }
+run tune "$plugins/libcand_tunable0.so:relu_tuned" --shape small
+if "$kgate" devices >/dev/null 2>&1; then
+    expect "a valid space: judged on the GPU" yes "$([ $rc -le 2 ] && echo yes || echo "no: $rc $out")"
+else
+    expect "a valid space: validated, then no GPU" 5 "$rc"
+fi
+run tune "$plugins/libcand_tunable0.so:relu_plain"
+expect "a kernel without a space: exit" 3 "$rc"
+expect "a kernel without a space: said" 1 "$(echo "$out" | grep -c "exposes no configuration space")"
+run tune "$plugins/libcand_tunable0.so"
+expect "two kernels, none named: exit" 3 "$rc"
+run tune "$plugins/libcand_tunable0.so:relu_tuned" --sizes small,large
+expect "two shapes: exit" 3 "$rc"
+for d in 1:"knob 'block' appears twice" 2:"names no kernel of the table ('relu_missing')" 3:"knob 'passes' has 0 values" \
+         4:"tunables of version 2"; do
+    run tune "$plugins/libcand_tunable${d%%:*}.so:relu_tuned"
+    expect "broken tunables ${d%%:*}: exit" 4 "$rc"
+    expect "broken tunables ${d%%:*}: one line naming it" 1 "$(echo "$out" | grep -c "${d#*:}")"
+done
+run check "$plugins/libcand_tunable1.so"
+expect "a broken tunables table is refused by check too" 4 "$rc"
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
