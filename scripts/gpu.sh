@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tune kb-compare (default: info peaks refs variants faults
+#        sandbox-bisect python tune tune-matmul kb-compare (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -174,6 +174,16 @@ EOF2
         python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
+    tune-matmul)
+        # the paper's RC2a at 16384^2: the Triton tutorial's eight configurations, then a
+        # sample (TUNE_BUDGET, default 40) of the wider compiled space, against cuBLASLt
+        log tune-matmul
+        for k in triton_matmul_tutorial_fp16 triton_matmul_fp16; do
+            timeout 280 "$B/kgate" tune "$B/triton/libkgate_triton.so:$k" --shape xl --budget "${TUNE_BUDGET:-40}" \
+                --json "$OUT/tune-$k.json" >"$OUT/tune-$k.txt" 2>&1
+            echo "$k: exit $?"; tail -5 "$OUT/tune-$k.txt"
+        done
+        ;;
     kb-compare)
         # kgate against KernelBench's evaluator (KB_PROBLEMS, KB_EVAL, KB_REPS, KB_BUDGET)
         log kb-compare

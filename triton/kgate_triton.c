@@ -333,6 +333,79 @@ static int mm_supported(const int64_t *e, int n)
            e[1] <= INT32_MAX / 2 && e[2] <= INT32_MAX / 2;
 }
 
+/* ------------------------------------------------ the tuned GEMM (tune) */
+
+/* One compiled configuration of matmul_kernel (triton/build.sh). */
+struct mm_cfg {
+    int bm, bn, bk, gm, st, w;
+    mm_fn fn;
+};
+#include "tune_mm.inc"
+
+static const int64_t k_bm[] = {64, 128, 256}, k_bn[] = {64, 128, 256}, k_bk[] = {32, 64}, k_gm[] = {1, 8},
+                     k_st[] = {3, 4}, k_w[] = {4, 8};
+static const kgate_knob mm_knobs[] = {{"block_m", 3, k_bm},    {"block_n", 3, k_bn},   {"block_k", 2, k_bk},
+                                      {"group_size_m", 2, k_gm}, {"num_stages", 2, k_st}, {"num_warps", 2, k_w}};
+
+/* The compiled configuration for knob values c, or NULL (its tiles do not
+ * fit in shared memory: not compiled). */
+static const struct mm_cfg *mm_find(const int64_t *c)
+{
+    for (size_t i = 0; i < sizeof mm_wide / sizeof mm_wide[0]; i++) {
+        const struct mm_cfg *e = &mm_wide[i];
+        if (e->bm == c[0] && e->bn == c[1] && e->bk == c[2] && e->gm == c[3] && e->st == c[4] && e->w == c[5])
+            return e;
+    }
+    return NULL;
+}
+
+
+static int mm_tuned(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
+                    const int64_t *config, kgate_stream s)
+{
+    const struct mm_cfg *e = mm_find(config);
+    if (!e)
+        return fail(p, E_ARGS, "triton matmul: configuration not compiled (its tiles exceed shared memory)");
+    return matmul(in, ni, out, no, p, s, kDLFloat, e->fn);
+}
+
+static int mm_tuned_valid(const int64_t *config, const int64_t *extents, int n)
+{
+    return mm_find(config) != NULL && mm_supported(extents, n);
+}
+
+/* The Triton tutorial's eight autotune configurations, by index. */
+static const int64_t k_tut[] = {0, 1, 2, 3, 4, 5, 6, 7};
+static const kgate_knob tut_knobs[] = {{"tutorial_config", 8, k_tut}};
+
+static int mm_tut(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, const int64_t *config,
+                  kgate_stream s)
+{
+    return matmul(in, ni, out, no, p, s, kDLFloat, mm_tutorial[config[0]].fn);
+}
+
+static int mm_tut_valid(const int64_t *config, const int64_t *extents, int n)
+{
+    (void)config;
+    return mm_supported(extents, n);
+}
+
+static int mm_tut_default(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s)
+{
+    return matmul(in, ni, out, no, p, s, kDLFloat, mm_tutorial[0].fn);
+}
+
+static const kgate_tunable tunables[] = {
+    {"triton_matmul_fp16", 6, mm_knobs, mm_tuned, mm_tuned_valid},
+    {"triton_matmul_tutorial_fp16", 1, tut_knobs, mm_tut, mm_tut_valid},
+};
+static const kgate_tunables tunable_table = {1, 2, tunables};
+
+__attribute__((visibility("default"))) const kgate_tunables *kgate_tunables_v1(void)
+{
+    return &tunable_table;
+}
+
 /* -------------------------------------------------------------- table */
 
 static const kgate_kernel kernels[] = {
@@ -340,6 +413,9 @@ static const kgate_kernel kernels[] = {
      "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL, mm_supported},
     {"triton_matmul_bf16", "matmul", "bf16", NULL, 2, 1, mm_bf16,
      "Triton tutorial GEMM (wgmma), 128x256x64 tiles, 3 stages, GROUP_M 8", NULL, mm_supported},
+    {"triton_matmul_tutorial_fp16", "matmul", "fp16", NULL, 2, 1, mm_tut_default,
+     "Triton tutorial GEMM, its first autotune config; kgate tune searches the tutorial's eight",
+     NULL, mm_supported},
     {"triton_layer_norm_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_bf16,
      "one program per row, the row in one block, fp32 two-pass statistics", "eps", rows_supported},
     {"triton_rms_norm_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_fp16,

@@ -47,6 +47,7 @@ static const char check_help[] =
     "                      leaves dirty lines whose write-back is charged to the kernel)\n"
     "  --trials N          random-input correctness trials (default 3)\n"
     "  --seed N            first seed (default 1); each trial uses a fresh one\n"
+    "  --budget N          tune: time N configurations drawn from --seed (default: all, up to 4096)\n"
     "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
     "  --param NAME=VALUE  an operator scalar (kgate ops lists them), e.g. eps=1e-6; repeatable\n"
     "  --verify-only       check correctness only: no timing, no library paths\n"
