@@ -61,12 +61,14 @@ REFERENCE = CFUNCTYPE(c_int, c_void_p, POINTER(DLTensor), c_int, POINTER(c_void_
                       POINTER(c_double), c_void_p, c_uint32)
 LIBRARY = CFUNCTYPE(c_int, c_void_p, POINTER(POINTER(Plugin)), c_void_p, c_uint32)
 HOST_SECONDS = CFUNCTYPE(c_double, c_void_p)
+TORCH_LIBRARY = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, c_int, POINTER(POINTER(Plugin)), c_void_p,
+                          c_uint32)
 
 
 class Provider(Structure):
     _fields_ = [("struct_size", c_uint32), ("kind", c_char_p), ("self", c_void_p), ("open", OPEN),
                 ("collect", COLLECT), ("describe", DESCRIBE), ("inputs", INPUTS), ("reference", REFERENCE),
-                ("library", LIBRARY), ("host_seconds", HOST_SECONDS)]
+                ("library", LIBRARY), ("host_seconds", HOST_SECONDS), ("torch_library", TORCH_LIBRARY)]
 
 
 MIRRORS = {"provider": Provider, "kernel": Kernel, "table": Plugin, "dltensor": DLTensor, "params": Params}

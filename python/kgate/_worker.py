@@ -95,6 +95,18 @@ class Host:
             raise _Refused(f"{path}: kernel '{k.name}' names unknown operator '{k.op}' (kgate ops)")
         return n_in.value, n_out.value
 
+    def _table_unchecked(self, ks):
+        """A table of library paths: their arity is the worker's business."""
+        arr = (_abi.Kernel * len(ks))()
+        for i, k in enumerate(ks):
+            strs = [s.encode() if s is not None else None for s in
+                    (k.name, k.op, k.dtype, k.index_dtype, k.summary, ",".join(k.reads))]
+            launch = _abi.LAUNCH(self._launcher(k))
+            self.keep.extend(strs + [launch])
+            arr[i] = _abi.Kernel(strs[0], strs[1], strs[2], strs[3], 0, 0, launch, strs[4], strs[5], _abi.SUPPORTS())
+        self.keep.append(arr)
+        return _abi.Plugin(_abi.ABI_VERSION, ctypes.sizeof(_abi.Kernel), len(ks), arr)
+
     def _table(self, ks, path):
         """A C kernel table over kgate.Kernel objects (kept alive here)."""
         arr = (_abi.Kernel * len(ks))()
@@ -280,6 +292,26 @@ class Host:
     def host_seconds(self, _self):
         return self.last_host
 
+    def torch_library(self, _self, op, dtype, index_dtype, compile, table_out, msg, msg_size):
+        """PyTorch's paths of catalog operator `op` (kgate check --torch)."""
+        try:
+            from . import torch_ops
+            op = op.decode()
+            self._torch()
+            ps = torch_ops.paths(op, bool(compile))
+            if not ps:
+                _abi.write_msg(msg, msg_size, f"PyTorch has no call for {op} here")
+                return 1
+            ks = [Kernel(fn, op=op, dtype=dtype.decode(), name=nm, summary=sm, reads=reads)
+                  for nm, fn, sm, reads in ps]
+            self.lib_kernels.extend(ks)
+            self.lib_table = self._table_unchecked(ks)
+            table_out[0] = ctypes.pointer(self.lib_table)
+            return 0
+        except BaseException as e:
+            _abi.write_msg(msg, msg_size, f"{type(e).__name__}: {_one_line(e)}")
+            return 1
+
     # ---------------------------------------------------------- collect
     def collect(self, _self, kptr, outs, n_out, stream, msg, msg_size):
         try:
@@ -394,7 +426,7 @@ def main(argv):
     prov = _abi.Provider(ctypes.sizeof(_abi.Provider), b"python", None, _abi.OPEN(host.open),
                          _abi.COLLECT(host.collect), _abi.DESCRIBE(host.describe), _abi.INPUTS(host.inputs),
                          _abi.REFERENCE(host.reference), _abi.LIBRARY(host.library),
-                         _abi.HOST_SECONDS(host.host_seconds))
+                         _abi.HOST_SECONDS(host.host_seconds), _abi.TORCH_LIBRARY(host.torch_library))
     args = [a.encode() for a in argv]
     c_argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
     lib.kg_worker_main_with.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_abi.Provider)]

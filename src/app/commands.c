@@ -392,6 +392,7 @@ static void job_from_options(const kg_options *o, kg_job *j)
     j->verify_only = o->verify_only;
     j->sandbox = o->sandbox;
     j->diagnose = o->diagnose == KG_DIAG_ALWAYS ? 1 : o->diagnose == KG_DIAG_EXTENDED ? 2 : 0;
+    j->torch = o->torch;
 }
 
 /* The scalars of op for this command: defaults, then --param. */

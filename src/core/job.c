@@ -526,7 +526,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     for (; wrapper && wrapper[na] && na < 16; na++)
         argv[na] = (char *)wrapper[na];
     const char *run = na ? argv[0] : exe;
-    if (kg_source_is_python(job->plugin)) {
+    if (kg_source_is_python(job->plugin) || (job->mode == KG_JOB_LIBRARY && job->torch)) {
         /* a Python candidate: the worker is the Python host, which loads
          * libkgate.so from beside this executable */
         if (python_worker_env(exe, python, sizeof python, err))

@@ -48,6 +48,8 @@ static const char check_help[] =
     "  --trials N          random-input correctness trials (default 3)\n"
     "  --seed N            first seed (default 1); each trial uses a fresh one\n"
     "  --budget N          tune: time N configurations drawn from --seed (default: all, up to 4096)\n"
+    "  --torch, --torch-compile  also time PyTorch's call (and torch.compile of it) as library\n"
+    "                      paths: the paper's E_lib (needs python3 with torch; docs/python.md)\n"
     "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
     "  --param NAME=VALUE  an operator scalar (kgate ops lists them), e.g. eps=1e-6; repeatable\n"
     "  --verify-only       check correctness only: no timing, no library paths\n"
@@ -217,6 +219,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--format", STR, &o->format, 0, 0, NULL},
         {"--regress", NUM, &o->regress, 0, 100, NULL},
         {"--budget", INT, &o->budget, 1, 100000, NULL},
+        {"--torch", FLAG, &o->torch, 1, 0, NULL},
+        {"--torch-compile", FLAG, &o->torch, 2, 0, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];

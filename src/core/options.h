@@ -27,6 +27,7 @@ typedef struct kg_options {
     int n_inputs;
     const char *output, *format; /* report: -o FILE (- for stdout), --format html|md|csv */
     double same, regress;  /* compare: the SAME band and the regression threshold (core/compare.h) */
+    int torch;             /* check, run: also PyTorch's paths (1 eager, 2 and torch.compile) */
     int budget;            /* tune: at most this many configurations (0: all, up to 4096) */
     const char *op_name, *dtype_name, *json, *roof;
     const kg_op *op;       /* set when --op was given */

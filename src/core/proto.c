@@ -82,6 +82,8 @@ char *kg_job_to_json(const kg_job *j)
         cJSON_AddNumberToObject(o, "device", j->device);
         cJSON_AddBoolToObject(o, "verify_only", j->verify_only);
         cJSON_AddNumberToObject(o, "diagnose", j->diagnose);
+        if (j->torch)
+            cJSON_AddNumberToObject(o, "torch", j->torch);
         if (j->n_config) {
             cJSON *cf = cJSON_AddArrayToObject(o, "config");
             for (int i = 0; i < j->n_config; i++)
@@ -287,7 +289,8 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
     }
     if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
         get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
-        get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err))
+        get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err) ||
+        get_int(o, "torch", 0, 2, &j->torch, err))
         goto out;
     {
         const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "config"), *x;

@@ -53,6 +53,8 @@ typedef struct kg_job {
     kg_flush_mode flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */
     int trials, edge, device, verify_only;
+    int torch;             /* LIBRARY: also PyTorch's paths: 1 eager, 2 eager and torch.compile
+                            * (the worker is then the Python host) */
     int n_config;          /* KERNEL: a configuration of the kernel's space (kgate tune), or 0 */
     int64_t config[16];
     int diagnose;          /* KERNEL: after timing, collect the kernel's facts: 1 the default

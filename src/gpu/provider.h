@@ -75,6 +75,11 @@ typedef struct kg_provider {
      * that holds the host longer than twice its GPU time is judged on the
      * host time) then charges the candidate, not the provider. */
     double (*host_seconds)(void *self);
+    /* Optional: PyTorch's library paths of a catalog operator ("torch", and
+     * "torch.compile" when compile is set) as a kernel table; an empty table
+     * when PyTorch has no call for it (kgate check --torch). */
+    int (*torch_library)(void *self, const char *op, const char *dtype, const char *index_dtype, int compile,
+                         const kgate_plugin **table, char *msg, uint32_t msg_size);
 } kg_provider;
 
 /* The built-in provider of shared libraries. */

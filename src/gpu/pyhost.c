@@ -37,3 +37,62 @@ int kg_pyhost_op_arity(const char *op, int *n_inputs, int *n_outputs)
     *n_outputs = o->n_outputs;
     return 0;
 }
+
+/* For the Python side's tests (tests/python/test_torch.py): the number of
+ * extents of catalog operator `op`, and for tensor t (inputs first, then
+ * outputs) at the extents `dims`: its rank, extents, element class
+ * (0 data, 1 index, 2 int64), value range [lo, hi) and, for an index input,
+ * the extent it indexes. Returns -1 for an unknown operator or tensor. */
+int kg_pyhost_op_dims(const char *op);
+int kg_pyhost_op_tensor(const char *op, const int64_t *dims, int n_dims, int t, int *rank, int64_t *ext, int *cls,
+                        double *lo, double *hi, int64_t *index_range);
+/* Runs the operator's CPU fp64 reference with its default scalars. */
+int kg_pyhost_cpu_reference(const char *op, const int64_t *dims, int n_dims, const double *const *in,
+                            double *const *out);
+
+int kg_pyhost_op_dims(const char *op)
+{
+    const kg_op *o = op ? kg_op_find(op) : NULL;
+    return o ? o->n_dims : -1;
+}
+
+static int shape_of(const kg_op *o, const int64_t *dims, int n_dims, kg_shape *s)
+{
+    if (n_dims != o->n_dims || n_dims > KG_MAX_DIMS)
+        return -1;
+    s->n = n_dims;
+    for (int i = 0; i < n_dims; i++)
+        s->d[i] = dims[i];
+    return 0;
+}
+
+int kg_pyhost_op_tensor(const char *op, const int64_t *dims, int n_dims, int t, int *rank, int64_t *ext, int *cls,
+                        double *lo, double *hi, int64_t *index_range)
+{
+    const kg_op *o = op ? kg_op_find(op) : NULL;
+    kg_shape s;
+    if (!o || shape_of(o, dims, n_dims, &s) || t < 0 || t >= o->n_inputs + o->n_outputs)
+        return -1;
+    const kg_tensor_spec *sp = t < o->n_inputs ? &o->in[t] : &o->out[t - o->n_inputs];
+    *rank = sp->rank;
+    kg_tensor_extents(sp, &s, ext);
+    *cls = sp->type == KG_T_DATA ? 0 : sp->type == KG_T_INDEX ? 1 : 2;
+    *lo = sp->lo;
+    *hi = sp->hi;
+    *index_range = sp->gen == KG_GEN_INDEX ? s.d[sp->range_dim] : 0;
+    return 0;
+}
+
+int kg_pyhost_cpu_reference(const char *op, const int64_t *dims, int n_dims, const double *const *in,
+                            double *const *out)
+{
+    const kg_op *o = op ? kg_op_find(op) : NULL;
+    kg_shape s;
+    if (!o || !o->cpu_reference || shape_of(o, dims, n_dims, &s))
+        return -1;
+    kg_scalars sc;
+    kg_scalars_default(o, &sc);
+    kgate_params p = {sizeof p, (uint32_t)sc.n, sc.v, NULL, 0};
+    o->cpu_reference(in, &s, &p, out);
+    return 0;
+}

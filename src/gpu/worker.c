@@ -806,7 +806,7 @@ static int so_open(void *self, const char *source, const kgate_plugin **table, c
 
 const kg_provider *kg_provider_so(void)
 {
-    static const kg_provider so = {sizeof(kg_provider), "so", NULL, so_open, NULL, NULL, NULL, NULL, NULL, NULL};
+    static const kg_provider so = {sizeof(kg_provider), "so", NULL, so_open, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     return &so;
 }
 
@@ -978,6 +978,38 @@ static int do_library(bench *b, kg_err *err)
         b->bctx = NULL;
         if (rc)
             return rc;
+    }
+    if (j->torch) {
+        /* PyTorch's paths (kgate check --torch): timed like the vendor ones */
+        const kgate_plugin *tl = NULL;
+        char msg[600] = "";
+        if (!py_provider || !py_provider->torch_library)
+            return kg_err_set(err, KG_EXIT_ENV, "--torch: this worker is not the Python host");
+        if (py_provider->torch_library(py_provider->self, op->name, kg_dtype_name(b->types.data),
+                                       kg_dtype_name(b->types.index), j->torch > 1, &tl, msg, sizeof msg) ||
+            !tl) {
+            msg[sizeof msg - 1] = '\0';
+            kg_event e = ev(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, "torch");
+            snprintf(e.text, sizeof e.text, "%s", msg[0] ? msg : "PyTorch could not be loaded");
+            emit(&e);
+        } else {
+            for (uint32_t i = 0; i < tl->n_kernels && i < 4; i++) {
+                const kgate_kernel *k = kg_plugin_kernel(tl, i);
+                b->who = KG_SUBJ_LIB;
+                b->kernel = k;
+                b->prov = py_provider;
+                b->baseline = NULL;
+                snprintf(b->path, sizeof b->path, "%.39s", k->name ? k->name : "?");
+                set_scalars(b, 0);
+                kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_LIB, b->path);
+                snprintf(e.text, sizeof e.text, "%.1000s", k->summary ? k->summary : "");
+                emit(&e);
+                if (run_subject(b, err))
+                    return err->code;
+            }
+            b->kernel = NULL;
+            b->prov = NULL;
+        }
     }
     if (!j->plugin[0])
         return 0;

@@ -7,6 +7,7 @@
 #     recorded by scripts/gpu.sh python-route, not asserted here);
 #   - a problem outside the catalog (kgate.Problem) is judged, a wrong
 #     candidate of it refused;
+#   - PyTorch and torch.compile timed as library paths of a catalog operator;
 #   - KernelBench problems end to end (when .cache/kernelbench or
 #     KG_KERNELBENCH has them): reference-as-solution is not rejected, and a
 #     correct but slow solution is admitted by KernelBench's gate and SLOW.
@@ -60,7 +61,14 @@ expect "addmm_gelu (linear_gelu) judged" judged "$v"
 expect "approx_gelu (linear_gelu)" INCORRECT "$(get "$t/problem.json" approx_gelu verdict)"
 expect "linear_gelu's library path" torch "$(python3 -c "import json; r=json.load(open('$t/problem.json'))['results'][0]; print(r.get('baseline'))")"
 
-# 4. KernelBench end to end
+# 4. PyTorch as a library path of catalog operators (--torch-compile: eager and compiled)
+"$kgate" check "$build/libkgate_bundled.so" --op softmax --dtype fp16 --shape medium --torch-compile \
+    --json "$t/torch-lib.json" >"$t/torch-lib.txt" 2>&1
+for p in torch torch.compile; do
+    expect "softmax's library path $p" ok "$(python3 -c "import json; r=json.load(open('$t/torch-lib.json'))['results'][0]; print(next((l['status'] for l in r['libraries'] if l['name']=='$p'), 'MISSING'))")"
+done
+
+# 5. KernelBench end to end
 kb=${KG_KERNELBENCH:-$src/.cache/kernelbench}
 if [ -d "$kb/KernelBench/level1" ]; then
     for p in 1_Square_matrix_multiplication_ 40_LayerNorm 9_Tall_skinny_matrix_multiplication_; do

@@ -1,0 +1,54 @@
+"""PyTorch as a library path of the catalog operators (`kgate check --torch`):
+each operator as the PyTorch call its catalog entry names (`kgate ops`,
+src/ops/<op>.c: "as torch.X"), so that E_lib can be the paper's exact one,
+t(PyTorch) / t(kernel), beside the vendor paths. torch.compile of the same
+call is a second reference (`--torch-compile`).
+
+Each function takes the operator's inputs in signature order and its
+scalars as keyword arguments, and returns its output. Nothing here runs at
+import; torch is imported when a path is built."""
+
+# the scalars each operator's call reads (the worker passes every scalar)
+SCALARS = {"cross_entropy": ("ignore_index",), "layer_norm": ("eps",), "leaky_relu": ("negative_slope",),
+           "rms_norm": ("eps",)}
+
+
+def calls():
+    import torch
+    import torch.nn.functional as F
+
+    return {
+        "add": lambda x, y: torch.add(x, y),
+        "argmax": lambda x: torch.argmax(x, dim=-1),
+        "cross_entropy": lambda logits, target, ignore_index: F.cross_entropy(
+            logits, target, reduction="none", ignore_index=int(ignore_index)),
+        "embedding": lambda table, idx: F.embedding(idx, table),
+        "index_select": lambda src, idx: torch.index_select(src, 0, idx),
+        "layer_norm": lambda x, w, b, eps: F.layer_norm(x, (x.shape[-1],), w, b, eps),
+        "leaky_relu": lambda x, negative_slope: F.leaky_relu(x, negative_slope),
+        "log_softmax": lambda x: torch.log_softmax(x, dim=-1),
+        "logsumexp": lambda x: torch.logsumexp(x, dim=-1),
+        "matmul": lambda a, b: torch.matmul(a, b),
+        "matrix_transpose": lambda x: x.t().contiguous(),
+        "max_reduction": lambda x: torch.amax(x, dim=-1),
+        "mean_reduction": lambda x: torch.mean(x, dim=-1),
+        "mul": lambda x, y: torch.mul(x, y),
+        "relu": lambda x: torch.relu(x),
+        "rms_norm": lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps),
+        "softmax": lambda x: torch.softmax(x, dim=-1),
+        "swiglu": lambda a, b: F.silu(a) * b,
+    }
+
+
+def paths(op, compile=False):
+    """[(name, callable, summary, scalars read)] of the PyTorch paths of a
+    catalog operator; [] when PyTorch has no call for it here."""
+    fn = calls().get(op)
+    if fn is None:
+        return []
+    out = [("torch", fn, f"PyTorch eager: the call {op} names in the catalog", SCALARS.get(op, ()))]
+    if compile:
+        import torch
+        out.append(("torch.compile", torch.compile(fn, dynamic=False),
+                    "torch.compile of the same call (default mode)", SCALARS.get(op, ())))
+    return out

@@ -1,0 +1,138 @@
+"""The Python side's parts that need torch, on the CPU: every PyTorch library
+path (kgate/torch_ops.py) against kgate's own CPU fp64 reference of its
+catalog operator (through libkgate.so), and the automatic work model of
+kgate.Problem (FlopCounterMode on the meta device) on small modules.
+
+Needs torch in the interpreter that runs it (KGATE_TORCH_PYTHON for CTest);
+without it, it says so and skips (exit 77). Needs KGATE_LIB (libkgate.so)."""
+import ctypes
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: this interpreter has no torch (set KGATE_TORCH_PYTHON to one that has)")
+    sys.exit(77)
+
+import kgate  # noqa: E402
+from kgate import torch_ops  # noqa: E402
+from kgate.problem import Problem  # noqa: E402
+
+LIB = os.environ.get("KGATE_LIB")
+SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3)}  # per number of extents; index ops below
+
+
+def small_dims(op, n):
+    if op in ("embedding", "index_select"):
+        return (11, 8, 9)  # table/src rows, columns, lookups
+    return SHAPES[n]
+
+
+@unittest.skipUnless(LIB, "KGATE_LIB is not set")
+class TorchPathsAgainstReferences(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lib = ctypes.CDLL(LIB)
+        i64p = ctypes.POINTER(ctypes.c_int64)
+        cls.lib.kg_pyhost_op_tensor.argtypes = [ctypes.c_char_p, i64p, ctypes.c_int, ctypes.c_int,
+                                                ctypes.POINTER(ctypes.c_int), i64p, ctypes.POINTER(ctypes.c_int),
+                                                ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double), i64p]
+        cls.lib.kg_pyhost_op_dims.argtypes = [ctypes.c_char_p]
+        cls.lib.kg_pyhost_cpu_reference.argtypes = [ctypes.c_char_p, i64p, ctypes.c_int,
+                                                    ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+
+    def tensors(self, op, dims):
+        lib, out = self.lib, []
+        cd = (ctypes.c_int64 * len(dims))(*dims)
+        t = 0
+        while True:
+            rank, cls, lo, hi, rng = ctypes.c_int(), ctypes.c_int(), ctypes.c_double(), ctypes.c_double(), ctypes.c_int64()
+            ext = (ctypes.c_int64 * 8)()
+            if lib.kg_pyhost_op_tensor(op.encode(), cd, len(dims), t, ctypes.byref(rank), ext, ctypes.byref(cls),
+                                       ctypes.byref(lo), ctypes.byref(hi), ctypes.byref(rng)):
+                return out
+            out.append((tuple(ext[i] for i in range(rank.value)), cls.value, lo.value, hi.value, rng.value))
+            t += 1
+
+    def test_every_operator(self):
+        g = torch.Generator().manual_seed(3)
+        for op in sorted(torch_ops.calls()):
+            n_dims = self.lib.kg_pyhost_op_dims(op.encode())
+            self.assertGreater(n_dims, 0, op)
+            dims = small_dims(op, n_dims)
+            specs = self.tensors(op, dims)
+            with self.subTest(op=op):
+                (path, fn, _, reads), = torch_ops.paths(op)
+                self.assertEqual(path, "torch")
+                # inputs: as many as the calls' positional arguments, the rest are outputs
+                nargs = fn.__code__.co_argcount - len(reads)
+                ins, outs = specs[:nargs], specs[nargs:]
+                xs = []
+                for shape, cls, lo, hi, rng in ins:
+                    if rng:
+                        xs.append(torch.randint(0, rng, shape, generator=g, dtype=torch.int64))
+                    else:
+                        xs.append(lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64))
+                scal = {"eps": 1e-5 if op == "layer_norm" else 1e-6, "negative_slope": 0.01,
+                        "ignore_index": -100}
+                got = fn(*xs, **{k: scal[k] for k in reads})
+                got = got if isinstance(got, tuple) else (got,)
+                # kgate's reference, in doubles
+                c_in = [x.to(torch.float64).contiguous() for x in xs]
+                c_out = [torch.empty(s[0], dtype=torch.float64) for s in outs]
+                pin = (ctypes.c_void_p * len(c_in))(*[x.data_ptr() for x in c_in])
+                pout = (ctypes.c_void_p * len(c_out))(*[y.data_ptr() for y in c_out])
+                self.assertEqual(self.lib.kg_pyhost_cpu_reference(op.encode(), (ctypes.c_int64 * len(dims))(*dims),
+                                                                  len(dims), pin, pout), 0)
+                self.assertEqual(len(got), len(c_out))
+                for y, ref in zip(got, c_out):
+                    self.assertEqual(tuple(y.shape), tuple(ref.shape))
+                    if op == "argmax":  # the reference holds each row's maximum value
+                        picked = xs[0].gather(1, y[:, None])[:, 0]
+                        torch.testing.assert_close(picked, ref, rtol=0, atol=0)
+                    else:
+                        torch.testing.assert_close(y.to(torch.float64), ref, rtol=1e-9, atol=1e-9)
+
+
+class WorkModel(unittest.TestCase):
+    def test_linear_counts_its_matmul(self):
+        lin = torch.nn.Linear(64, 32)
+        p = Problem("t_linear", inputs=lambda: [torch.randn(16, 64)], reference=lin)
+        d = p.describe()
+        self.assertEqual(d["flops"], 2 * 16 * 64 * 32)
+        self.assertEqual(d["bytes_read"], 4 * (16 * 64 + 64 * 32 + 32))  # input, weight, bias
+        self.assertEqual(d["bytes_written"], 4 * 16 * 32)
+        self.assertEqual(d["roof"], "fp32")
+        self.assertEqual(d["family"], "gemm")  # guessed from the name
+        self.assertEqual(d["outputs"], [{"shape": [16, 32], "dtype": "fp32"}])
+
+    def test_conv_and_elementwise(self):
+        conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False).half()
+        p = Problem("t_conv", inputs=lambda: [torch.randn(2, 3, 16, 16, dtype=torch.float16)], reference=conv)
+        d = p.describe()
+        # output 8x8 per image: 2 * (N*K*P*Q) * (C*R*S) FLOPs
+        self.assertEqual(d["flops"], 2 * (2 * 8 * 8 * 8) * (3 * 3 * 3))
+        self.assertEqual(d["roof"], "tensor")
+        self.assertEqual(d["family"], "convolution")
+        relu = Problem("t_act", inputs=lambda: [torch.randn(4, 100)], reference=torch.relu)
+        d = relu.describe()
+        self.assertEqual(d["flops"], 0)  # FlopCounterMode counts no element-wise work: bytes decide
+        self.assertEqual(d["bytes_read"] + d["bytes_written"], 2 * 4 * 100 * 4)
+
+    def test_bad_problems(self):
+        with self.assertRaisesRegex(TypeError, "not a torch.Tensor"):
+            Problem("t_bad1", inputs=lambda: [3], reference=torch.relu).describe()
+        with self.assertRaisesRegex(ValueError, "share one dtype"):
+            Problem("t_bad2", inputs=lambda: [torch.randn(4), torch.randn(4, dtype=torch.float16)],
+                    reference=lambda a, b: a).describe()
+        with self.assertRaisesRegex(ValueError, "name"):
+            Problem("has space", inputs=lambda: [torch.randn(4)], reference=torch.relu)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
