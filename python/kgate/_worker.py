@@ -144,7 +144,7 @@ class Host:
             self._ready(dev)
             torch.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
             with torch.no_grad(), torch.device(torch.device("cuda", dev)), torch.cuda.stream(self.stream(stream, dev)):
-                xs = _as_list(self.problem.make_inputs(), "the input factory")
+                xs = self.problem.tensors(self.problem.make_inputs())
                 if len(xs) != n_in:
                     raise _Refused(f"the input factory gave {len(xs)} tensors, then {n_in}: it must give the same "
                                    "inputs every time")
@@ -168,7 +168,7 @@ class Host:
                 xs = [self.tensor(ins[i]) for i in range(n_in)]
                 xs = [x.double() if x.is_floating_point() and self.problem.ref_dtype == "fp64" else x.clone()
                       for x in xs]
-                outs = _as_list(self.problem.ref64(*xs), "the reference")
+                outs = _as_list(self.problem.ref64(*self.problem.args(xs)), "the reference")
                 if len(outs) != n_out:
                     raise _Refused(f"the reference gave {len(outs)} outputs; the problem has {n_out}")
                 worst = 0.0
@@ -264,6 +264,8 @@ class Host:
                 dev = ins[0].device.device_id if n_in else outs[0].device.device_id
                 s = self.stream(stream, dev)
                 xs = [self.tensor(ins[i]) for i in range(n_in)]
+                if self.problem is not None and k.op == self.problem.name:
+                    xs = self.problem.args(xs)  # a problem's constant arguments back in place
                 kw = {}
                 p = params.contents if params else None
                 for j in range(p.n_scalars if p else 0):

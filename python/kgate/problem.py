@@ -73,6 +73,7 @@ class Problem:
         self.library = dict(library) if library else None
         self.compile, self.family, self.note = bool(compile), family, note
         self.desc = None  # the description, once made
+        self.consts = {}  # position -> a Python number the factory gives among its tensors
         self.dtype = None
         self.ref64 = None
         self.ref_dtype = "fp64"
@@ -87,10 +88,10 @@ class Problem:
         import torch
         from torch.utils.flop_counter import FlopCounterMode
         with torch.device("meta"):
-            xs = _as_list(self.make_inputs(), "the input factory")
+            xs = self.tensors(self.make_inputs(), first=True)
         ref = _to(self.reference, "meta")
         with torch.no_grad(), FlopCounterMode(display=False) as fc:
-            outs = _as_list(ref(*xs), "the reference")
+            outs = _as_list(ref(*self.args(xs)), "the reference")
         flops = float(fc.get_total_flops())
         dts = {_dtype_name(t, "an input or output") for t in xs + outs if t.is_floating_point()}
         if len(dts) != 1:
@@ -127,12 +128,31 @@ class Problem:
         try:
             self.ref64 = _to(self.reference, dev, torch.float64)
             with torch.no_grad(), torch.device(dev):
-                xs = [x.double() if x.is_floating_point() else x for x in
-                      _as_list(self.make_inputs(), "the input factory")]
-                self.ref64(*xs)
+                xs = [x.double() if x.is_floating_point() else x for x in self.tensors(self.make_inputs())]
+                self.ref64(*self.args(xs))
         except Exception as e:  # an op without fp64 kernels: the reference stays in fp32, and says so
             self.ref64 = self.on_gpu
             self.ref_dtype = f"fp32 (fp64 failed: {type(e).__name__})"
+
+    def tensors(self, made, first=False):
+        """The tensors of what the input factory gave; Python numbers among them
+        (KernelBench's scalar arguments) are kept as constants, the same every
+        call, and put back by args()."""
+        import torch
+        made = list(made) if isinstance(made, (list, tuple)) else [made]
+        consts = {i: v for i, v in enumerate(made) if isinstance(v, (int, float, bool)) and not isinstance(v, torch.Tensor)}
+        if first:
+            self.consts = consts
+        elif consts != self.consts:
+            raise ValueError("the input factory's numbers changed between calls: they must be constants")
+        return _as_list([v for i, v in enumerate(made) if i not in consts], "the input factory")
+
+    def args(self, tensors):
+        """The arguments of a call: the tensors with the constants back in place."""
+        if not self.consts:
+            return list(tensors)
+        it = iter(tensors)
+        return [self.consts[i] if i in self.consts else next(it) for i in range(len(tensors) + len(self.consts))]
 
     def library_paths(self):
         """[(name, callable, summary)] of the library paths."""

@@ -124,9 +124,42 @@ class WorkModel(unittest.TestCase):
         self.assertEqual(d["flops"], 0)  # FlopCounterMode counts no element-wise work: bytes decide
         self.assertEqual(d["bytes_read"] + d["bytes_written"], 2 * 4 * 100 * 4)
 
+    def test_constant_arguments(self):
+        p = Problem("t_scale", inputs=lambda: [torch.randn(8, 4), 2.5], reference=lambda a, s: a * s)
+        d = p.describe()
+        self.assertEqual(len(d["inputs"]), 1)  # the number is a constant, not a tensor
+        x = torch.ones(8, 4)
+        self.assertEqual(p.args([x])[1], 2.5)
+        torch.testing.assert_close(p.reference(*p.args([x])), x * 2.5)
+
+    @unittest.skipUnless(os.path.isdir(os.path.join(HERE, "..", "..", ".cache", "kernelbench", "KernelBench", "level1")),
+                         "no KernelBench problems (scripts/kernelbench.sh fetch)")
+    def test_kernelbench_level1_describes(self):
+        """Every level-1 problem but one (a bool input) becomes a kgate problem on
+        the meta device, with its reference as the solution."""
+        import glob
+        import tempfile
+        from kgate.kernelbench import candidate
+        level = os.path.join(HERE, "..", "..", ".cache", "kernelbench", "KernelBench", "level1")
+        bad = []
+        with tempfile.TemporaryDirectory() as d:
+            for f in sorted(glob.glob(os.path.join(level, "*.py"))):
+                sol = os.path.join(d, "ref_" + os.path.basename(f))
+                with open(f) as src, open(sol, "w") as out:
+                    out.write(src.read() + "\nModelNew = Model\n")
+                try:
+                    prob, _ = candidate(f, sol)
+                    prob.describe()
+                except Exception as e:  # noqa: BLE001 - counted and named below
+                    bad.append(f"{os.path.basename(f)}: {type(e).__name__}: {e}")
+        self.assertEqual(len(bad), 1, bad)
+        self.assertIn("93_masked_cumsum", bad[0])
+
     def test_bad_problems(self):
         with self.assertRaisesRegex(TypeError, "not a torch.Tensor"):
-            Problem("t_bad1", inputs=lambda: [3], reference=torch.relu).describe()
+            Problem("t_bad1", inputs=lambda: [torch.randn(2), "x"], reference=torch.relu).describe()
+        with self.assertRaisesRegex(ValueError, "0 tensors"):
+            Problem("t_bad0", inputs=lambda: [3], reference=torch.relu).describe()
         with self.assertRaisesRegex(ValueError, "share one dtype"):
             Problem("t_bad2", inputs=lambda: [torch.randn(4), torch.randn(4, dtype=torch.float16)],
                     reference=lambda a, b: a).describe()
