@@ -169,6 +169,43 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
     return out, code
 
 
+def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0):
+    """Every pair through `kgate batch` (docs/scale.md): one supervisor per GPU,
+    resumable. The candidates and the batch's results file live in `workdir`,
+    so the same call again skips the solutions already judged. Returns
+    (results document, exit code) like batch()."""
+    os.makedirs(workdir, exist_ok=True)
+    jobs, errors = [], []
+    for prob, sol in pairs(problems, solutions):
+        if prob is None:
+            errors.append({"problem": None, "solution": sol, "exit": 4,
+                           "message": "kgate: no problem file of the same name or number"})
+            continue
+        stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(sol))[0])
+        cand = os.path.join(workdir, f"kb_{stem}.py")
+        write_candidate(cand, prob, sol, compile)
+        jobs.append({"id": os.path.abspath(sol), "candidate": cand, "shape": "large"})
+    results_path = os.path.join(workdir, "results.jsonl")
+    rc, _summary = api.batch(jobs, results_path, gpus=gpus, timeout=timeout, options=options)
+    doc, results, code = None, [], 4 if errors else 0
+    for line in api.read_batch(results_path):
+        chk = line.get("check") or {}
+        doc = doc or chk
+        if line.get("exit", 0) >= 3 and not chk.get("results"):
+            errors.append({"problem": None, "solution": line["id"], "exit": line["exit"],
+                           "message": line.get("error", "")})
+        for r in chk.get("results", []):
+            r["source"] = os.path.relpath(line["id"])
+            r["kernelbench"] = kb_gate(r, p)
+            results.append(r)
+        code = max(code, min(line.get("exit", 0), 6))
+    out = dict(doc or {"schema": "kgate.results/2"})
+    out["results"] = results
+    if errors:
+        out["errors"] = errors
+    return out, max(code, rc if rc in (5, 6) else 0)
+
+
 def table(doc):
     """The side-by-side table: kgate's verdict against KernelBench's gate."""
     rows = ["%-44s %-10s %8s %9s  %-8s %8s %6s" % ("problem", "kgate", "E_lib", "rho", "KB corr", "KB x", "fast1")]
@@ -205,6 +242,11 @@ def main(args):
     ap.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per solution (default: kgate's)")
     ap.add_argument("--verify-only", action="store_true", help="checks only, no timing")
+    ap.add_argument("--gpus", default=None,
+                    help="directories: judge through kgate batch on these GPUs ('all' or 0,1,..), "
+                         "resumable (candidates and results kept in --workdir)")
+    ap.add_argument("--workdir", default=None, help="with --gpus: where the candidates and the batch's results "
+                                                    "live (default: the --json path + '.d')")
     a, rest = ap.parse_known_args(args)
     if rest and rest[0] == "--":
         rest = rest[1:]
@@ -214,7 +256,15 @@ def main(args):
         def bar(i, n, what):
             sys.stderr.write(f"\r[{i}/{n}] {what or 'done'}\033[K" + ("\n" if what is None else ""))
     try:
-        doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar)
+        if a.gpus:
+            workdir = a.workdir or ((a.json + ".d") if a.json else None)
+            if not workdir:
+                sys.stderr.write("kgate kernelbench: --gpus needs --workdir or --json (where the batch lives)\n")
+                return 3
+            gpus = "all" if a.gpus == "all" else [int(g) for g in a.gpus.split(",")]
+            doc, code = batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p)
+        else:
+            doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar)
     except api.KgateError as e:
         sys.stderr.write(f"{e}\n")
         return e.code

@@ -95,6 +95,42 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertEqual(sorted(l["check"]["results"][0]["verdict"] for l in lines), ["OK"] * 5)
             self.assertIn("5 job(s) run", summary)
 
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_kernelbench_directories_through_batch(self):
+        """kgate kernelbench DIR DIR --gpus: candidates written once, judged
+        through kgate batch (a stand-in for each check here), and a rerun judges
+        nothing again."""
+        from kgate import kernelbench
+        with tempfile.TemporaryDirectory() as d:
+            probs, sols = os.path.join(d, "level1"), os.path.join(d, "sols")
+            os.makedirs(probs)
+            os.makedirs(sols)
+            for name in ("1_Square_matmul.py", "2_Relu.py", "3_Sum.py"):
+                open(os.path.join(probs, name), "w").close()
+            for name in ("1_Square_matmul.py", "2_Relu.py", "7_Orphan.py"):
+                open(os.path.join(sols, name), "w").close()
+            log = os.path.join(d, "log")
+            env = {"KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh"), "KG_BATCH_GPUS": "2",
+                   "KG_FAKE_LOG": log}
+            old = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                doc, code = kernelbench.batch_gpus(probs, sols, os.path.join(d, "work"), "all")
+                doc2, _ = kernelbench.batch_gpus(probs, sols, os.path.join(d, "work"), "all")
+            finally:
+                for k, v in old.items():
+                    if v is None:
+                        del os.environ[k]
+                    else:
+                        os.environ[k] = v
+            self.assertEqual(len(doc["results"]), 2)
+            self.assertTrue(all("kernelbench" in r for r in doc["results"]))
+            self.assertEqual([e["solution"] for e in doc["errors"]], [os.path.join(sols, "7_Orphan.py")])
+            self.assertEqual(code, 4)
+            with open(log) as f:
+                self.assertEqual(len(f.readlines()), 2)  # the rerun judged nothing again
+            self.assertEqual(len(doc2["results"]), 2)
+
     def test_shape_forms(self):
         self.assertEqual(api._shape_arg((4096, 1024)), "4096x1024")
         self.assertEqual(api._shape_arg(512), "512")
