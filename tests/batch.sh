@@ -26,6 +26,15 @@ expect "two GPUs: lines, distinct ids" "62 62" "$(ids r1.jsonl)"
 expect "two GPUs: both GPUs ran jobs" 2 "$(cut -d' ' -f2 log1 | sort -u | wc -l)"
 expect "two GPUs: the summary counts the verdicts" 1 "$(grep -c 'OK 60 SLOW 1 INCORRECT 1' out1.txt)"
 
+# the merged file reads as results: kgate report and kgate compare take it
+"$kgate" report r1.jsonl -o r1.md >/dev/null 2>&1
+expect "kgate report reads a batch results file" 62 "$(grep -c '^| k |' r1.md)"
+"$kgate" compare r1.jsonl r1.jsonl >cmp.txt 2>&1
+expect "kgate compare reads batch results files: exit" 0 "$?"
+echo '{"schema":"kgate.batch/1","id":"x","check":{"schema":"kgate.results/7"}}' >bad_check.jsonl
+"$kgate" report bad_check.jsonl -o x.md >bad_check.txt 2>&1
+expect "a batch line whose check is of another schema: exit" 6 "$?"
+
 # 2. a rerun does nothing
 KG_FAKE_LOG=$t/log1b "$kgate" batch m.jsonl -o r1.jsonl >out1b.txt 2>&1
 expect "rerun: jobs run" 0 "$(cat log1b 2>/dev/null | wc -l)"
@@ -75,6 +84,19 @@ expect "two batches on one results file: exit" 6 "$?"
 expect "two batches on one results file: said" 1 "$(grep -c 'r8.jsonl: another batch is writing it' out8.txt)"
 "$kgate" batch nosuch.jsonl -o r9.jsonl >out9.txt 2>&1
 expect "a missing manifest: exit" 6 "$?"
+
+# 5b. jobs pinned to a GPU ("gpu"): the same kernels on GPU 0 and GPU 1 agree
+# within 1% or are flagged; a pin to a GPU the batch does not have is refused
+: >c_skew.so
+{ for k in c1 c2 c3 c_skew; do for g in 0 1; do echo "{\"candidate\":\"$k.so\",\"gpu\":$g}"; done; done
+  echo '{"candidate":"c4.so","gpu":5}'; } >pin.jsonl
+KG_FAKE_LOG=$t/logp "$kgate" batch pin.jsonl -o rp.jsonl >outp.txt 2>&1
+expect "pinned: exit (one pin refused)" 3 "$?"
+expect "pinned: each job on its GPU" "c1.so 0,c1.so 1,c2.so 0,c2.so 1,c3.so 0,c3.so 1,c_skew.so 0,c_skew.so 1" \
+    "$(cut -d' ' -f1,2 logp | sort | paste -sd, -)"
+expect "pinned: the agreement summary" 1 "$(grep -c '4 kernel(s) judged on several GPUs, 3 agree within 1%, 1 flagged' outp.txt)"
+expect "pinned: the flagged kernel named" 1 "$(grep -c 'cross-GPU: k|c_skew.so|relu|fp16|4: .*5.0% apart' outp.txt)"
+expect "pinned: a GPU the batch lacks" 1 "$(grep -c 'pin.jsonl:9: GPU 5 is not one of' outp.txt)"
 
 # 6. 64 ranks as processes (Slurm's variables), one fake GPU each, then merged
 { for i in $(seq 1 500); do echo "{\"id\":\"job$i\",\"candidate\":\"c$((i % 60 + 1)).so\",\"shape\":\"$i\"}"; done; } >big.jsonl

@@ -27,8 +27,12 @@ static void manifest_lines(void **state)
     assert_int_equal(j.n_opts, 1);
     assert_string_equal(j.opts[0], "--hot");
     assert_int_equal(j.line, 3);
+    assert_int_equal(j.gpu, -1);
     assert_int_equal(kg_manifest_line("{\"id\":\"mine\",\"candidate\":\"b.py\"}", 1, &j, &e), 0);
     assert_string_equal(j.id, "mine");
+    assert_int_equal(kg_manifest_line("{\"candidate\":\"b.py\",\"gpu\":1}", 2, &j, &e), 0);
+    assert_int_equal(j.gpu, 1);
+    assert_string_equal(j.id, "b.py|||@gpu1"); /* pinned twice: two jobs */
     static const struct {
         const char *text, *want;
     } bad[] = {
@@ -41,6 +45,8 @@ static void manifest_lines(void **state)
         {"{\"candidate\":\"a\",\"options\":[\"--device\",\"1\"]}", "is the batch's"},
         {"{\"candidate\":\"a\",\"options\":[3]}", "non-string"},
         {"{\"candidate\":\"a\\u0001b\"}", "control character"},
+        {"{\"candidate\":\"a\",\"gpu\":-1}", "'gpu' must be a GPU index"},
+        {"{\"candidate\":\"a\",\"gpu\":1.5}", "'gpu' must be a GPU index"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kg_err x = {0, ""};

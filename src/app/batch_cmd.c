@@ -266,11 +266,22 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
     int status[2], in[MAX_GPUS][2];
     pid_t pid[MAX_GPUS];
     int inflight[MAX_GPUS], alive = 0, waiting[MAX_GPUS], attempts_left = 2 * n_todo + 4;
-    int *queue = malloc(sizeof(int) * (size_t)(n_todo + MAX_GPUS + 1)), head = 0, tail = 0;
-    if (!queue || pipe2(status, O_CLOEXEC))
+    /* the shared queue, and one per GPU for the jobs pinned to it ("gpu") */
+    int *queue = malloc(sizeof(int) * (size_t)(2 * n_todo + MAX_GPUS + 1)), head = 0, tail = 0;
+    int *pinned = malloc(sizeof(int) * (size_t)(n_todo + 1) * (size_t)c->n_gpus), phead[MAX_GPUS] = {0},
+        ptail[MAX_GPUS] = {0}, lost_pinned = 0;
+    if (!queue || !pinned || pipe2(status, O_CLOEXEC))
         return KG_EXIT_ENV;
-    for (int i = 0; i < n_todo; i++)
-        queue[tail++] = todo[i];
+    for (int i = 0; i < n_todo; i++) {
+        int s = -1;
+        for (int k = 0; k < c->n_gpus && jobs->v[todo[i]].gpu >= 0; k++)
+            if (c->gpus[k] == jobs->v[todo[i]].gpu)
+                s = k;
+        if (s >= 0)
+            pinned[(size_t)s * (size_t)(n_todo + 1) + (size_t)ptail[s]++] = todo[i];
+        else
+            queue[tail++] = todo[i];
+    }
     for (int s = 0; s < c->n_gpus; s++) {
         inflight[s] = -1;
         waiting[s] = 0;
@@ -303,7 +314,9 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                     progress(*n_done, total, drained[s]);
                 } else if (m.kind == M_DRAIN) {
                     drained[s] = 1;
-                    if (m.job >= 0 && attempts_left-- > 0)
+                    if (m.job >= 0 && jobs->v[m.job].gpu >= 0)
+                        lost_pinned++; /* pinned to this GPU: nowhere else to go */
+                    else if (m.job >= 0 && attempts_left-- > 0)
                         queue[tail++] = m.job; /* the job goes to another GPU */
                     inflight[s] = -1;
                     fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
@@ -321,7 +334,9 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                 alive--;
                 waiting[s] = 0;
                 if (inflight[s] >= 0) {
-                    if (attempts_left-- > 0)
+                    if (jobs->v[inflight[s]].gpu >= 0)
+                        lost_pinned++;
+                    else if (attempts_left-- > 0)
                         queue[tail++] = inflight[s];
                     if (!drained[s])
                         fprintf(stderr, "kgate: the supervisor of GPU %d died (%s): its job moved on\n",
@@ -330,6 +345,8 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                     inflight[s] = -1;
                 }
                 close(in[s][1]);
+                lost_pinned += ptail[s] - phead[s]; /* the jobs pinned to a GPU that is gone */
+                phead[s] = ptail[s];
             }
         }
         /* hand out work; when none is left and none is in flight, stop the idle */
@@ -340,7 +357,9 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
             if (!waiting[s] || pid[s] <= 0)
                 continue;
             int job = -1;
-            if (head < tail)
+            if (phead[s] < ptail[s])
+                job = pinned[(size_t)s * (size_t)(n_todo + 1) + (size_t)phead[s]++];
+            else if (head < tail)
                 job = queue[head++];
             else if (busy)
                 continue; /* a job in flight may come back */
@@ -352,10 +371,56 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
         }
     }
     close(status[0]);
-    int lost = tail - head;
+    int lost = tail - head + lost_pinned;
     free(queue);
+    free(pinned);
     progress(*n_done, total, 0);
     return lost; /* jobs no GPU could take */
+}
+
+/* One timed result of the batch, for the cross-GPU comparison. */
+typedef struct timed {
+    char key[400]; /* kernel|source|op|dtype|shape */
+    int gpu;
+    double t;
+} timed;
+
+static int by_key(const void *a, const void *b)
+{
+    const timed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+/* The same kernels judged on several GPUs: their medians must agree within
+ * 1%; the ones that do not are named. */
+static void cross_gpu(timed *v, long n)
+{
+    long groups = 0, agree = 0;
+    qsort(v, (size_t)n, sizeof *v, by_key);
+    for (long i = 0; i < n;) {
+        long j = i;
+        double lo = v[i].t, hi = v[i].t;
+        int gpus = 1;
+        while (j + 1 < n && strcmp(v[j + 1].key, v[i].key) == 0) {
+            j++;
+            gpus += v[j].gpu != v[j - 1].gpu;
+            lo = v[j].t < lo ? v[j].t : lo;
+            hi = v[j].t > hi ? v[j].t : hi;
+        }
+        if (gpus > 1) {
+            groups++;
+            if (hi <= lo * 1.01)
+                agree++;
+            else
+                printf("cross-GPU: %.200s: medians %.4g to %.4g s (%.1f%% apart) on %d GPUs: flagged\n", v[i].key,
+                       lo, hi, 100 * (hi / lo - 1), gpus);
+        }
+        i = j + 1;
+    }
+    if (groups)
+        printf("cross-GPU: %ld kernel(s) judged on several GPUs, %ld agree within 1%%, %ld flagged\n", groups, agree,
+               groups - agree);
 }
 
 /* Counts the verdicts of the results file's lines for the summary. */
@@ -363,7 +428,8 @@ static void summarize(const char *path, int ran, int skipped, int lost, const cf
 {
     FILE *f = fopen(path, "r");
     static const char *names[] = {"OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED"};
-    long counts[8] = {0}, lines = 0, errors = 0;
+    long counts[8] = {0}, lines = 0, errors = 0, n_timed = 0, cap = 0;
+    timed *tv = NULL;
     char *buf = malloc(KG_BATCH_LINE_MAX);
     while (f && buf && fgets(buf, KG_BATCH_LINE_MAX, f)) {
         cJSON *o = cJSON_Parse(buf), *r;
@@ -372,12 +438,34 @@ static void summarize(const char *path, int ran, int skipped, int lost, const cf
         lines++;
         errors += cJSON_GetObjectItemCaseSensitive(o, "error") != NULL;
         cJSON *doc = cJSON_GetObjectItemCaseSensitive(o, "check");
+        const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "results"))
         {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "verdict");
             for (int k = 0; k < 7; k++)
                 if (cJSON_IsString(v) && strcmp(v->valuestring, names[k]) == 0)
                     counts[k]++;
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summaries"), "time/gpu/median"),
+                "value");
+            if (cJSON_IsNumber(t) && t->valuedouble > 0 && cJSON_IsNumber(gpu)) {
+                if (n_timed == cap) {
+                    cap = cap ? 2 * cap : 256;
+                    timed *nv = realloc(tv, sizeof *tv * (size_t)cap);
+                    if (!nv)
+                        break;
+                    tv = nv;
+                }
+                const char *fields[] = {"kernel", "source", "op", "dtype", "shape"};
+                size_t u = 0;
+                for (int k = 0; k < 5; k++) {
+                    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, fields[k]);
+                    u += (size_t)snprintf(tv[n_timed].key + u, u < sizeof tv->key ? sizeof tv->key - u : 0, "%s%s",
+                                          k ? "|" : "", cJSON_IsString(x) ? x->valuestring : "");
+                }
+                tv[n_timed].gpu = (int)gpu->valuedouble;
+                tv[n_timed++].t = t->valuedouble;
+            }
         }
         cJSON_Delete(o);
     }
@@ -391,6 +479,8 @@ static void summarize(const char *path, int ran, int skipped, int lost, const cf
     for (int k = 0; k < 7; k++)
         printf(" %s %ld", names[k], counts[k]);
     printf("; jobs that could not be judged: %ld\n", errors);
+    cross_gpu(tv, n_timed);
+    free(tv);
     for (int s = 0; s < c->n_gpus; s++)
         if (drained[s])
             printf("GPU %d: drained\n", c->gpus[s]);
@@ -559,6 +649,15 @@ int kg_cmd_batch(int argc, char **argv)
             continue;
         if (kg_idset_has(&done, jobs.v[i].id)) {
             skipped++;
+            continue;
+        }
+        int pinned_ok = jobs.v[i].gpu < 0;
+        for (int k = 0; k < c.n_gpus && !pinned_ok; k++)
+            pinned_ok = c.gpus[k] == jobs.v[i].gpu;
+        if (!pinned_ok) {
+            fprintf(stderr, "kgate: %s:%d: GPU %d is not one of this batch's (--gpus) (job skipped)\n", c.input,
+                    jobs.v[i].line, jobs.v[i].gpu);
+            missing++;
             continue;
         }
         if (access(jobs.v[i].candidate, R_OK) != 0) { /* said now, in one line; the batch goes on */

@@ -31,9 +31,10 @@ static int field(const cJSON *o, const char *k, char *dst, size_t size, int line
 
 int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
 {
-    static const char *known[] = {"id", "candidate", "kernel", "op", "dtype", "shape", "options"};
+    static const char *known[] = {"id", "candidate", "kernel", "op", "dtype", "shape", "gpu", "options"};
     memset(j, 0, sizeof *j);
     j->line = line;
+    j->gpu = -1;
     cJSON *o = cJSON_Parse(text);
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
@@ -57,6 +58,15 @@ int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
     if (!j->candidate[0]) {
         kg_err_set(err, KG_EXIT_USAGE, "line %d: no 'candidate'", line);
         goto bad;
+    }
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
+    if (gpu) {
+        if (!cJSON_IsNumber(gpu) || gpu->valuedouble != (int)gpu->valuedouble || gpu->valuedouble < 0 ||
+            gpu->valuedouble > 1023) {
+            kg_err_set(err, KG_EXIT_USAGE, "line %d: 'gpu' must be a GPU index (a whole number, 0 to 1023)", line);
+            goto bad;
+        }
+        j->gpu = (int)gpu->valuedouble;
     }
     const cJSON *opts = cJSON_GetObjectItemCaseSensitive(o, "options"), *x;
     if (opts) {
@@ -82,8 +92,11 @@ int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
         }
     }
     if (!j->id[0]) {
-        int n = snprintf(j->id, sizeof j->id, "%s%s%s|%s|%s|%s", j->candidate, j->kernel[0] ? ":" : "", j->kernel,
-                         j->op, j->dtype, j->shape);
+        char pin[16] = "";
+        if (j->gpu >= 0)
+            snprintf(pin, sizeof pin, "@gpu%d", j->gpu);
+        int n = snprintf(j->id, sizeof j->id, "%s%s%s|%s|%s|%s%s", j->candidate, j->kernel[0] ? ":" : "", j->kernel,
+                         j->op, j->dtype, j->shape, pin);
         if (n >= (int)sizeof j->id) {
             kg_err_set(err, KG_EXIT_USAGE, "line %d: the derived id is over %zu bytes: give an 'id'", line,
                        sizeof j->id - 1);
@@ -195,6 +208,7 @@ int kg_manifest_dir(const char *dir, kg_batch_jobs *jobs, kg_err *err)
             return kg_err_set(err, KG_EXIT_ENV, "out of memory");
         }
         memset(j, 0, sizeof *j);
+        j->gpu = -1;
         snprintf(j->candidate, sizeof j->candidate, "%s/%s", dir, e->d_name);
         snprintf(j->id, sizeof j->id, "%.159s", e->d_name);
     }

@@ -3,7 +3,8 @@
  *
  * The rules:
  *   - a manifest is JSON Lines, one job a line: {"candidate": path, and
- *     optionally "id", "kernel", "op", "dtype", "shape", "options": [..]};
+ *     optionally "id", "kernel", "op", "dtype", "shape", "gpu" (a GPU index
+ *     the job must run on), "options": [..]};
  *     a line that does not parse or breaks a rule is reported with its line
  *     number and skipped, and the rest of the batch goes on; ids are unique
  *     (derived from the fields when absent);
@@ -40,6 +41,7 @@ typedef struct kg_batch_job {
     char id[160];
     char candidate[PATH_MAX];
     char kernel[96], op[64], dtype[8], shape[64];
+    int gpu;                 /* the GPU the job must run on, or -1 (any) */
     int n_opts;
     char opts[KG_BATCH_MAX_OPTS][128]; /* further `kgate check` options */
 } kg_batch_job;
