@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tune tune-matmul kb-compare (default: info peaks refs variants faults
+#        sandbox-bisect python tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -174,6 +174,12 @@ EOF2
         python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
+    batch-bench)
+        # issue 10 on a 2-GPU machine (kind nvidia-h200-x2): 1 GPU against 2, pinned
+        # kernels on both, a kill and resume (scripts/batch_bench.sh)
+        log batch-bench
+        BUILD=$B timeout 590 scripts/batch_bench.sh "$OUT/batch" 2>&1 | tail -30
+        ;;
     tune-matmul)
         # the paper's RC2a at 16384^2: the Triton tutorial's eight configurations, then a
         # sample (TUNE_BUDGET, default 40) of the wider compiled space, against cuBLASLt
