@@ -27,6 +27,7 @@
 
 #include "../core/batch.h"
 #include "../core/kg.h"
+#include "../core/options.h"
 
 #define MAX_GPUS 64
 
@@ -583,6 +584,10 @@ int kg_cmd_batch(int argc, char **argv)
         return merge_cmd(argc - 2, argv + 2);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(kg_usage("batch"), stdout);
+            return 0;
+        }
         if (strcmp(a, "--") == 0) {
             c.check = argv + i + 1;
             c.n_check = argc - i - 1;

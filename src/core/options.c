@@ -105,8 +105,32 @@ static const char peaks_help[] =
     "  and cuBLASLt fp16/bf16/tf32 throughput at 8192^3; caches them per GPU UUID in\n"
     "  $XDG_CACHE_HOME/kgate (--force measures again) and prints them beside the datasheet.\n";
 
+static const char batch_help[] =
+    "usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1,..] [--shard I/N]\n"
+    "                   [--timeout S] [-- CHECK OPTIONS]\n"
+    "       kgate batch --merge -o MERGED.jsonl PART.jsonl...\n"
+    "  Judges many candidates, each job a `kgate check` on one GPU: one supervisor per GPU\n"
+    "  pulls jobs; every finished job is one line of RESULTS.jsonl, so a rerun resumes; a GPU\n"
+    "  that fails its health check is drained and its job moves on; under srun or mpirun the\n"
+    "  ranks shard the manifest (SLURM_PROCID/NTASKS, OMPI_COMM_WORLD_RANK/SIZE) and write\n"
+    "  RESULTS.jsonl.rank-I-of-N, joined by --merge. A manifest line: {\"candidate\": path,\n"
+    "  \"kernel\", \"op\", \"dtype\", \"shape\", \"gpu\", \"id\", \"options\": [..]} (docs/scale.md).\n"
+    "  --timeout S is each job's limit (default 600); exit 3 when lines or candidates were\n"
+    "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use.\n";
+
+static const char kernelbench_help[] =
+    "usage: kgate kernelbench PROBLEM.py SOLUTION.py [--json F] [--compile] [--p P] [--timeout S]\n"
+    "       kgate kernelbench PROBLEMS_DIR SOLUTIONS_DIR [--json F] [--gpus all|0,1 [--workdir D]]\n"
+    "  A KernelBench solution judged as a problem outside the catalog (its Model in fp64 the\n"
+    "  reference, eager PyTorch the library path), with KernelBench's own gate beside kgate's\n"
+    "  verdict; run by python3 -m kgate (docs/python.md). `kgate kernelbench --help` has all.\n";
+
 const char *kg_usage(const char *c)
 {
+    if (c && strcmp(c, "batch") == 0)
+        return batch_help;
+    if (c && strcmp(c, "kernelbench") == 0)
+        return kernelbench_help;
     if (c && (strcmp(c, "check") == 0 || strcmp(c, "run") == 0 || strcmp(c, "tune") == 0))
         return check_help;
     if (c && strcmp(c, "peaks") == 0)
