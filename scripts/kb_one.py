@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "kb_
 sys.path.insert(0, kb_src)
 from kernelbench.eval import eval_kernel_against_ref  # noqa: E402
 
-res = {"problem": os.path.basename(prob), "solution": sol}
+res = {"problem": os.path.basename(prob), "solution": os.path.basename(sol)}
 try:
     with tempfile.TemporaryDirectory() as d:
         r = eval_kernel_against_ref(open(prob).read(), open(sol).read(), seed_num=42, num_correct_trials=5,

@@ -3,10 +3,11 @@
  * nvcc; cuobjdump 12.8 from Triton's wheel, as that toolkit had none) by, in
  * the repository root:
  *   /usr/local/cuda/bin/nvcc -arch=sm_90 -cubin -o /tmp/planted.cubin tests/data/sass/planted.cu
- *   /work/venv/lib/python3.11/site-packages/triton/backends/nvidia/bin/cuobjdump \
+ *   $TRITON_SITE/triton/backends/nvidia/bin/cuobjdump \
  *       -sass /tmp/planted.cubin > tests/data/sass/planted.sass
- * (cuobjdump warns on stderr "Disassembling Std Elf to Old format ... not
- * supported yet"; harmless.) bundled_excerpt.sass holds four functions, with
+ * ($TRITON_SITE: the site-packages of a Python with Triton 3.6. cuobjdump
+ * warns on stderr "Disassembling Std Elf to Old format ... not supported
+ * yet"; harmless.) bundled_excerpt.sass holds four functions, with
  * their fatbin headers, cut unchanged from `cuobjdump -sass
  * build/libkgate_bundled.so` (CUDA 13.0 build, sm_90a).
  * The counts the test asserts were read off planted.sass; a different
