@@ -23,6 +23,7 @@ from time import perf_counter as _clock
 from . import _abi
 from ._kernel import Kernel, load_module
 from .problem import Problem, rms
+from .problem import _as_list as as_list
 
 _DT_TORCH = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32", (2, 64): "float64",
              (0, 32): "int32", (0, 64): "int64", (0, 8): "int8", (1, 8): "uint8", (6, 8): "bool"}
@@ -95,23 +96,13 @@ class Host:
             raise _Refused(f"{path}: kernel '{k.name}' names unknown operator '{k.op}' (kgate ops)")
         return n_in.value, n_out.value
 
-    def _table_unchecked(self, ks):
-        """A table of library paths: their arity is the worker's business."""
+    def _table(self, ks, path=None):
+        """A C kernel table over kgate.Kernel objects (kept alive here). With
+        no path, a table of PyTorch's library paths, whose tensor counts the
+        worker does not read."""
         arr = (_abi.Kernel * len(ks))()
         for i, k in enumerate(ks):
-            strs = [s.encode() if s is not None else None for s in
-                    (k.name, k.op, k.dtype, k.index_dtype, k.summary, ",".join(k.reads))]
-            launch = _abi.LAUNCH(self._launcher(k))
-            self.keep.extend(strs + [launch])
-            arr[i] = _abi.Kernel(strs[0], strs[1], strs[2], strs[3], 0, 0, launch, strs[4], strs[5], _abi.SUPPORTS())
-        self.keep.append(arr)
-        return _abi.Plugin(_abi.ABI_VERSION, ctypes.sizeof(_abi.Kernel), len(ks), arr)
-
-    def _table(self, ks, path):
-        """A C kernel table over kgate.Kernel objects (kept alive here)."""
-        arr = (_abi.Kernel * len(ks))()
-        for i, k in enumerate(ks):
-            n_in, n_out = self._arity(k, path)
+            n_in, n_out = self._arity(k, path) if path else (0, 0)
             if k.dtype is None:
                 raise _Refused(f"{path}: kernel '{k.name}' gives no dtype (only a problem's kernels may omit it)")
             strs = [s.encode() if s is not None else None for s in
@@ -168,7 +159,7 @@ class Host:
                 xs = [self.tensor(ins[i]) for i in range(n_in)]
                 xs = [x.double() if x.is_floating_point() and self.problem.ref_dtype == "fp64" else x.clone()
                       for x in xs]
-                outs = _as_list(self.problem.ref64(*self.problem.args(xs)), "the reference")
+                outs = as_list(self.problem.ref64(*self.problem.args(xs)), "the reference")
                 if len(outs) != n_out:
                     raise _Refused(f"the reference gave {len(outs)} outputs; the problem has {n_out}")
                 worst = 0.0
@@ -307,7 +298,7 @@ class Host:
             ks = [Kernel(fn, op=op, dtype=dtype.decode(), name=nm, summary=sm, reads=reads)
                   for nm, fn, sm, reads in ps]
             self.lib_kernels.extend(ks)
-            self.lib_table = self._table_unchecked(ks)
+            self.lib_table = self._table(ks)
             table_out[0] = ctypes.pointer(self.lib_table)
             return 0
         except BaseException as e:
@@ -376,11 +367,6 @@ def _jit_caches():
 
 class _Refused(Exception):
     """A candidate or problem that breaks a rule: one line, exit 4."""
-
-
-def _as_list(x, what):
-    from .problem import _as_list as f
-    return f(x, what)
 
 
 def _flat_f64(ptr, numel, device):

@@ -104,6 +104,14 @@ def find_kgate():
     raise KgateError(5, "kgate: no kgate executable (build it with `make build`, or set KGATE_BIN)")
 
 
+def _cli_env():
+    """The environment of a kgate the package runs: its Python workers use
+    this interpreter (and so this torch)."""
+    e = dict(os.environ)
+    e.setdefault("KGATE_PYTHON", sys.executable)
+    return e
+
+
 def _shape_arg(s):
     if isinstance(s, str):
         if not s or any(c.isspace() for c in s):
@@ -151,8 +159,7 @@ def run_cli(args, json_path, timeout=None, env=None):
     candidate, environment or file error raises KgateError, carrying what was
     measured before it."""
     exe = find_kgate()
-    e = dict(os.environ)
-    e.setdefault("KGATE_PYTHON", sys.executable)  # the worker uses this interpreter
+    e = _cli_env()
     if env:
         e.update(env)
     cmd = [exe] + list(args) + ["--json", json_path]
@@ -207,8 +214,7 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=()):
             cmd += ["--timeout", str(timeout)]
         if options:
             cmd += ["--"] + list(options)
-        e = dict(os.environ)
-        e.setdefault("KGATE_PYTHON", sys.executable)
+        e = _cli_env()
         p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, env=e)  # stderr: the progress bar
     return p.returncode, p.stdout
 

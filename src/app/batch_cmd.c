@@ -239,13 +239,12 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
         if (write(status, &d, sizeof d) != sizeof d)
             break;
     }
-    char rmcmd[64];
-    snprintf(rmcmd, sizeof rmcmd, "%s/job.json", dir);
-    unlink(rmcmd);
-    snprintf(rmcmd, sizeof rmcmd, "%s/job.log", dir);
-    unlink(rmcmd);
-    snprintf(rmcmd, sizeof rmcmd, "%s/health.log", dir);
-    unlink(rmcmd);
+    static const char *files[] = {"job.json", "job.log", "health.log"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
     rmdir(dir);
     _exit(0);
 }
@@ -426,64 +425,75 @@ static void cross_gpu(timed *v, long n)
                groups - agree);
 }
 
+static const char *verdict_names[] = {"OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED"};
+
+/* What the summary counts over the results file's lines. */
+typedef struct tally {
+    long counts[7], lines, errors, n_timed, cap;
+    timed *tv;
+} tally;
+
+static int tally_line(void *ud, const char *line)
+{
+    tally *y = ud;
+    cJSON *o = cJSON_Parse(line), *r;
+    if (!o)
+        return 0;
+    y->lines++;
+    y->errors += cJSON_GetObjectItemCaseSensitive(o, "error") != NULL;
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "check"), "results"))
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "verdict");
+        for (int k = 0; k < 7; k++)
+            if (cJSON_IsString(v) && strcmp(v->valuestring, verdict_names[k]) == 0)
+                y->counts[k]++;
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summaries"), "time/gpu/median"),
+            "value");
+        if (!cJSON_IsNumber(t) || !(t->valuedouble > 0) || !cJSON_IsNumber(gpu))
+            continue;
+        if (y->n_timed == y->cap) {
+            long cap = y->cap ? 2 * y->cap : 256;
+            timed *nv = realloc(y->tv, sizeof *nv * (size_t)cap);
+            if (!nv)
+                break;
+            y->tv = nv;
+            y->cap = cap;
+        }
+        timed *x = &y->tv[y->n_timed++];
+        const char *fields[] = {"kernel", "source", "op", "dtype", "shape"};
+        size_t u = 0;
+        for (int k = 0; k < 5; k++) {
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, fields[k]);
+            u += (size_t)snprintf(x->key + u, u < sizeof x->key ? sizeof x->key - u : 0, "%s%s", k ? "|" : "",
+                                  cJSON_IsString(f) ? f->valuestring : "");
+        }
+        x->gpu = (int)gpu->valuedouble;
+        x->t = t->valuedouble;
+    }
+    cJSON_Delete(o);
+    return 0;
+}
+
 /* Counts the verdicts of the results file's lines for the summary. */
 static void summarize(const char *path, int ran, int skipped, int lost, const cfg *c, const int *drained)
 {
-    FILE *f = fopen(path, "r");
-    static const char *names[] = {"OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED"};
-    long counts[8] = {0}, lines = 0, errors = 0, n_timed = 0, cap = 0;
-    timed *tv = NULL;
-    char *buf = malloc(KG_BATCH_LINE_MAX);
-    while (f && buf && fgets(buf, KG_BATCH_LINE_MAX, f)) {
-        cJSON *o = cJSON_Parse(buf), *r;
-        if (!o)
-            continue;
-        lines++;
-        errors += cJSON_GetObjectItemCaseSensitive(o, "error") != NULL;
-        cJSON *doc = cJSON_GetObjectItemCaseSensitive(o, "check");
-        const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
-        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "results"))
-        {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "verdict");
-            for (int k = 0; k < 7; k++)
-                if (cJSON_IsString(v) && strcmp(v->valuestring, names[k]) == 0)
-                    counts[k]++;
-            const cJSON *t = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summaries"), "time/gpu/median"),
-                "value");
-            if (cJSON_IsNumber(t) && t->valuedouble > 0 && cJSON_IsNumber(gpu)) {
-                if (n_timed == cap) {
-                    cap = cap ? 2 * cap : 256;
-                    timed *nv = realloc(tv, sizeof *tv * (size_t)cap);
-                    if (!nv)
-                        break;
-                    tv = nv;
-                }
-                const char *fields[] = {"kernel", "source", "op", "dtype", "shape"};
-                size_t u = 0;
-                for (int k = 0; k < 5; k++) {
-                    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, fields[k]);
-                    u += (size_t)snprintf(tv[n_timed].key + u, u < sizeof tv->key ? sizeof tv->key - u : 0, "%s%s",
-                                          k ? "|" : "", cJSON_IsString(x) ? x->valuestring : "");
-                }
-                tv[n_timed].gpu = (int)gpu->valuedouble;
-                tv[n_timed++].t = t->valuedouble;
-            }
-        }
-        cJSON_Delete(o);
-    }
-    free(buf);
-    if (f)
-        fclose(f);
-    printf("batch: %d job(s) run, %d already done, %ld in %s", ran, skipped, lines, path);
+    tally y;
+    int torn = 0;
+    kg_err err = {0, ""};
+    memset(&y, 0, sizeof y);
+    if (kg_results_each(path, tally_line, &y, &torn, &err))
+        fprintf(stderr, "kgate: %s\n", err.msg);
+    printf("batch: %d job(s) run, %d already done, %ld in %s", ran, skipped, y.lines, path);
     if (lost)
         printf(", %d left undone (every GPU drained)", lost);
     printf("\nverdicts:");
     for (int k = 0; k < 7; k++)
-        printf(" %s %ld", names[k], counts[k]);
-    printf("; jobs that could not be judged: %ld\n", errors);
-    cross_gpu(tv, n_timed);
-    free(tv);
+        printf(" %s %ld", verdict_names[k], y.counts[k]);
+    printf("; jobs that could not be judged: %ld\n", y.errors);
+    cross_gpu(y.tv, y.n_timed);
+    free(y.tv);
     for (int s = 0; s < c->n_gpus; s++)
         if (drained[s])
             printf("GPU %d: drained\n", c->gpus[s]);

@@ -378,6 +378,67 @@ static int same_group(const target *a, const target *b)
            (!kg_op_has_index(a->op) || a->types.index == b->types.index);
 }
 
+/* A seed nobody predicts: the extra shapes of this run. */
+static unsigned long long fresh_seed(void) { return kg_random64(); }
+
+/* The bundled candidate beside this executable, or "" (E_best then has no
+ * bundled variant: said in the results). */
+static void bundled_path(char *buf, size_t size)
+{
+    char exe[PATH_MAX];
+    kg_self_exe(exe, sizeof exe);
+    kg_beside(exe, "libkgate_bundled.so", buf, size);
+    if (access(buf, R_OK) != 0)
+        buf[0] = '\0';
+}
+
+static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_err *err);
+static void job_from_options(const kg_options *o, kg_job *j);
+
+/* The job of one operator, dtypes and shape: the command's options, the
+ * operator's scalars and, with extra shapes on (not for a problem, which
+ * has one shape), three extra shapes drawn from seed. */
+static int group_job(const kg_options *o, const kg_op *op, kg_types types, const kg_shape *shape,
+                     unsigned long long seed, kg_job *job, kg_err *err)
+{
+    job_from_options(o, job);
+    job->op = op;
+    job->types = types;
+    job->shape = *shape;
+    if (scalars_for(o, op, &job->scalars, err))
+        return err->code;
+    if (o->extra && !kg_problem_of(op)) {
+        kg_shape x[3];
+        job->n_extra = kg_extra_shapes(op, seed ^ (uintptr_t)op, x);
+        memcpy(job->extra, x, sizeof x);
+    }
+    return 0;
+}
+
+/* Makes `job` (its shape and extra shapes set) a kernel job of target t,
+ * and r the empty result that names it. */
+static void kernel_job(const target *t, const char *summary, kg_job *job, kg_result *r)
+{
+    memset(r, 0, sizeof *r);
+    job->mode = KG_JOB_KERNEL;
+    snprintf(job->plugin, sizeof job->plugin, "%s", t->plugin);
+    snprintf(job->kernel, sizeof job->kernel, "%s", t->kernel);
+    snprintf(r->kernel, sizeof r->kernel, "%s", t->kernel);
+    snprintf(r->summary, sizeof r->summary, "%s", summary);
+    snprintf(r->source, sizeof r->source, "%s", relative(t->plugin));
+    snprintf(r->op, sizeof r->op, "%s", t->op->name);
+    snprintf(r->dtype, sizeof r->dtype, "%s", kg_dtype_name(t->types.data));
+    if (kg_op_has_index(t->op))
+        snprintf(r->index_dtype, sizeof r->index_dtype, "%s", kg_dtype_name(t->types.index));
+    kg_shape_format(&job->shape, r->shape, sizeof r->shape);
+    for (int q = 0; q < job->n_extra; q++) {
+        char xs[64];
+        size_t u = strlen(r->extra_shapes);
+        snprintf(r->extra_shapes + u, sizeof r->extra_shapes - u, "%s%s", u ? " " : "",
+                 kg_shape_format(&job->extra[q], xs, sizeof xs));
+    }
+}
+
 /* The job options common to every job of a command. */
 static void job_from_options(const kg_options *o, kg_job *j)
 {
@@ -410,9 +471,6 @@ static int scalars_for(const kg_options *o, const kg_op *op, kg_scalars *sc, kg_
     }
     return 0;
 }
-
-/* A seed nobody predicts: the extra shapes of this run. */
-static unsigned long long fresh_seed(void) { return kg_random64(); }
 
 /* compute-sanitizer, from PATH or the CUDA toolkit; NULL when absent. */
 /* A job of one checked call of the kernel, no timing: what --memcheck and
@@ -520,18 +578,9 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
             kg_libref lib;
             char shp[96], what[160];
             memset(&lib, 0, sizeof lib);
-            job_from_options(o, &job);
-            job.op = tg->v[i].op;
-            job.types = tg->v[i].types;
-            job.shape = shape;
-            if (scalars_for(o, job.op, &job.scalars, err))
+            if (group_job(o, tg->v[i].op, tg->v[i].types, &shape, rep->shapes_seed, &job, err))
                 return err->code;
             kg_shape_format(&shape, shp, sizeof shp);
-            if (o->extra && !kg_problem_of(job.op)) { /* a problem has one shape */
-                kg_shape x[3];
-                job.n_extra = kg_extra_shapes(job.op, rep->shapes_seed ^ (uintptr_t)job.op, x);
-                memcpy(job.extra, x, sizeof x);
-            }
             if (!o->verify_only) {
                 job.mode = KG_JOB_LIBRARY;
                 /* a problem's library paths come with its candidate */
@@ -548,24 +597,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 if (!same_group(t, &tg->v[i]))
                     continue;
                 kg_result r;
-                memset(&r, 0, sizeof r);
-                job.mode = KG_JOB_KERNEL;
-                snprintf(job.plugin, sizeof job.plugin, "%s", t->plugin);
-                snprintf(job.kernel, sizeof job.kernel, "%s", t->kernel);
-                snprintf(r.kernel, sizeof r.kernel, "%s", t->kernel);
-                snprintf(r.summary, sizeof r.summary, "%s", t->summary);
-                snprintf(r.source, sizeof r.source, "%s", relative(t->plugin));
-                snprintf(r.op, sizeof r.op, "%s", t->op->name);
-                snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(t->types.data));
-                if (kg_op_has_index(t->op))
-                    snprintf(r.index_dtype, sizeof r.index_dtype, "%s", kg_dtype_name(t->types.index));
-                snprintf(r.shape, sizeof r.shape, "%s", shp);
-                for (int q = 0; q < job.n_extra; q++) {
-                    char xs[64];
-                    size_t u = strlen(r.extra_shapes);
-                    snprintf(r.extra_shapes + u, sizeof r.extra_shapes - u, "%s%s", u ? " " : "",
-                             kg_shape_format(&job.extra[q], xs, sizeof xs));
-                }
+                kernel_job(t, t->summary, &job, &r);
                 snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
                 progress(done++, total, what);
                 if (kg_job_run(exe, &job, o->timeout_s, &r, NULL, NULL, NULL, err)) {
@@ -630,12 +662,9 @@ static int measure(const kg_options *o, const char *exe, targets *tg)
     kg_err err = {0, ""};
     kg_device_info d;
     kg_report rep;
-    char dir[PATH_MAX], bundled[PATH_MAX + 32];
+    char bundled[PATH_MAX + 32];
     int rc;
-    kg_self_dir(dir, sizeof dir);
-    snprintf(bundled, sizeof bundled, "%s/libkgate_bundled.so", dir);
-    if (access(bundled, R_OK) != 0)
-        bundled[0] = '\0'; /* E_best then has no bundled variant: said in the results */
+    bundled_path(bundled, sizeof bundled);
     if (open_device(o, &d, &err))
         return fail(&err);
     kg_report_init(&rep);
@@ -792,19 +821,7 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
                     const kg_libref *lib, const char *label, kg_report *rep, kg_err *err)
 {
     kg_result r;
-    char shp[96];
-    memset(&r, 0, sizeof r);
-    job->mode = KG_JOB_KERNEL;
-    snprintf(job->plugin, sizeof job->plugin, "%s", t->plugin);
-    snprintf(job->kernel, sizeof job->kernel, "%s", t->kernel);
-    snprintf(r.kernel, sizeof r.kernel, "%s", t->kernel);
-    snprintf(r.summary, sizeof r.summary, "%s", label);
-    snprintf(r.source, sizeof r.source, "%s", relative(t->plugin));
-    snprintf(r.op, sizeof r.op, "%s", t->op->name);
-    snprintf(r.dtype, sizeof r.dtype, "%s", kg_dtype_name(t->types.data));
-    if (kg_op_has_index(t->op))
-        snprintf(r.index_dtype, sizeof r.index_dtype, "%s", kg_dtype_name(t->types.index));
-    snprintf(r.shape, sizeof r.shape, "%s", kg_shape_format(shape, shp, sizeof shp));
+    kernel_job(t, label, job, &r);
     if (kg_job_run(exe, job, o->timeout_s, &r, NULL, NULL, NULL, err)) {
         if (err->code == KG_EXIT_ENV && r.n_sums)
             kg_report_add(rep, &r);
@@ -817,7 +834,7 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
 int kg_cmd_tune(const kg_options *o)
 {
     kg_err err = {0, ""};
-    char exe[PATH_MAX], dir[PATH_MAX], bundled[PATH_MAX + 32];
+    char exe[PATH_MAX], bundled[PATH_MAX + 32];
     targets tg = {0, 0, NULL};
     kg_self_exe(exe, sizeof exe);
     if (check_json_path(o, &err) || collect(o, exe, o->candidate, &tg, &err)) {
@@ -847,10 +864,7 @@ int kg_cmd_tune(const kg_options *o)
         free(idx);
         return fail(&err);
     }
-    kg_self_dir(dir, sizeof dir);
-    snprintf(bundled, sizeof bundled, "%s/libkgate_bundled.so", dir);
-    if (access(bundled, R_OK) != 0)
-        bundled[0] = '\0';
+    bundled_path(bundled, sizeof bundled);
     kg_device_info d;
     kg_report rep;
     if (open_device(o, &d, &err)) {
@@ -862,17 +876,9 @@ int kg_cmd_tune(const kg_options *o)
     kg_job job;
     kg_libref lib;
     memset(&lib, 0, sizeof lib);
-    job_from_options(o, &job);
-    job.op = t.op;
-    job.types = t.types;
-    job.shape = shape;
-    int rc = get_roofs(o, &d, &rep.roofs, &err) || scalars_for(o, job.op, &job.scalars, &err);
-    if (!rc && o->extra) {
-        kg_shape x[3];
-        rep.shapes_seed = fresh_seed();
-        job.n_extra = kg_extra_shapes(job.op, rep.shapes_seed ^ (uintptr_t)job.op, x);
-        memcpy(job.extra, x, sizeof x);
-    }
+    rep.shapes_seed = fresh_seed();
+    int rc = get_roofs(o, &d, &rep.roofs, &err) ||
+             group_job(o, t.op, t.types, &shape, rep.shapes_seed, &job, &err);
     if (!rc && !o->verify_only) {
         job.mode = KG_JOB_LIBRARY;
         snprintf(job.plugin, sizeof job.plugin, "%s", bundled);

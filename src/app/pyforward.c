@@ -15,18 +15,14 @@
 
 int kg_cmd_python(int argc, char **argv)
 {
-    char exe[PATH_MAX], dir[PATH_MAX], pkg[PATH_MAX + 16], path[3 * PATH_MAX], pybuf[PATH_MAX];
+    char exe[PATH_MAX], py[PATH_MAX], why[64];
+    kg_err err = {0, ""};
     kg_self_exe(exe, sizeof exe);
-    kg_self_dir(dir, sizeof dir);
-    const char *py = kg_find_tool("python3", "KGATE_PYTHON", pybuf, sizeof pybuf);
-    if (!py) {
-        fprintf(stderr, "kgate: %s needs python3 (on PATH, or KGATE_PYTHON) with torch\n", argv[0]);
-        return KG_EXIT_ENV;
+    snprintf(why, sizeof why, "kgate %.40s", argv[0]);
+    if (kg_python_env(exe, why, py, sizeof py, &err)) {
+        fprintf(stderr, "kgate: %s, with torch\n", err.msg);
+        return err.code;
     }
-    snprintf(pkg, sizeof pkg, "%s/../python", dir);
-    const char *old = getenv("PYTHONPATH");
-    snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
-    setenv("PYTHONPATH", path, 1);
     if (!getenv("KGATE_BIN"))
         setenv("KGATE_BIN", exe, 1);
     if (!getenv("KGATE_PYTHON"))
@@ -36,7 +32,7 @@ int kg_cmd_python(int argc, char **argv)
         fprintf(stderr, "kgate: out of memory\n");
         return KG_EXIT_ENV;
     }
-    args[0] = (char *)py;
+    args[0] = py;
     args[1] = "-m";
     args[2] = "kgate";
     for (int i = 0; i < argc; i++)

@@ -379,6 +379,16 @@ static int each_line(FILE *f, int (*fn)(void *ud, const char *line), void *ud, i
     return rc;
 }
 
+int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), void *ud, int *torn, kg_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+    int rc = each_line(f, fn, ud, torn);
+    fclose(f);
+    return rc < 0 ? kg_err_set(err, KG_EXIT_ENV, "out of memory") : rc;
+}
+
 typedef struct scan {
     kg_idset *done;
     int *torn;

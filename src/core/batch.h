@@ -84,6 +84,10 @@ void kg_idset_free(kg_idset *s);
 int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err *err);
 /* Appends one line (a newline is added) with one write(). */
 int kg_results_append(int fd, const char *line, kg_err *err);
+/* Calls fn on every complete line of results file `path`, streaming; a
+ * torn or over-long line is counted in *torn and skipped. A non-zero return
+ * of fn stops and is returned. */
+int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), void *ud, int *torn, kg_err *err);
 /* Streams the results files into `out` (written atomically), the first line
  * of each id kept; *n_lines and *n_dups count what was kept and dropped. */
 int kg_results_merge(const char *out, const char *const *in, int n_in, long *n_lines, long *n_dups,

@@ -488,27 +488,14 @@ static const char *worker_failure(const job_state *js, const kg_child *ch, const
  * so that the worker runs this kgate's package and library. */
 static int python_worker_env(const char *exe, char *python, size_t size, kg_err *err)
 {
-    char dir[PATH_MAX], lib[PATH_MAX + 16], pkg[PATH_MAX + 16], path[3 * PATH_MAX];
-    const char *py = kg_find_tool("python3", "KGATE_PYTHON", python, size);
-    if (!py)
-        return kg_err_set(err, KG_EXIT_ENV, "a Python candidate needs python3 (on PATH, or KGATE_PYTHON)");
-    if (py != python)
-        snprintf(python, size, "%s", py);
-    snprintf(dir, sizeof dir, "%s", exe);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(lib, sizeof lib, "%s/libkgate.so", dir);
+    char lib[PATH_MAX + 16];
+    if (kg_python_env(exe, "a Python candidate", python, size, err))
+        return err->code;
+    kg_beside(exe, "libkgate.so", lib, sizeof lib);
     if (!getenv("KGATE_LIB") && access(lib, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_ENV, "a Python candidate needs %s (build it: make build)", lib);
     if (!getenv("KGATE_LIB"))
         setenv("KGATE_LIB", lib, 1);
-    snprintf(pkg, sizeof pkg, "%s/../python", dir);
-    const char *old = getenv("PYTHONPATH");
-    if (access(pkg, R_OK) == 0 && !(old && strncmp(old, pkg, strlen(pkg)) == 0)) {
-        snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
-        setenv("PYTHONPATH", path, 1);
-    }
     return 0;
 }
 

@@ -153,3 +153,29 @@ const char *kg_find_tool(const char *name, const char *env, char *buf, size_t si
     }
     return NULL;
 }
+
+void kg_beside(const char *exe, const char *name, char *buf, size_t size)
+{
+    const char *slash = strrchr(exe, '/');
+    if (slash)
+        snprintf(buf, size, "%.*s/%s", (int)(slash - exe), exe, name);
+    else
+        snprintf(buf, size, "./%s", name);
+}
+
+int kg_python_env(const char *exe, const char *why, char *python, size_t size, kg_err *err)
+{
+    char pkg[PATH_MAX + 16], path[3 * PATH_MAX];
+    const char *py = kg_find_tool("python3", "KGATE_PYTHON", python, size);
+    if (!py)
+        return kg_err_set(err, KG_EXIT_ENV, "%s needs python3 (on PATH, or KGATE_PYTHON)", why);
+    if (py != python)
+        snprintf(python, size, "%s", py);
+    kg_beside(exe, "../python", pkg, sizeof pkg);
+    const char *old = getenv("PYTHONPATH");
+    if (access(pkg, R_OK) == 0 && !(old && strncmp(old, pkg, strlen(pkg)) == 0)) {
+        snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
+        setenv("PYTHONPATH", path, 1);
+    }
+    return 0;
+}

@@ -84,6 +84,13 @@ unsigned long long kg_random64(void);
  * first `name` on PATH, in $CUDA_HOME/bin, or in /usr/local/cuda/bin.
  * Returns buf (or env's value), or NULL when none is found. */
 const char *kg_find_tool(const char *name, const char *env, char *buf, size_t size);
+/* buf = the path `name` in the directory of executable `exe`. */
+void kg_beside(const char *exe, const char *name, char *buf, size_t size);
+/* The Python that kgate's Python side runs in (KGATE_PYTHON, else python3 on
+ * PATH) into python, and the package beside the build of executable `exe`
+ * (EXE_DIR/../python) first on PYTHONPATH, once. KG_EXIT_ENV when there is
+ * no Python; `why` says who needs it. */
+int kg_python_env(const char *exe, const char *why, char *python, size_t size, kg_err *err);
 /* size - 1 random hex digits and a NUL into buf. */
 void kg_random_hex(char *buf, size_t size);
 

@@ -36,7 +36,7 @@ static int get_tensors(const cJSON *j, const char *key, kg_problem_tensor *t, in
     cJSON_ArrayForEach(x, arr)
     {
         kg_problem_tensor *o = &t[(*n)++];
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(x, "shape"), *d, *e;
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(x, "shape"), *d;
         const cJSON *dt = cJSON_GetObjectItemCaseSensitive(x, "dtype");
         if (!cJSON_IsArray(sh) || !cJSON_IsString(dt))
             return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: %s[%d] needs 'shape' (array) and 'dtype'",
@@ -50,9 +50,8 @@ static int get_tensors(const cJSON *j, const char *key, kg_problem_tensor *t, in
                               o->rank, KG_MAX_RANK);
         int r = 0;
         double numel = 1;
-        cJSON_ArrayForEach(e, sh)
+        cJSON_ArrayForEach(d, sh)
         {
-            d = e;
             if (!cJSON_IsNumber(d) || d->valuedouble != floor(d->valuedouble) || d->valuedouble < 1 ||
                 d->valuedouble > 2147483648.0)
                 return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: %s[%d]: extent %d is not a whole "
@@ -125,13 +124,9 @@ int kg_problem_from_json(const cJSON *j, kg_problem *p, kg_err *err)
     }
     if (data == KG_DTYPE_COUNT)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: no float tensor (its dtype is the problem's)");
-    int int32 = 0;
-    for (int t = 0; t < p->n_in; t++)
-        int32 |= p->in[t].dtype == KG_I32;
     for (int t = 0; t < p->n_out; t++)
         if (p->out[t].dtype == KG_I32)
             return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: int32 outputs are not supported (int64 are)");
-    (void)int32;
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /* Report printers: the table and the JSON form (schema kgate.results/1). */
 #include "report.h"
 
+#include "batch.h"
+
 #include "diag_json.h"
 
 #include <cjson/cJSON.h>
@@ -417,48 +419,64 @@ static int is_batch(const char *text)
     return s && (size_t)(s - text) < len;
 }
 
-/* Every job's check document of a batch results file, as one report: the
- * header of the first, the results of all, in file order (a torn line is
- * skipped). A line of another schema is an error naming the line. */
-static int read_batch(char *text, const char *path, kg_report *r, kg_err *err)
+typedef struct batch_read {
+    const char *path;
+    kg_report *r;
+    kg_err *err;
+    int line;
+} batch_read;
+
+/* One line of a batch results file: its check document's results join r. */
+static int batch_line(void *ud, const char *l)
 {
-    int line = 0, rc = 0;
-    kg_report_init(r);
-    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && !rc; l = strtok_r(NULL, "\n", &save)) {
-        line++;
-        cJSON *o = cJSON_Parse(l);
-        if (!o)
-            continue; /* torn */
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schema");
-        cJSON *chk = cJSON_GetObjectItemCaseSensitive(o, "check");
-        if (!cJSON_IsString(s) || strcmp(s->valuestring, "kgate.batch/1") != 0) {
-            rc = kg_err_set(err, KG_EXIT_IO, "%s:%d: schema %.40s, this kgate reads kgate.batch/1", path, line,
-                            cJSON_IsString(s) ? s->valuestring : "(none)");
-        } else if (cJSON_IsObject(chk)) {
-            char *doc = cJSON_PrintUnformatted(chk);
-            kg_report one;
-            kg_err e = {0, ""};
-            if (doc && kg_report_from_json(doc, path, &one, &e) == 0) {
-                if (r->n == 0 && !r->device[0]) {
-                    kg_result *keep = r->results;
-                    int n = r->n, cap = r->cap;
-                    *r = one;
-                    r->results = keep;
-                    r->n = n;
-                    r->cap = cap;
-                }
-                for (int i = 0; i < one.n && !rc; i++)
-                    if (!kg_report_add(r, &one.results[i]))
-                        rc = kg_err_set(err, KG_EXIT_ENV, "out of memory");
-                free(one.results); /* the diagnoses moved to r */
-            } else if (doc) {
-                rc = kg_err_set(err, e.code ? e.code : KG_EXIT_IO, "%s:%d: %s", path, line, e.msg);
+    batch_read *b = ud;
+    kg_report *r = b->r;
+    kg_err *err = b->err;
+    const char *path = b->path;
+    int line = ++b->line, rc = 0;
+    cJSON *o = cJSON_Parse(l);
+    if (!o)
+        return 0; /* torn */
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schema");
+    cJSON *chk = cJSON_GetObjectItemCaseSensitive(o, "check");
+    if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0) {
+        rc = kg_err_set(err, KG_EXIT_IO, "%s:%d: schema %.40s, this kgate reads %s", path, line,
+                        cJSON_IsString(s) ? s->valuestring : "(none)", KG_BATCH_SCHEMA);
+    } else if (cJSON_IsObject(chk)) {
+        char *doc = cJSON_PrintUnformatted(chk);
+        kg_report one;
+        kg_err e = {0, ""};
+        if (doc && kg_report_from_json(doc, path, &one, &e) == 0) {
+            if (r->n == 0 && !r->device[0]) {
+                kg_result *keep = r->results;
+                int n = r->n, cap = r->cap;
+                *r = one;
+                r->results = keep;
+                r->n = n;
+                r->cap = cap;
             }
-            free(doc);
+            for (int i = 0; i < one.n && !rc; i++)
+                if (!kg_report_add(r, &one.results[i]))
+                    rc = kg_err_set(err, KG_EXIT_ENV, "out of memory");
+            free(one.results); /* the diagnoses moved to r */
+        } else if (doc) {
+            rc = kg_err_set(err, e.code ? e.code : KG_EXIT_IO, "%s:%d: %s", path, line, e.msg);
         }
-        cJSON_Delete(o);
+        free(doc);
     }
+    cJSON_Delete(o);
     return rc;
+}
+
+/* Every job's check document of a batch results file (core/batch.h), as one
+ * report: the header of the first, the results of all, in file order (a
+ * torn line is skipped). A line of another schema is an error naming it. */
+static int read_batch(const char *path, kg_report *r, kg_err *err)
+{
+    batch_read b = {path, r, err, 0};
+    int torn = 0;
+    kg_report_init(r);
+    return kg_results_each(path, batch_line, &b, &torn, err);
 }
 
 int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
@@ -483,7 +501,11 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
     }
     fclose(f);
     buf[n] = '\0';
-    int rc = is_batch(buf) ? read_batch(buf, path, r, err) : kg_report_from_json(buf, path, r, err);
+    if (is_batch(buf)) {
+        free(buf);
+        return read_batch(path, r, err);
+    }
+    int rc = kg_report_from_json(buf, path, r, err);
     free(buf);
     return rc;
 }

@@ -909,24 +909,17 @@ static const kgate_kernel *find_fast(const kgate_plugin *p, const kg_op *op, kg_
     return NULL;
 }
 
-/* A problem's library paths: the table its provider offers, each checked
- * and timed as a vendor path is. */
-static int problem_library(bench *b, kg_err *err)
+/* Library paths a provider offers as a kernel table (a problem's, or
+ * PyTorch's): each checked and timed as a vendor path is. At most 16. */
+static int time_library_table(bench *b, const kgate_plugin *lib, const kg_provider *pv, kg_err *err)
 {
-    const kgate_plugin *lib = NULL;
-    char msg[600] = "";
-    if (!b->src->library || b->src->library(b->src->self, &lib, msg, sizeof msg) || !lib) {
-        msg[sizeof msg - 1] = '\0';
-        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no library paths: %s", b->op->name,
-                          msg[0] ? msg : "its provider offers none");
-    }
     if (lib->abi_version != KGATE_ABI_VERSION || lib->kernel_size < sizeof(kgate_kernel) || lib->n_kernels > 16)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: a malformed table of library paths", b->op->name);
     for (uint32_t i = 0; i < lib->n_kernels; i++) {
         const kgate_kernel *k = kg_plugin_kernel(lib, i);
         b->who = KG_SUBJ_LIB;
         b->kernel = k;
-        b->prov = b->src;
+        b->prov = pv;
         b->baseline = NULL;
         snprintf(b->path, sizeof b->path, "%.39s", k->name ? k->name : "?");
         set_scalars(b, 0);
@@ -937,7 +930,21 @@ static int problem_library(bench *b, kg_err *err)
             return err->code;
     }
     b->kernel = NULL;
+    b->prov = NULL;
     return 0;
+}
+
+/* A problem's library paths: the table its provider offers. */
+static int problem_library(bench *b, kg_err *err)
+{
+    const kgate_plugin *lib = NULL;
+    char msg[600] = "";
+    if (!b->src->library || b->src->library(b->src->self, &lib, msg, sizeof msg) || !lib) {
+        msg[sizeof msg - 1] = '\0';
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no library paths: %s", b->op->name,
+                          msg[0] ? msg : "its provider offers none");
+    }
+    return time_library_table(b, lib, b->src, err);
 }
 
 static int do_library(bench *b, kg_err *err)
@@ -992,23 +999,8 @@ static int do_library(bench *b, kg_err *err)
             kg_event e = ev(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, "torch");
             snprintf(e.text, sizeof e.text, "%s", msg[0] ? msg : "PyTorch could not be loaded");
             emit(&e);
-        } else {
-            for (uint32_t i = 0; i < tl->n_kernels && i < 4; i++) {
-                const kgate_kernel *k = kg_plugin_kernel(tl, i);
-                b->who = KG_SUBJ_LIB;
-                b->kernel = k;
-                b->prov = py_provider;
-                b->baseline = NULL;
-                snprintf(b->path, sizeof b->path, "%.39s", k->name ? k->name : "?");
-                set_scalars(b, 0);
-                kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_LIB, b->path);
-                snprintf(e.text, sizeof e.text, "%.1000s", k->summary ? k->summary : "");
-                emit(&e);
-                if (run_subject(b, err))
-                    return err->code;
-            }
-            b->kernel = NULL;
-            b->prov = NULL;
+        } else if (time_library_table(b, tl, py_provider, err)) {
+            return err->code;
         }
     }
     if (!j->plugin[0])

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import textwrap
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -80,16 +81,8 @@ class ImportsAndArguments(unittest.TestCase):
                 cands.append({"candidate": p, "op": "relu"})
             out = os.path.join(d, "r.jsonl")
             env = {"KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh"), "KG_BATCH_GPUS": "2"}
-            old = {k: os.environ.get(k) for k in env}
-            os.environ.update(env)
-            try:
+            with mock.patch.dict(os.environ, env):
                 rc, summary = kgate.batch(cands, out)
-            finally:
-                for k, v in old.items():
-                    if v is None:
-                        del os.environ[k]
-                    else:
-                        os.environ[k] = v
             self.assertEqual(rc, 0, summary)
             lines = list(kgate.read_batch(out))
             self.assertEqual(sorted(l["check"]["results"][0]["verdict"] for l in lines), ["OK"] * 5)
@@ -112,17 +105,9 @@ class ImportsAndArguments(unittest.TestCase):
             log = os.path.join(d, "log")
             env = {"KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh"), "KG_BATCH_GPUS": "2",
                    "KG_FAKE_LOG": log}
-            old = {k: os.environ.get(k) for k in env}
-            os.environ.update(env)
-            try:
+            with mock.patch.dict(os.environ, env):
                 doc, code = kernelbench.batch_gpus(probs, sols, os.path.join(d, "work"), "all")
                 doc2, _ = kernelbench.batch_gpus(probs, sols, os.path.join(d, "work"), "all")
-            finally:
-                for k, v in old.items():
-                    if v is None:
-                        del os.environ[k]
-                    else:
-                        os.environ[k] = v
             self.assertEqual(len(doc["results"]), 2)
             self.assertTrue(all("kernelbench" in r for r in doc["results"]))
             self.assertEqual([e["solution"] for e in doc["errors"]], [os.path.join(sols, "7_Orphan.py")])
@@ -156,16 +141,10 @@ class ImportsAndArguments(unittest.TestCase):
                 f.write("#!/bin/sh\nfor a; do last=$a; done\n"
                         "echo '{\"schema\": \"kgate.results/9\", \"results\": []}' > \"$last\"\n")
             os.chmod(fake, 0o755)
-            os.environ["KGATE_BIN"] = fake
-            try:
+            with mock.patch.dict(os.environ, {"KGATE_BIN": fake}):
                 with self.assertRaisesRegex(kgate.KgateError, "kgate.results/9") as cm:
                     api.run_cli(["check", "x.py"], os.path.join(d, "r.json"))
                 self.assertEqual(cm.exception.code, 6)
-            finally:
-                if KGATE:
-                    os.environ["KGATE_BIN"] = KGATE
-                else:
-                    del os.environ["KGATE_BIN"]
 
 
 @unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
