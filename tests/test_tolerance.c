@@ -74,12 +74,43 @@ static void mismatches_are_reported_with_indices(void **state)
     assert_non_null(strstr(buf, "[1] got 2.5 want 2"));
 }
 
+/* A long dot product that cancels near zero: its element error is on the
+ * scale of the partial sums (RMS 40), so atol scales with the reference's
+ * RMS; an output wrong everywhere by 1% still fails the norm bound. */
+static void long_sums_scale_atol_by_the_reference_rms(void **state)
+{
+    (void)state;
+    double ref[4] = {40.0, -41.0, 0.0303747, 39.5}, out[4], bad[4];
+    for (int i = 0; i < 4; i++) {
+        out[i] = ref[i] + (i == 2 ? -0.0012152 : 0.004);
+        bad[i] = ref[i] * 1.01;
+    }
+    kg_tol t = kg_tol_for(KG_FP16, 0);
+    kg_cmp c;
+    kg_cmp_host(out, ref, 4, &t, &c);
+    assert_false(c.pass); /* element 2: 1.2e-3 > 1e-3 + 1e-3 * 0.03 */
+    assert_int_equal(c.n_fail, 1);
+    double rms = kg_cmp_ref_rms(&c);
+    assert_true(rms > 34 && rms < 35);
+    kg_tol_scale(&t, rms);
+    kg_cmp_host(out, ref, 4, &t, &c);
+    assert_true(c.pass);
+    kg_cmp_host(bad, ref, 4, &t, &c);
+    assert_false(c.pass); /* rel_l2 1e-2 > 1e-3 */
+    kg_tol u = kg_tol_for(KG_FP16, 0);
+    kg_tol_scale(&u, 0.5); /* below 1: unchanged */
+    assert_true(u.atol == 1e-3);
+    kg_tol_scale(&u, NAN);
+    assert_true(u.atol == 1e-3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(element_cases_from_data),
         cmocka_unit_test(zero_output_fails_the_norm_bound),
         cmocka_unit_test(mismatches_are_reported_with_indices),
+        cmocka_unit_test(long_sums_scale_atol_by_the_reference_rms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,6 +188,8 @@ typedef struct kg_op {
     int n_scalars;
     unsigned dists;    /* KG_D(OFFSET) | ...: the distributions it is checked on */
     int reduction;     /* doubles the tolerance */
+    int tol_rms;       /* outputs are long sums of products: atol is scaled by the
+                        * reference's RMS where that is above 1 (core/tolerance.h) */
     kg_unit unit;      /* compute roof the FLOPs run on */
     double flops_per_elem; /* FLOPs per element of input 0, when work is NULL */
     int min_rows;      /* edge cases need this many rows of input 0 */

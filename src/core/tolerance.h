@@ -12,10 +12,19 @@
  * output can never pass even where atol alone would admit it.
  *
  * Tolerances (the paper's, section III-C): fp32 1e-5, fp16 1e-3, bf16 1e-2,
- * doubled for operators that reduce; atol = rtol = l2_max = that value. */
+ * doubled for operators that reduce; atol = rtol = l2_max = that value.
+ *
+ * Outputs that are long sums of products (matmul, convolution, attention:
+ * kg_op.tol_rms, and every problem) carry rounding error that grows with
+ * the magnitude of the sum's partials, not with the element: an element of
+ * a 16384-long dot product that cancels to 0.03 has the absolute error of
+ * its neighbours of 40. For them atol is multiplied by the RMS of the finite
+ * reference values where that exceeds 1 (kg_tol_scale); rtol and the rel_l2
+ * bound stay, so a kernel that is wrong everywhere still fails. */
 #ifndef KG_TOLERANCE_H
 #define KG_TOLERANCE_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "kg.h"
@@ -74,6 +83,19 @@ typedef struct kg_cmp {
 
 /* Tolerance of a dtype; `reduction` doubles it. */
 kg_tol kg_tol_for(kg_dtype out_dtype, int reduction);
+
+/* atol of an operator with long sums, given the RMS of its reference. */
+static inline void kg_tol_scale(kg_tol *t, double ref_rms)
+{
+    if (ref_rms > 1 && ref_rms == ref_rms && ref_rms - ref_rms == 0)
+        t->atol *= ref_rms;
+}
+
+/* RMS of the finite reference values that a comparison saw. */
+static inline double kg_cmp_ref_rms(const kg_cmp *r)
+{
+    return r->n > 0 ? sqrt(r->sq_ref / (double)r->n) : 0;
+}
 
 /* Compares n host values (out, ref) and finishes the result. */
 void kg_cmp_host(const double *out, const double *ref, int64_t n, const kg_tol *t, kg_cmp *r);

@@ -51,6 +51,7 @@ const kg_op kg_op_matmul = {
     .out = {{.name = "C", .rank = 2, .dim = {0, 1}}},
     .dists = KG_D(WIDE),
     .reduction = 0,
+    .tol_rms = 1,
     .unit = KG_UNIT_TENSOR,
     .min_rows = 6,
     .work = matmul_work,
