@@ -28,208 +28,15 @@
 #include "baseline.h"
 #include "check.h"
 #include "cudnn_api.h"
+#include "cudnn_graph.h"
 #include "tensors.h"
 #include "timer.h"
-
-/* The loaded library; every setup loads it first (kg_cudnn_load). */
-#define DN kg_cudnn_loaded()
-
-enum { DN_MAX_UIDS = 8, DN_MAX_CFG = 8, DN_TRY_CFG = 4 };
-
-/* A built plan: the handle, the kept plan and its variant pack. Every path's
- * context starts with one, so launch needs nothing else. */
-typedef struct dn_plan {
-    cudnnHandle_t h;
-    cudnnBackendDescriptor_t plan, pack;
-    void *ws;
-    int cfg_index;  /* 0-based, of the kept config */
-    int64_t n_cfg;  /* configs the heuristics offered */
-    int64_t uids[DN_MAX_UIDS];
-    void *ptrs[DN_MAX_UIDS];
-    int n_uids;
-} dn_plan;
-
-static void dn_release(dn_plan *g)
-{
-    if (g->pack)
-        DN->cudnnBackendDestroyDescriptor(g->pack);
-    if (g->plan)
-        DN->cudnnBackendDestroyDescriptor(g->plan);
-    cudaFree(g->ws);
-    g->pack = g->plan = NULL;
-    g->ws = NULL;
-}
-
-static void dn_close(dn_plan *g)
-{
-    dn_release(g);
-    if (g->h)
-        DN->cudnnDestroy(g->h);
-    g->h = NULL;
-}
-
-static int dn_launch(void *p, kgate_stream s, kg_err *err)
-{
-    dn_plan *g = p;
-    KG_CUDNN(DN->cudnnSetStream(g->h, (cudaStream_t)s));
-    KG_CUDNN(DN->cudnnBackendExecute(g->h, g->plan, g->pack));
-    return 0;
-out:
-    return err->code;
-}
-
-static int dn_cb(void *p, int set, kgate_stream s, kg_err *err)
-{
-    (void)set;
-    return dn_launch(p, s, err);
-}
-
-static void dn_add_uid(dn_plan *g, int64_t uid, void *ptr)
-{
-    g->uids[g->n_uids] = uid;
-    g->ptrs[g->n_uids] = ptr;
-    g->n_uids++;
-}
-
-/* A tensor descriptor of nd dimensions (by value: a host scalar). */
-static int dn_tensor(cudnnBackendDescriptor_t *d, int64_t uid, cudnnDataType_t dt, int nd,
-                     const int64_t *dims, const int64_t *strides, bool by_value, kg_err *err)
-{
-    int64_t align = by_value ? 4 : 16;
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, nd, dims));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, nd, strides));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
-    if (by_value)
-        KG_CUDNN(DN->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1,
-                                              &by_value));
-    KG_CUDNN(DN->cudnnBackendFinalize(*d));
-    return 0;
-out:
-    return err->code;
-}
-
-static void destroy_all(cudnnBackendDescriptor_t *d, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (d[i])
-            DN->cudnnBackendDestroyDescriptor(d[i]);
-}
-
-/* Builds a plan for one engine config and times it; keeps it in g when it
- * beats *best_t. Returns non-zero (with err) when the config cannot run. */
-static int dn_try_cfg(dn_plan *g, cudnnBackendDescriptor_t cfg, int index, kgate_stream s,
-                      double *best_t, kg_err *err)
-{
-    cudnnBackendDescriptor_t plan = NULL, pack = NULL;
-    int64_t ws_size = 0;
-    void *ws_ptr = NULL;
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
-    KG_CUDNN(DN->cudnnBackendFinalize(plan));
-    KG_CUDNN(DN->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws_size));
-    if (ws_size > 0)
-        KG_CUDA(cudaMalloc(&ws_ptr, (size_t)ws_size));
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, g->n_uids, g->uids));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, g->n_uids, g->ptrs));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws_ptr));
-    KG_CUDNN(DN->cudnnBackendFinalize(pack));
-    {
-        dn_plan trial = *g;
-        kg_timer_cfg tc;
-        kg_timing tm;
-        trial.plan = plan;
-        trial.pack = pack;
-        kg_timer_defaults(&tc);
-        tc.stop.min_samples = 5;
-        tc.stop.min_gpu_s = 0.01;
-        tc.stop.max_wall_s = 1.0;
-        tc.stop.max_samples = 200;
-        tc.warmup = 1;
-        tc.batch_below_s = 0;
-        if (kg_time(&tc, dn_cb, &trial, s, &tm, err))
-            goto out;
-        if (tm.st.median < *best_t) {
-            *best_t = tm.st.median;
-            dn_release(g);
-            g->plan = plan;
-            g->pack = pack;
-            g->ws = ws_ptr;
-            g->cfg_index = index;
-            plan = pack = NULL;
-            ws_ptr = NULL;
-        }
-    }
-out:
-    if (pack)
-        DN->cudnnBackendDestroyDescriptor(pack);
-    if (plan)
-        DN->cudnnBackendDestroyDescriptor(plan);
-    cudaFree(ws_ptr);
-    return err->code;
-}
-
-/* Makes a graph of the one finalized operation `op`, asks heuristics mode A
- * for engine configs, times up to DN_TRY_CFG of them and keeps the fastest
- * in g (g->uids and g->ptrs must be filled). `what` names the operation in
- * messages. */
-static int dn_pick(dn_plan *g, cudnnBackendDescriptor_t op, const char *what, kgate_stream s,
-                   kg_err *err)
-{
-    cudnnBackendDescriptor_t graph = NULL, heur = NULL, cfgs[DN_MAX_CFG] = {0};
-    int64_t n_cfg = 0;
-    double best_t = 1e30;
-    int best = -1;
-    char why[256] = "";
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
-    KG_CUDNN(DN->cudnnBackendFinalize(graph));
-    {
-        cudnnBackendHeurMode_t hm = CUDNN_HEUR_MODE_A;
-        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
-        KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-        KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm));
-        KG_CUDNN(DN->cudnnBackendFinalize(heur));
-    }
-    for (int i = 0; i < DN_MAX_CFG; i++)
-        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
-    KG_CUDNN(DN->cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, DN_MAX_CFG, &n_cfg, cfgs));
-    if (n_cfg == 0) {
-        kg_err_set(err, KG_EXIT_ENV, "cuDNN heuristics offer no engine for %s", what);
-        goto out;
-    }
-    g->n_cfg = n_cfg;
-    for (int i = 0; i < n_cfg && i < DN_TRY_CFG; i++) {
-        kg_err e2 = {0, ""};
-        if (dn_try_cfg(g, cfgs[i], i, s, &best_t, &e2) == 0)
-            best = g->cfg_index;
-        else if (!why[0])
-            snprintf(why, sizeof why, "%.250s", e2.msg);
-    }
-    if (best < 0) {
-        kg_err_set(err, KG_EXIT_ENV, "no cuDNN %s engine config ran (%lld offered): %s", what,
-                   (long long)n_cfg, why);
-        goto out;
-    }
-out:
-    destroy_all(cfgs, DN_MAX_CFG);
-    if (heur)
-        DN->cudnnBackendDestroyDescriptor(heur);
-    if (graph)
-        DN->cudnnBackendDestroyDescriptor(graph);
-    return err->code;
-}
 
 /* ---------------------------------------------------------------- pointwise */
 enum { PW_X = 1, PW_B, PW_Y };
 
 typedef struct pw_ctx {
-    dn_plan g;
+    kg_dn_plan g;
 } pw_ctx;
 
 static void pw_teardown(void *p)
@@ -237,7 +44,7 @@ static void pw_teardown(void *p)
     pw_ctx *c = p;
     if (!c)
         return;
-    dn_close(&c->g);
+    kg_dn_close(&c->g);
     free(c);
 }
 
@@ -256,9 +63,9 @@ static int pw_try(pw_ctx *c, cudnnPointwiseMode_t mode, bool relu, bool extras, 
     cudnnBackendDescriptor_t t[3] = {0}, pw = NULL, op = NULL;
     cudnnDataType_t prec = CUDNN_DATA_FLOAT;
     *got = 0;
-    if (dn_tensor(&t[0], PW_X, dt, nd, dims, strides, false, err) ||
-        (n_in == 2 && dn_tensor(&t[1], PW_B, dt, nd, dims, strides, false, err)) ||
-        dn_tensor(&t[2], PW_Y, dt, nd, dims, strides, false, err))
+    if (kg_dn_tensor(&t[0], PW_X, dt, nd, dims, strides, false, err) ||
+        (n_in == 2 && kg_dn_tensor(&t[1], PW_B, dt, nd, dims, strides, false, err)) ||
+        kg_dn_tensor(&t[2], PW_Y, dt, nd, dims, strides, false, err))
         goto out;
     KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
     KG_CUDNN(DN->cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
@@ -283,13 +90,13 @@ static int pw_try(pw_ctx *c, cudnnPointwiseMode_t mode, bool relu, bool extras, 
         KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]));
     KG_CUDNN(DN->cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[2]));
     KG_CUDNN(DN->cudnnBackendFinalize(op));
-    dn_pick(&c->g, op, what, s, err);
+    kg_dn_pick(&c->g, &op, 1, KG_DN_TRY_CFG, what, s, err);
 out:
     if (op)
         DN->cudnnBackendDestroyDescriptor(op);
     if (pw)
         DN->cudnnBackendDestroyDescriptor(pw);
-    destroy_all(t, 3);
+    kg_dn_destroy_all(t, 3);
     return err->code;
 }
 
@@ -326,10 +133,10 @@ static int pw_setup(const DLTensor *in, DLTensor *out, int n_in, cudnnPointwiseM
         if (!extras && !relu)
             continue; /* add, mul: nothing extra to leave out */
         c->g.n_uids = 0;
-        dn_add_uid(&c->g, PW_X, in[0].data);
+        kg_dn_add_uid(&c->g, PW_X, in[0].data);
         if (n_in == 2)
-            dn_add_uid(&c->g, PW_B, in[1].data);
-        dn_add_uid(&c->g, PW_Y, out[0].data);
+            kg_dn_add_uid(&c->g, PW_B, in[1].data);
+        kg_dn_add_uid(&c->g, PW_Y, out[0].data);
         if (pw_try(c, mode, relu, extras, slope, n_in, kg_cudnn_type(dt), view == 0 ? 3 : 4,
                    view == 0 ? d3 : d4, view == 0 ? s3 : s4, what, s, &got, &e2) == 0) {
             snprintf(note, note_size,
@@ -340,7 +147,7 @@ static int pw_setup(const DLTensor *in, DLTensor *out, int n_in, cudnnPointwiseM
                      relu ? (got & PW_ASK_NAN ? ", NaN propagation" : ", no NaN propagation attribute") : "",
                      relu ? (got & PW_ASK_UPPER ? ", upper clip +Inf" : ", default upper clip") : "",
                      view == 0 ? "1," : "", (long long)rows, (long long)cols, view == 0 ? "" : ",1,1",
-                     (long long)(c->g.n_cfg < DN_TRY_CFG ? c->g.n_cfg : DN_TRY_CFG),
+                     (long long)(c->g.n_cfg < KG_DN_TRY_CFG ? c->g.n_cfg : KG_DN_TRY_CFG),
                      (long long)c->g.n_cfg, c->g.cfg_index + 1);
             *ctx = c;
             return 0;
@@ -392,19 +199,19 @@ static int pw_leaky_setup(const kg_op *op, const DLTensor *in, DLTensor *out, co
 }
 
 const kg_baseline kg_baseline_cudnn_pointwise_add = {"cudnn-pointwise-add", "cuDNN", pw_add_setup,
-                                                     dn_launch, pw_teardown};
+                                                     kg_dn_launch, pw_teardown};
 const kg_baseline kg_baseline_cudnn_pointwise_mul = {"cudnn-pointwise-mul", "cuDNN", pw_mul_setup,
-                                                     dn_launch, pw_teardown};
+                                                     kg_dn_launch, pw_teardown};
 const kg_baseline kg_baseline_cudnn_pointwise_relu = {"cudnn-pointwise-relu", "cuDNN", pw_relu_setup,
-                                                      dn_launch, pw_teardown};
+                                                      kg_dn_launch, pw_teardown};
 const kg_baseline kg_baseline_cudnn_pointwise_leaky_relu = {
-    "cudnn-pointwise-leaky-relu", "cuDNN", pw_leaky_setup, dn_launch, pw_teardown};
+    "cudnn-pointwise-leaky-relu", "cuDNN", pw_leaky_setup, kg_dn_launch, pw_teardown};
 
 /* ---------------------------------------------------------- layer/rms norm */
 enum { UID_X = 1, UID_SCALE, UID_BIAS, UID_EPS, UID_Y, UID_MEAN, UID_INVVAR, N_UID = 7 };
 
 typedef struct norm_ctx {
-    dn_plan g;
+    kg_dn_plan g;
     int rms;
     float eps;
     void *scale32, *bias32, *stats;
@@ -415,7 +222,7 @@ static void norm_teardown(void *p)
     norm_ctx *c = p;
     if (!c)
         return;
-    dn_close(&c->g);
+    kg_dn_close(&c->g);
     cudaFree(c->scale32);
     cudaFree(c->bias32);
     cudaFree(c->stats);
@@ -440,13 +247,13 @@ static int norm_try(norm_ctx *c, void *const *ptr, cudnnDataType_t xt, cudnnData
     use[UID_BIAS] = !c->rms;
     use[UID_MEAN] = training && !c->rms;
     use[UID_INVVAR] = training;
-    if (dn_tensor(&t[UID_X], UID_X, xt, 4, xd, xs, false, err) ||
-        dn_tensor(&t[UID_SCALE], UID_SCALE, st, 4, wd, ws, false, err) ||
-        (use[UID_BIAS] && dn_tensor(&t[UID_BIAS], UID_BIAS, st, 4, wd, ws, false, err)) ||
-        dn_tensor(&t[UID_EPS], UID_EPS, CUDNN_DATA_FLOAT, 4, ed, ss, true, err) ||
-        dn_tensor(&t[UID_Y], UID_Y, xt, 4, xd, xs, false, err) ||
-        (use[UID_MEAN] && dn_tensor(&t[UID_MEAN], UID_MEAN, CUDNN_DATA_FLOAT, 4, sd, ss, false, err)) ||
-        (use[UID_INVVAR] && dn_tensor(&t[UID_INVVAR], UID_INVVAR, CUDNN_DATA_FLOAT, 4, sd, ss, false, err)))
+    if (kg_dn_tensor(&t[UID_X], UID_X, xt, 4, xd, xs, false, err) ||
+        kg_dn_tensor(&t[UID_SCALE], UID_SCALE, st, 4, wd, ws, false, err) ||
+        (use[UID_BIAS] && kg_dn_tensor(&t[UID_BIAS], UID_BIAS, st, 4, wd, ws, false, err)) ||
+        kg_dn_tensor(&t[UID_EPS], UID_EPS, CUDNN_DATA_FLOAT, 4, ed, ss, true, err) ||
+        kg_dn_tensor(&t[UID_Y], UID_Y, xt, 4, xd, xs, false, err) ||
+        (use[UID_MEAN] && kg_dn_tensor(&t[UID_MEAN], UID_MEAN, CUDNN_DATA_FLOAT, 4, sd, ss, false, err)) ||
+        (use[UID_INVVAR] && kg_dn_tensor(&t[UID_INVVAR], UID_INVVAR, CUDNN_DATA_FLOAT, 4, sd, ss, false, err)))
         goto out;
     {
         cudnnBackendNormMode_t mode = c->rms ? CUDNN_RMS_NORM : CUDNN_LAYER_NORM;
@@ -469,8 +276,8 @@ static int norm_try(norm_ctx *c, void *const *ptr, cudnnDataType_t xt, cudnnData
     c->g.n_uids = 0;
     for (int u = 1; u <= N_UID; u++)
         if (use[u])
-            dn_add_uid(&c->g, u, ptr[u]);
-    if (dn_pick(&c->g, op, what, s, err))
+            kg_dn_add_uid(&c->g, u, ptr[u]);
+    if (kg_dn_pick(&c->g, &op, 1, KG_DN_TRY_CFG, what, s, err))
         goto out;
     if (c->rms)
         snprintf(note, note_size, "cuDNN %zu graph API norm forward (RMS norm, %s, scale %s), engine config %d of %lld",
@@ -485,7 +292,7 @@ static int norm_try(norm_ctx *c, void *const *ptr, cudnnDataType_t xt, cudnnData
 out:
     if (op)
         DN->cudnnBackendDestroyDescriptor(op);
-    destroy_all(t, N_UID + 1);
+    kg_dn_destroy_all(t, N_UID + 1);
     return err->code;
 }
 
@@ -573,7 +380,7 @@ static int rms_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const k
     return norm_setup(1, in, out, p, s, ctx, note, note_size, err);
 }
 
-const kg_baseline kg_baseline_cudnn_layer_norm = {"cudnn-layernorm", "cuDNN", ln_setup, dn_launch,
+const kg_baseline kg_baseline_cudnn_layer_norm = {"cudnn-layernorm", "cuDNN", ln_setup, kg_dn_launch,
                                                   norm_teardown};
-const kg_baseline kg_baseline_cudnn_rms_norm = {"cudnn-rmsnorm", "cuDNN", rms_setup, dn_launch,
+const kg_baseline kg_baseline_cudnn_rms_norm = {"cudnn-rmsnorm", "cuDNN", rms_setup, kg_dn_launch,
                                                 norm_teardown};
