@@ -82,6 +82,12 @@ def run_kb(kb, prob, sol, d, timeout):
     return rec
 
 
+def save(doc, path):
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kb", required=True, help="KernelBench checkout (KernelBench/level1, src/)")
@@ -129,9 +135,8 @@ def main():
                           "kgate", v["kgate"].get("verdict"), "%.1fs" % v["kgate"]["wall_s"],
                           "| KB", v.get("kernelbench", {}).get("correct"),
                           "%.1fs" % v.get("kernelbench", {}).get("wall_s", 0), flush=True)
-                    with open(path + ".tmp", "w") as f:
-                        json.dump(doc, f, indent=1)
-                    os.replace(path + ".tmp", path)
+                    save(doc, path)
+    save(doc, path)  # with cut_short, when the budget stopped it
 
 
 if __name__ == "__main__":

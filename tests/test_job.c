@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/job.h"
@@ -53,9 +55,14 @@ static void ok_events_become_a_result(void **state)
     assert_int_equal(lib.paths[0].status, KG_LIB_OK);
     assert_int_equal(lib.paths[1].status, KG_LIB_UNSUPPORTED);
     assert_string_equal(lib.best_name, "softmax_v2_fp16");
+    /* the worker's own time: spawn to hello within spawn to exit */
+    assert_true(lib.job_wall_s > 0 && lib.job_startup_s > 0 && lib.job_startup_s <= lib.job_wall_s);
     kg_libref lib2;
     assert_int_equal(run("ok", 10, &r, &lib2, &e), 0);
     assert_int_equal(r.verdict, KG_V_SKIPPED); /* measured, not judged yet */
+    double wall = 0, startup = 0;
+    assert_true(kg_result_get(&r, "job/wall", &wall) && kg_result_get(&r, "job/startup", &startup));
+    assert_true(wall > 0 && startup > 0 && startup <= wall);
     double t;
     assert_true(kg_result_get(&r, "time/gpu/median", &t) && t == 1e-4);
     assert_string_equal(r.stop, "noise");
@@ -147,6 +154,35 @@ static void hang_is_killed_at_the_budget(void **state)
     assert_int_equal(r.verdict, KG_V_TIMEOUT);
     assert_true(waited >= 1.0 && waited < 10.0);
     assert_true(kg_result_get(&r, "check/trials", NULL));
+}
+
+static void on_alarm(int sig)
+{
+    kg_stop_request(sig == SIGALRM ? SIGTERM : sig);
+}
+
+/* A stop asked while a worker runs (SIGTERM to kgate): the worker is killed
+ * at once, not at its budget, and the job says it was stopped (exit 7), not
+ * that the candidate hung. */
+static void stop_request_kills_the_running_worker(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    struct timespec a;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    assert_int_equal(kg_stop_requested(), 0);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    alarm(1);
+    assert_int_equal(run("hang", 60.0, &r, &lib, &e), KG_EXIT_STOPPED);
+    double waited = since(&a);
+    assert_true(waited >= 0.9 && waited < 5.0);
+    assert_non_null(strstr(e.msg, "stopped by Terminated"));
+    assert_int_equal(kg_stop_requested(), SIGTERM);
 }
 
 /* The audit's hang: a worker that closes its descriptors and waits forever
@@ -299,6 +335,7 @@ int main(void)
         cmocka_unit_test(stderr_flood_is_bounded),
         cmocka_unit_test(nothing_is_left_behind),
         cmocka_unit_test(own_clock_and_host_holds),
+        cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

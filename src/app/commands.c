@@ -541,10 +541,47 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     return 0;
 }
 
+/* Seconds on the monotonic clock. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --time-budget: 1 (and rep->incomplete says so) when no further job may
+ * start, `done` of `total` having run since t0. */
+static int out_of_time(const kg_options *o, double t0, int done, int total, kg_report *rep)
+{
+    if (o->time_budget_s <= 0 || now_s() - t0 < o->time_budget_s)
+        return 0;
+    snprintf(rep->incomplete, sizeof rep->incomplete,
+             "--time-budget %.0f s reached after %d of %d jobs; the rest did not run", o->time_budget_s, done,
+             total);
+    return 1;
+}
+
+/* With --json, the results so far written after every job (atomically),
+ * marked `incomplete` until the command finishes: a run killed outright
+ * (SIGKILL, a lost node) keeps what it measured. */
+static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
+{
+    if (!o->json)
+        return;
+    char keep[sizeof rep->incomplete];
+    kg_err e = {0, ""};
+    memcpy(keep, rep->incomplete, sizeof keep);
+    snprintf(rep->incomplete, sizeof rep->incomplete,
+             "in progress: %d of %d jobs done (the finished command rewrites this file)", done, total);
+    kg_report_write_json(rep, o->json, &e); /* a failure shows when the command writes it last */
+    memcpy(rep->incomplete, keep, sizeof keep);
+}
+
 /* Checks every target at every shape; results go to rep in order. */
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
                      kg_report *rep, kg_err *err)
 {
+    double t0 = now_s();
     rep->shapes_seed = fresh_seed();
     const char *shapes[KG_MAX_SHAPES] = {"large"};
     int ns = o->n_shapes ? o->n_shapes : 1;
@@ -581,6 +618,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
             if (group_job(o, tg->v[i].op, tg->v[i].types, &shape, rep->shapes_seed, &job, err))
                 return err->code;
             kg_shape_format(&shape, shp, sizeof shp);
+            if (out_of_time(o, t0, done, total, rep))
+                goto stop;
             if (!o->verify_only) {
                 job.mode = KG_JOB_LIBRARY;
                 /* a problem's library paths come with its candidate */
@@ -597,6 +636,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 if (!same_group(t, &tg->v[i]))
                     continue;
                 kg_result r;
+                if (out_of_time(o, t0, done, total, rep))
+                    goto stop;
                 kernel_job(t, t->summary, &job, &r);
                 snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
                 progress(done++, total, what);
@@ -617,6 +658,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 kg_result *stored = kg_report_add(rep, &r);
                 if (!stored)
                     return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+                checkpoint(o, rep, done, total);
                 double tn, tt;
                 for (int q = 0; q < rep->n - 1; q++) {
                     const kg_result *first = &rep->results[q];
@@ -633,12 +675,15 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
             }
         }
     }
+stop:
     progress(total, total, NULL);
     return 0;
 }
 
 static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
 {
+    if (rc == KG_EXIT_STOPPED && !rep->incomplete[0])
+        snprintf(rep->incomplete, sizeof rep->incomplete, "%s", err->msg);
     kg_report_print(rep, stdout, o->suite);
     if (o->json && rep->n) {
         kg_err jerr = {0, ""};
@@ -818,7 +863,7 @@ static int by_time(const void *a, const void *b)
 /* One configuration (or, cfg NULL, the kernel's own launch) checked, timed
  * and judged into rep; returns non-zero only for errors that stop tune. */
 static int tune_one(const kg_options *o, const char *exe, const target *t, kg_job *job, const kg_shape *shape,
-                    const kg_libref *lib, const char *label, kg_report *rep, kg_err *err)
+                    const kg_libref *lib, const char *label, int done, int total, kg_report *rep, kg_err *err)
 {
     kg_result r;
     kernel_job(t, label, job, &r);
@@ -828,7 +873,10 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
         return err->code;
     }
     kg_judge(&r, t->op, t->types, shape, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
-    return kg_report_add(rep, &r) ? 0 : kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+    if (!kg_report_add(rep, &r))
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+    checkpoint(o, rep, done, total);
+    return 0;
 }
 
 int kg_cmd_tune(const kg_options *o)
@@ -871,6 +919,7 @@ int kg_cmd_tune(const kg_options *o)
         free(idx);
         return fail(&err);
     }
+    double t0 = now_s();
     kg_report_init(&rep);
     report_header(&rep, o, &d);
     kg_job job;
@@ -886,15 +935,17 @@ int kg_cmd_tune(const kg_options *o)
     }
     /* the kernel's own launch first: what the tuning is measured against */
     if (!rc)
-        rc = tune_one(o, exe, &t, &job, &shape, &lib, "default (the kernel's own launch)", &rep, &err) != 0;
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, "default (the kernel's own launch)", 1, (int)n + 1, &rep, &err) != 0;
     for (long i = 0; i < n && !rc; i++) {
         char label[256], what[300];
+        if (out_of_time(o, t0, (int)i + 1, (int)n + 1, &rep))
+            break;
         job.n_config = sp.n_knobs;
         kg_space_config(&sp, idx[i], job.config);
         kg_config_format(&sp, job.config, label, sizeof label);
         snprintf(what, sizeof what, "%s [%s]", t.kernel, label);
         progress((int)i, (int)n, what);
-        rc = tune_one(o, exe, &t, &job, &shape, &lib, label, &rep, &err) != 0;
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, label, (int)i + 2, (int)n + 1, &rep, &err) != 0;
     }
     progress((int)n, (int)n, NULL);
     free(idx);

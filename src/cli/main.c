@@ -1,4 +1,5 @@
 /* kgate: the command-line front end. Parses options and calls the library. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,8 +8,26 @@
 #include "../app/explain.h"
 #include "../app/pyforward.h"
 #include "../app/results_cmds.h"
+#include "../core/kg.h"
 #include "../core/options.h"
 #include "../gpu/worker.h"
+
+static void on_stop(int sig)
+{
+    kg_stop_request(sig);
+}
+
+/* SIGINT and SIGTERM ask the measuring commands to stop: the worker running
+ * is killed and what was measured before it is printed and written (exit 7). */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 int main(int argc, char **argv)
 {
@@ -40,6 +59,8 @@ int main(int argc, char **argv)
         return kg_cmd_peaks(&o);
     if (strcmp(o.command, "ops") == 0)
         return kg_cmd_ops(&o);
+    if (strcmp(o.command, "check") == 0 || strcmp(o.command, "run") == 0 || strcmp(o.command, "tune") == 0)
+        catch_stop_signals();
     if (strcmp(o.command, "check") == 0)
         return kg_cmd_check(&o);
     if (strcmp(o.command, "tune") == 0)

@@ -155,6 +155,10 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
             st->timed_out = 1;
             break;
         }
+        if (kg_stop_requested()) {
+            st->interrupted = 1;
+            break;
+        }
         /* once the worker is gone, what is left in the pipes is read without
          * waiting: a process it left behind may hold them open */
         if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
@@ -201,7 +205,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
             }
         }
     }
-    if (st->timed_out || st->stopped) {
+    if (st->timed_out || st->stopped || st->interrupted) {
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
     }
@@ -219,7 +223,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
-        if (!st->stopped)
+        if (!st->stopped && !st->interrupted)
             st->timed_out = st->timed_out || mono() - t0 >= timeout_s;
     }
     kill(-pid, SIGKILL); /* whatever of its group is left */
@@ -256,6 +260,7 @@ typedef struct job_state {
     kg_err fatal;
     char violation[512];
     int incorrect, crashed, done, hello;
+    double t_start, hello_s; /* spawn, and seconds from it to the hello */
     char crash[1024];
     char seen[KG_MAX_SUMMARIES][48]; /* the kernel's summaries so far: each may come once */
     int n_seen;
@@ -315,6 +320,7 @@ static int on_line(void *ud, const char *line)
         if (js->hello)
             stop = violate(js, "%s", "a second hello");
         js->hello = 1;
+        js->hello_s = mono() - js->t_start;
         break;
     case KG_EV_TABLE:
         if (jb->mode != KG_JOB_LIST || js->table) {
@@ -557,6 +563,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         return err->code;
     }
     char *text = kg_job_to_json(sent);
+    js.t_start = mono();
     int rc = text ? kg_spawn(run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
                   : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);
@@ -565,10 +572,19 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     free(sent);
     if (rc)
         return err->code;
+    if (ch.interrupted) {
+        int sig = kg_stop_requested();
+        free(js.table);
+        return kg_err_set(err, KG_EXIT_STOPPED, "stopped by %s: the job running then was abandoned",
+                          sig > 1 ? strsignal(sig) : "request");
+    }
     if (ch.stopped && !js.violation[0])
         snprintf(js.violation, sizeof js.violation, "an event line longer than %d bytes", KG_EVENT_MAX);
-    if (job->mode == KG_JOB_LIBRARY)
+    if (job->mode == KG_JOB_LIBRARY) {
         js.lib->measured = 1;
+        js.lib->job_wall_s = ch.wall_s;
+        js.lib->job_startup_s = js.hello_s;
+    }
     if (job->mode == KG_JOB_LIST) {
         if (js.fatal.code) {
             free(js.table);
@@ -608,6 +624,9 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     if (!r)
         return 0;
     r->wrapper_exit = ch.exited ? ch.code : -1;
+    kg_result_set(r, "job/wall", ch.wall_s);
+    if (js.hello)
+        kg_result_set(r, "job/startup", js.hello_s);
     snprintf(r->wrapper_tail, sizeof r->wrapper_tail, "%s", ch.stderr_tail);
     if (js.violation[0]) {
         r->verdict = KG_V_CRASH;
@@ -659,6 +678,10 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
                 r->flags |= KG_FLAG(BASELINE_WRONG);
             if (p->status == KG_LIB_OK && p->t > 0 && (!chosen || p->t < chosen->t))
                 chosen = p;
+        }
+        if (lib->job_wall_s > 0) {
+            kg_result_set(r, "lib/job/wall", lib->job_wall_s);
+            kg_result_set(r, "lib/job/startup", lib->job_startup_s);
         }
         if (chosen) {
             kg_result_set(r, "lib/time/median", chosen->t);

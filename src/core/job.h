@@ -26,6 +26,7 @@ typedef struct kg_child {
     int signaled, sig;  /* killed by a signal */
     int timed_out;      /* killed by the watchdog */
     int stopped;        /* killed because the line callback asked */
+    int interrupted;    /* killed because kgate was asked to stop (kg_stop_requested) */
     double wall_s;
     char stderr_tail[1024];
 } kg_child;
@@ -52,6 +53,7 @@ typedef struct kg_libref {
     double best_t, best_lo, best_hi;
     char best_name[96];
     char best_note[256]; /* why there is no bundled time, when there is none */
+    double job_wall_s, job_startup_s; /* its worker: spawn to exit, spawn to hello */
 } kg_libref;
 
 /* Runs one worker for job. KERNEL: the result goes to *r (its verdict is

@@ -1,9 +1,11 @@
 /* Error recording, dtype tables and shape formatting. */
 #include "kg.h"
 
+
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,4 +180,16 @@ int kg_python_env(const char *exe, const char *why, char *python, size_t size, k
         setenv("PYTHONPATH", path, 1);
     }
     return 0;
+}
+
+static volatile sig_atomic_t stop_sig;
+
+void kg_stop_request(int sig)
+{
+    stop_sig = sig ? sig : 1;
+}
+
+int kg_stop_requested(void)
+{
+    return stop_sig;
 }

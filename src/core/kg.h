@@ -19,6 +19,7 @@ enum {
     KG_EXIT_CANDIDATE = 4, /* bad candidate file: missing, no table, ABI, signature */
     KG_EXIT_ENV = 5,       /* environment: no GPU, driver or library failure */
     KG_EXIT_IO = 6,        /* cannot read or write a file kgate owns */
+    KG_EXIT_STOPPED = 7,   /* interrupted (SIGINT, SIGTERM): what was measured is kept */
 };
 
 /* An error: the exit code the CLI should use and a one-line message. */
@@ -26,6 +27,14 @@ typedef struct kg_err {
     int code;
     char msg[1024];
 } kg_err;
+
+/* A stop asked by a signal (SIGINT, SIGTERM): the CLI's handler records it
+ * (async-signal-safe), the job runner kills the running worker, and the
+ * commands print and write what was measured before it, then exit with
+ * KG_EXIT_STOPPED. */
+void kg_stop_request(int sig);
+/* The signal that asked for a stop, or 0. */
+int kg_stop_requested(void);
 
 /* Records an error (first one wins) and returns code. printf-style. */
 int kg_err_set(kg_err *err, int code, const char *fmt, ...)

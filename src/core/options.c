@@ -48,6 +48,8 @@ static const char check_help[] =
     "  --trials N          random-input correctness trials (default 3)\n"
     "  --seed N            first seed (default 1); each trial uses a fresh one\n"
     "  --budget N          tune: time N configurations drawn from --seed (default: all, up to 4096)\n"
+    "  --time-budget S     check, run, tune: start no job after S seconds; what ran is reported,\n"
+    "                      the rest is listed as not run (`incomplete` in the JSON)\n"
     "  --torch, --torch-compile  also time PyTorch's call (and torch.compile of it) as library\n"
     "                      paths: the paper's E_lib (needs python3 with torch; docs/python.md)\n"
     "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
@@ -243,6 +245,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--format", STR, &o->format, 0, 0, NULL},
         {"--regress", NUM, &o->regress, 0, 100, NULL},
         {"--budget", INT, &o->budget, 1, 100000, NULL},
+        {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL},
         {"--torch", FLAG, &o->torch, 1, 0, NULL},
         {"--torch-compile", FLAG, &o->torch, 2, 0, NULL},
     };

@@ -291,6 +291,8 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         fprintf(f, "\ngate: OK if E_best >= %.2f or rho >= %.2f (E_best = t_best / t)\n", r->gate.e_ok,
                 r->gate.rho_ok);
     }
+    if (r->incomplete[0])
+        fprintf(f, "incomplete: %s\n", r->incomplete);
 }
 
 static cJSON *roofs_json(const kg_roofs *ro)
@@ -347,6 +349,8 @@ char *kg_report_to_json(const kg_report *r)
     cJSON_AddNumberToObject(g, "suspect_e", r->gate.suspect_e);
     cJSON_AddNumberToObject(g, "suspect_rho", r->gate.suspect_rho);
     cJSON_AddNumberToObject(g, "band", r->gate.band);
+    if (r->incomplete[0])
+        cJSON_AddStringToObject(root, "incomplete", r->incomplete);
     cJSON *arr = cJSON_AddArrayToObject(root, "results");
     for (int i = 0; i < r->n; i++) {
         const kg_result *x = &r->results[i];
@@ -525,6 +529,7 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
     str(root, "command", r->command, sizeof r->command);
     str(root, "commit", r->commit, sizeof r->commit);
     str(root, "date", r->date, sizeof r->date);
+    str(root, "incomplete", r->incomplete, sizeof r->incomplete);
     {
         char seed[32];
         str(root, "extra_shapes_seed", seed, sizeof seed);

@@ -23,6 +23,7 @@ typedef struct kg_report {
     kg_roofs roofs;
     kg_gate gate;
     unsigned long long shapes_seed; /* the extra shapes were drawn from it */
+    char incomplete[256]; /* why some planned jobs did not run (a time budget, a stop), or "" */
     int n, cap;
     kg_result *results;
 } kg_report;

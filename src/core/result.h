@@ -25,6 +25,10 @@ extern "C" {
     X("time/samples", "", "samples kept")                                               \
     X("time/throttled", "", "samples dropped for a low SM clock")                      \
     X("time/wall", "s", "wall time spent sampling")                                     \
+    X("job/wall", "s", "wall time of the kernel's worker, spawn to exit")                \
+    X("job/startup", "s", "the kernel's worker from spawn to its hello (imports, driver)") \
+    X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
+    X("lib/job/startup", "s", "the library worker from spawn to its hello")             \
     X("time/clock", "MHz", "median SM clock over the samples")                          \
     X("time/batch/mean", "s", "mean time per launch in a CUDA graph batch (warm L2)")   \
     X("time/escaped", "s", "device still busy after the end event")                     \

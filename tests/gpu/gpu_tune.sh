@@ -14,4 +14,24 @@ expect "configurations timed, and skipped" "15 1" \
     "$(sed -n 's/.* \([0-9]*\) correct and timed, \([0-9]*\) cannot run this shape.*/\1 \2/p' "$build/tests/gpu_tune.txt")"
 expect "the best beats the default launch" yes \
     "$(grep -q 'the best configuration is [1-9]' "$build/tests/gpu_tune.txt" && echo yes || echo no)"
+
+# --time-budget: no job starts after it; what ran is reported, marked incomplete
+"$kgate" tune "$build/tests/plugins/libcand_tunable0.so:relu_tuned" --shape large --time-budget 1 \
+    --json "$out.budget" >"$build/tests/gpu_tune_budget.txt" 2>&1
+expect "a time budget: some configurations, not all, and incomplete" yes "$(python3 -c "
+import json; d = json.load(open('$out.budget'))
+print('yes' if 1 <= len(d['results']) < 17 and 'time-budget' in d.get('incomplete', '') else 'no')")"
+
+# SIGTERM: the running worker is killed, what was measured is printed and written, exit 7
+"$kgate" tune "$build/tests/plugins/libcand_tunable0.so:relu_tuned" --shape large \
+    --json "$out.term" >"$build/tests/gpu_tune_term.txt" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$out.term" ] && break; sleep 0.2; done
+kill -TERM $pid
+wait $pid
+rc=$?
+expect "tune stopped by SIGTERM: exit" 7 "$rc"
+expect "tune stopped by SIGTERM: results kept, marked incomplete" yes "$(python3 -c "
+import json; d = json.load(open('$out.term'))
+print('yes' if len(d['results']) >= 1 and 'stopped by' in d.get('incomplete', '') else 'no')")"
 finish
