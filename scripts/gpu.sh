@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -174,6 +174,17 @@ EOF2
         python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
+    tilelang-jit)
+        # TileLang's JIT from Python against libkgate_tilelang.so; TileLang's wheels come in
+        # two earlier calls (.cache/tl-wheels/a, then b: scripts/tilelang_wheels.sh)
+        log tilelang-jit
+        tl=${TL_PY:-/tmp/kgate-tlpy}
+        [ -d "$tl/tilelang" ] || scripts/tilelang_wheels.sh install "$tl"
+        PYTHONPATH="$tl${PYTHONPATH:+:$PYTHONPATH}" gtest tilelang-jit tests/gpu/gpu_tilelang_jit.sh "$B/kgate" "$B"
+        mkdir -p "$OUT/python"
+        cp "$B"/tests/python/tl-*.json "$B"/tests/python/tl-*.txt "$OUT/python/" 2>/dev/null
+        python3 scripts/python_route.py "$OUT/python" tilelang >"$OUT/tilelang-route.json" && cat "$OUT/tilelang-route.json"
+        ;;
     batch-bench)
         # issue 10 on a 2-GPU machine (kind nvidia-h200-x2): 1 GPU against 2, pinned
         # kernels on both, a kill and resume (scripts/batch_bench.sh)
@@ -185,7 +196,7 @@ EOF2
         # sample (TUNE_BUDGET, default 40) of the wider compiled space, against cuBLASLt
         log tune-matmul
         for k in triton_matmul_tutorial_fp16 triton_matmul_fp16; do
-            timeout 280 "$B/kgate" tune "$B/triton/libkgate_triton.so:$k" --shape xl --budget "${TUNE_BUDGET:-40}" \
+            timeout 290 "$B/kgate" tune "$B/triton/libkgate_triton.so:$k" --shape xl --budget "${TUNE_BUDGET:-40}" --time-budget "${TUNE_TIME:-240}" \
                 --json "$OUT/tune-$k.json" >"$OUT/tune-$k.txt" 2>&1
             echo "$k: exit $?"; tail -5 "$OUT/tune-$k.txt"
         done
