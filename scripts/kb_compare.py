@@ -61,7 +61,12 @@ def run_kgate(kgate, prob, sol, d, timeout):
             rec.update(verdict=r.get("verdict"), reason=r.get("reason"), detail=(r.get("detail") or "")[:300],
                        flags=r.get("flags"), time_s=g("time/gpu/median"), ci=[g("time/gpu/ci_lo"), g("time/gpu/ci_hi")],
                        e_lib=g("lib/efficiency"), rho=g("roof/fraction"), torch_s=libs.get("torch"),
-                       kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"))
+                       kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"),
+                       jobs={k: g(k) for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")})
+            # the time its workers held the GPU: each worker's wall less its start (interpreter, torch)
+            if all(v is not None for v in rec["jobs"].values()):
+                j = rec["jobs"]
+                rec["gpu_held_s"] = (j["job/wall"] - j["job/startup"]) + (j["lib/job/wall"] - j["lib/job/startup"])
     return rec
 
 
@@ -79,6 +84,8 @@ def run_kb(kb, prob, sol, d, timeout):
     wall = time.time() - t0
     rec = json.load(open(out)) if os.path.exists(out) else {"error": err}
     rec["wall_s"] = wall
+    if "startup_s" in rec:
+        rec["gpu_held_s"] = rec["wall_s"] - rec["startup_s"]  # the same measure as kgate's
     return rec
 
 
@@ -108,7 +115,9 @@ def main():
            if os.path.exists(os.path.join(a.kb, "COMMIT")) else None,
            "method": "each verdict in its own process, timed on the wall clock; KernelBench: "
                      "eval_kernel_against_ref, 5 correctness trials, 100 perf trials, cuda_event, "
-                     "reference timed too", "verdicts": []}
+                     "reference timed too; gpu_held_s: the time processes held the GPU, each one's wall "
+                     "less its start (interpreter and torch imports; kgate: its library and kernel workers, "
+                     "job/wall - job/startup; KernelBench: wall less the time to its imports)", "verdicts": []}
     kb_set = {int(x) for x in a.kb_problems.split(",") if x}
     start = time.time()
     path = os.path.join(a.out, "kb-compare.json")

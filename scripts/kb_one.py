@@ -14,7 +14,10 @@ t0 = time.time()
 kb_src, prob, sol, out = sys.argv[1:5]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "kb_stubs"))
 sys.path.insert(0, kb_src)
+import torch  # noqa: E402,F401
 from kernelbench.eval import eval_kernel_against_ref  # noqa: E402
+
+t_ready = time.time()  # imports done: what follows holds the GPU
 
 res = {"problem": os.path.basename(prob), "solution": os.path.basename(sol)}
 try:
@@ -29,5 +32,6 @@ try:
 except Exception as e:
     res.update(error=f"{type(e).__name__}: {str(e)[:300]}")
 res["wall_s"] = time.time() - t0
+res["startup_s"] = t_ready - t0
 with open(out, "w") as f:
     json.dump(res, f, indent=1)
