@@ -152,6 +152,38 @@ static void default_work_counts_the_signature(void **state)
     }
 }
 
+/* The GEMM family beyond matmul: batched_matmul's artifact GEMV preset and
+ * linear_activation's two GEMMs, against the numbers worked by hand. */
+static void gemm_family_work(void **state)
+{
+    (void)state;
+    kg_work w;
+    kg_types fp16 = {KG_FP16, KG_I64}, bf16 = {KG_BF16, KG_I64};
+    const kg_op *bmm = kg_op_find("batched_matmul"), *la = kg_op_find("linear_activation");
+    assert_non_null(bmm);
+    assert_non_null(la);
+    /* 128 x (1x2048).(2048x2048): 1.07 GFLOP on 1.07 GB, memory-bound */
+    const kg_preset *gemv = kg_preset_find(bmm, "gemv");
+    assert_non_null(gemv);
+    assert_true(gemv->shape.n == 4 && gemv->shape.d[0] == 128 && gemv->shape.d[1] == 1 &&
+                gemv->shape.d[2] == 2048 && gemv->shape.d[3] == 2048);
+    kg_op_work(bmm, &gemv->shape, fp16, &w);
+    assert_true(w.flops == 2.0 * 128 * 1 * 2048 * 2048);
+    assert_true(w.bytes_read == (128.0 * 1 * 2048 + 128.0 * 2048 * 2048) * 2);
+    assert_true(w.bytes_written == 128.0 * 1 * 2048 * 2);
+    /* BATCHxMxNxK: A [B,M,K], B [B,K,N], C [B,M,N] */
+    kg_shape s = {4, {3, 5, 7, 11}};
+    kg_op_work(bmm, &s, bf16, &w);
+    assert_true(w.flops == 2.0 * 3 * 5 * 7 * 11);
+    assert_true(w.bytes_read == (3.0 * 5 * 11 + 3.0 * 11 * 7) * 2 && w.bytes_written == 3.0 * 5 * 7 * 2);
+    /* the artifact's 2048 x 16384 x 4096: two GEMMs, x, W1, W3 read once */
+    kg_op_work(la, &kg_preset_find(la, "large")->shape, bf16, &w);
+    assert_true(w.flops == 4.0 * 2048 * 16384 * 4096);
+    assert_true(w.bytes_read == (2048.0 * 4096 + 2 * 16384.0 * 4096) * 2);
+    assert_true(w.bytes_written == 2048.0 * 16384 * 2);
+    assert_true(bmm->tol_rms && la->tol_rms && bmm->unit == KG_UNIT_TENSOR && la->unit == KG_UNIT_TENSOR);
+}
+
 static void shape_parsing(void **state)
 {
     (void)state;
@@ -252,6 +284,7 @@ int main(void)
         cmocka_unit_test(every_library_path_exists),
         cmocka_unit_test(every_cpu_reference_matches_its_example),
         cmocka_unit_test(default_work_counts_the_signature),
+        cmocka_unit_test(gemm_family_work),
         cmocka_unit_test(shape_parsing),
         cmocka_unit_test(extra_shapes),
         cmocka_unit_test(named_scalars),

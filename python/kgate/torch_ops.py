@@ -20,12 +20,14 @@ def calls():
     return {
         "add": lambda x, y: torch.add(x, y),
         "argmax": lambda x: torch.argmax(x, dim=-1),
+        "batched_matmul": lambda a, b: torch.bmm(a, b),
         "cross_entropy": lambda logits, target, ignore_index: F.cross_entropy(
             logits, target, reduction="none", ignore_index=int(ignore_index)),
         "embedding": lambda table, idx: F.embedding(idx, table),
         "index_select": lambda src, idx: torch.index_select(src, 0, idx),
         "layer_norm": lambda x, w, b, eps: F.layer_norm(x, (x.shape[-1],), w, b, eps),
         "leaky_relu": lambda x, negative_slope: F.leaky_relu(x, negative_slope),
+        "linear_activation": lambda x, w1, w3: F.silu(F.linear(x, w1)) * F.linear(x, w3),
         "log_softmax": lambda x: torch.log_softmax(x, dim=-1),
         "logsumexp": lambda x: torch.logsumexp(x, dim=-1),
         "matmul": lambda a, b: torch.matmul(a, b),

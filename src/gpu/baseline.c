@@ -22,6 +22,9 @@ extern const kg_baseline kg_baseline_cub_argmax, kg_baseline_cub_max, kg_baselin
     kg_baseline_cub_logsumexp;
 /* baseline_cublaslt.c (matrix transform) */
 extern const kg_baseline kg_baseline_cublaslt_transpose, kg_baseline_cublaslt_geam;
+/* baseline_cublaslt_gemm2.c (batched matmul, linear + SiLU gate) */
+extern const kg_baseline kg_baseline_cublaslt_batched, kg_baseline_cublaslt_linact,
+    kg_baseline_cublaslt_linact_h;
 
 static const kg_baseline *const table[] = {
     &kg_baseline_cublaslt,
@@ -46,6 +49,9 @@ static const kg_baseline *const table[] = {
     &kg_baseline_cudnn_transform,
     &kg_baseline_cublaslt_geam,
     &kg_baseline_cudnn_rms_norm,
+    &kg_baseline_cublaslt_batched,
+    &kg_baseline_cublaslt_linact,
+    &kg_baseline_cublaslt_linact_h,
 };
 
 const kg_baseline *kg_baseline_at(int i)

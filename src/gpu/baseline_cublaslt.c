@@ -17,17 +17,10 @@
 
 #include "../core/op.h"
 #include "baseline.h"
+#include "baseline_cublaslt_common.h"
 #include "check.h"
 #include "tensors.h"
 #include "timer.h"
-
-#define LT_WORKSPACE (64u << 20)
-#define LT_ALGOS 8
-
-static cudaDataType_t lt_type(kg_dtype dt)
-{
-    return dt == KG_FP16 ? CUDA_R_16F : dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
 
 typedef struct lt_ctx {
     cublasLtHandle_t h;
@@ -70,7 +63,7 @@ static int lt_launch(void *p, kgate_stream s, kg_err *err)
 {
     lt_ctx *c = p;
     KG_CUBLAS(cublasLtMatmul(c->h, c->op, &c->alpha, c->B, c->lb, c->A, c->la, &c->beta, c->C,
-                             c->lc, c->C, c->lc, &c->algo, c->ws, LT_WORKSPACE,
+                             c->lc, c->C, c->lc, &c->algo, c->ws, KG_LT_WORKSPACE,
                              (cudaStream_t)s));
     return 0;
 out:
@@ -90,13 +83,12 @@ static int lt_prepare(kg_dtype dt, int64_t m, int64_t n, int64_t k, const void *
                       kg_err *err)
 {
     lt_ctx *c = calloc(1, sizeof *c);
-    cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t res[LT_ALGOS];
+    cublasLtMatmulHeuristicResult_t res[KG_LT_ALGOS];
     int found = 0, best = -1;
-    double best_t = 1e30;
+    char what[96];
     if (!c)
         return kg_err_set(err, KG_EXIT_ENV, "out of host memory");
-    cudaDataType_t t = lt_type(dt);
+    cudaDataType_t t = kg_lt_type(dt);
     cublasComputeType_t ct = dt == KG_FP32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     c->A = A;
     c->B = B;
@@ -108,49 +100,19 @@ static int lt_prepare(kg_dtype dt, int64_t m, int64_t n, int64_t k, const void *
     KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lb, t, (uint64_t)n, (uint64_t)k, n));
     KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, t, (uint64_t)k, (uint64_t)m, k));
     KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, t, (uint64_t)n, (uint64_t)m, n));
-    KG_CUDA(cudaMalloc(&c->ws, LT_WORKSPACE));
-    KG_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
-    {
-        uint64_t ws = LT_WORKSPACE;
-        KG_CUBLAS(cublasLtMatmulPreferenceSetAttribute(
-            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    }
-    KG_CUBLAS(cublasLtMatmulAlgoGetHeuristic(c->h, c->op, c->lb, c->la, c->lc, c->lc, pref,
-                                              LT_ALGOS, res, &found));
-    if (found == 0) {
-        kg_err_set(err, KG_EXIT_ENV, "cuBLASLt found no algorithm for %lldx%lldx%lld %s",
-                   (long long)m, (long long)n, (long long)k, kg_dtype_name(dt));
+    KG_CUDA(cudaMalloc(&c->ws, KG_LT_WORKSPACE));
+    snprintf(what, sizeof what, "%lldx%lldx%lld %s", (long long)m, (long long)n, (long long)k,
+             kg_dtype_name(dt));
+    if (kg_lt_heuristics(c->h, c->op, c->lb, c->la, c->lc, c->lc, what, res, &found, err))
         goto out;
-    }
-    for (int i = 0; i < found; i++) {
-        kg_timer_cfg tc;
-        kg_timing tm;
-        kg_err e2 = {0, ""};
-        kg_timer_defaults(&tc);
-        tc.stop.min_samples = 5;
-        tc.stop.min_gpu_s = 0.02;
-        tc.stop.max_wall_s = 1.0;
-        tc.stop.max_samples = 200;
-        tc.warmup = 1;
-        tc.batch_below_s = 0;
-        c->algo = res[i].algo;
-        if (kg_time(&tc, lt_cb, c, s, &tm, &e2) == 0 && tm.st.median < best_t) {
-            best_t = tm.st.median;
-            best = i;
-        }
-    }
-    if (best < 0) {
-        kg_err_set(err, KG_EXIT_ENV, "none of %d cuBLASLt algorithms ran", found);
+    best = kg_lt_fastest(res, found, &c->algo, lt_launch, c, s, err);
+    if (best < 0)
         goto out;
-    }
-    c->algo = res[best].algo;
     snprintf(note, note_size, "cuBLASLt, fastest of %d heuristic algorithms (#%d), 64 MiB workspace",
              found, best + 1);
     *out = c;
     c = NULL;
 out:
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
     lt_teardown(c);
     return err->code;
 }
@@ -273,8 +235,8 @@ static int transpose_setup(const kg_op *op, const DLTensor *in, DLTensor *out,
         KG_CUBLAS(cublasLtMatrixTransformDescSetAttribute(c->d, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA,
                                                           &op_t, sizeof op_t));
     }
-    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, lt_type(dt), (uint64_t)k, (uint64_t)r, k));
-    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, lt_type(dt), (uint64_t)r, (uint64_t)k, r));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, kg_lt_type(dt), (uint64_t)k, (uint64_t)r, k));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, kg_lt_type(dt), (uint64_t)r, (uint64_t)k, r));
     c->A = in[0].data;
     c->B = NULL; /* beta 0: no B */
     c->C = out[0].data;
@@ -303,9 +265,9 @@ static int geam_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const 
     int64_t n = kg_tensor_numel(&in[0]), m = kg_divisor_upto(n, 16384);
     if (tf_begin(dt, &c, err))
         goto out;
-    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
-    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lb, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
-    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->la, kg_lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lb, kg_lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
+    KG_CUBLAS(cublasLtMatrixLayoutCreate(&c->lc, kg_lt_type(dt), (uint64_t)m, (uint64_t)(n / m), m));
     c->A = in[0].data;
     c->B = in[1].data;
     c->C = out[0].data;

@@ -24,7 +24,7 @@ from kgate import torch_ops  # noqa: E402
 from kgate.problem import Problem  # noqa: E402
 
 LIB = os.environ.get("KGATE_LIB")
-SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3)}  # per number of extents; index ops below
+SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3), 4: (3, 5, 7, 6)}  # per number of extents; index ops below
 
 
 def small_dims(op, n):

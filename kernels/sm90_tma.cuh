@@ -1,0 +1,194 @@
+// Hopper (sm_90a) building blocks of the TMA + wgmma GEMMs in kernels/
+// (batched_matmul, linear_activation): mbarriers, 2-D TMA tile loads that
+// complete on an mbarrier, shared-memory matrix descriptors with the 128-byte
+// swizzle, the wgmma fences, the tensor-map encoder (reached through the
+// runtime, so candidates link cudart only) and a packed pair store.
+// The rule: every tile is [rows, 64] elements of 2 bytes (128-byte rows), so
+// the 128-byte swizzle of the TMA copy and of the descriptors agree, and
+// every tile in shared memory starts 1024-byte aligned.
+#pragma once
+
+#include <cuda.h>
+
+#include "common.cuh"
+
+namespace sm90 {
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+}
+
+// Makes the initialized barriers visible to the async proxy (TMA).
+__device__ __forceinline__ void mbar_fence_init(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Waits until the barrier's phase with parity `phase` has completed.
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, int phase)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(smem_addr(bar)), "r"(phase)
+                     : "memory");
+}
+
+// The box of `map` at (c0 = column, c1 = row) into dst; completes on bar.
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                            int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+                 : "memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle: lbo and sbo in bytes.
+// K-major tiles [rows, 64]: lbo 16 (unused), sbo 1024 (8 rows); the start
+// moves 32 bytes per k16 step. MN-major tiles (64-column boxes of [64 K
+// rows, 64]): lbo = the distance between boxes, sbo 1024 (8 K rows).
+__device__ __forceinline__ uint64_t desc(const void *p, uint32_t lbo, uint32_t sbo)
+{
+    uint64_t d = (smem_addr(p) & 0x3FFFF) >> 4;
+    d |= (uint64_t)((lbo & 0x3FFFF) >> 4) << 16;
+    d |= (uint64_t)((sbo & 0x3FFFF) >> 4) << 32;
+    d |= 1ull << 62;
+    return d;
+}
+
+__device__ __forceinline__ void wgmma_fence(void)
+{
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit(void)
+{
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_wait_all(void)
+{
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+
+// Producer and consumer warpgroups trade registers: 40 + 2 x 232 per thread
+// of 384 fits the 64K register file.
+__device__ __forceinline__ void regs_producer(void)
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+}
+
+__device__ __forceinline__ void regs_consumer(void)
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+}
+
+// Two values rounded to T, packed for one 4-byte store (first at the lower
+// address).
+template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi)
+{
+    return (uint32_t)__half_as_ushort(__float2half_rn(lo)) |
+           ((uint32_t)__half_as_ushort(__float2half_rn(hi)) << 16);
+}
+template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi)
+{
+    return (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+           ((uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16);
+}
+
+// The linear tile index of a grid walked in groups of `group` row-tiles
+// (consecutive blocks share column tiles while the group's rows stay in L2):
+// tile t of tiles_m x tiles_n -> (tm, tn).
+__device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int group, int *tm,
+                                             int *tn)
+{
+    const int per_group = group * tiles_n;
+    const int first_m = (t / per_group) * group;
+    const int gm = min(tiles_m - first_m, group);
+    *tm = first_m + (t % per_group) % gm;
+    *tn = (t % per_group) / gm;
+}
+
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static inline encode_fn get_encode(void)
+{
+    static encode_fn fn;
+    if (!fn) {
+        cudaDriverEntryPointQueryResult q;
+        void *p = NULL;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                             &q) == cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = (encode_fn)p;
+        else
+            cudaGetLastError();
+    }
+    return fn;
+}
+
+// A row-major [rows, cols] tensor of T with a [box_rows, 64] box and the
+// 128-byte swizzle. Needs cols % 8 == 0 (16-byte row stride) and a 16-byte
+// aligned base. Returns 0, or -1 when the encoder is missing or refuses.
+template <typename T>
+static int make_map(CUtensorMap *map, const T *ptr, int64_t rows, int64_t cols, int box_rows)
+{
+    encode_fn enc = get_encode();
+    if (!enc)
+        return -1;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)cols * sizeof(T)};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+    cuuint32_t estr[2] = {1, 1};
+    CUtensorMapDataType dt = dl_code<T>::code == kDLBfloat ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    return enc(map, dt, 2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+// Lets kernel K use `bytes` of dynamic shared memory, once per process.
+// Returns false when the device refuses.
+template <auto K> static bool allow_smem(size_t bytes)
+{
+    static bool done = false;
+    if (!done) {
+        if (cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) !=
+            cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        done = true;
+    }
+    return true;
+}
+
+} // namespace sm90
