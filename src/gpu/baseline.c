@@ -20,6 +20,8 @@ extern const kg_baseline kg_baseline_cudnn_pointwise_add, kg_baseline_cudnn_poin
 /* baseline_cub.cu */
 extern const kg_baseline kg_baseline_cub_argmax, kg_baseline_cub_max, kg_baseline_cub_mean,
     kg_baseline_cub_logsumexp;
+/* baseline_cudnn_sdpa.c (cuDNN fused attention) */
+extern const kg_baseline kg_baseline_cudnn_sdpa;
 /* baseline_cublaslt.c (matrix transform) */
 extern const kg_baseline kg_baseline_cublaslt_transpose, kg_baseline_cublaslt_geam;
 
@@ -46,6 +48,7 @@ static const kg_baseline *const table[] = {
     &kg_baseline_cudnn_transform,
     &kg_baseline_cublaslt_geam,
     &kg_baseline_cudnn_rms_norm,
+    &kg_baseline_cudnn_sdpa,
 };
 
 const kg_baseline *kg_baseline_at(int i)
