@@ -11,19 +11,24 @@
 //            the algorithm the library does not use). Its two GEMMs are 64x64
 //            tiles of fp32 FMAs on converted operands (no tensor cores, NOTC).
 //            Handles every shape; v2's fallback.
-// v2 fast:   FlashAttention-2 style, fused: one 256-thread block per (batch,
-//            head, 128-query tile), eight warps of 16 query rows each. The Q
-//            tile stays in registers (ldmatrix fragments); 64-key K and V tiles
-//            stream through shared memory by cp.async (the V tile's copy
-//            overlaps Q.K^T, the next K tile's overlaps P.V; rows padded by 16
-//            bytes so ldmatrix is conflict-free). S = Q.K^T and O += P.V run on
-//            mma.sync m16n8k16 (fp32 accumulate); the online softmax keeps a
-//            running max and sum per row in registers (exp2 with the scale
-//            folded in), P goes from the S accumulators straight into the A
-//            fragments of P.V. Causal: key tiles past a query tile are never
-//            loaded, warps skip tiles wholly above their rows, heavy query tiles
-//            are scheduled first. D = 64 and 128 (any S: tails are zero-filled
-//            and masked); other D, or unaligned tensors, take v1.
+// v2 fast:   FlashAttention-2's algorithm and layout, fused: one 128-thread
+//            block per (batch, head, 128-query tile), four warps of 32 query
+//            rows (two m16 row tiles) each. 64-key K and V tiles stream through
+//            shared memory by cp.async (the V tile's copy overlaps Q.K^T, the
+//            next K tile's overlaps P.V; rows padded by 16 bytes so ldmatrix is
+//            conflict-free). S = Q.K^T and O += P.V run on mma.sync m16n8k16
+//            (fp32 accumulate), each K and V fragment feeding both row tiles;
+//            the online softmax keeps a running max and sum per row in
+//            registers (exp2 with the scale folded in); P goes from the S
+//            accumulators straight into the A fragments of P.V. Causal: key
+//            tiles past a query tile are never loaded, warps skip tiles wholly
+//            above their rows, heavy query tiles are scheduled first. D = 64
+//            and 128 (any S: tails are zero-filled and masked); other D, or
+//            unaligned tensors, take v1. Two blocks an SM (254 registers).
+// v3:        v2's kernel with eight warps of 16 rows, the Q fragments kept in
+//            registers: each K/V fragment feeds one row tile, so 1.6 times the
+//            shared-memory reads an mma; one 256-thread block an SM. A
+//            comparison point for v2's layout, not the default.
 #include <stdint.h>
 
 #include "common.cuh"
@@ -166,11 +171,14 @@ static int attn_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const k
                      kgate_scalar_get(p, "causal", 0) != 0, (cudaStream_t)st, p);
 }
 
-// ---------------------------------------------------------------- v2 fast
-namespace v2 {
-constexpr int WARPS = 8, THREADS = WARPS * 32;
-constexpr int BM = WARPS * 16; // query rows a block: 16 a warp
-constexpr int BN = 64;         // keys a tile
+// ------------------------------------------------------- v2 fast, v3
+// One kernel, two layouts: WARPS warps of MT m16 row tiles each, so a block
+// owns BM = 16 WARPS MT query rows. v2: 4 warps x 2, FlashAttention-2's layout
+// (each K and V fragment feeds two row tiles; the Q fragments are re-read
+// from shared memory, registers would not hold them); v3: 8 warps x 1, the Q
+// fragments in registers.
+namespace fa {
+constexpr int BN = 64; // keys a tile
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
 {
@@ -240,26 +248,28 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16)
 
 template <int D> constexpr int LDP = D + 8; // a padded row: 16 bytes more
 
-template <int D> constexpr size_t SMEM_BYTES = (size_t)(BM + 2 * BN) * LDP<D> * 2;
+template <int D, int BM> constexpr size_t SMEM_BYTES = (size_t)(BM + 2 * BN) * LDP<D> * 2;
 
-// Copies `rows` rows of D elements starting at row0 into dst (rows of ld);
-// rows at or past S are zero-filled.
-template <typename T, int D>
+// Copies `rows` rows of D elements starting at row0 into dst (rows of
+// LDP<D>) with NT threads; rows at or past S are zero-filled.
+template <typename T, int D, int NT>
 __device__ __forceinline__ void load_tile(T *dst, const T *src, int row0, int rows, int S)
 {
     constexpr int CH = D / 8; // 16-byte chunks a row
-    for (int c = threadIdx.x; c < rows * CH; c += THREADS) {
+    for (int c = threadIdx.x; c < rows * CH; c += NT) {
         const int r = c / CH, k = (c % CH) * 8;
         const bool ok = row0 + r < S;
         cp_async16(dst + r * LDP<D> + k, src + (size_t)(ok ? row0 + r : 0) * D + k, ok);
     }
 }
 
-template <typename T, int D>
-__global__ __launch_bounds__(THREADS, 1) void kernel(const T *Q, const T *K, const T *V, T *O, int S,
-                                                      int n_qt, float sl2, int causal)
+template <typename T, int D, int WARPS, int MT>
+__global__ __launch_bounds__(WARPS * 32, 8 / WARPS) void kernel(const T *Q, const T *K, const T *V, T *O, int S,
+                                                                 int n_qt, float sl2, int causal)
 {
+    constexpr int NT = WARPS * 32, BM = WARPS * 16 * MT, WR = 16 * MT; // threads, rows a block, a warp
     constexpr int LD = LDP<D>, DT = D / 8, KS = D / 16;
+    constexpr bool Q_IN_REGS = MT == 1;
     extern __shared__ __align__(16) unsigned char raw[];
     T *Qs = reinterpret_cast<T *>(raw); // BM x LD
     T *Ks = Qs + BM * LD;               // BN x LD
@@ -270,7 +280,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const T *Q, const T *K, con
     const int64_t bh = blockIdx.x / n_qt;
     const int qt = n_qt - 1 - (int)(blockIdx.x % n_qt); // heavy (causal) tiles first
     const int q0 = qt * BM;
-    const int wrow = q0 + warp * 16; // the warp's first query row
+    const int wrow = q0 + warp * WR; // the warp's first query row
     const size_t base = (size_t)bh * (size_t)S * D;
     Q += base;
     K += base;
@@ -280,101 +290,128 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const T *Q, const T *K, con
     const int key_end = causal ? min(S, q0 + BM) : S;
     const int n_kt = (key_end + BN - 1) / BN;
 
-    load_tile<T, D>(Qs, Q, q0, BM, S);
-    load_tile<T, D>(Ks, K, 0, BN, S);
+    load_tile<T, D, NT>(Qs, Q, q0, BM, S);
+    load_tile<T, D, NT>(Ks, K, 0, BN, S);
     cp_async_commit();
 
-    uint32_t qf[KS][4];
-    float acc[DT][4];
+    uint32_t qf[Q_IN_REGS ? KS : 1][4];
+    float acc[MT][DT][4];
 #pragma unroll
-    for (int i = 0; i < DT; i++)
-        acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-    // running max (raw scores) and this thread's part of the running sum, for
-    // rows wrow + g and wrow + g + 8
-    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+    for (int m = 0; m < MT; m++)
+#pragma unroll
+        for (int i = 0; i < DT; i++)
+            acc[m][i][0] = acc[m][i][1] = acc[m][i][2] = acc[m][i][3] = 0.f;
+    // per row tile m: the running max (raw scores) and this thread's part of
+    // the running sum, for rows wrow + 16m + g and wrow + 16m + g + 8
+    float m_run[MT][2], l_run[MT][2];
+#pragma unroll
+    for (int m = 0; m < MT; m++)
+        m_run[m][0] = m_run[m][1] = -INFINITY, l_run[m][0] = l_run[m][1] = 0.f;
 
     for (int kt = 0; kt < n_kt; kt++) {
         const int j0 = kt * BN;
         // warps whose rows all lie above this tile see none of its keys
-        const bool active = !causal || j0 <= wrow + 15;
+        const bool active = !causal || j0 <= wrow + WR - 1;
         cp_async_wait_all();
         __syncthreads(); // K tile kt (and Q) landed; every warp is done with V tile kt-1
-        load_tile<T, D>(Vs, V, j0, BN, S);
+        load_tile<T, D, NT>(Vs, V, j0, BN, S);
         cp_async_commit();
-        if (kt == 0) {
+        if (Q_IN_REGS && kt == 0) {
 #pragma unroll
             for (int ks = 0; ks < KS; ks++)
-                ldsm_x4(qf[ks], Qs + (warp * 16 + (mi & 1) * 8 + mr) * LD + ks * 16 + (mi >> 1) * 8);
+                ldsm_x4(qf[Q_IN_REGS ? ks : 0], Qs + (warp * 16 + (mi & 1) * 8 + mr) * LD + ks * 16 + (mi >> 1) * 8);
         }
-        float s[BN / 8][4];
+        float s[MT][BN / 8][4];
 #pragma unroll
-        for (int n = 0; n < BN / 8; n++)
-            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+        for (int m = 0; m < MT; m++)
+#pragma unroll
+            for (int n = 0; n < BN / 8; n++)
+                s[m][n][0] = s[m][n][1] = s[m][n][2] = s[m][n][3] = 0.f;
         if (active) {
             // S = Q . K^T: K rows are the columns of K^T, so plain ldmatrix gives
             // B fragments (n-tiles n and n+1, k halves 0 and 1)
 #pragma unroll
-            for (int ks = 0; ks < KS; ks++)
+            for (int ks = 0; ks < KS; ks++) {
+                uint32_t qa[MT][4];
+#pragma unroll
+                for (int m = 0; m < MT; m++) {
+                    if constexpr (Q_IN_REGS) {
+#pragma unroll
+                        for (int i = 0; i < 4; i++)
+                            qa[m][i] = qf[Q_IN_REGS ? ks : 0][i];
+                    } else {
+                        ldsm_x4(qa[m], Qs + (warp * WR + m * 16 + (mi & 1) * 8 + mr) * LD + ks * 16 + (mi >> 1) * 8);
+                    }
+                }
 #pragma unroll
                 for (int n = 0; n < BN / 8; n += 2) {
                     uint32_t b[4];
                     ldsm_x4(b, Ks + (n * 8 + (mi >> 1) * 8 + mr) * LD + ks * 16 + (mi & 1) * 8);
-                    mma(s[n], qf[ks], b[0], b[1], T());
-                    mma(s[n + 1], qf[ks], b[2], b[3], T());
+#pragma unroll
+                    for (int m = 0; m < MT; m++) {
+                        mma(s[m][n], qa[m], b[0], b[1], T());
+                        mma(s[m][n + 1], qa[m], b[2], b[3], T());
+                    }
                 }
+            }
             // hidden keys: past S, or (causal) past the row
             if (j0 + BN > S || (causal && j0 + BN - 1 > wrow)) {
 #pragma unroll
-                for (int n = 0; n < BN / 8; n++)
+                for (int m = 0; m < MT; m++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int j = j0 + n * 8 + 2 * t4 + (e & 1), i = wrow + g + (e >> 1) * 8;
-                        if (j >= S || (causal && j > i))
-                            s[n][e] = -INFINITY;
-                    }
-            }
-            // online softmax: the new max of each row over its quad
-            float mx[2] = {m_run[0], m_run[1]};
+                    for (int n = 0; n < BN / 8; n++)
 #pragma unroll
-            for (int n = 0; n < BN / 8; n++) {
-                mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
-                mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
-            }
-            float ms[2], alpha[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-                // a row with no score above -Inf yet subtracts 0, so that its
-                // hidden keys weigh exp2(-Inf) = 0, not exp2(-Inf + Inf) = NaN;
-                // +Inf and NaN scores still make NaN, as the reference does
-                ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * sl2;
-                alpha[r] = exp2f(m_run[r] * sl2 - ms[r]);
-                m_run[r] = mx[r];
+                        for (int e = 0; e < 4; e++) {
+                            const int j = j0 + n * 8 + 2 * t4 + (e & 1), i = wrow + m * 16 + g + (e >> 1) * 8;
+                            if (j >= S || (causal && j > i))
+                                s[m][n][e] = -INFINITY;
+                        }
             }
 #pragma unroll
-            for (int n = 0; n < BN / 8; n++) {
-                s[n][0] = exp2f(fmaf(s[n][0], sl2, -ms[0]));
-                s[n][1] = exp2f(fmaf(s[n][1], sl2, -ms[0]));
-                s[n][2] = exp2f(fmaf(s[n][2], sl2, -ms[1]));
-                s[n][3] = exp2f(fmaf(s[n][3], sl2, -ms[1]));
-                rs[0] += s[n][0] + s[n][1];
-                rs[1] += s[n][2] + s[n][3];
-            }
-            l_run[0] = l_run[0] * alpha[0] + rs[0];
-            l_run[1] = l_run[1] * alpha[1] + rs[1];
+            for (int m = 0; m < MT; m++) {
+                // online softmax: the new max of each row over its quad
+                float mx[2] = {m_run[m][0], m_run[m][1]};
 #pragma unroll
-            for (int d = 0; d < DT; d++) {
-                acc[d][0] *= alpha[0];
-                acc[d][1] *= alpha[0];
-                acc[d][2] *= alpha[1];
-                acc[d][3] *= alpha[1];
+                for (int n = 0; n < BN / 8; n++) {
+                    mx[0] = fmaxf(mx[0], fmaxf(s[m][n][0], s[m][n][1]));
+                    mx[1] = fmaxf(mx[1], fmaxf(s[m][n][2], s[m][n][3]));
+                }
+                float ms[2], alpha[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                    // a row with no score above -Inf yet subtracts 0, so that its
+                    // hidden keys weigh exp2(-Inf) = 0, not exp2(-Inf + Inf) = NaN;
+                    // +Inf and NaN scores still make NaN, as the reference does
+                    ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * sl2;
+                    alpha[r] = exp2f(m_run[m][r] * sl2 - ms[r]);
+                    m_run[m][r] = mx[r];
+                }
+#pragma unroll
+                for (int n = 0; n < BN / 8; n++) {
+                    s[m][n][0] = exp2f(fmaf(s[m][n][0], sl2, -ms[0]));
+                    s[m][n][1] = exp2f(fmaf(s[m][n][1], sl2, -ms[0]));
+                    s[m][n][2] = exp2f(fmaf(s[m][n][2], sl2, -ms[1]));
+                    s[m][n][3] = exp2f(fmaf(s[m][n][3], sl2, -ms[1]));
+                    rs[0] += s[m][n][0] + s[m][n][1];
+                    rs[1] += s[m][n][2] + s[m][n][3];
+                }
+                l_run[m][0] = l_run[m][0] * alpha[0] + rs[0];
+                l_run[m][1] = l_run[m][1] * alpha[1] + rs[1];
+#pragma unroll
+                for (int d = 0; d < DT; d++) {
+                    acc[m][d][0] *= alpha[0];
+                    acc[m][d][1] *= alpha[0];
+                    acc[m][d][2] *= alpha[1];
+                    acc[m][d][3] *= alpha[1];
+                }
             }
         }
         cp_async_wait_all();
         __syncthreads(); // V tile kt landed; every warp is done with K tile kt
         if (kt + 1 < n_kt)
-            load_tile<T, D>(Ks, K, j0 + BN, BN, S);
+            load_tile<T, D, NT>(Ks, K, j0 + BN, BN, S);
         cp_async_commit();
         if (active) {
             // O += P . V: the S accumulators of n-tiles 2k and 2k+1 are the A
@@ -382,97 +419,115 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const T *Q, const T *K, con
             // ldmatrix.trans gives B fragments (d n-tiles d and d+1)
 #pragma unroll
             for (int ks = 0; ks < BN / 16; ks++) {
-                uint32_t a[4];
-                a[0] = pack2(s[2 * ks][0], s[2 * ks][1], T());
-                a[1] = pack2(s[2 * ks][2], s[2 * ks][3], T());
-                a[2] = pack2(s[2 * ks + 1][0], s[2 * ks + 1][1], T());
-                a[3] = pack2(s[2 * ks + 1][2], s[2 * ks + 1][3], T());
+                uint32_t a[MT][4];
+#pragma unroll
+                for (int m = 0; m < MT; m++) {
+                    a[m][0] = pack2(s[m][2 * ks][0], s[m][2 * ks][1], T());
+                    a[m][1] = pack2(s[m][2 * ks][2], s[m][2 * ks][3], T());
+                    a[m][2] = pack2(s[m][2 * ks + 1][0], s[m][2 * ks + 1][1], T());
+                    a[m][3] = pack2(s[m][2 * ks + 1][2], s[m][2 * ks + 1][3], T());
+                }
 #pragma unroll
                 for (int d = 0; d < DT; d += 2) {
                     uint32_t b[4];
                     ldsm_x4_trans(b, Vs + (ks * 16 + (mi & 1) * 8 + mr) * LD + d * 8 + (mi >> 1) * 8);
-                    mma(acc[d], a, b[0], b[1], T());
-                    mma(acc[d + 1], a, b[2], b[3], T());
+#pragma unroll
+                    for (int m = 0; m < MT; m++) {
+                        mma(acc[m][d], a[m], b[0], b[1], T());
+                        mma(acc[m][d + 1], a[m], b[2], b[3], T());
+                    }
                 }
             }
         }
     }
     cp_async_wait_all();
-    // the row sums over the quad; 1/0 (no visible finite score) makes NaN
-    float inv[2];
 #pragma unroll
-    for (int r = 0; r < 2; r++) {
-        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
-        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
-        inv[r] = 1.f / l_run[r];
-    }
-    const int r0 = wrow + g;
+    for (int m = 0; m < MT; m++) {
+        // the row sums over the quad; 1/0 (no visible finite score) makes NaN
+        float inv[2];
 #pragma unroll
-    for (int d = 0; d < DT; d++) {
-        const int c = d * 8 + 2 * t4;
-        if (r0 < S)
-            *reinterpret_cast<uint32_t *>(O + (size_t)r0 * D + c) =
-                pack2(acc[d][0] * inv[0], acc[d][1] * inv[0], T());
-        if (r0 + 8 < S)
-            *reinterpret_cast<uint32_t *>(O + (size_t)(r0 + 8) * D + c) =
-                pack2(acc[d][2] * inv[1], acc[d][3] * inv[1], T());
+        for (int r = 0; r < 2; r++) {
+            l_run[m][r] += __shfl_xor_sync(0xffffffffu, l_run[m][r], 1);
+            l_run[m][r] += __shfl_xor_sync(0xffffffffu, l_run[m][r], 2);
+            inv[r] = 1.f / l_run[m][r];
+        }
+        const int r0 = wrow + m * 16 + g;
+#pragma unroll
+        for (int d = 0; d < DT; d++) {
+            const int c = d * 8 + 2 * t4;
+            if (r0 < S)
+                *reinterpret_cast<uint32_t *>(O + (size_t)r0 * D + c) =
+                    pack2(acc[m][d][0] * inv[0], acc[m][d][1] * inv[0], T());
+            if (r0 + 8 < S)
+                *reinterpret_cast<uint32_t *>(O + (size_t)(r0 + 8) * D + c) =
+                    pack2(acc[m][d][2] * inv[1], acc[m][d][3] * inv[1], T());
+        }
     }
 }
 
-template <typename T, int D>
+template <typename T, int D, int WARPS, int MT>
 static int launch(const T *Q, const T *K, const T *V, T *O, int64_t bh, int S, int causal, cudaStream_t s,
                   const kgate_params *p)
 {
-    const size_t smem = SMEM_BYTES<D>;
+    constexpr int BM = WARPS * 16 * MT;
+    const size_t smem = SMEM_BYTES<D, BM>;
     static bool attr_set;
     if (!attr_set) {
-        if (cudaFuncSetAttribute(kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
-            cudaSuccess)
-            return kernel_fail(p, 3, "attention v2: cannot get the shared memory");
+        if (cudaFuncSetAttribute(kernel<T, D, WARPS, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem) != cudaSuccess)
+            return kernel_fail(p, 3, "attention: cannot get the shared memory");
         attr_set = true;
     }
     const int n_qt = (S + BM - 1) / BM;
     const float sl2 = (float)(1.4426950408889634 / sqrt((double)D)); // log2(e) / sqrt(D)
-    kernel<T, D><<<(unsigned)(bh * n_qt), THREADS, smem, s>>>(Q, K, V, O, S, n_qt, sl2, causal);
+    kernel<T, D, WARPS, MT><<<(unsigned)(bh * n_qt), WARPS * 32, smem, s>>>(Q, K, V, O, S, n_qt, sl2, causal);
     KG_KERNEL_LAUNCHED(p);
     return 0;
 }
-} // namespace v2
+} // namespace fa
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
-template <typename T>
-static int attn_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
-                   kgate_stream st)
+// The fused kernel at D = 64 and 128 (any S), else v1.
+template <typename T, int WARPS, int MT>
+static int attn_fused(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
+                      kgate_stream st)
 {
     if (!args_ok<T>(in, nin, out, nout))
-        return kernel_fail(p, 1, "attention v2: expected Q, K, V [B,H,S,D] -> O [B,H,S,D]");
+        return kernel_fail(p, 1, "attention: expected Q, K, V [B,H,S,D] -> O [B,H,S,D]");
     cudaStream_t s = (cudaStream_t)st;
     const int64_t bh = in[0].shape[0] * in[0].shape[1], S = in[0].shape[2], D = in[0].shape[3];
     const int causal = kgate_scalar_get(p, "causal", 0) != 0;
     const T *Q = (const T *)in[0].data, *K = (const T *)in[1].data, *V = (const T *)in[2].data;
     T *O = (T *)out[0].data;
-    const int64_t n_qt = (S + v2::BM - 1) / v2::BM;
+    constexpr int BM = WARPS * 16 * MT;
+    const int64_t n_qt = (S + BM - 1) / BM;
     const bool fast = (D == 64 || D == 128) && S <= 0x7fffffff && bh * n_qt <= 0x7fffffff &&
                       aligned16(Q) && aligned16(K) && aligned16(V) && aligned16(O);
     if (!fast)
         return v1_run<T>(Q, K, V, O, bh, S, D, causal, s, p);
     if (D == 64)
-        return v2::launch<T, 64>(Q, K, V, O, bh, (int)S, causal, s, p);
-    return v2::launch<T, 128>(Q, K, V, O, bh, (int)S, causal, s, p);
+        return fa::launch<T, 64, WARPS, MT>(Q, K, V, O, bh, (int)S, causal, s, p);
+    return fa::launch<T, 128, WARPS, MT>(Q, K, V, O, bh, (int)S, causal, s, p);
 }
 
 } // namespace attn
 
 #define ATTN_V1_SUM "S = Q.K^T written to DRAM in fp32, a softmax pass, then P.V: O(S^2) traffic (RC4, NOTC)"
-#define ATTN_V2_SUM "fused FlashAttention-2: mma.sync m16n8k16, online softmax, cp.async K/V tiles"
+#define ATTN_V2_SUM "fused FlashAttention-2: mma.sync m16n8k16, online softmax, cp.async K/V tiles, 4 warps x 32 rows"
+#define ATTN_V3_SUM "v2 with 8 warps x 16 rows, Q fragments in registers: each K/V fragment feeds one row tile"
 
 static const kgate_kernel variants[] = {
     {"attention_v1_fp16", "attention", "fp16", NULL, 3, 1, attn::attn_v1<__half>, ATTN_V1_SUM, "causal", NULL},
-    {"attention_v2_fp16", "attention", "fp16", NULL, 3, 1, attn::attn_v2<__half>, ATTN_V2_SUM, "causal", NULL},
+    {"attention_v2_fp16", "attention", "fp16", NULL, 3, 1, attn::attn_fused<__half, 4, 2>, ATTN_V2_SUM, "causal",
+     NULL},
+    {"attention_v3_fp16", "attention", "fp16", NULL, 3, 1, attn::attn_fused<__half, 8, 1>, ATTN_V3_SUM, "causal",
+     NULL},
     {"attention_v1_bf16", "attention", "bf16", NULL, 3, 1, attn::attn_v1<__nv_bfloat16>, ATTN_V1_SUM, "causal",
      NULL},
-    {"attention_v2_bf16", "attention", "bf16", NULL, 3, 1, attn::attn_v2<__nv_bfloat16>, ATTN_V2_SUM, "causal",
-     NULL},
+    {"attention_v2_bf16", "attention", "bf16", NULL, 3, 1, attn::attn_fused<__nv_bfloat16, 4, 2>, ATTN_V2_SUM,
+     "causal", NULL},
+    {"attention_v3_bf16", "attention", "bf16", NULL, 3, 1, attn::attn_fused<__nv_bfloat16, 8, 1>, ATTN_V3_SUM,
+     "causal", NULL},
 };
 KG_EXPORT_VARIANTS(attention, variants)
