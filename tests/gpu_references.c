@@ -1,6 +1,8 @@
 /* Every operator's GPU fp64 reference against its CPU fp64 reference, for
  * every dtype, at a small shape (each extent of the small preset, capped),
- * on random inputs and on the edge inputs kgate plants. Registry-driven: a
+ * on random inputs and on the edge inputs kgate plants, at the default
+ * scalars and, for random inputs, at the required scalars' second values
+ * (attention's causal mask, eps 0.5, ...). Registry-driven: a
  * new operator is covered without touching this file. GPU test: exits 77
  * (skipped) where there is no GPU. */
 #include <math.h>
@@ -24,8 +26,9 @@ static int close_d(double g, double c)
     return fabs(g - c) <= 1e-9 * fmax(1.0, fabs(c));
 }
 
-/* One operator, dtype, edges or not: 0 when the references agree. */
-static int one(const kg_op *op, kg_dtype dt, int edge, unsigned long long seed)
+/* One operator, dtype, edges or not, default or alt scalars: 0 when the
+ * references agree. */
+static int one(const kg_op *op, kg_dtype dt, int edge, int alt, unsigned long long seed)
 {
     kg_shape s = kg_preset_find(op, "small")->shape;
     kg_types ty = {dt, KG_I64};
@@ -34,14 +37,15 @@ static int one(const kg_op *op, kg_dtype dt, int edge, unsigned long long seed)
     double *cref[KG_MAX_TENSORS] = {0}, *dref[KG_MAX_TENSORS] = {0};
     int64_t ext[KG_MAX_RANK], n;
     kg_err err = {0, ""};
-    kg_scalars sc;
+    kg_scalars def, sc;
     kgate_params p;
     int bad = 0;
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
     for (int d = 0; d < s.n; d++)
         s.d[d] = s.d[d] > CAP ? CAP : s.d[d];
-    kg_scalars_default(op, &sc);
+    kg_scalars_default(op, &def);
+    kg_scalars_for_trial(op, &def, alt, &sc);
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
     p.n_scalars = (uint32_t)sc.n;
@@ -102,8 +106,9 @@ static int one(const kg_op *op, kg_dtype dt, int edge, unsigned long long seed)
         for (int64_t e = 0; e < n; e++)
             if (!close_d(gref[o][e], cref[o][e])) {
                 char sh[96];
-                printf("FAIL: %s %s%s at %s: output %s[%lld]: GPU %.17g, CPU %.17g\n", op->name,
-                       kg_dtype_name(dt), edge ? " (edges)" : "", kg_shape_format(&s, sh, sizeof sh),
+                printf("FAIL: %s %s%s%s at %s: output %s[%lld]: GPU %.17g, CPU %.17g\n", op->name,
+                       kg_dtype_name(dt), edge ? " (edges)" : "", alt ? " (alt scalars)" : "",
+                       kg_shape_format(&s, sh, sizeof sh),
                        op->out[o].name, (long long)e, gref[o][e], cref[o][e]);
                 bad = 1;
                 break;
@@ -111,7 +116,8 @@ static int one(const kg_op *op, kg_dtype dt, int edge, unsigned long long seed)
     }
     goto done;
 fail:
-    printf("FAIL: %s %s%s: %s\n", op->name, kg_dtype_name(dt), edge ? " (edges)" : "", err.msg);
+    printf("FAIL: %s %s%s%s: %s\n", op->name, kg_dtype_name(dt), edge ? " (edges)" : "",
+           alt ? " (alt scalars)" : "", err.msg);
     bad = 1;
 done:
     for (int i = 0; i < KG_MAX_TENSORS; i++) {
@@ -135,16 +141,22 @@ int main(void)
         return 77;
     }
     int fails = 0, total = 0;
-    for (int i = 0; kg_ops[i]; i++)
+    for (int i = 0; kg_ops[i]; i++) {
+        int has_alt = 0;
+        for (int k = 0; k < kg_ops[i]->n_scalars; k++)
+            has_alt |= kg_ops[i]->scalars[k].required && !isnan(kg_ops[i]->scalars[k].alt);
         for (int d = 0; d < kg_ops[i]->n_dtypes; d++)
-            for (int edge = 0; edge < 2; edge++) {
+            for (int trial = 0; trial < 2 + has_alt; trial++) {
+                /* random, edges, then random at the alt scalars */
+                int edge = trial == 1, alt = trial == 2;
                 total++;
-                int bad = one(kg_ops[i], kg_ops[i]->dtypes[d], edge, 1234 + (unsigned)i * 7 + (unsigned)d);
+                int bad = one(kg_ops[i], kg_ops[i]->dtypes[d], edge, alt, 1234 + (unsigned)i * 7 + (unsigned)d);
                 fails += bad;
                 if (!bad)
-                    printf("ok: %s %s%s\n", kg_ops[i]->name, kg_dtype_name(kg_ops[i]->dtypes[d]),
-                           edge ? " (edges)" : "");
+                    printf("ok: %s %s%s%s\n", kg_ops[i]->name, kg_dtype_name(kg_ops[i]->dtypes[d]),
+                           edge ? " (edges)" : "", alt ? " (alt scalars)" : "");
             }
+    }
     printf("%d passed, %d failed\n", total - fails, fails);
     return fails ? 1 : 0;
 }

@@ -184,6 +184,80 @@ static void gemm_family_work(void **state)
     assert_true(bmm->tol_rms && la->tol_rms && bmm->unit == KG_UNIT_TENSOR && la->unit == KG_UNIT_TENSOR);
 }
 
+/* Work models that read the call's scalars (kg_op.work_p): attention's
+ * causal halves its FLOPs and leaves its bytes; operators without one give
+ * the same work whatever the scalars. */
+static void work_model_sees_the_calls_scalars(void **state)
+{
+    (void)state;
+    const kg_op *at = kg_op_find("attention"), *ln = kg_op_find("layer_norm");
+    kg_shape s = {4, {2, 3, 5, 8}};
+    kg_types fp16 = {KG_FP16, KG_I64};
+    kg_scalars sc, trial;
+    kg_work w, wc;
+    kg_err e = {0, ""};
+    assert_non_null(at);
+    assert_non_null(at->work_p);
+    /* defaults (causal = 0): both products, Q, K, V read and O written */
+    kg_op_work(at, &s, fp16, &w);
+    assert_true(w.flops == 4.0 * 2 * 3 * 5 * 5 * 8);
+    assert_true(w.bytes_read == 3.0 * 2 * 3 * 5 * 8 * 2 && w.bytes_written == 2.0 * 3 * 5 * 8 * 2);
+    assert_true(w.bytes == w.bytes_read + w.bytes_written);
+    kg_op_work_call(at, &s, fp16, NULL, &wc);
+    assert_memory_equal(&w, &wc, sizeof w);
+    kg_scalars_default(at, &sc);
+    assert_int_equal(kg_scalars_set(at, &sc, "causal=1", &e), 0);
+    kg_op_work_call(at, &s, fp16, &sc, &wc);
+    assert_true(wc.flops == w.flops / 2);
+    assert_true(wc.bytes == w.bytes && wc.bytes_read == w.bytes_read);
+    /* causal is required: the second trial runs the other value */
+    kg_scalars_default(at, &sc);
+    kg_scalars_for_trial(at, &sc, 1, &trial);
+    assert_true(trial.v[0].value == 1);
+    assert_int_equal(kg_scalars_set(at, &sc, "causal=0.5", &e), KG_EXIT_USAGE);
+    /* an operator without work_p ignores the scalars */
+    kg_shape r = {2, {64, 1000}};
+    kg_scalars_default(ln, &sc);
+    assert_int_equal(kg_scalars_set(ln, &sc, "eps=0.5", &e), 0);
+    kg_op_work(ln, &r, fp16, &w);
+    kg_op_work_call(ln, &r, fp16, &sc, &wc);
+    assert_memory_equal(&w, &wc, sizeof w);
+}
+
+/* attention's CPU reference beyond its worked example: the causal mask
+ * (row 0 sees key 0 only) and a NaN row (it alone becomes NaN). */
+static void attention_reference_causal_and_nan(void **state)
+{
+    (void)state;
+    const kg_op *at = kg_op_find("attention");
+    const double a = 1.5536723984241867; /* sqrt(2) ln 3: the scores are Q / sqrt(2) */
+    double q[4] = {a, 0, 0, a}, k[4] = {1, 0, 0, 1}, v[4] = {1, 2, 5, 6}, o[4];
+    const double *in[3] = {q, k, v};
+    double *out[1] = {o};
+    kg_shape s = {4, {1, 1, 2, 2}};
+    kgate_scalar one = {"causal", 1};
+    kgate_params p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.n_scalars = 1;
+    p.scalars = &one;
+    at->cpu_reference(in, &s, &p, out);
+    assert_true(fabs(o[0] - 1) < 1e-12 && fabs(o[1] - 2) < 1e-12); /* only V row 0 */
+    assert_true(fabs(o[2] - 4) < 1e-12 && fabs(o[3] - 5) < 1e-12); /* P = [1/4, 3/4] */
+    q[0] = NAN;
+    one.value = 0;
+    at->cpu_reference(in, &s, &p, out);
+    assert_true(isnan(o[0]) && isnan(o[1]));
+    assert_true(fabs(o[2] - 4) < 1e-12 && fabs(o[3] - 5) < 1e-12);
+    /* an Inf in a row: its scores are +-Inf, Inf - Inf in the softmax */
+    q[0] = INFINITY;
+    at->cpu_reference(in, &s, &p, out);
+    assert_true(isnan(o[0]) && isnan(o[1]));
+    q[0] = -INFINITY; /* scores [-Inf, NaN]: -Inf * 0 is NaN */
+    at->cpu_reference(in, &s, &p, out);
+    assert_true(isnan(o[0]) && isnan(o[1]));
+}
+
 static void shape_parsing(void **state)
 {
     (void)state;
@@ -285,6 +359,8 @@ int main(void)
         cmocka_unit_test(every_cpu_reference_matches_its_example),
         cmocka_unit_test(default_work_counts_the_signature),
         cmocka_unit_test(gemm_family_work),
+        cmocka_unit_test(work_model_sees_the_calls_scalars),
+        cmocka_unit_test(attention_reference_causal_and_nan),
         cmocka_unit_test(shape_parsing),
         cmocka_unit_test(extra_shapes),
         cmocka_unit_test(named_scalars),

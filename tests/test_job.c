@@ -76,7 +76,7 @@ static void ok_events_become_a_result(void **state)
     kg_gate_defaults(&g);
     kg_shape s = {2, {1024, 4096}};
     kg_types ty = {KG_FP16, KG_I64};
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, &lib, &g);
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, &lib, &g);
     /* E_lib = 2e-4 / 1e-4; E_best = 5e-5 / 1e-4 = 0.5 decides: rho is
      * 16.8 MB / 1e-4 s / 4.3 TB/s = 0.039: SLOW despite beating cuDNN 2x */
     assert_true(kg_result_get(&r, "lib/efficiency", &t) && fabs(t - 2.0) < 1e-12);
@@ -104,9 +104,39 @@ static void full_summary_table_is_said(void **state)
     kg_gate_defaults(&g);
     kg_shape s = {2, {1024, 4096}};
     kg_types ty = {KG_FP16, KG_I64};
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
     assert_true(r.flags & KG_FLAG(TRUNCATED));
     assert_non_null(strstr(r.detail, "summaries did not fit in the result"));
+}
+
+/* kg_judge hands the call's scalars to the work model: a causal attention
+ * is judged on half the FLOPs of a full one (NULL: the defaults). */
+static void judge_uses_the_calls_scalars(void **state)
+{
+    (void)state;
+    const kg_op *at = kg_op_find("attention");
+    kg_shape s = kg_preset_find(at, "small")->shape;
+    kg_types ty = {KG_FP16, KG_I64};
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_gate g;
+    kg_scalars sc;
+    kg_err e = {0, ""};
+    kg_result r;
+    double full = 0, half = 0, rate = 0;
+    kg_gate_defaults(&g);
+    memset(&r, 0, sizeof r);
+    r.verdict = KG_V_SKIPPED;
+    kg_result_set(&r, "time/gpu/median", 1e-3);
+    kg_judge(&r, at, ty, &s, NULL, &roofs, NULL, &g);
+    assert_true(kg_result_get(&r, "work/flops", &full) && full == 4.0 * 2 * 4 * 256 * 256 * 64);
+    kg_scalars_default(at, &sc);
+    assert_int_equal(kg_scalars_set(at, &sc, "causal=1", &e), 0);
+    memset(&r, 0, sizeof r);
+    r.verdict = KG_V_SKIPPED;
+    kg_result_set(&r, "time/gpu/median", 1e-3);
+    kg_judge(&r, at, ty, &s, &sc, &roofs, NULL, &g);
+    assert_true(kg_result_get(&r, "work/flops", &half) && half == full / 2);
+    assert_true(kg_result_get(&r, "rate/flops", &rate) && fabs(rate - half / 1e-3) < 1e-6 * rate);
 }
 
 static void incorrect_is_a_verdict(void **state)
@@ -282,7 +312,7 @@ static void own_clock_and_host_holds(void **state)
     memset(&r, 0, sizeof r);
     kg_result_set(&r, "time/gpu/median", 10e-6);
     kg_result_set(&r, "time/span/median", 400e-6); /* the device saw 400 us */
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
     assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
     assert_true(r.flags & KG_FLAG(TIMER_MISMATCH));
     /* recorded on the H200 (results/h200/verify-20261130T2112Z/): the
@@ -293,13 +323,13 @@ static void own_clock_and_host_holds(void **state)
         memset(&r, 0, sizeof r);
         kg_result_set(&r, "time/gpu/median", rows[i][0]);
         kg_result_set(&r, "time/span/median", rows[i][1]);
-        kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+        kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
         assert_int_equal(!!(r.flags & KG_FLAG(TIMER_MISMATCH)), (int)rows[i][2]);
     }
     memset(&r, 0, sizeof r);
     kg_result_set(&r, "time/gpu/median", 1e-3);
     kg_result_set(&r, "time/blocking", 1);
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, &roofs, NULL, &g);
+    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
     assert_true(r.flags & KG_FLAG(HOST_WORK));
 }
 
@@ -324,6 +354,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ok_events_become_a_result),
+        cmocka_unit_test(judge_uses_the_calls_scalars),
         cmocka_unit_test(incorrect_is_a_verdict),
         cmocka_unit_test(full_summary_table_is_said),
         cmocka_unit_test(crash_keeps_what_was_measured),

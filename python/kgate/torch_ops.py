@@ -9,8 +9,8 @@ scalars as keyword arguments, and returns its output. Nothing here runs at
 import; torch is imported when a path is built."""
 
 # the scalars each operator's call reads (the worker passes every scalar)
-SCALARS = {"cross_entropy": ("ignore_index",), "layer_norm": ("eps",), "leaky_relu": ("negative_slope",),
-           "rms_norm": ("eps",)}
+SCALARS = {"attention": ("causal",), "cross_entropy": ("ignore_index",), "layer_norm": ("eps",),
+           "leaky_relu": ("negative_slope",), "rms_norm": ("eps",)}
 
 
 def calls():
@@ -19,6 +19,9 @@ def calls():
 
     return {
         "add": lambda x, y: torch.add(x, y),
+        # the paper's attention baseline; PyTorch picks the backend (flash,
+        # cuDNN or memory-efficient on the GPU, the math one for fp64)
+        "attention": lambda q, k, v, causal: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
         "argmax": lambda x: torch.argmax(x, dim=-1),
         "batched_matmul": lambda a, b: torch.bmm(a, b),
         "cross_entropy": lambda logits, target, ignore_index: F.cross_entropy(

@@ -650,8 +650,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 }
                 if (o->memcheck && r.verdict == KG_V_SKIPPED && memcheck(exe, &job, o->timeout_s, &r, err))
                     return err->code;
-                kg_judge(&r, t->op, t->types, &shape, &rep->roofs, o->verify_only ? NULL : &lib,
-                         &o->gate);
+                kg_judge(&r, t->op, t->types, &shape, &job.scalars, &rep->roofs,
+                         o->verify_only ? NULL : &lib, &o->gate);
                 if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
                     diagnose_again(exe, &job, o->timeout_s, &r, err))
                     return err->code;
@@ -873,7 +873,7 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
             kg_report_add(rep, &r);
         return err->code;
     }
-    kg_judge(&r, t->op, t->types, shape, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
+    kg_judge(&r, t->op, t->types, shape, &job->scalars, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
     if (!kg_report_add(rep, &r))
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     checkpoint(o, rep, done, total);

@@ -23,6 +23,14 @@ void kg_explain_ctx(const kg_result *r, const kg_op *op, const kg_shape *sh, kg_
         kg_op_work(op, sh, ty, &w);
         c->bytes = w.bytes;
         c->flops = w.flops;
+        /* a judged result holds the work of its call's scalars (attention's
+         * causal halves the FLOPs); the defaults' work is the fallback */
+        double v_bytes, v_flops;
+        if (kg_result_get(r, "work/bytes", &v_bytes) && v_bytes > 0 &&
+            kg_result_get(r, "work/flops", &v_flops) && v_flops >= 0) {
+            c->bytes = v_bytes;
+            c->flops = v_flops;
+        }
         /* a reduction along rows: the tolerance's reductions, and the
          * index-returning ones (argmax) */
         c->reduction = op->reduction || op->out[0].cmp == KG_CMP_ARG;

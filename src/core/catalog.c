@@ -189,7 +189,27 @@ void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
 
 void kg_op_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
 {
-    if (op->work) {
+    kg_op_work_call(op, s, t, NULL, w);
+}
+
+void kg_op_work_call(const kg_op *op, const kg_shape *s, kg_types t, const kg_scalars *sc, kg_work *w)
+{
+    if (op->work_p) {
+        kg_scalars def;
+        kgate_params p;
+        if (!sc) {
+            kg_scalars_default(op, &def);
+            sc = &def;
+        }
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.n_scalars = (uint32_t)sc->n;
+        p.scalars = sc->v;
+        memset(w, 0, sizeof *w);
+        op->work_p(op, s, t, &p, w);
+        if (!(w->bytes > 0))
+            w->bytes = w->bytes_read + w->bytes_written;
+    } else if (op->work) {
         memset(w, 0, sizeof *w);
         op->work(op, s, t, w);
         if (!(w->bytes > 0))

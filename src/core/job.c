@@ -659,12 +659,12 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
 
 #define KG_SPAN_SLACK_S 15e-6
 
-void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s,
+void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, const kg_scalars *sc,
               const kg_roofs *roofs, const kg_libref *lib, const kg_gate *g)
 {
     kg_work w;
     double t, lo, hi;
-    kg_op_work(op, s, types, &w);
+    kg_op_work_call(op, s, types, sc, &w);
     kg_result_set(r, "work/bytes", w.bytes);
     kg_result_set(r, "work/flops", w.flops);
     const kg_libpath *chosen = NULL;

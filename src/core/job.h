@@ -70,9 +70,11 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
 int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
                      kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err);
 
-/* Derives rates, rho, E_lib, E_best and the verdict for a measured result. */
-void kg_judge(kg_result *r, const kg_op *op, kg_types t, const kg_shape *s, const kg_roofs *roofs,
-              const kg_libref *lib, const kg_gate *g);
+/* Derives rates, rho, E_lib, E_best and the verdict for a measured result;
+ * sc: the call's scalars, which some work models read (attention's causal;
+ * NULL: the operator's defaults). */
+void kg_judge(kg_result *r, const kg_op *op, kg_types t, const kg_shape *s, const kg_scalars *sc,
+              const kg_roofs *roofs, const kg_libref *lib, const kg_gate *g);
 
 #ifdef __cplusplus
 }

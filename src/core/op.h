@@ -196,6 +196,11 @@ typedef struct kg_op {
     /* Essential work; NULL: every input read once, every output written once
      * (kg_work_default) and flops_per_elem FLOPs per element of input 0. */
     void (*work)(const struct kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
+    /* Essential work that depends on the call's scalars (attention: causal
+     * halves the FLOPs). When set it is used instead of `work`, with p the
+     * call's scalars (kgate_scalar_get; p NULL: the operator's defaults). */
+    void (*work_p)(const struct kg_op *op, const kg_shape *s, kg_types t, const kgate_params *p,
+                   kg_work *w);
     kg_cpu_reference_fn cpu_reference;
     kg_reference_fn reference;
     kg_prepare_fn prepare; /* may be NULL */
@@ -244,7 +249,7 @@ int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3]);
 /* The default work model: bytes of every input (read) and output (written);
  * FLOPs = op->flops_per_elem per element of input 0. */
 void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
-/* The operator's work model (its own, or the default). */
+/* The operator's work model (its own, or the default) at its default scalars. */
 void kg_op_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
 
 /* The scalars of a call: the operator's, each with its value. */
@@ -255,6 +260,9 @@ typedef struct kg_scalars {
 
 /* The defaults of op's scalars. */
 void kg_scalars_default(const kg_op *op, kg_scalars *out);
+/* The operator's work model for a call with scalars sc (NULL: the defaults):
+ * op->work_p when the operator has one, else kg_op_work. */
+void kg_op_work_call(const kg_op *op, const kg_shape *s, kg_types t, const kg_scalars *sc, kg_work *w);
 /* Applies "name=value" to s (op's scalars only; integers must be whole).
  * Errors (KG_EXIT_USAGE) name the operator's scalars. */
 int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *assignment, kg_err *err);

@@ -14,13 +14,15 @@
  * Tolerances (the paper's, section III-C): fp32 1e-5, fp16 1e-3, bf16 1e-2,
  * doubled for operators that reduce; atol = rtol = l2_max = that value.
  *
- * Outputs that are long sums of products (matmul, convolution, attention:
- * kg_op.tol_rms, and every problem) carry rounding error that grows with
+ * Outputs that are long sums of products (matmul, convolution: kg_op.tol_rms,
+ * and every problem) carry rounding error that grows with
  * the magnitude of the sum's partials, not with the element: an element of
  * a 16384-long dot product that cancels to 0.03 has the absolute error of
  * its neighbours of 40. For them atol is multiplied by the RMS of the finite
  * reference values where that exceeds 1 (kg_tol_scale); rtol and the rel_l2
- * bound stay, so a kernel that is wrong everywhere still fails. */
+ * bound stay, so a kernel that is wrong everywhere still fails. Attention's
+ * output is not one: a convex combination of V rows, bounded by them
+ * (src/ops/attention.c). */
 #ifndef KG_TOLERANCE_H
 #define KG_TOLERANCE_H
 

@@ -20,6 +20,8 @@ extern const kg_baseline kg_baseline_cudnn_pointwise_add, kg_baseline_cudnn_poin
 /* baseline_cub.cu */
 extern const kg_baseline kg_baseline_cub_argmax, kg_baseline_cub_max, kg_baseline_cub_mean,
     kg_baseline_cub_logsumexp;
+/* baseline_cudnn_sdpa.c (cuDNN fused attention) */
+extern const kg_baseline kg_baseline_cudnn_sdpa;
 /* baseline_cublaslt.c (matrix transform) */
 extern const kg_baseline kg_baseline_cublaslt_transpose, kg_baseline_cublaslt_geam;
 /* baseline_cublaslt_gemm2.c (batched matmul, linear + SiLU gate) */
@@ -52,6 +54,7 @@ static const kg_baseline *const table[] = {
     &kg_baseline_cublaslt_batched,
     &kg_baseline_cublaslt_linact,
     &kg_baseline_cublaslt_linact_h,
+    &kg_baseline_cudnn_sdpa,
 };
 
 const kg_baseline *kg_baseline_at(int i)

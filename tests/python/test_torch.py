@@ -24,7 +24,7 @@ from kgate import torch_ops  # noqa: E402
 from kgate.problem import Problem  # noqa: E402
 
 LIB = os.environ.get("KGATE_LIB")
-SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3), 4: (3, 5, 7, 6)}  # per number of extents; index ops below
+SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3), 4: (2, 3, 5, 8)}  # per number of extents; index ops below
 
 
 def small_dims(op, n):
@@ -79,7 +79,7 @@ class TorchPathsAgainstReferences(unittest.TestCase):
                     else:
                         xs.append(lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64))
                 scal = {"eps": 1e-5 if op == "layer_norm" else 1e-6, "negative_slope": 0.01,
-                        "ignore_index": -100}
+                        "ignore_index": -100, "causal": 0}
                 got = fn(*xs, **{k: scal[k] for k in reads})
                 got = got if isinstance(got, tuple) else (got,)
                 # kgate's reference, in doubles
