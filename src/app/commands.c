@@ -235,10 +235,12 @@ int kg_cmd_ops(const kg_options *o)
             const kg_tensor_spec *t = k < op->n_inputs ? &op->in[k] : &op->out[k - op->n_inputs];
             const char *ty = t->type == KG_T_DATA ? "" : t->type == KG_T_INDEX ? ":index" : ":int64";
             printf("%s%s[", k == op->n_inputs ? ") -> (" : k ? ", " : "", t->name);
-            for (int r = 0; r < t->rank; r++) {
+            for (int r = 0; r < t->rank && !t->derive; r++) {
                 char dn[32];
                 printf("%s%s", r ? "," : "", kg_op_dim_name(op, t->dim[r], dn, sizeof dn));
             }
+            if (t->derive)
+                printf("%s", t->derived_names ? t->derived_names : "derived");
             printf("]%s", ty);
         }
         printf(")   extents %s\n", op->dims);
@@ -246,6 +248,12 @@ int kg_cmd_ops(const kg_options *o)
             printf("  scalars:");
             for (int k = 0; k < op->n_scalars; k++) {
                 const kg_scalar_spec *sp = &op->scalars[k];
+                if (sp->bound) {
+                    char dn[32];
+                    printf(" %s (extent %s of the shape%s)", sp->name, kg_op_dim_name(op, sp->dim, dn, sizeof dn),
+                           sp->required ? ", required" : "");
+                    continue;
+                }
                 printf(" %s=%g%s", sp->name, sp->def, sp->required ? " (required" : "");
                 if (sp->required)
                     printf(isnan(sp->alt) ? ")" : ", one trial uses %g)", sp->alt);
