@@ -6,9 +6,12 @@
 // serves both layouts.
 //
 // Written apart from the variants (kernels/conv2d.cu) on purpose: they
-// gather in (r, s, c) order from a channels-last copy, or loop per output;
-// this one walks (c, r, s) with generic strides and skips nothing but what
-// lies outside the input.
+// loop per output, or gather from a channels-last copy padded to 8
+// channels; this one reads the tensors as given through generic strides,
+// summing in the layout's own order ((c, r, s) for NCHW, (r, s, c) for
+// NHWC, so that neighbouring threads read neighbouring elements). Row and
+// reduction indices are decoded once per block and chunk into shared
+// memory: the gathers themselves do no division.
 #include "ref.cuh"
 
 namespace {
@@ -18,38 +21,65 @@ struct RefGeo {
     int64_t xs[4]; // x strides: n, c, h, w
     int64_t ws[4]; // w strides: k, c (within the group), r, s
     int64_t ys[4]; // y strides: n, k, p, q
+    int cl;        // channels last: the sum runs over (r, s, c), c fastest
 };
+
+// A row or reduction index that is never inside the image.
+#define REF_OUTSIDE (-((int64_t)1 << 40))
 
 template <typename T>
 __global__ __launch_bounds__(256) void conv_reference(const T *x, const T *w, double *y, RefGeo g)
 {
     __shared__ double As[16][64 + 1]; // [reduction index][row]
-    __shared__ double Bs[16][64];     // [reduction index][output channel within the tile]
+    __shared__ double Bs[16][64 + 1]; // [reduction index][output channel within the tile]
+    // per row m of the block: x offset of its window's corner (n, h0, w0),
+    // the corner, and y's offset of (n, p, q); per reduction index e of a
+    // chunk: (r, s), x's offset of (c, r, s) in its group, w's of (c, r, s)
+    __shared__ int64_t row_x[64], row_y[64], red_x[16], red_w[16];
+    __shared__ int64_t row_h[64], row_w[64], red_r[16], red_s[16];
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    const int64_t PQ = g.P * g.Q, M = g.N * PQ, RS = g.R * g.S, red = g.Cg * RS;
+    const int64_t PQ = g.P * g.Q, M = g.N * PQ, red = g.Cg * g.R * g.S;
     const int64_t m0 = (int64_t)blockIdx.x * 64, ntiles = (g.Kg + 63) / 64;
+    if (threadIdx.x < 64) {
+        const int64_t m = m0 + threadIdx.x;
+        const int64_t n = m / PQ, p = (m / g.Q) % g.P, q = m % g.Q;
+        const int64_t h0 = p * g.U - g.pad, w0 = q * g.U - g.pad;
+        row_x[threadIdx.x] = n * g.xs[0] + h0 * g.xs[2] + w0 * g.xs[3];
+        row_y[threadIdx.x] = n * g.ys[0] + p * g.ys[2] + q * g.ys[3];
+        row_h[threadIdx.x] = m < M ? h0 : REF_OUTSIDE;
+        row_w[threadIdx.x] = w0;
+    }
     for (int64_t gy = blockIdx.y; gy < g.G * ntiles; gy += gridDim.y) {
         const int64_t grp = gy / ntiles, k0 = (gy % ntiles) * 64;
         double acc[4][4] = {};
         for (int64_t e0 = 0; e0 < red; e0 += 16) {
+            __syncthreads(); // the chunk before is done with red_* and the tiles
+            if (threadIdx.x < 16) {
+                const int64_t e = e0 + threadIdx.x;
+                int64_t c, r, s;
+                if (g.cl) {
+                    c = e % g.Cg;
+                    s = e / g.Cg % g.S;
+                    r = e / (g.Cg * g.S);
+                } else {
+                    s = e % g.S;
+                    r = e / g.S % g.R;
+                    c = e / (g.S * g.R);
+                }
+                red_x[threadIdx.x] = (grp * g.Cg + c) * g.xs[1] + r * g.xs[2] + s * g.xs[3];
+                red_w[threadIdx.x] = c * g.ws[1] + r * g.ws[2] + s * g.ws[3];
+                red_r[threadIdx.x] = e < red ? r : REF_OUTSIDE;
+                red_s[threadIdx.x] = s;
+            }
+            __syncthreads();
             for (int i = threadIdx.x; i < 1024; i += 256) {
-                int64_t m = m0 + i / 16, e = e0 + i % 16;
-                double a = 0.0;
-                if (m < M && e < red) {
-                    int64_t n = m / PQ, p = (m / g.Q) % g.P, q = m % g.Q;
-                    int64_t c = e / RS, r = (e / g.S) % g.R, s = e % g.S;
-                    int64_t h = p * g.U - g.pad + r, v = q * g.U - g.pad + s;
-                    if (h >= 0 && h < g.H && v >= 0 && v < g.W)
-                        a = ref_d(x[n * g.xs[0] + (grp * g.Cg + c) * g.xs[1] + h * g.xs[2] + v * g.xs[3]]);
-                }
-                As[i % 16][i / 16] = a;
-                int64_t eb = e0 + i / 64, kk = k0 + i % 64;
-                double b = 0.0;
-                if (eb < red && kk < g.Kg) {
-                    int64_t c = eb / RS, r = (eb / g.S) % g.R, s = eb % g.S;
-                    b = ref_d(w[(grp * g.Kg + kk) * g.ws[0] + c * g.ws[1] + r * g.ws[2] + s * g.ws[3]]);
-                }
-                Bs[i / 64][i % 64] = b;
+                const int kk = i % 16, row = i / 16; // neighbouring threads: neighbouring e
+                const int64_t h = row_h[row] + red_r[kk], v = row_w[row] + red_s[kk];
+                As[kk][row] = h >= 0 && h < g.H && v >= 0 && v < g.W ? ref_d(x[row_x[row] + red_x[kk]]) : 0.0;
+                const int64_t ko = k0 + row; // row: the output channel here
+                Bs[kk][row] = red_r[kk] != REF_OUTSIDE && ko < g.Kg
+                                  ? ref_d(w[(grp * g.Kg + ko) * g.ws[0] + red_w[kk]])
+                                  : 0.0;
             }
             __syncthreads();
 #pragma unroll
@@ -66,15 +96,13 @@ __global__ __launch_bounds__(256) void conv_reference(const T *x, const T *w, do
                     for (int j = 0; j < 4; j++)
                         acc[i][j] += a[i] * b[j];
             }
-            __syncthreads();
         }
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++) {
-                int64_t m = m0 + ty * 4 + i, kk = k0 + tx * 4 + j;
-                if (m >= M || kk >= g.Kg)
-                    continue;
-                int64_t n = m / PQ, p = (m / g.Q) % g.P, q = m % g.Q;
-                y[n * g.ys[0] + (grp * g.Kg + kk) * g.ys[1] + p * g.ys[2] + q * g.ys[3]] = acc[i][j];
+                const int row = ty * 4 + i;
+                const int64_t ko = k0 + tx * 4 + j;
+                if (row_h[row] != REF_OUTSIDE && ko < g.Kg)
+                    y[row_y[row] + (grp * g.Kg + ko) * g.ys[1]] = acc[i][j];
             }
     }
 }
@@ -107,6 +135,7 @@ int ref_geometry(const DLTensor *in, int nhwc, const kgate_params *p, RefGeo *g)
     const int64_t xs_nchw[4] = {C * H * W, H * W, W, 1}, xs_nhwc[4] = {H * W * C, 1, W * C, C};
     const int64_t ws_kcrs[4] = {Cg * R * S, R * S, S, 1}, ws_krsc[4] = {R * S * Cg, 1, S * Cg, Cg};
     const int64_t ys_nchw[4] = {K * P * Q, P * Q, Q, 1}, ys_nhwc[4] = {P * Q * K, 1, Q * K, K};
+    g->cl = nhwc;
     for (int i = 0; i < 4; i++) {
         g->xs[i] = nhwc ? xs_nhwc[i] : xs_nchw[i];
         g->ws[i] = nhwc ? ws_krsc[i] : ws_kcrs[i];
