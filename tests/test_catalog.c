@@ -67,11 +67,14 @@ static void every_operator_is_well_formed(void **state)
          * (its value is an extent of the shape) never varies */
         for (int k = 0; k < op->n_scalars; k++) {
             const kg_scalar_spec *sp = &op->scalars[k];
-            if (sp->bound)
-                assert_true(sp->dim >= 0 && sp->dim < op->n_dims && sp->integer && isnan(sp->alt));
+            int d = kg_op_scalar_extent(op, sp->name);
+            if (d >= 0)
+                assert_true(d < op->n_dims && sp->integer && isnan(sp->alt));
             else if (sp->required)
                 assert_false(isnan(sp->alt));
         }
+        for (int k = op->n_scalars; k < KG_MAX_SCALARS; k++)
+            assert_int_equal(op->bound_extent[k], 0);
         /* every preset parses back, and the large one stays addressable */
         for (int k = 0; k < op->n_presets; k++) {
             kg_shape s;

@@ -248,9 +248,10 @@ int kg_cmd_ops(const kg_options *o)
             printf("  scalars:");
             for (int k = 0; k < op->n_scalars; k++) {
                 const kg_scalar_spec *sp = &op->scalars[k];
-                if (sp->bound) {
+                if (kg_op_scalar_extent(op, sp->name) >= 0) {
                     char dn[32];
-                    printf(" %s (extent %s of the shape%s)", sp->name, kg_op_dim_name(op, sp->dim, dn, sizeof dn),
+                    printf(" %s (extent %s of the shape%s)", sp->name,
+                           kg_op_dim_name(op, kg_op_scalar_extent(op, sp->name), dn, sizeof dn),
                            sp->required ? ", required" : "");
                     continue;
                 }
@@ -415,6 +416,7 @@ static int group_job(const kg_options *o, const kg_op *op, kg_types types, const
     job->shape = *shape;
     if (scalars_for(o, op, &job->scalars, err))
         return err->code;
+    kg_scalars_bind(op, shape, &job->scalars); /* the job says what its shape's calls get */
     if (o->extra && !kg_problem_of(op)) {
         kg_shape x[3];
         job->n_extra = kg_extra_shapes(op, seed ^ (uintptr_t)op, x);

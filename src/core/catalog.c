@@ -65,6 +65,14 @@ const kg_scalar_spec *kg_op_scalar(const kg_op *op, const char *name)
     return NULL;
 }
 
+int kg_op_scalar_extent(const kg_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_scalars && i < KG_MAX_SCALARS; i++)
+        if (strcmp(op->scalars[i].name, name) == 0)
+            return op->bound_extent[i] > 0 ? op->bound_extent[i] - 1 : -1;
+    return -1;
+}
+
 int kg_op_has_index(const kg_op *op)
 {
     for (int i = 0; i < op->n_inputs; i++)
@@ -280,11 +288,11 @@ int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *a, kg_err *err)
     if (k < 0 || !sp)
         return kg_err_set(err, KG_EXIT_USAGE, "--param %s: %s has no scalar '%s' (it takes: %s)", a,
                           op->name, name, names);
-    if (sp->bound) {
+    if (kg_op_scalar_extent(op, name) >= 0) {
         char dn[32];
         return kg_err_set(err, KG_EXIT_USAGE, "--param %s: %s's %s is extent %s of its shape (%s): "
-                          "give it in --shape", a, op->name, name, kg_op_dim_name(op, sp->dim, dn, sizeof dn),
-                          op->dims);
+                          "give it in --shape", a, op->name, name,
+                          kg_op_dim_name(op, kg_op_scalar_extent(op, name), dn, sizeof dn), op->dims);
     }
     char *end;
     errno = 0;
@@ -312,9 +320,9 @@ void kg_scalars_for_trial(const kg_op *op, const kg_scalars *given, int alt, kg_
 void kg_scalars_bind(const kg_op *op, const kg_shape *s, kg_scalars *sc)
 {
     for (int i = 0; i < sc->n; i++) {
-        const kg_scalar_spec *sp = kg_op_scalar(op, sc->v[i].name);
-        if (sp && sp->bound && sp->dim >= 0 && sp->dim < s->n)
-            sc->v[i].value = (double)s->d[sp->dim];
+        int d = kg_op_scalar_extent(op, sc->v[i].name);
+        if (d >= 0 && d < s->n)
+            sc->v[i].value = (double)s->d[d];
     }
 }
 

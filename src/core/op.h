@@ -125,15 +125,6 @@ typedef struct kg_scalar_spec {
     int required;
     int integer; /* must be a whole number */
     const char *doc;
-    /* Bound to the shape: the value is extent `dim` of the call's shape, not
-     * a free value. A convolution's stride, padding and groups are bound:
-     * its output extents depend on them, and extents come from the shape
-     * alone, while a kernel learns them only from its scalars. --param
-     * refuses a bound scalar, trials never vary it (alt is NaN), and the
-     * worker sets it from every shape it runs (kg_scalars_bind). A required
-     * bound scalar must still be declared by the kernels that read it. */
-    int bound;
-    int dim;
 } kg_scalar_spec;
 
 typedef struct kg_preset {
@@ -202,6 +193,16 @@ typedef struct kg_op {
     kg_tensor_spec in[KG_MAX_TENSORS], out[KG_MAX_TENSORS];
     kg_scalar_spec scalars[KG_MAX_SCALARS];
     int n_scalars;
+    /* Scalars bound to the shape: scalar i's value is extent
+     * bound_extent[i] - 1 of the call's shape (0: a free scalar). A
+     * convolution's stride, padding and groups are bound: its output extents
+     * depend on them, and extents come from the shape alone, while a kernel
+     * learns them only from its scalars. --param refuses a bound scalar,
+     * trials never vary it (its alt is NaN), and the worker sets it from
+     * every shape it runs (kg_scalars_bind); a required bound scalar is still
+     * declared by the kernels that read it. (Kept here rather than in
+     * kg_scalar_spec, whose tables are written positionally.) */
+    int bound_extent[KG_MAX_SCALARS];
     unsigned dists;    /* KG_D(OFFSET) | ...: the distributions it is checked on */
     int reduction;     /* doubles the tolerance */
     int tol_rms;       /* outputs are long sums of products: atol is scaled by the
@@ -281,6 +282,10 @@ void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)
 /* The operator's work model (its own, or the default). */
 void kg_op_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
 
+/* The shape extent scalar `name` of op is bound to (kg_op.bound_extent),
+ * or -1 for a free scalar or an unknown name. */
+int kg_op_scalar_extent(const kg_op *op, const char *name);
+
 /* The scalars of a call: the operator's, each with its value. */
 typedef struct kg_scalars {
     int n;
@@ -295,7 +300,7 @@ int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *assignment, kg_er
 /* The values one trial uses: the given ones, with the required scalars at
  * their `alt` value when `alt` is set. */
 void kg_scalars_for_trial(const kg_op *op, const kg_scalars *given, int alt, kg_scalars *out);
-/* Sets op's bound scalars in sc from the shape s (kg_scalar_spec.bound):
+/* Sets op's bound scalars in sc from the shape s (kg_op.bound_extent):
  * what every call at s must receive. Free scalars are left as they are. */
 void kg_scalars_bind(const kg_op *op, const kg_shape *s, kg_scalars *sc);
 

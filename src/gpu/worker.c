@@ -432,7 +432,7 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
         size_t u = strlen(desc);
         for (int i = 0; i < b->scalars.n && u < desc_size; i++)
             if (b->scalars.v[i].value != b->job->scalars.v[i].value &&
-                !kg_op_scalar(b->op, b->scalars.v[i].name)->bound)
+                kg_op_scalar_extent(b->op, b->scalars.v[i].name) < 0) /* not a shape's stride */
                 u += (size_t)snprintf(desc + u, desc_size - u, " [with %s = %g]",
                                       b->scalars.v[i].name, b->scalars.v[i].value);
     }

@@ -170,6 +170,7 @@ const kg_op kg_op_conv2d = {
     .out = {{.name = "y", .rank = 4, .derive = conv2d_y_ext, .derived_names = "N,K,P,Q"}},
     .scalars = KG_CONV2D_SCALARS,
     .n_scalars = 3,
+    .bound_extent = KG_CONV2D_BOUND,
     .dists = KG_D(WIDE),
     .reduction = 0,
     .tol_rms = 1,

@@ -10,7 +10,7 @@
  * Output extents depend on stride and padding, and kgate sizes tensors from
  * the shape alone, so they are extents of the shape, not free scalars; the
  * kernels read them as the bound scalars stride, pad and groups (op.h:
- * kg_scalar_spec.bound), which the worker sets from each shape it runs.
+ * kg_op.bound_extent), which the worker sets from each shape it runs.
  *
  * The rule (kg_conv2d_check_shape): every extent but PAD at least 1, PAD at
  * least 0; GROUPS divides C and K; PAD below both filter extents (a larger
@@ -63,16 +63,17 @@ static inline int64_t kg_conv_cg(const kg_shape *s)
     return g >= 1 && s->d[KG_CV_C] % g == 0 ? s->d[KG_CV_C] / g : s->d[KG_CV_C];
 }
 
-/* The scalars both operators bind to their shape: a kernel reads them (and
- * must declare "stride,pad,groups"); nobody sets them with --param. */
-#define KG_CONV2D_SCALARS                                                                    \
-    {{.name = "stride", .def = 1, .alt = NAN, .required = 1, .integer = 1,                   \
-      .doc = "the window's step in both spatial extents", .bound = 1, .dim = KG_CV_STRIDE}, \
-     {.name = "pad", .def = 1, .alt = NAN, .required = 1, .integer = 1,                      \
-      .doc = "zero padding on each side, both spatial extents", .bound = 1,                 \
-      .dim = KG_CV_PAD},                                                                     \
-     {.name = "groups", .def = 1, .alt = NAN, .required = 1, .integer = 1,                   \
-      .doc = "channel groups (C = K = GROUPS: depthwise)", .bound = 1, .dim = KG_CV_GROUPS}}
+/* The scalars both operators bind to their shape (kg_op.bound_extent): a
+ * kernel reads them (and must declare "stride,pad,groups"); nobody sets
+ * them with --param. */
+#define KG_CONV2D_SCALARS                                                          \
+    {{.name = "stride", .def = 1, .alt = NAN, .required = 1, .integer = 1,         \
+      .doc = "the window's step in both spatial extents"},                         \
+     {.name = "pad", .def = 1, .alt = NAN, .required = 1, .integer = 1,            \
+      .doc = "zero padding on each side, both spatial extents"},                   \
+     {.name = "groups", .def = 1, .alt = NAN, .required = 1, .integer = 1,         \
+      .doc = "channel groups (C = K = GROUPS: depthwise)"}}
+#define KG_CONV2D_BOUND {1 + KG_CV_STRIDE, 1 + KG_CV_PAD, 1 + KG_CV_GROUPS}
 
 /* The presets of both: the paper artifact's large shape (x 32x256x128x128,
  * w 256x256x3x3, stride 1, pad 1), its filters from 1x1 to 7x7, depthwise

@@ -54,6 +54,7 @@ const kg_op kg_op_conv2d_nhwc = {
     .out = {{.name = "y", .rank = 4, .derive = conv2d_nhwc_y_ext, .derived_names = "N,P,Q,K"}},
     .scalars = KG_CONV2D_SCALARS,
     .n_scalars = 3,
+    .bound_extent = KG_CONV2D_BOUND,
     .dists = KG_D(WIDE),
     .reduction = 0,
     .tol_rms = 1,
