@@ -19,7 +19,13 @@
  *     CPU reference (tests/gpu/gpu_references.sh checks this at small shapes,
  *     edge rows included);
  *   - scalars the result depends on are `required`: a kernel must say it
- *     reads them, and one trial uses their `alt` value. */
+ *     reads them, and one trial uses their `alt` value;
+ *   - when extents depend on several dims (a convolution's output size on
+ *     its stride and padding), everything they depend on is in the shape: a
+ *     check_shape hook says which shapes are valid (one line for a bad one,
+ *     a repair for the random extra shapes), a tensor's derive() computes
+ *     its extents, and scalars a kernel must learn from the shape are bound
+ *     to it (bound_extent). src/ops/conv2d.c is the example. */
 #ifndef KG_OP_H
 #define KG_OP_H
 
