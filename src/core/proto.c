@@ -172,7 +172,7 @@ static int parse_shape(const cJSON *sh, const kg_op *op, kg_shape *out, kg_err *
     {
         if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 2147483648.0 ||
             d->valuedouble != floor(d->valuedouble))
-            return kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31]");
+            return kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31] (0 where the operator's shape rule admits it)");
         out->d[n++] = (int64_t)d->valuedouble;
     }
     out->n = n;
