@@ -44,8 +44,13 @@ static int one(const kg_op *op, kg_dtype dt, int edge, int alt, unsigned long lo
     memset(out, 0, sizeof out);
     for (int d = 0; d < s.n; d++)
         s.d[d] = s.d[d] > CAP ? CAP : s.d[d];
+    if (op->check_shape) { /* capping may have broken the operator's own rule */
+        char why[300];
+        op->check_shape(op, &s, 1, why, sizeof why);
+    }
     kg_scalars_default(op, &def);
     kg_scalars_for_trial(op, &def, alt, &sc);
+    kg_scalars_bind(op, &s, &sc); /* a convolution's stride and padding come from the shape */
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
     p.n_scalars = (uint32_t)sc.n;

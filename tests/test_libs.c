@@ -35,7 +35,7 @@ static void baseline_table_well_formed(void **state)
         "cudnn-pointwise-leaky-relu", "cudnn-activation-relu", "cudnn-log-softmax",
         "cudnn-reduce-max", "cudnn-reduce-avg", "cudnn-reduce-argmax", "cub-argmax", "cub-max",
         "cub-mean", "cub-logsumexp", "cublaslt-transpose", "cudnn-transform", "cublaslt-geam",
-        "cudnn-rmsnorm", "cublaslt-batched", "cublaslt-linact", "cublaslt-linact-h", "cudnn-sdpa",
+        "cudnn-rmsnorm", "cublaslt-batched", "cublaslt-linact", "cublaslt-linact-h", "cudnn-sdpa", "cudnn-conv", "cudnn-conv-nhwc",
     };
     int n = 0;
     for (const kg_baseline *b; (b = kg_baseline_at(n)) != NULL; n++) {

@@ -235,10 +235,12 @@ int kg_cmd_ops(const kg_options *o)
             const kg_tensor_spec *t = k < op->n_inputs ? &op->in[k] : &op->out[k - op->n_inputs];
             const char *ty = t->type == KG_T_DATA ? "" : t->type == KG_T_INDEX ? ":index" : ":int64";
             printf("%s%s[", k == op->n_inputs ? ") -> (" : k ? ", " : "", t->name);
-            for (int r = 0; r < t->rank; r++) {
+            for (int r = 0; r < t->rank && !t->derive; r++) {
                 char dn[32];
                 printf("%s%s", r ? "," : "", kg_op_dim_name(op, t->dim[r], dn, sizeof dn));
             }
+            if (t->derive)
+                printf("%s", t->derived_names ? t->derived_names : "derived");
             printf("]%s", ty);
         }
         printf(")   extents %s\n", op->dims);
@@ -246,6 +248,13 @@ int kg_cmd_ops(const kg_options *o)
             printf("  scalars:");
             for (int k = 0; k < op->n_scalars; k++) {
                 const kg_scalar_spec *sp = &op->scalars[k];
+                if (kg_op_scalar_extent(op, sp->name) >= 0) {
+                    char dn[32];
+                    printf(" %s (extent %s of the shape%s)", sp->name,
+                           kg_op_dim_name(op, kg_op_scalar_extent(op, sp->name), dn, sizeof dn),
+                           sp->required ? ", required" : "");
+                    continue;
+                }
                 printf(" %s=%g%s", sp->name, sp->def, sp->required ? " (required" : "");
                 if (sp->required)
                     printf(isnan(sp->alt) ? ")" : ", one trial uses %g)", sp->alt);
@@ -408,6 +417,7 @@ static int group_job(const kg_options *o, const kg_op *op, kg_types types, const
     job->shape = *shape;
     if (scalars_for(o, op, &job->scalars, err))
         return err->code;
+    kg_scalars_bind(op, shape, &job->scalars); /* the job says what its shape's calls get */
     if (o->extra && !kg_problem_of(op)) {
         kg_shape x[3];
         job->n_extra = kg_extra_shapes(op, seed ^ (uintptr_t)op, x);

@@ -65,6 +65,14 @@ const kg_scalar_spec *kg_op_scalar(const kg_op *op, const char *name)
     return NULL;
 }
 
+int kg_op_scalar_extent(const kg_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_scalars && i < KG_MAX_SCALARS; i++)
+        if (strcmp(op->scalars[i].name, name) == 0)
+            return op->bound_extent[i] > 0 ? op->bound_extent[i] - 1 : -1;
+    return -1;
+}
+
 int kg_op_has_index(const kg_op *op)
 {
     for (int i = 0; i < op->n_inputs; i++)
@@ -77,6 +85,10 @@ int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err
 {
     const kg_preset *p = kg_preset_find(op, text);
     if (p) {
+        /* presets are trusted (tests/test_catalog.c parses each), except
+         * where a hook defines validity: there they are checked too */
+        if (op->check_shape && kg_shape_check(op, &p->shape, err))
+            return err->code;
         *out = p->shape;
         return 0;
     }
@@ -88,7 +100,7 @@ int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err
         errno = 0;
         char *end;
         long long v = strtoll(c, &end, 10);
-        if (errno || v <= 0 || v > (1LL << 31))
+        if (errno || v < 0 || (v == 0 && !op->check_shape) || v > (1LL << 31))
             goto bad;
         s.d[s.n++] = v;
         c = end;
@@ -105,16 +117,8 @@ int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err
             s.d[s.n] = s.d[0];
     if (s.n != op->n_dims)
         goto bad;
-    /* every tensor must stay addressable with 64-bit offsets and below 2^40 elements */
-    for (int i = 0; i < op->n_inputs + op->n_outputs; i++) {
-        const kg_tensor_spec *t = i < op->n_inputs ? &op->in[i] : &op->out[i - op->n_inputs];
-        double n = 1;
-        for (int k = 0; k < t->rank; k++)
-            n *= (double)s.d[t->dim[k]];
-        if (n > 1099511627776.0)
-            return kg_err_set(err, KG_EXIT_USAGE, "shape '%s' for %s: tensor %s would hold %.3g elements",
-                              text, op->name, t->name, n);
-    }
+    if (kg_shape_check(op, &s, err))
+        return err->code;
     *out = s;
     return 0;
 bad:;
@@ -145,13 +149,60 @@ const char *kg_op_dim_name(const kg_op *op, int i, char *buf, size_t size)
     return buf;
 }
 
+/* The extents of t at s, without their product (which may not fit before
+ * kg_shape_check has looked at them). */
+static void tensor_ext(const kg_tensor_spec *t, const kg_shape *s, int64_t *ext)
+{
+    if (t->derive && !t->fixed) {
+        t->derive(s, ext);
+        return;
+    }
+    for (int i = 0; i < t->rank; i++)
+        ext[i] = t->fixed ? t->ext[i] : s->d[t->dim[i]];
+}
+
+int kg_shape_check(const kg_op *op, const kg_shape *s, kg_err *err)
+{
+    char txt[160], why[300] = "";
+    int64_t lo = op->check_shape ? 0 : 1;
+    kg_shape_format(s, txt, sizeof txt);
+    if (s->n != op->n_dims)
+        return kg_err_set(err, KG_EXIT_USAGE, "shape %s for %s: expected %d extents (%s)", txt,
+                          op->name, op->n_dims, op->dims);
+    for (int i = 0; i < s->n; i++)
+        if (s->d[i] < lo || s->d[i] > (1LL << 31)) {
+            char dn[32];
+            return kg_err_set(err, KG_EXIT_USAGE, "shape %s for %s: extent %s = %lld is not in [%lld, 2^31]",
+                              txt, op->name, kg_op_dim_name(op, i, dn, sizeof dn), (long long)s->d[i],
+                              (long long)lo);
+        }
+    if (op->check_shape) {
+        kg_shape copy = *s;
+        if (op->check_shape(op, &copy, 0, why, sizeof why))
+            return kg_err_set(err, KG_EXIT_USAGE, "bad %s shape %s (%s): %s", op->name, txt, op->dims,
+                              why[0] ? why : "invalid");
+    }
+    /* every tensor must stay addressable with 64-bit offsets and below 2^40 elements */
+    for (int i = 0; i < op->n_inputs + op->n_outputs; i++) {
+        const kg_tensor_spec *t = i < op->n_inputs ? &op->in[i] : &op->out[i - op->n_inputs];
+        int64_t ext[KG_MAX_RANK];
+        double n = 1;
+        tensor_ext(t, s, ext);
+        for (int k = 0; k < t->rank; k++)
+            n *= (double)ext[k];
+        if (n > 1099511627776.0)
+            return kg_err_set(err, KG_EXIT_USAGE, "shape %s for %s: tensor %s would hold %.3g elements",
+                              txt, op->name, t->name, n);
+    }
+    return 0;
+}
+
 int64_t kg_tensor_extents(const kg_tensor_spec *t, const kg_shape *s, int64_t *ext)
 {
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        ext[i] = t->fixed ? t->ext[i] : s->d[t->dim[i]];
+    tensor_ext(t, s, ext);
+    for (int i = 0; i < t->rank; i++)
         n *= ext[i];
-    }
     return n;
 }
 
@@ -257,6 +308,12 @@ int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *a, kg_err *err)
     if (k < 0 || !sp)
         return kg_err_set(err, KG_EXIT_USAGE, "--param %s: %s has no scalar '%s' (it takes: %s)", a,
                           op->name, name, names);
+    if (kg_op_scalar_extent(op, name) >= 0) {
+        char dn[32];
+        return kg_err_set(err, KG_EXIT_USAGE, "--param %s: %s's %s is extent %s of its shape (%s): "
+                          "give it in --shape", a, op->name, name,
+                          kg_op_dim_name(op, kg_op_scalar_extent(op, name), dn, sizeof dn), op->dims);
+    }
     char *end;
     errno = 0;
     double v = strtod(eq + 1, &end);
@@ -277,6 +334,15 @@ void kg_scalars_for_trial(const kg_op *op, const kg_scalars *given, int alt, kg_
         const kg_scalar_spec *sp = kg_op_scalar(op, out->v[i].name);
         if (sp && sp->required && !isnan(sp->alt))
             out->v[i].value = sp->alt;
+    }
+}
+
+void kg_scalars_bind(const kg_op *op, const kg_shape *s, kg_scalars *sc)
+{
+    for (int i = 0; i < sc->n; i++) {
+        int d = kg_op_scalar_extent(op, sc->v[i].name);
+        if (d >= 0 && d < s->n)
+            sc->v[i].value = (double)s->d[d];
     }
 }
 
@@ -330,6 +396,10 @@ int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3])
                 v = d + 1 + (int64_t)(kg_splitmix64(&x) % (uint64_t)d);
             }
             out[k].d[i] = v;
+        }
+        if (op->check_shape) {
+            char why[300];
+            op->check_shape(op, &out[k], 1, why, sizeof why);
         }
     }
     return 3;

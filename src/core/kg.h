@@ -66,9 +66,9 @@ void kg_dtype_dlpack(kg_dtype t, uint8_t *code, uint8_t *bits);
 /* 1 for int32 and int64. */
 int kg_dtype_is_int(kg_dtype t);
 
-/* A problem shape: up to 8 named extents, e.g. M,N,K or ROWS,COLS
- * (conv2d needs N,C,H,W,K,R,S). */
-#define KG_MAX_DIMS 8
+/* A problem shape: up to 12 named extents, e.g. M,N,K or ROWS,COLS
+ * (conv2d needs ten: N,C,H,W,K,R,S,STRIDE,PAD,GROUPS). */
+#define KG_MAX_DIMS 12
 typedef struct kg_shape {
     int n;
     int64_t d[KG_MAX_DIMS];

@@ -19,7 +19,13 @@
  *     CPU reference (tests/gpu/gpu_references.sh checks this at small shapes,
  *     edge rows included);
  *   - scalars the result depends on are `required`: a kernel must say it
- *     reads them, and one trial uses their `alt` value. */
+ *     reads them, and one trial uses their `alt` value;
+ *   - when extents depend on several dims (a convolution's output size on
+ *     its stride and padding), everything they depend on is in the shape: a
+ *     check_shape hook says which shapes are valid (one line for a bad one,
+ *     a repair for the random extra shapes), a tensor's derive() computes
+ *     its extents, and scalars a kernel must learn from the shape are bound
+ *     to it (bound_extent). src/ops/conv2d.c is the example. */
 #ifndef KG_OP_H
 #define KG_OP_H
 
@@ -107,6 +113,13 @@ typedef struct kg_tensor_spec {
     kg_cmpkind cmp;  /* outputs */
     int fixed;       /* extents are ext[], not shape dims (problems outside the catalog) */
     int64_t ext[KG_MAX_RANK];
+    /* Extents that are functions of several shape dims (a convolution's
+     * output height P = (H + 2 PAD - R) / STRIDE + 1, its filter's C/GROUPS):
+     * when set, kg_tensor_extents takes all of them from derive() and dim[]
+     * is unused; derived_names names them for `kgate ops` ("N,K,P,Q").
+     * derive() is called only on shapes that passed kg_shape_check. */
+    void (*derive)(const kg_shape *s, int64_t *ext);
+    const char *derived_names;
 } kg_tensor_spec;
 
 /* A named scalar. `required`: the result depends on it, so a kernel must
@@ -186,6 +199,16 @@ typedef struct kg_op {
     kg_tensor_spec in[KG_MAX_TENSORS], out[KG_MAX_TENSORS];
     kg_scalar_spec scalars[KG_MAX_SCALARS];
     int n_scalars;
+    /* Scalars bound to the shape: scalar i's value is extent
+     * bound_extent[i] - 1 of the call's shape (0: a free scalar). A
+     * convolution's stride, padding and groups are bound: its output extents
+     * depend on them, and extents come from the shape alone, while a kernel
+     * learns them only from its scalars. --param refuses a bound scalar,
+     * trials never vary it (its alt is NaN), and the worker sets it from
+     * every shape it runs (kg_scalars_bind); a required bound scalar is still
+     * declared by the kernels that read it. (Kept here rather than in
+     * kg_scalar_spec, whose tables are written positionally.) */
+    int bound_extent[KG_MAX_SCALARS];
     unsigned dists;    /* KG_D(OFFSET) | ...: the distributions it is checked on */
     int reduction;     /* doubles the tolerance */
     int tol_rms;       /* outputs are long sums of products: atol is scaled by the
@@ -201,6 +224,13 @@ typedef struct kg_op {
      * call's scalars (kgate_scalar_get; p NULL: the operator's defaults). */
     void (*work_p)(const struct kg_op *op, const kg_shape *s, kg_types t, const kgate_params *p,
                    kg_work *w);
+    /* Shapes beyond "positive extents" (NULL: every shape of positive
+     * extents is valid). Returns 0 when s is a valid shape of op, else
+     * non-zero with the problem in why (one line, no shape: the caller names
+     * it). With `repair` it first moves s to a valid shape near it and
+     * returns 0 (kg_extra_shapes' random shapes). An operator with this hook
+     * may take extents of 0 (a convolution's padding): the hook decides. */
+    int (*check_shape)(const struct kg_op *op, kg_shape *s, int repair, char *why, size_t why_size);
     kg_cpu_reference_fn cpu_reference;
     kg_reference_fn reference;
     kg_prepare_fn prepare; /* may be NULL */
@@ -224,8 +254,17 @@ int kg_op_has_index(const kg_op *op);
 int kg_op_suite_dtypes(const kg_op *op);
 
 /* Parses a shape for op: a preset name, "AxBxC" with op->n_dims extents, or
- * one number N meaning N for every extent. Errors name the expected form. */
+ * one number N meaning N for every extent; then kg_shape_check. Errors
+ * (KG_EXIT_USAGE) name the expected form, or what makes the shape invalid. */
 int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err);
+
+/* Whether s is a valid shape of op: op->n_dims extents, each in [1, 2^31]
+ * (in [0, 2^31] for an operator with check_shape, whose hook then rules),
+ * and every tensor addressable (below 2^40 elements). Every shape that
+ * enters kgate (parsed, read from a job, given by the Python host) passes
+ * here before its extents are used. Errors: KG_EXIT_USAGE, one line naming
+ * the shape and the problem. */
+int kg_shape_check(const kg_op *op, const kg_shape *s, kg_err *err);
 
 /* The name of extent i of op ("ROWS" of "ROWSxCOLS") into buf. */
 const char *kg_op_dim_name(const kg_op *op, int i, char *buf, size_t size);
@@ -243,7 +282,9 @@ void kg_input0_matrix(const kg_op *op, const kg_shape *s, int64_t *rows, int64_t
  * every extent of the small preset made odd and a little smaller
  * (unaligned: no multiple of 8, 16 or 128), every extent in [1, 7] (tiny),
  * and every extent between the small preset's and twice it (a shape no
- * preset names). Returns how many it wrote (3). */
+ * preset names). An operator with check_shape repairs each into a valid
+ * shape near it (a convolution's padding cut below its filter, groups cut
+ * to a common divisor of its channels). Returns how many it wrote (3). */
 int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3]);
 
 /* The default work model: bytes of every input (read) and output (written);
@@ -251,6 +292,10 @@ int kg_extra_shapes(const kg_op *op, unsigned long long seed, kg_shape out[3]);
 void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
 /* The operator's work model (its own, or the default) at its default scalars. */
 void kg_op_work(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w);
+
+/* The shape extent scalar `name` of op is bound to (kg_op.bound_extent),
+ * or -1 for a free scalar or an unknown name. */
+int kg_op_scalar_extent(const kg_op *op, const char *name);
 
 /* The scalars of a call: the operator's, each with its value. */
 typedef struct kg_scalars {
@@ -269,6 +314,9 @@ int kg_scalars_set(const kg_op *op, kg_scalars *s, const char *assignment, kg_er
 /* The values one trial uses: the given ones, with the required scalars at
  * their `alt` value when `alt` is set. */
 void kg_scalars_for_trial(const kg_op *op, const kg_scalars *given, int alt, kg_scalars *out);
+/* Sets op's bound scalars in sc from the shape s (kg_op.bound_extent):
+ * what every call at s must receive. Free scalars are left as they are. */
+void kg_scalars_bind(const kg_op *op, const kg_shape *s, kg_scalars *sc);
 
 /* Checks a kernel's declared scalar list ("eps,negative_slope") against op:
  * an unknown name or a required one missing is an error (KG_EXIT_CANDIDATE)

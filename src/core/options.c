@@ -166,6 +166,15 @@ static int num(const char *opt, const char *v, double lo, double hi, int whole, 
     return 0;
 }
 
+/* Extents in a shape text "AxBxC" (a preset name counts as one). */
+static int extent_count(const char *text)
+{
+    int n = 1;
+    for (const char *c = text; *c; c++)
+        n += *c == 'x';
+    return n;
+}
+
 int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
 {
     memset(o, 0, sizeof *o);
@@ -341,9 +350,10 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         if (!eq || eq == o->params[i])
             return kg_err_set(err, KG_EXIT_USAGE, "--param '%s': expected NAME=VALUE (kgate ops lists "
                               "each operator's scalars)", o->params[i]);
-        kg_err e2 = {0, ""};
+        kg_err e2 = {0, ""}, own = {0, ""};
         for (int k = 0; kg_ops[k] && !ok; k++) {
             kg_scalars sc;
+            char name[64];
             if (o->op && o->op != kg_ops[k])
                 continue;
             kg_scalars_default(kg_ops[k], &sc);
@@ -351,7 +361,13 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             ok = kg_scalars_set(kg_ops[k], &sc, o->params[i], &e2) == 0;
             if (o->op && !ok)
                 return kg_err_set(err, KG_EXIT_USAGE, "%s", e2.msg);
+            /* an operator that has the scalar says best why the value is refused */
+            snprintf(name, sizeof name, "%.*s", (int)(eq - o->params[i]), o->params[i]);
+            if (!ok && kg_op_scalar(kg_ops[k], name))
+                kg_err_set(&own, e2.code, "%s", e2.msg);
         }
+        if (!ok && own.code)
+            return kg_err_set(err, KG_EXIT_USAGE, "%s", own.msg);
         if (!ok)
             return kg_err_set(err, KG_EXIT_USAGE, "--param %s: no operator has that scalar, or the "
                               "value is not a number it takes", o->params[i]);
@@ -377,9 +393,17 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                 return err->code;
         } else {
             int ok = 0;
-            kg_err e2 = {0, ""};
-            for (int k = 0; kg_ops[k]; k++)
+            kg_err own = {0, ""};
+            for (int k = 0; kg_ops[k]; k++) {
+                kg_err e2 = {0, ""};
                 ok |= kg_shape_parse(kg_ops[k], o->shape_texts[i], &s, &e2) == 0;
+                /* the extents of an operator with its own shape rule, which
+                 * refused them: its reason (a convolution's padding) */
+                if (e2.code && kg_ops[k]->check_shape && extent_count(o->shape_texts[i]) == kg_ops[k]->n_dims)
+                    kg_err_set(&own, e2.code, "%s", e2.msg);
+            }
+            if (!ok && own.code)
+                return kg_err_set(err, KG_EXIT_USAGE, "%s", own.msg);
             if (!ok)
                 return kg_err_set(err, KG_EXIT_USAGE,
                                   "bad shape '%s': not a preset or AxB[xC] of any operator", o->shape_texts[i]);

@@ -170,13 +170,14 @@ static int parse_shape(const cJSON *sh, const kg_op *op, kg_shape *out, kg_err *
                           op->dims);
     cJSON_ArrayForEach(d, sh)
     {
-        if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > 2147483648.0 ||
+        if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 2147483648.0 ||
             d->valuedouble != floor(d->valuedouble))
-            return kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31]");
+            return kg_err_set(err, KG_EXIT_USAGE, "job: shape extents are whole numbers in [1, 2^31] (0 where the operator's shape rule admits it)");
         out->d[n++] = (int64_t)d->valuedouble;
     }
     out->n = n;
-    return 0;
+    /* positive extents, or what the operator's own check admits */
+    return kg_shape_check(op, out, err);
 }
 
 int kg_job_from_json(const char *text, kg_job *j, kg_err *err)

@@ -17,6 +17,8 @@ extern const kg_baseline kg_baseline_cudnn_optensor_add, kg_baseline_cudnn_opten
 extern const kg_baseline kg_baseline_cudnn_pointwise_add, kg_baseline_cudnn_pointwise_mul,
     kg_baseline_cudnn_pointwise_relu, kg_baseline_cudnn_pointwise_leaky_relu,
     kg_baseline_cudnn_rms_norm;
+/* baseline_cudnn_conv.c (cuDNN graph API convolution forward, NCHW and NHWC) */
+extern const kg_baseline kg_baseline_cudnn_conv, kg_baseline_cudnn_conv_nhwc;
 /* baseline_cub.cu */
 extern const kg_baseline kg_baseline_cub_argmax, kg_baseline_cub_max, kg_baseline_cub_mean,
     kg_baseline_cub_logsumexp;
@@ -55,6 +57,8 @@ static const kg_baseline *const table[] = {
     &kg_baseline_cublaslt_linact,
     &kg_baseline_cublaslt_linact_h,
     &kg_baseline_cudnn_sdpa,
+    &kg_baseline_cudnn_conv,
+    &kg_baseline_cudnn_conv_nhwc,
 };
 
 const kg_baseline *kg_baseline_at(int i)

@@ -63,7 +63,8 @@ static int shape_of(const kg_op *o, const int64_t *dims, int n_dims, kg_shape *s
     s->n = n_dims;
     for (int i = 0; i < n_dims; i++)
         s->d[i] = dims[i];
-    return 0;
+    kg_err e = {0, ""};
+    return kg_shape_check(o, s, &e) ? -1 : 0;
 }
 
 int kg_pyhost_op_tensor(const char *op, const int64_t *dims, int n_dims, int t, int *rank, int64_t *ext, int *cls,
@@ -92,6 +93,7 @@ int kg_pyhost_cpu_reference(const char *op, const int64_t *dims, int n_dims, con
         return -1;
     kg_scalars sc;
     kg_scalars_default(o, &sc);
+    kg_scalars_bind(o, &s, &sc);
     kgate_params p = {sizeof p, (uint32_t)sc.n, sc.v, NULL, 0};
     o->cpu_reference(in, &s, &p, out);
     return 0;

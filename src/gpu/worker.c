@@ -112,6 +112,7 @@ static kg_event subject_ev(const bench *b, kg_ev_kind kind)
 static void set_scalars(bench *b, int alt)
 {
     kg_scalars_for_trial(b->op, &b->job->scalars, alt, &b->scalars);
+    kg_scalars_bind(b->op, &b->shape, &b->scalars); /* stride, padding: this shape's */
     b->params.struct_size = sizeof b->params;
     b->params.n_scalars = (uint32_t)b->scalars.n;
     b->params.scalars = b->scalars.v;
@@ -430,7 +431,8 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
     if (alt) {
         size_t u = strlen(desc);
         for (int i = 0; i < b->scalars.n && u < desc_size; i++)
-            if (b->scalars.v[i].value != b->job->scalars.v[i].value)
+            if (b->scalars.v[i].value != b->job->scalars.v[i].value &&
+                kg_op_scalar_extent(b->op, b->scalars.v[i].name) < 0) /* not a shape's stride */
                 u += (size_t)snprintf(desc + u, desc_size - u, " [with %s = %g]",
                                       b->scalars.v[i].name, b->scalars.v[i].value);
     }

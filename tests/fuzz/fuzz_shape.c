@@ -1,5 +1,6 @@
 /* Fuzz target: the shape parser, for every operator, and the named-scalar
- * parser. Each returns 0 with a valid shape or a usage error, never more. */
+ * parser. Each returns 0 with a valid shape (every output non-empty) or a
+ * usage error, never more. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,10 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kg_err e = {0, ""};
         int rc = kg_shape_parse(kg_ops[i], text, &s, &e);
         if (rc == 0) {
-            if (s.n != kg_ops[i]->n_dims)
+            /* extents are positive, or what the operator's own rule admits
+             * (a convolution's padding of 0), and the shape passes that rule */
+            kg_err e3 = {0, ""};
+            int64_t lo = kg_ops[i]->check_shape ? 0 : 1, ext[KG_MAX_RANK];
+            if (s.n != kg_ops[i]->n_dims || kg_shape_check(kg_ops[i], &s, &e3))
                 abort();
             for (int d = 0; d < s.n; d++)
-                if (s.d[d] < 1 || s.d[d] > (1LL << 31))
+                if (s.d[d] < lo || s.d[d] > (1LL << 31))
+                    abort();
+            for (int t = 0; t < kg_ops[i]->n_outputs; t++)
+                if (kg_tensor_extents(&kg_ops[i]->out[t], &s, ext) < 1)
                     abort();
         } else if (rc != KG_EXIT_USAGE) {
             abort();
