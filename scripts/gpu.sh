@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit suite2 tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -174,6 +174,26 @@ EOF2
         python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
+    suite2)
+        # issue 6's operators: every variant correct at every preset (--verify-only), then
+        # timed against their library paths at the presets the issue's targets name
+        log suite2
+        for spec in batched_matmul:small,medium,large,gemv linear_activation:small,medium,large \
+            conv2d:small,medium,large,f1x1,f5x5,f7x7,dw,s2 conv2d_nhwc:small,medium,large,f1x1,f5x5,f7x7,dw,s2 \
+            attention:small,medium,large,seq512,seq4096,d64,seq512-d64,seq4096-d64; do
+            op=${spec%%:*} sizes=${spec#*:}
+            timeout 280 "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" --verify-only \
+                --time-budget 240 --json "$OUT/verify-$op.json" >"$OUT/verify-$op.txt" 2>&1
+            echo "$op verify: exit $?"; grep -E 'INCORRECT|CRASH|TIMEOUT|incomplete' "$OUT/verify-$op.txt" | head -8
+        done
+        for spec in batched_matmul:large,gemv linear_activation:large conv2d:large,f1x1,dw,s2 \
+            conv2d_nhwc:large attention:large,d64; do
+            op=${spec%%:*} sizes=${spec#*:}
+            timeout 280 "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" --time-budget 240 \
+                --json "$OUT/time-$op.json" >"$OUT/time-$op.txt" 2>&1
+            echo "$op timed: exit $?"; grep -E "^${op}_v" "$OUT/time-$op.txt" | head -24
+        done
+        ;;
     tilelang-jit)
         # TileLang's JIT from Python against libkgate_tilelang.so; TileLang's wheels come in
         # two earlier calls (.cache/tl-wheels/a, then b: scripts/tilelang_wheels.sh)
