@@ -15,6 +15,7 @@
 #include <cuda.h>
 
 #include "common.cuh"
+#include "sm90_tma.cuh"
 #include "wgmma_m64n256k16.cuh"
 
 // ---------------------------------------------------------------- v1 naive
@@ -82,6 +83,7 @@ static int mm_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 // ---------------------------------------------------------------- v2 fast
 namespace v2 {
+using namespace sm90; // mbarriers, TMA loads, descriptors, the tensor-map encoder
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP_M = 8;
 constexpr int THREADS = 384; // warpgroup 0 produces, 1 and 2 consume
 constexpr uint32_t STAGE_BYTES = (BM * BK + BK * BN) * 2;
@@ -100,59 +102,6 @@ __device__ __forceinline__ void wgmma_step(float *d, uint64_t da, uint64_t db, _
 __device__ __forceinline__ void wgmma_step(float *d, uint64_t da, uint64_t db, __nv_bfloat16)
 {
     KG_WGMMA_M64N256K16("bf16", d, da, db);
-}
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(uint64_t *bar, int count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, int phase)
-{
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\n"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(smem_addr(bar)), "r"(phase)
-                     : "memory");
-}
-
-__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar,
-                                            int c0, int c1)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
-                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
-                 : "memory");
-}
-
-// Shared-memory matrix descriptor, 128-byte swizzle.
-__device__ __forceinline__ uint64_t desc(const void *p, uint32_t lbo, uint32_t sbo)
-{
-    uint64_t d = (smem_addr(p) & 0x3FFFF) >> 4;
-    d |= (uint64_t)((lbo & 0x3FFFF) >> 4) << 16;
-    d |= (uint64_t)((sbo & 0x3FFFF) >> 4) << 32;
-    d |= 1ull << 62;
-    return d;
 }
 
 template <typename T>
@@ -231,45 +180,6 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
     }
 }
 
-typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-static encode_fn get_encode(void)
-{
-    static encode_fn fn;
-    if (!fn) {
-        cudaDriverEntryPointQueryResult q;
-        void *p = NULL;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                             &q) == cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = (encode_fn)p;
-    }
-    return fn;
-}
-
-// A 2-D row-major [rows, cols] tensor map with a [box_rows, 64] box.
-template <typename T>
-static int make_map(CUtensorMap *map, const T *ptr, int rows, int cols, int box_rows)
-{
-    encode_fn enc = get_encode();
-    if (!enc)
-        return -1;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)cols * sizeof(T)};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
-    cuuint32_t estr[2] = {1, 1};
-    CUtensorMapDataType dt = sizeof(T) == 2 && dl_code<T>::code == kDLBfloat
-                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    return enc(map, dt, 2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
-               ? 0
-               : -1;
-}
 } // namespace v2
 
 template <typename T>

@@ -1,5 +1,5 @@
 // Hopper (sm_90a) building blocks of the TMA + wgmma GEMMs in kernels/
-// (batched_matmul, linear_activation): mbarriers, 2-D TMA tile loads that
+// (matmul, batched_matmul, linear_activation): mbarriers, 2-D TMA tile loads that
 // complete on an mbarrier, shared-memory matrix descriptors with the 128-byte
 // swizzle, the wgmma fences, the tensor-map encoder (reached through the
 // runtime, so candidates link cudart only) and a packed pair store.
