@@ -167,67 +167,6 @@ out:
     return err->code;
 }
 
-/* The remembered config: the graph, the heuristics' list again (the same
- * list for the same graph on the same device), and a plan of entry `index`
- * alone, kept in g (g->h, uids and pointers set). Fails when the list is
- * shorter now or the config does not build. */
-static int conv_build_at(kg_dn_plan *g, cudnnBackendDescriptor_t op, int index, kg_err *err)
-{
-    cudnnBackendDescriptor_t graph = NULL, heur = NULL, cfgs[KG_DN_MAX_CFG] = {0}, plan = NULL, pack = NULL;
-    cudnnBackendHeurMode_t hm = CUDNN_HEUR_MODE_A;
-    int64_t n_cfg = 0, ws_size = 0;
-    void *ws = NULL;
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
-    KG_CUDNN(DN->cudnnBackendFinalize(graph));
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm));
-    KG_CUDNN(DN->cudnnBackendFinalize(heur));
-    for (int i = 0; i < KG_DN_MAX_CFG; i++)
-        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
-    KG_CUDNN(DN->cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                          KG_DN_MAX_CFG, &n_cfg, cfgs));
-    if (index < 0 || index >= n_cfg) {
-        kg_err_set(err, KG_EXIT_ENV, "cuDNN convolution: the remembered engine config %d is not offered now "
-                   "(%lld are)", index + 1, (long long)n_cfg);
-        goto out;
-    }
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[index]));
-    KG_CUDNN(DN->cudnnBackendFinalize(plan));
-    KG_CUDNN(DN->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws_size));
-    if (ws_size > 0)
-        KG_CUDA(cudaMalloc(&ws, (size_t)ws_size));
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, g->n_uids, g->uids));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, g->n_uids, g->ptrs));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    KG_CUDNN(DN->cudnnBackendFinalize(pack));
-    kg_dn_release(g);
-    g->plan = plan;
-    g->pack = pack;
-    g->ws = ws;
-    g->cfg_index = index;
-    g->n_cfg = n_cfg;
-    plan = pack = NULL;
-    ws = NULL;
-out:
-    if (pack)
-        DN->cudnnBackendDestroyDescriptor(pack);
-    if (plan)
-        DN->cudnnBackendDestroyDescriptor(plan);
-    cudaFree(ws);
-    kg_dn_destroy_all(cfgs, KG_DN_MAX_CFG);
-    if (heur)
-        DN->cudnnBackendDestroyDescriptor(heur);
-    if (graph)
-        DN->cudnnBackendDestroyDescriptor(graph);
-    return err->code;
-}
-
 static int conv_setup(int nhwc, const DLTensor *in, DLTensor *out, const kgate_params *p, kgate_stream s,
                       void **ctx, char *note, size_t note_size, kg_err *err)
 {
@@ -251,7 +190,7 @@ static int conv_setup(int nhwc, const DLTensor *in, DLTensor *out, const kgate_p
     {
         const conv_choice *ch = choice_find(nhwc, dt, geo);
         kg_err e2 = {0, ""};
-        if (ch && conv_build_at(&c->g, op, ch->cfg_index, &e2) == 0 &&
+        if (ch && kg_dn_build_at(&c->g, &op, 1, ch->cfg_index, "convolution forward", &e2) == 0 &&
             kg_baseline_trial(kg_dn_launch, &c->g, s, &e2) == 0) {
             remembered_hit = 1;
             c->g.n_tried = ch->n_tried;

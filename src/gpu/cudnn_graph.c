@@ -2,6 +2,7 @@
  * and the timed engine search. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cudnn_graph.h"
 #include "check.h"
@@ -75,32 +76,103 @@ void kg_dn_destroy_all(cudnnBackendDescriptor_t *d, int n)
             DN->cudnnBackendDestroyDescriptor(d[i]);
 }
 
+/* The engine configs heuristics mode A offers for a graph of ops. */
+typedef struct dn_offer {
+    cudnnBackendDescriptor_t graph, heur, cfgs[KG_DN_MAX_CFG];
+    int64_t n_cfg;
+} dn_offer;
+
+static void dn_offer_free(dn_offer *o)
+{
+    kg_dn_destroy_all(o->cfgs, KG_DN_MAX_CFG);
+    if (o->heur)
+        DN->cudnnBackendDestroyDescriptor(o->heur);
+    if (o->graph)
+        DN->cudnnBackendDestroyDescriptor(o->graph);
+}
+
+static int dn_offer_get(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, dn_offer *o, kg_err *err)
+{
+    cudnnBackendHeurMode_t hm = CUDNN_HEUR_MODE_A;
+    memset(o, 0, sizeof *o);
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &o->graph));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(o->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n_ops, ops));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(o->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
+    KG_CUDNN(DN->cudnnBackendFinalize(o->graph));
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &o->heur));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(o->heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o->graph));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(o->heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm));
+    KG_CUDNN(DN->cudnnBackendFinalize(o->heur));
+    for (int i = 0; i < KG_DN_MAX_CFG; i++)
+        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &o->cfgs[i]));
+    KG_CUDNN(DN->cudnnBackendGetAttribute(o->heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, KG_DN_MAX_CFG, &o->n_cfg, o->cfgs));
+    g->n_cfg = o->n_cfg;
+    return 0;
+out:
+    return err->code;
+}
+
+/* A built plan of one engine config, its variant pack (g's uids and
+ * pointers) and its workspace. */
+typedef struct dn_built {
+    cudnnBackendDescriptor_t plan, pack;
+    void *ws;
+} dn_built;
+
+static void dn_built_free(dn_built *b)
+{
+    if (b->pack)
+        DN->cudnnBackendDestroyDescriptor(b->pack);
+    if (b->plan)
+        DN->cudnnBackendDestroyDescriptor(b->plan);
+    cudaFree(b->ws);
+    memset(b, 0, sizeof *b);
+}
+
+static int dn_build(kg_dn_plan *g, cudnnBackendDescriptor_t cfg, dn_built *b, kg_err *err)
+{
+    int64_t ws_size = 0;
+    memset(b, 0, sizeof *b);
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &b->plan));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(b->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(b->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
+    KG_CUDNN(DN->cudnnBackendFinalize(b->plan));
+    KG_CUDNN(DN->cudnnBackendGetAttribute(b->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws_size));
+    if (ws_size > 0)
+        KG_CUDA(cudaMalloc(&b->ws, (size_t)ws_size));
+    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &b->pack));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(b->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, g->n_uids, g->uids));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(b->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, g->n_uids, g->ptrs));
+    KG_CUDNN(DN->cudnnBackendSetAttribute(b->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &b->ws));
+    KG_CUDNN(DN->cudnnBackendFinalize(b->pack));
+    return 0;
+out:
+    return err->code;
+}
+
+/* g takes b over (config `index`), releasing what it held. */
+static void dn_keep(kg_dn_plan *g, dn_built *b, int index)
+{
+    kg_dn_release(g);
+    g->plan = b->plan;
+    g->pack = b->pack;
+    g->ws = b->ws;
+    g->cfg_index = index;
+    memset(b, 0, sizeof *b);
+}
+
 /* Builds a plan for one engine config and times it; keeps it in g when it
  * beats *best_t. Returns non-zero (with err) when the config cannot run. */
-static int kg_dn_try_cfg(kg_dn_plan *g, cudnnBackendDescriptor_t cfg, int index, kgate_stream s,
-                      double *best_t, kg_err *err)
+static int dn_try_cfg(kg_dn_plan *g, cudnnBackendDescriptor_t cfg, int index, kgate_stream s, double *best_t,
+                      kg_err *err)
 {
-    cudnnBackendDescriptor_t plan = NULL, pack = NULL;
-    int64_t ws_size = 0;
-    void *ws_ptr = NULL;
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
-    KG_CUDNN(DN->cudnnBackendFinalize(plan));
-    KG_CUDNN(DN->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws_size));
-    if (ws_size > 0)
-        KG_CUDA(cudaMalloc(&ws_ptr, (size_t)ws_size));
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, g->n_uids, g->uids));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, g->n_uids, g->ptrs));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws_ptr));
-    KG_CUDNN(DN->cudnnBackendFinalize(pack));
-    {
+    dn_built b;
+    if (dn_build(g, cfg, &b, err) == 0) {
         kg_dn_plan trial = *g;
         kg_timer_cfg tc;
         kg_timing tm;
-        trial.plan = plan;
-        trial.pack = pack;
+        trial.plan = b.plan;
+        trial.pack = b.pack;
         kg_timer_defaults(&tc);
         tc.stop.min_samples = 5;
         tc.stop.min_gpu_s = 0.01;
@@ -108,73 +180,59 @@ static int kg_dn_try_cfg(kg_dn_plan *g, cudnnBackendDescriptor_t cfg, int index,
         tc.stop.max_samples = 200;
         tc.warmup = 1;
         tc.batch_below_s = 0;
-        if (kg_time(&tc, dn_cb, &trial, s, &tm, err))
-            goto out;
-        if (tm.st.median < *best_t) {
+        if (kg_time(&tc, dn_cb, &trial, s, &tm, err) == 0 && tm.st.median < *best_t) {
             *best_t = tm.st.median;
-            kg_dn_release(g);
-            g->plan = plan;
-            g->pack = pack;
-            g->ws = ws_ptr;
-            g->cfg_index = index;
-            plan = pack = NULL;
-            ws_ptr = NULL;
+            dn_keep(g, &b, index);
         }
     }
-out:
-    if (pack)
-        DN->cudnnBackendDestroyDescriptor(pack);
-    if (plan)
-        DN->cudnnBackendDestroyDescriptor(plan);
-    cudaFree(ws_ptr);
+    dn_built_free(&b);
     return err->code;
 }
 
 int kg_dn_pick(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, int max_try, const char *what,
                kgate_stream s, kg_err *err)
 {
-    cudnnBackendDescriptor_t graph = NULL, heur = NULL, cfgs[KG_DN_MAX_CFG] = {0};
-    int64_t n_cfg = 0;
+    dn_offer o;
     double best_t = 1e30;
     int best = -1;
     char why[256] = "";
-    KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n_ops, ops));
-    KG_CUDNN(DN->cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &g->h));
-    KG_CUDNN(DN->cudnnBackendFinalize(graph));
-    {
-        cudnnBackendHeurMode_t hm = CUDNN_HEUR_MODE_A;
-        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
-        KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-        KG_CUDNN(DN->cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm));
-        KG_CUDNN(DN->cudnnBackendFinalize(heur));
-    }
-    for (int i = 0; i < KG_DN_MAX_CFG; i++)
-        KG_CUDNN(DN->cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
-    KG_CUDNN(DN->cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, KG_DN_MAX_CFG, &n_cfg, cfgs));
-    if (n_cfg == 0) {
+    if (dn_offer_get(g, ops, n_ops, &o, err))
+        goto out;
+    if (o.n_cfg == 0) {
         kg_err_set(err, KG_EXIT_ENV, "cuDNN heuristics offer no engine for %s", what);
         goto out;
     }
-    g->n_cfg = n_cfg;
-    for (int i = 0; i < n_cfg && i < max_try; i++) {
+    for (int i = 0; i < o.n_cfg && i < max_try; i++) {
         kg_err e2 = {0, ""};
-        if (kg_dn_try_cfg(g, cfgs[i], i, s, &best_t, &e2) == 0)
+        if (dn_try_cfg(g, o.cfgs[i], i, s, &best_t, &e2) == 0)
             best = g->cfg_index, g->n_tried++;
         else if (!why[0])
             snprintf(why, sizeof why, "%.250s", e2.msg);
     }
-    if (best < 0) {
+    if (best < 0)
         kg_err_set(err, KG_EXIT_ENV, "no cuDNN %s engine config ran (%lld offered): %s", what,
-                   (long long)n_cfg, why);
-        goto out;
-    }
+                   (long long)o.n_cfg, why);
 out:
-    kg_dn_destroy_all(cfgs, KG_DN_MAX_CFG);
-    if (heur)
-        DN->cudnnBackendDestroyDescriptor(heur);
-    if (graph)
-        DN->cudnnBackendDestroyDescriptor(graph);
+    dn_offer_free(&o);
     return err->code;
 }
 
+int kg_dn_build_at(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, int index, const char *what,
+                   kg_err *err)
+{
+    dn_offer o;
+    dn_built b = {0};
+    if (dn_offer_get(g, ops, n_ops, &o, err))
+        goto out;
+    if (index < 0 || index >= o.n_cfg) {
+        kg_err_set(err, KG_EXIT_ENV, "cuDNN %s: engine config %d is not offered now (%lld are)", what, index + 1,
+                   (long long)o.n_cfg);
+        goto out;
+    }
+    if (dn_build(g, o.cfgs[index], &b, err) == 0)
+        dn_keep(g, &b, index);
+out:
+    dn_built_free(&b);
+    dn_offer_free(&o);
+    return err->code;
+}
