@@ -9,8 +9,9 @@ scalars as keyword arguments, and returns its output. Nothing here runs at
 import; torch is imported when a path is built."""
 
 # the scalars each operator's call reads (the worker passes every scalar)
-SCALARS = {"attention": ("causal",), "cross_entropy": ("ignore_index",), "layer_norm": ("eps",),
-           "leaky_relu": ("negative_slope",), "rms_norm": ("eps",)}
+SCALARS = {"attention": ("causal",), "conv2d": ("stride", "pad", "groups"), "conv2d_nhwc": ("stride", "pad", "groups"),
+           "cross_entropy": ("ignore_index",), "layer_norm": ("eps",), "leaky_relu": ("negative_slope",),
+           "rms_norm": ("eps",)}
 
 
 def calls():
@@ -24,6 +25,13 @@ def calls():
         "attention": lambda q, k, v, causal: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
         "argmax": lambda x: torch.argmax(x, dim=-1),
         "batched_matmul": lambda a, b: torch.bmm(a, b),
+        # a convolution's stride, pad and groups are extents of its shape, bound to these scalars
+        "conv2d": lambda x, w, stride, pad, groups: F.conv2d(x, w, stride=int(stride), padding=int(pad),
+                                                             groups=int(groups)),
+        # NHWC (w KRSC): the same call on channels-last views, as PyTorch runs channels_last
+        "conv2d_nhwc": lambda x, w, stride, pad, groups: F.conv2d(
+            x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2), stride=int(stride), padding=int(pad),
+            groups=int(groups)).permute(0, 2, 3, 1).contiguous(),
         "cross_entropy": lambda logits, target, ignore_index: F.cross_entropy(
             logits, target, reduction="none", ignore_index=int(ignore_index)),
         "embedding": lambda table, idx: F.embedding(idx, table),

@@ -30,6 +30,8 @@ SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3), 4: (2, 3, 5, 8)}  # per number of 
 def small_dims(op, n):
     if op in ("embedding", "index_select"):
         return (11, 8, 9)  # table/src rows, columns, lookups
+    if op.startswith("conv2d"):
+        return (2, 4, 7, 6, 6, 3, 2, 2, 1, 2)  # N C H W K R S STRIDE PAD GROUPS: P = Q = 4
     return SHAPES[n]
 
 
@@ -80,6 +82,8 @@ class TorchPathsAgainstReferences(unittest.TestCase):
                         xs.append(lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64))
                 scal = {"eps": 1e-5 if op == "layer_norm" else 1e-6, "negative_slope": 0.01,
                         "ignore_index": -100, "causal": 0}
+                if op.startswith("conv2d"):  # bound to the shape's STRIDE, PAD and GROUPS
+                    scal.update(stride=dims[7], pad=dims[8], groups=dims[9])
                 got = fn(*xs, **{k: scal[k] for k in reads})
                 got = got if isinstance(got, tuple) else (got,)
                 # kgate's reference, in doubles
