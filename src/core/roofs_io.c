@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int kg_roofs_cache_path(const char *uuid, char *buf, size_t size, kg_err *err)
+int kg_cache_file(const char *file, char *buf, size_t size, kg_err *err)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char dir[2048];
@@ -27,8 +27,15 @@ int kg_roofs_cache_path(const char *uuid, char *buf, size_t size, kg_err *err)
     }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return kg_err_set(err, KG_EXIT_IO, "cannot create %s: %s", dir, strerror(errno));
-    snprintf(buf, size, "%s/roofs-%s.json", dir, uuid);
+    snprintf(buf, size, "%s/%s", dir, file);
     return 0;
+}
+
+int kg_roofs_cache_path(const char *uuid, char *buf, size_t size, kg_err *err)
+{
+    char file[128];
+    snprintf(file, sizeof file, "roofs-%s.json", uuid);
+    return kg_cache_file(file, buf, size, err);
 }
 
 int kg_roofs_load(const char *path, kg_roofs *out, kg_err *err)

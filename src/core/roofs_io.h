@@ -9,6 +9,9 @@
 extern "C" {
 #endif
 
+/* Path of a file in kgate's cache directory, $XDG_CACHE_HOME/kgate
+ * (default ~/.cache/kgate); creates the directory. */
+int kg_cache_file(const char *file, char *buf, size_t size, kg_err *err);
 /* Path of the cache file for a UUID; creates the directory. */
 int kg_roofs_cache_path(const char *uuid, char *buf, size_t size, kg_err *err);
 /* Loads cached roofs; returns 0 if found, 1 if absent, an error code if corrupt. */

@@ -9,16 +9,20 @@
  *
  * The engine search is the graph API's cudnnFind: every engine config the
  * heuristics (mode A) offer, up to KG_DN_MAX_CFG, is built and timed, and
- * the fastest is kept (kg_dn_pick). The choice is remembered for the life
- * of the process, per layout, dtype and geometry (a table of 16), so that
- * a later setup at the same shape builds the remembered config without
- * searching again; the note says how many configs were offered, how many
- * ran, which was kept, and whether it was remembered. */
+ * the fastest is kept (kg_dn_pick). The choice is remembered in kgate's
+ * choice cache (core/choice_cache.h: $XDG_CACHE_HOME/kgate/choices.tsv),
+ * keyed by cuDNN's version, the GPU's UUID, layout, dtype and geometry, so
+ * that a later run at the same case builds and test-runs the remembered
+ * config instead of searching again (and searches when that fails, or when
+ * a sandbox keeps the file out of reach); the note says how many configs
+ * were offered, how many ran, which was kept, and whether it was
+ * remembered. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/choice_cache.h"
 #include "../core/op.h"
 #include "baseline.h"
 #include "check.h"
@@ -36,44 +40,24 @@ typedef struct conv_ctx {
 } conv_ctx;
 
 /* ------------------------------------------------ the remembered choices */
-typedef struct conv_choice {
-    bool used;
-    int nhwc;
-    kg_dtype dt;
-    int64_t geo[G_COUNT];
-    int cfg_index;     /* the kept config, by its place in the heuristics' list */
-    int64_t n_cfg;     /* configs offered */
-    int n_tried;       /* configs that ran in the search */
-} conv_choice;
-
-enum { CV_REMEMBER = 16 };
-static conv_choice remembered[CV_REMEMBER];
-static int remembered_next;
-
-static conv_choice *choice_find(int nhwc, kg_dtype dt, const int64_t *geo)
+/* The key of a case in kgate's choice cache (core/choice_cache.h): cuDNN's
+ * version, the GPU's UUID, layout, dtype and geometry. 0, or -1 when the
+ * GPU cannot be named (then nothing is remembered). */
+static int choice_key(int nhwc, kg_dtype dt, const int64_t *geo, char *key, size_t size)
 {
-    for (int i = 0; i < CV_REMEMBER; i++) {
-        conv_choice *c = &remembered[i];
-        if (c->used && c->nhwc == nhwc && c->dt == dt && memcmp(c->geo, geo, sizeof c->geo) == 0)
-            return c;
+    int dev = 0;
+    struct cudaDeviceProp prop;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
     }
-    return NULL;
-}
-
-static void choice_keep(int nhwc, kg_dtype dt, const int64_t *geo, const kg_dn_plan *g)
-{
-    conv_choice *c = choice_find(nhwc, dt, geo);
-    if (!c) {
-        c = &remembered[remembered_next];
-        remembered_next = (remembered_next + 1) % CV_REMEMBER;
-    }
-    c->used = true;
-    c->nhwc = nhwc;
-    c->dt = dt;
-    memcpy(c->geo, geo, sizeof c->geo);
-    c->cfg_index = g->cfg_index;
-    c->n_cfg = g->n_cfg;
-    c->n_tried = g->n_tried;
+    size_t u = (size_t)snprintf(key, size, "cudnn-conv %zu GPU-", DN->cudnnGetVersion());
+    for (int i = 0; i < 16 && u + 3 < size; i++)
+        u += (size_t)snprintf(key + u, size - u, "%02x", (unsigned char)prop.uuid.bytes[i]);
+    u += (size_t)snprintf(key + u, size - u, " %s %s", nhwc ? "NHWC" : "NCHW", kg_dtype_name(dt));
+    for (int i = 0; i < G_COUNT && u + 2 < size; i++)
+        u += (size_t)snprintf(key + u, size - u, "%c%lld", i ? 'x' : ' ', (long long)geo[i]);
+    return u < size ? 0 : -1;
 }
 
 /* ---------------------------------------------------------- the graph */
@@ -188,17 +172,23 @@ static int conv_setup(int nhwc, const DLTensor *in, DLTensor *out, const kgate_p
     kg_dn_add_uid(&c->g, CV_UID_W, in[1].data);
     kg_dn_add_uid(&c->g, CV_UID_Y, out[0].data);
     {
-        const conv_choice *ch = choice_find(nhwc, dt, geo);
+        /* a choice remembered by an earlier search at this case, tried first */
+        char key[KG_CHOICE_KEY], path[2048];
+        int index = -1, tried = 0, keyed = choice_key(nhwc, dt, geo, key, sizeof key) == 0;
         kg_err e2 = {0, ""};
-        if (ch && kg_dn_build_at(&c->g, &op, 1, ch->cfg_index, "convolution forward", &e2) == 0 &&
+        if (keyed && kg_choice_path(path, sizeof path, &e2) != 0)
+            keyed = 0;
+        if (keyed && kg_choice_get(path, key, &index, &tried) == 0 &&
+            kg_dn_build_at(&c->g, &op, 1, index, "convolution forward", &e2) == 0 &&
             kg_baseline_trial(kg_dn_launch, &c->g, s, &e2) == 0) {
             remembered_hit = 1;
-            c->g.n_tried = ch->n_tried;
+            c->g.n_tried = tried;
         } else {
-            /* a config that fails now is searched for again */
+            /* none, or one that fails now: the full search, remembered */
             if (kg_dn_pick(&c->g, &op, 1, KG_DN_MAX_CFG, "convolution forward", s, err))
                 goto out;
-            choice_keep(nhwc, dt, geo, &c->g);
+            if (keyed)
+                kg_choice_put(path, key, c->g.cfg_index, c->g.n_tried, &e2); /* a miss next time, at worst */
         }
     }
     snprintf(note, note_size,
@@ -206,7 +196,7 @@ static int conv_setup(int nhwc, const DLTensor *in, DLTensor *out, const kgate_p
              "pad %lld, groups %lld): engine config %d of the %lld offered, the fastest of the %d that ran%s",
              DN->cudnnGetVersion(), layout, (long long)geo[G_U], (long long)geo[G_PAD], (long long)geo[G_GROUPS],
              c->g.cfg_index + 1, (long long)c->g.n_cfg, c->g.n_tried,
-             remembered_hit ? " (remembered from this process's search at this shape)" : "");
+             remembered_hit ? " (remembered from an earlier search at this case: kgate's choices.tsv)" : "");
     *ctx = c;
     c = NULL;
 out:
