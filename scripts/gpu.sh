@@ -216,7 +216,7 @@ EOF2
         # sample (TUNE_BUDGET, default 40) of the wider compiled space, against cuBLASLt
         log tune-matmul
         for k in triton_matmul_tutorial_fp16 triton_matmul_fp16; do
-            timeout 290 "$B/kgate" tune "$B/triton/libkgate_triton.so:$k" --shape xl --budget "${TUNE_BUDGET:-40}" --time-budget "${TUNE_TIME:-240}" \
+            timeout 290 "$B/kgate" tune "$B/triton/libkgate_triton.so:$k" --shape xl --budget "${TUNE_BUDGET:-40}" --time-budget "${TUNE_TIME:-240}" --max-time 4 \
                 --json "$OUT/tune-$k.json" >"$OUT/tune-$k.txt" 2>&1
             echo "$k: exit $?"; tail -5 "$OUT/tune-$k.txt"
         done
