@@ -14,11 +14,17 @@
 
 static void on_stop(int sig)
 {
+    if (kg_stop_requested()) { /* asked twice: stop at once, the default way */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     kg_stop_request(sig);
 }
 
 /* SIGINT and SIGTERM ask the measuring commands to stop: the worker running
- * is killed and what was measured before it is printed and written (exit 7). */
+ * is killed and what was measured before it is printed and written (exit 7).
+ * A second one ends kgate at once. */
 static void catch_stop_signals(void)
 {
     struct sigaction sa;
