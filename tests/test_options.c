@@ -34,6 +34,33 @@ static void check_with_everything(void **state)
     assert_true(o.stop.max_noise == 0.005 && o.gate.e_ok == 0.8);
 }
 
+/* --sizes all: each selected operator's presets, every name once; too many
+ * presets is a usage error, not a truncation. */
+static void sizes_all_is_every_preset(void **state)
+{
+    (void)state;
+    kg_options o;
+    kg_err e;
+    const char *a[] = {"check", "x.so", "--sizes", "all", "--time-budget", "60"};
+    assert_int_equal(parse(&o, &e, a, 6), 0);
+    assert_true(o.all_presets && o.n_shapes == 0 && o.time_budget_s == 60);
+    const kg_op *mm = kg_op_find("matmul"), *sm = kg_op_find("softmax"), *cv = kg_op_find("conv2d"),
+                *cvn = kg_op_find("conv2d_nhwc");
+    assert_int_equal(kg_options_add_presets(&o, mm, &e), 0);
+    assert_int_equal(o.n_shapes, mm->n_presets); /* small medium large xl */
+    assert_int_equal(kg_options_add_presets(&o, sm, &e), 0);
+    assert_int_equal(o.n_shapes, mm->n_presets); /* softmax's names are matmul's */
+    assert_int_equal(kg_options_add_presets(&o, cv, &e), 0);
+    assert_int_equal(kg_options_add_presets(&o, cvn, &e), 0);
+    assert_int_equal(o.n_shapes, 4 + 5); /* f1x1 f5x5 f7x7 dw s2 once */
+    assert_string_equal(o.shape_texts[4], "f1x1");
+    for (int i = 0; i < KG_MAX_SHAPES; i++)
+        o.shape_texts[i] = o.n_shapes > i ? o.shape_texts[i] : "x";
+    o.n_shapes = KG_MAX_SHAPES;
+    assert_int_equal(kg_options_add_presets(&o, kg_op_find("attention"), &e), KG_EXIT_USAGE);
+    assert_non_null(strstr(e.msg, "--sizes all"));
+}
+
 static void named_scalars(void **state)
 {
     (void)state;
@@ -94,6 +121,7 @@ int main(void)
         cmocka_unit_test(check_with_everything),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(named_scalars),
+        cmocka_unit_test(sizes_all_is_every_preset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

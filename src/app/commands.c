@@ -766,6 +766,16 @@ int kg_cmd_check(const kg_options *o)
                    o->have_dtype ? kg_dtype_name(o->dtype) : "");
         return fail(&err);
     }
+    /* --sizes all: the presets of the selected kernels' operators, each name once */
+    kg_options all = *o;
+    if (o->all_presets) {
+        for (int i = 0; i < tg.n; i++)
+            if (kg_options_add_presets(&all, tg.v[i].op, &err)) {
+                free(tg.v);
+                return fail(&err);
+            }
+        o = &all;
+    }
     /* every shape must fit at least one kernel's operator */
     for (int si = 0; si < o->n_shapes; si++) {
         int fits = 0;

@@ -40,7 +40,7 @@ static const char check_help[] =
     "  --op OP             only kernels of this operator (kgate ops lists them)\n"
     "  --dtype DT          only kernels of this dtype (fp16, bf16, fp32)\n"
     "  --shape S           one shape: a preset (small, medium, large, ...), AxBxC, or N\n"
-    "  --sizes A,B,...     several shapes (default: large)\n"
+    "  --sizes A,B,...     several shapes (default: large); `all`: every preset of each operator\n"
     "  --json FILE         write results as JSON (docs/results.md), atomically\n"
     "  --hot               no L2 flush between samples (inputs rotate when they fit in L2)\n"
     "  --flush read|memset how to flush L2 (default read: 2x L2 of clean lines; memset\n"
@@ -173,6 +173,23 @@ static int extent_count(const char *text)
     for (const char *c = text; *c; c++)
         n += *c == 'x';
     return n;
+}
+
+int kg_options_add_presets(kg_options *o, const kg_op *op, kg_err *err)
+{
+    for (int p = 0; p < op->n_presets; p++) {
+        const char *name = op->presets[p].name;
+        int seen = 0;
+        for (int k = 0; k < o->n_shapes && !seen; k++)
+            seen = strcmp(o->shape_texts[k], name) == 0;
+        if (seen)
+            continue;
+        if (o->n_shapes == KG_MAX_SHAPES)
+            return kg_err_set(err, KG_EXIT_USAGE, "--sizes all: the selected operators name more than %d presets; "
+                              "select fewer (--op) or list them", KG_MAX_SHAPES);
+        o->shape_texts[o->n_shapes++] = name;
+    }
+    return 0;
 }
 
 int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
@@ -376,6 +393,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         return kg_err_set(err, KG_EXIT_USAGE, "give --shape or --sizes, not both");
     if (shape) {
         o->shape_texts[o->n_shapes++] = shape;
+    } else if (sizes && strcmp(sizes, "all") == 0) {
+        o->all_presets = 1; /* expanded once the kernels, and so the operators, are known */
     } else if (sizes) {
         static char buf[512];
         snprintf(buf, sizeof buf, "%s", sizes);

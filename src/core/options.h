@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define KG_MAX_SHAPES 8
+#define KG_MAX_SHAPES 16
 
 /* --diagnose: never, always (default counters), only for SLOW verdicts,
  * always with the extended counters (the expensive throughput metrics). */
@@ -36,6 +36,7 @@ typedef struct kg_options {
     int have_dtype;
     const char *shape_texts[KG_MAX_SHAPES]; /* --shape, or each of --sizes */
     int n_shapes;
+    int all_presets; /* --sizes all: every preset of each selected kernel's operator */
     int hot, memset_flush, trials, device, edge, live, force, help, verify_only;
     int suite;             /* run: only each operator's suite dtypes */
     int extra;             /* also check kernels at extra shapes (default on) */
@@ -54,6 +55,9 @@ typedef struct kg_options {
     char cmdline[1024];
 } kg_options;
 
+/* --sizes all: appends op's preset names that o's shapes lack (each name
+ * once over several operators); KG_EXIT_USAGE past KG_MAX_SHAPES. */
+int kg_options_add_presets(kg_options *o, const kg_op *op, kg_err *err);
 /* Parses argv (argv[0] is the program). Fills defaults first. */
 int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err);
 

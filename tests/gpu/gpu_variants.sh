@@ -9,7 +9,7 @@ for cand in "$build/libkgate_bundled.so" "$build/triton/libkgate_triton.so" "$bu
     [ -f "$cand" ] || { echo "note: $cand not built"; continue; }
     name=$(basename "$cand" .so)
     out=$build/tests/gpu_variants-$name.json
-    "$kgate" check "$cand" --sizes "${KG_VARIANT_SIZES:-small,medium,large}" --verify-only --timeout 300 \
+    "$kgate" check "$cand" --sizes "${KG_VARIANT_SIZES:-all}" --verify-only --timeout 300 \
         --json "$out" >"$build/tests/gpu_variants-$name.txt" 2>&1
     rc=$?
     tail -5 "$build/tests/gpu_variants-$name.txt"
