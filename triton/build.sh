@@ -81,6 +81,14 @@ aot argmax_tiles_fp16 argmax_tiles "*fp16, *i64, i32, i32, i32, 128, 128" "(M+12
 aot argmax_fp16 argmax_rows "*fp16:16, *i64:16, i32, i32:16, 4096" "M,1,1" 8 1
 aot argmax_fp16_any argmax_rows "*fp16, *i64, i32, i32, 4096" "M,1,1" 8 1
 for t in fp16 bf16; do
+    # linear_activation: two 128x128 fp32 accumulators (8 warps), 3 stages of x, W1 and W3 tiles
+    aot "linact_$t" linact_kernel "*$t:16, *$t:16, *$t:16, *$t:16, i32:16, i32:16, i32:16, 128, 128, 64, 8" \
+        "((M+127)/128)*((N+127)/128),1,1" 8 3
+    # conv2d NCHW, groups 1: 64 pixels x 64 channels a program, 32-channel slices
+    aot "conv_$t" conv2d_nchw "*$t:16, *$t:16, *$t:16, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, 64, 64, 32" \
+        "(N*P*Q+63)/64,(K+63)/64,1" 4 2
+done
+for t in fp16 bf16; do
     aot "mm_$t" matmul_kernel "*$t:16, *$t:16, *$t:16, i32:16, i32:16, i32:16, 128, 256, 64, 8" \
         "((M+127)/128)*((N+255)/256),1,1" 8 3
 done

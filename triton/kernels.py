@@ -28,6 +28,19 @@ argmax_tiles:       the argmax the paper measured (its ViperBench kernel, the
                     SMs (RC2a). Slow, as the paper found (rho 0.10).
 argmax_rows:        the same reduction one program per row with contiguous
                     rows: the fix.
+matmul_kernel:      the tutorial's GEMM (grouped tile order, tl.dot).
+linact_kernel:      the artifact's linear + activation, silu(x.W1^T) * (x.W3^T),
+                    fused the way a Triton author fuses it: the tutorial GEMM
+                    with two accumulators sharing the x tile (W1 and W3 read
+                    as [BLOCK_K, BLOCK_N] views of their [N, K] rows) and the
+                    gate applied in fp32 before the one store.
+conv2d_nchw:        a direct convolution as TritonBench's conv is written: NCHW
+                    in place, no im2col buffer; each program owns BLOCK_M
+                    output pixels x BLOCK_N output channels and walks the
+                    filter taps (r, s) and BLOCK_C-wide channel slices, a
+                    gathered [BLOCK_M, BLOCK_C] x tile (channel stride H*W)
+                    against a [BLOCK_C, BLOCK_N] w tile through tl.dot.
+                    groups = 1 only.
 matmul_kernel:      the Triton tutorial GEMM with a GROUP_M L2 swizzle; tl.dot
                     lowers to wgmma on sm_90. Tiles fixed at 128x256x64, 8 warps,
                     3 stages (compiled ahead of time: no autotuning).
@@ -198,3 +211,76 @@ def matmul_kernel(A, Bm, C, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexp
     c_ptrs = C + offs_cm[:, None].to(tl.int64) * N + offs_cn[None, :]
     mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, acc.to(C.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def linact_kernel(X, W1, W3, Y, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    x_ptrs = X + offs_am[:, None].to(tl.int64) * K + offs_k[None, :]
+    # W [N, K] row-major: element (k, n) of W^T is W[n * K + k]
+    w_off = offs_bn[None, :].to(tl.int64) * K + offs_k[:, None]
+    w1_ptrs = W1 + w_off
+    w3_ptrs = W3 + w_off
+    acc1 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc3 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - k * BLOCK_K
+        x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+        w1 = tl.load(w1_ptrs, mask=offs_k[:, None] < left, other=0.0)
+        w3 = tl.load(w3_ptrs, mask=offs_k[:, None] < left, other=0.0)
+        acc1 = tl.dot(x, w1, acc1)
+        acc3 = tl.dot(x, w3, acc3)
+        x_ptrs += BLOCK_K
+        w1_ptrs += BLOCK_K
+        w3_ptrs += BLOCK_K
+    # silu(a) * b = a / (1 + exp(-a)) * b, in fp32 (silu(-inf) is -inf / inf = NaN, as the formula)
+    y = acc1 / (1.0 + tl.exp(-acc1)) * acc3
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    y_ptrs = Y + offs_cm[:, None].to(tl.int64) * N + offs_cn[None, :]
+    tl.store(y_ptrs, y.to(Y.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
+def conv2d_nchw(X, Wt, Y, N, C, H, W, K, R, S, U, PAD, P, Q, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                BLOCK_C: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)  # output pixels, over N * P * Q
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)  # output channels
+    m_ok = offs_m < N * P * Q
+    n_ok = offs_n < K
+    img = offs_m // (P * Q)
+    pq = offs_m % (P * Q)
+    p = pq // Q
+    q = pq % Q
+    hw = H.to(tl.int64) * W
+    x_img = img.to(tl.int64) * C * hw
+    w_row = offs_n.to(tl.int64) * C * R * S
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for r in range(0, R):
+        h = p * U - PAD + r
+        for s in range(0, S):
+            w = q * U - PAD + s
+            pix_ok = m_ok & (h >= 0) & (h < H) & (w >= 0) & (w < W)
+            x_pix = x_img + h * W + w
+            for c0 in range(0, C, BLOCK_C):
+                cs = c0 + tl.arange(0, BLOCK_C)
+                c_ok = cs < C
+                xt = tl.load(X + x_pix[:, None] + cs[None, :].to(tl.int64) * hw,
+                             mask=pix_ok[:, None] & c_ok[None, :], other=0.0)
+                wt = tl.load(Wt + w_row[None, :] + (cs[:, None] * R + r) * S + s,
+                             mask=c_ok[:, None] & n_ok[None, :], other=0.0)
+                acc = tl.dot(xt, wt, acc)
+    y_off = (img.to(tl.int64) * K)[:, None] * P * Q + offs_n[None, :].to(tl.int64) * P * Q + pq[:, None]
+    tl.store(Y + y_off, acc.to(Y.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])

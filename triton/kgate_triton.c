@@ -316,6 +316,94 @@ static int mm_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgat
     return matmul(in, ni, out, no, p, s, kDLBfloat, TT_mm_bf16);
 }
 
+/* --------------------------------------------------- linear_activation */
+
+typedef CUresult (*la_fn)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t, int32_t,
+                          int32_t);
+
+static int linact(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s,
+                  int code, la_fn fn)
+{
+    if (ni != 3 || no != 1 || !is_tensor(&in[0], code, 16, 2) || !is_tensor(&in[1], code, 16, 2) ||
+        !is_tensor(&in[2], code, 16, 2) || !is_tensor(&out[0], code, 16, 2))
+        return fail(p, E_ARGS, "triton linear_activation: expected %s x[M,K], W1[N,K], W3[N,K] -> out[M,N]",
+                    code == kDLBfloat ? "bf16" : "fp16");
+    int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[0];
+    if (in[1].shape[1] != k || in[2].shape[0] != n || in[2].shape[1] != k || out[0].shape[0] != m ||
+        out[0].shape[1] != n)
+        return fail(p, E_SHAPE, "triton linear_activation: x, W1, W3 and out do not match");
+    CUdeviceptr x = dptr(&in[0]), w1 = dptr(&in[1]), w3 = dptr(&in[2]), y = dptr(&out[0]);
+    if (m < 16 || n < 16 || k < 16 || m % 16 || n % 16 || k % 16 || m > INT32_MAX / 2 || n > INT32_MAX / 2 ||
+        k > INT32_MAX / 2 || !aligned16(x, w1, w3, y))
+        return fail(p, E_SHAPE,
+                    "triton linear_activation: compiled for M, N, K multiples of 16 and 16-byte aligned "
+                    "tensors (got %lldx%lldx%lld)",
+                    (long long)m, (long long)n, (long long)k);
+    if (device_ok(p))
+        return E_DEVICE;
+    return launched(p, fn((CUstream)s, x, w1, w3, y, (int32_t)m, (int32_t)n, (int32_t)k));
+}
+
+static int la_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s)
+{
+    return linact(in, ni, out, no, p, s, kDLFloat, TT_linact_fp16);
+}
+
+static int la_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s)
+{
+    return linact(in, ni, out, no, p, s, kDLBfloat, TT_linact_bf16);
+}
+
+/* -------------------------------------------------------------- conv2d */
+
+typedef CUresult (*cv_fn)(CUstream, CUdeviceptr, CUdeviceptr, CUdeviceptr, int32_t, int32_t, int32_t, int32_t,
+                          int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
+
+/* The output extent of a window walk, or -1 when there is none. */
+static int64_t conv_out(int64_t in, int64_t pad, int64_t f, int64_t u)
+{
+    return u < 1 || in + 2 * pad < f ? -1 : (in + 2 * pad - f) / u + 1;
+}
+
+static int conv2d(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s,
+                  int code, cv_fn fn)
+{
+    if (ni != 2 || no != 1 || !is_tensor(&in[0], code, 16, 4) || !is_tensor(&in[1], code, 16, 4) ||
+        !is_tensor(&out[0], code, 16, 4))
+        return fail(p, E_ARGS, "triton conv2d: expected %s x[N,C,H,W], w[K,C,R,S] -> y[N,K,P,Q]",
+                    code == kDLBfloat ? "bf16" : "fp16");
+    const int64_t *xs = in[0].shape, *ws = in[1].shape, *ys = out[0].shape;
+    double u = kgate_scalar_get(p, "stride", 1), pad = kgate_scalar_get(p, "pad", 0),
+           groups = kgate_scalar_get(p, "groups", 1);
+    if (groups != 1)
+        return fail(p, E_SHAPE, "triton conv2d: groups 1 only (got %g)", groups);
+    if (!(u >= 1 && u <= 65536 && pad >= 0 && pad <= 65536))
+        return fail(p, E_ARGS, "triton conv2d: stride %g, pad %g", u, pad);
+    int64_t pp = conv_out(xs[2], (int64_t)pad, ws[2], (int64_t)u), qq = conv_out(xs[3], (int64_t)pad, ws[3], (int64_t)u);
+    if (ws[1] != xs[1] || ys[0] != xs[0] || ys[1] != ws[0] || ys[2] != pp || ys[3] != qq)
+        return fail(p, E_SHAPE, "triton conv2d: x, w and y do not match stride %g, pad %g", u, pad);
+    for (int i = 0; i < 4; i++)
+        if (xs[i] > INT32_MAX / 4 || ws[i] > INT32_MAX / 4)
+            return fail(p, E_SHAPE, "triton conv2d: an extent past 2^29");
+    if ((double)ys[0] * (double)pp * (double)qq > INT32_MAX / 2)
+        return fail(p, E_SHAPE, "triton conv2d: N*P*Q past 2^30");
+    if (device_ok(p))
+        return E_DEVICE;
+    return launched(p, fn((CUstream)s, dptr(&in[0]), dptr(&in[1]), dptr(&out[0]), (int32_t)xs[0], (int32_t)xs[1],
+                          (int32_t)xs[2], (int32_t)xs[3], (int32_t)ws[0], (int32_t)ws[2], (int32_t)ws[3],
+                          (int32_t)u, (int32_t)pad, (int32_t)pp, (int32_t)qq));
+}
+
+static int cv_fp16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s)
+{
+    return conv2d(in, ni, out, no, p, s, kDLFloat, TT_conv_fp16);
+}
+
+static int cv_bf16(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s)
+{
+    return conv2d(in, ni, out, no, p, s, kDLBfloat, TT_conv_bf16);
+}
+
 /* ------------------------------------------- the shapes they handle */
 
 /* The row-in-one-block kernels (extents ROWS, COLS): COLS a multiple of 16,
@@ -331,6 +419,16 @@ static int mm_supported(const int64_t *e, int n)
 {
     return n == 3 && e[0] % 16 == 0 && e[1] % 16 == 0 && e[2] % 16 == 0 && e[0] <= INT32_MAX / 2 &&
            e[1] <= INT32_MAX / 2 && e[2] <= INT32_MAX / 2;
+}
+
+/* conv2d (extents N C H W K R S STRIDE PAD GROUPS): groups 1, N*P*Q within
+ * 32-bit program ids. */
+static int conv_supported(const int64_t *e, int n)
+{
+    if (n != 10 || e[9] != 1)
+        return 0;
+    int64_t pp = conv_out(e[2], e[8], e[5], e[7]), qq = conv_out(e[3], e[8], e[6], e[7]);
+    return pp > 0 && qq > 0 && (double)e[0] * (double)pp * (double)qq <= INT32_MAX / 2;
 }
 
 /* ------------------------------------------------ the tuned GEMM (tune) */
@@ -416,6 +514,22 @@ static const kgate_kernel kernels[] = {
     {"triton_matmul_tutorial_fp16", "matmul", "fp16", NULL, 2, 1, mm_tut_default,
      "Triton tutorial GEMM, its first autotune config; kgate tune searches the tutorial's eight",
      NULL, mm_supported},
+    {"triton_linear_activation_fp16", "linear_activation", "fp16", NULL, 3, 1, la_fp16,
+     "the tutorial GEMM with two accumulators sharing the x tile, silu(a) * b before the store, 128x128x64 "
+     "tiles, 3 stages",
+     NULL, mm_supported},
+    {"triton_linear_activation_bf16", "linear_activation", "bf16", NULL, 3, 1, la_bf16,
+     "the tutorial GEMM with two accumulators sharing the x tile, silu(a) * b before the store, 128x128x64 "
+     "tiles, 3 stages",
+     NULL, mm_supported},
+    {"triton_conv2d_fp16", "conv2d", "fp16", NULL, 2, 1, cv_fp16,
+     "direct convolution as TritonBench's: NCHW in place, 64 pixels x 64 channels a program, taps x "
+     "32-channel slices through tl.dot; groups 1",
+     "stride,pad,groups", conv_supported},
+    {"triton_conv2d_bf16", "conv2d", "bf16", NULL, 2, 1, cv_bf16,
+     "direct convolution as TritonBench's: NCHW in place, 64 pixels x 64 channels a program, taps x "
+     "32-channel slices through tl.dot; groups 1",
+     "stride,pad,groups", conv_supported},
     {"triton_layer_norm_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_bf16,
      "one program per row, the row in one block, fp32 two-pass statistics", "eps", rows_supported},
     {"triton_rms_norm_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_fp16,
