@@ -140,11 +140,18 @@ def _callable_source(fn):
     return os.path.abspath(path), qual
 
 
-def write_candidate(path, kernels):
+def write_candidate(path, kernels, problem=None):
     """Writes a candidate file at `path` whose KGATE_KERNELS imports each
-    (file, qualname, Kernel options) by name."""
+    (file, qualname, Kernel options) by name; with `problem`, a dict of the
+    problem's name, (file, qualname) of its inputs and reference and its
+    options, the file also defines KGATE_PROBLEM."""
     lines = ['"""Written by kgate.check: the candidate the kgate worker imports."""',
-             "from kgate import Kernel", "from kgate._kernel import load_attr", "", "KGATE_KERNELS = ["]
+             "from kgate import Kernel, Problem", "from kgate._kernel import load_attr", ""]
+    if problem:
+        lines.append(f"KGATE_PROBLEM = Problem({problem['name']!r}, inputs=load_attr(*{problem['inputs']!r}), "
+                     f"reference=load_attr(*{problem['reference']!r}), compile={problem['compile']!r}, "
+                     f"family={problem['family']!r})")
+    lines.append("KGATE_KERNELS = [")
     for (file, qual, k) in kernels:
         lines.append(f"    Kernel(load_attr({file!r}, {qual!r}), op={k.op!r}, dtype={k.dtype!r}, name={k.name!r}, "
                      f"index_dtype={k.index_dtype!r}, reads={tuple(k.reads)!r}, summary={k.summary!r}, "
@@ -233,9 +240,40 @@ def read_batch(path):
             yield o
 
 
+def _check_problem(fn, reference, inputs, op, problem_name, compile, family, *, name, out, summary,
+                   verify_only, diagnose, timeout, options, json_path):
+    """kgate.check of fn against a problem made of reference and inputs."""
+    if op is not None:
+        raise ValueError("kgate.check: give op= (a catalog operator) or reference= and inputs=, not both")
+    if not callable(reference) or not callable(inputs):
+        raise TypeError("kgate.check: reference= and inputs= must both be given, as callables")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError("kgate.check: timeout must be a positive number of seconds")
+    pname = problem_name or (getattr(fn, "__name__", "kernel") + "_problem")
+    # the same rules as kgate.Problem's, checked here before anything runs
+    from .problem import Problem
+    Problem(pname, inputs=inputs, reference=reference, compile=compile, family=family)
+    spec = {"name": pname, "inputs": _callable_source(inputs), "reference": _callable_source(reference),
+            "compile": bool(compile), "family": family}
+    k = Kernel(fn, pname, None, name=name or getattr(fn, "__name__", "kernel"), summary=summary, out=out)
+    file, qual = _callable_source(fn)
+    args = ["check"]
+    if verify_only:
+        args.append("--verify-only")
+    if diagnose:
+        args.append("--diagnose" if diagnose is True else f"--diagnose={diagnose}")
+    args += list(options)
+    with tempfile.TemporaryDirectory(prefix="kgate-py-") as d:
+        cand = os.path.join(d, "candidate.py")
+        write_candidate(cand, [(file, qual, k)], problem=spec)
+        out_json = json_path or os.path.join(d, "results.json")
+        return run_cli(args + [cand], out_json, timeout=timeout)  # a problem has one shape
+
+
 def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtype=None, reads=(),
           out=False, summary="", params=None, verify_only=False, diagnose=False, timeout=None,
-          options=(), json_path=None):
+          options=(), json_path=None, reference=None, inputs=None, problem_name=None, compile=False,
+          family=None):
     """Judges callable `fn` against catalog operator `op` at each shape, as
     `kgate check` judges a shared library's kernel: the same worker, checks,
     timing and gate. Returns a Report (its .results are Result dicts, its
@@ -252,12 +290,23 @@ def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtyp
     reads    the scalars fn takes as keyword arguments (eps, dim, ...)
     params   {scalar: value}: scalar values other than the operator's defaults
     options  further kgate check options, e.g. ("--hot",)
+
+    An operator outside the catalog: instead of op=, give reference= (a
+    function of the inputs, the fp64 reference's source) and inputs= (a
+    function returning the input tensors), both top-level functions like fn;
+    kgate makes them a kgate.Problem named problem_name (default: fn's name
+    with "_problem"), with compile= and family= as kgate.Problem takes them
+    (docs/python.md). Its dtype and its one shape are the inputs'.
     """
     if not callable(fn):
         raise TypeError(f"kgate.check: fn must be callable, not {type(fn).__name__}")
+    if reference is not None or inputs is not None:
+        return _check_problem(fn, reference, inputs, op, problem_name, compile, family, name=name, out=out,
+                              summary=summary, verify_only=verify_only, diagnose=diagnose, timeout=timeout,
+                              options=options, json_path=json_path)
     if not isinstance(op, str) or not op:
-        raise ValueError("kgate.check: give op=, a catalog operator (kgate ops lists them); for other "
-                         "problems use kgate.check_problem")
+        raise ValueError("kgate.check: give op=, a catalog operator (kgate ops lists them), or reference= "
+                         "and inputs= for an operator outside the catalog")
     if dtype not in DTYPES:
         raise ValueError(f"kgate.check: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
     if isinstance(shapes, (str, int)) or (isinstance(shapes, tuple) and shapes and isinstance(shapes[0], int)):

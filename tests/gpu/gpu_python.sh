@@ -61,6 +61,16 @@ expect "addmm_gelu (linear_gelu) judged" judged "$v"
 expect "approx_gelu (linear_gelu)" INCORRECT "$(get "$t/problem.json" approx_gelu verdict)"
 expect "linear_gelu's library path" torch "$(python3 -c "import json; r=json.load(open('$t/problem.json'))['results'][0]; print(r.get('baseline'))")"
 
+# 3b. the same problem from Python: kgate.check(fn, reference=, inputs=)
+v=$(cd "$src/tests/python" && KGATE_BIN="$kgate" PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -c "
+import kgate, problem_cand as P
+for fn in (P.fused, P.approx):
+    r = kgate.check(fn, reference=P.ref_fn, inputs=P.make_inputs, problem_name='linear_gelu_fn', family='gemm')
+    print(r.results[0]['verdict'])" 2>"$t/problem-fn.err" | tr '\n' ' ')
+case $v in "OK INCORRECT " | "SLOW INCORRECT ") v=judged ;; esac
+[ "$v" = judged ] || tail -3 "$t/problem-fn.err"
+expect "kgate.check(fused / approx, reference=, inputs=)" judged "$v"
+
 # 4. PyTorch as a library path of catalog operators (--torch-compile: eager and compiled)
 "$kgate" check "$build/libkgate_bundled.so" --op softmax --dtype fp16 --shape medium --torch-compile \
     --json "$t/torch-lib.json" >"$t/torch-lib.txt" 2>&1

@@ -42,6 +42,12 @@ def approx(x):
     return torch.nn.functional.gelu(torch.addmm(b, x, wt), approximate="tanh") * 1.01
 
 
+def ref_fn(x):
+    """The reference as a function (kgate.check(fused, reference=ref_fn, inputs=make_inputs)):
+    it gets fp64 inputs for the fp64 reference, so the parameters follow x's dtype."""
+    return torch.nn.functional.gelu(torch.nn.functional.linear(x, REF.lin.weight.to(x), REF.lin.bias.to(x)))
+
+
 KGATE_PROBLEM = kgate.Problem("linear_gelu", inputs=make_inputs, reference=REF, family="gemm")
 KGATE_KERNELS = [
     kgate.Kernel(fused, op="linear_gelu", dtype=None, name="addmm_gelu", summary="OK: addmm then gelu"),

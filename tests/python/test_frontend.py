@@ -63,6 +63,32 @@ class ImportsAndArguments(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "timeout"):
             kgate.check(top_level_fn, op="relu", timeout=-1)
 
+    def test_check_problem_arguments(self):
+        """kgate.check(fn, reference=, inputs=): validated before anything runs;
+        the candidate file it writes defines the problem and imports all three
+        callables by name."""
+        with self.assertRaisesRegex(ValueError, "not both"):
+            kgate.check(top_level_fn, op="relu", reference=top_level_fn, inputs=top_level_fn)
+        with self.assertRaisesRegex(TypeError, "both be given"):
+            kgate.check(top_level_fn, reference=top_level_fn)
+        with self.assertRaisesRegex(ValueError, "lambda"):
+            kgate.check(top_level_fn, reference=lambda x: x, inputs=top_level_fn)
+        with self.assertRaisesRegex(ValueError, "name"):
+            kgate.check(top_level_fn, reference=top_level_fn, inputs=top_level_fn, problem_name="has space")
+        with self.assertRaisesRegex(ValueError, "family"):
+            kgate.check(top_level_fn, reference=top_level_fn, inputs=top_level_fn, family="nope")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cand.py")
+            src = api._callable_source(top_level_fn)
+            k = kgate.Kernel(top_level_fn, "p1", None, name="mine")
+            api.write_candidate(path, [(src[0], src[1], k)],
+                                problem={"name": "p1", "inputs": src, "reference": src, "compile": False,
+                                         "family": "gemm"})
+            text = open(path).read()
+            compile(text, path, "exec")
+            self.assertIn("KGATE_PROBLEM = Problem('p1', inputs=load_attr(", text)
+            self.assertIn("op='p1', dtype=None, name='mine'", text)
+
     def test_batch_arguments(self):
         with self.assertRaisesRegex(ValueError, "candidate"):
             kgate.batch([{"op": "relu"}], "r.jsonl")
