@@ -12,9 +12,13 @@
  * the fastest is kept (kg_dn_pick). The choice is remembered in kgate's
  * choice cache (core/choice_cache.h: $XDG_CACHE_HOME/kgate/choices.tsv),
  * keyed by cuDNN's version, the GPU's UUID, layout, dtype and geometry, so
- * that a later run at the same case builds and test-runs the remembered
- * config instead of searching again (and searches when that fails, or when
- * a sandbox keeps the file out of reach); the note says how many configs
+ * that a later run at the same case times the remembered config against
+ * the heuristics' first (the one cuDNN runs without a search) and keeps it
+ * when it is faster; otherwise (stale, failing, or a sandbox keeping the
+ * file out of reach) it searches again. The file is the user's: a candidate
+ * run without --sandbox could rewrite it, and the race against the
+ * heuristics' first keeps that from making the library path slower than
+ * cuDNN's unsearched choice. The note says how many configs
  * were offered, how many ran, which was kept, and whether it was
  * remembered. */
 #include <stdbool.h>
@@ -178,13 +182,20 @@ static int conv_setup(int nhwc, const DLTensor *in, DLTensor *out, const kgate_p
         kg_err e2 = {0, ""};
         if (keyed && kg_choice_path(path, sizeof path, &e2) != 0)
             keyed = 0;
-        if (keyed && kg_choice_get(path, key, &index, &tried) == 0 &&
-            kg_dn_build_at(&c->g, &op, 1, index, "convolution forward", &e2) == 0 &&
-            kg_baseline_trial(kg_dn_launch, &c->g, s, &e2) == 0) {
-            remembered_hit = 1;
-            c->g.n_tried = tried;
-        } else {
-            /* none, or one that fails now: the full search, remembered */
+        /* the remembered config is timed against the heuristics' first, the one
+         * cuDNN runs without a search; when that one wins, the choice is stale (or
+         * the file was rewritten by someone else): searched again */
+        int among[2] = {0, 0};
+        if (keyed && kg_choice_get(path, key, &index, &tried) == 0) {
+            among[1] = index;
+            if (kg_dn_pick_among(&c->g, &op, 1, among, 2, "convolution forward", s, &e2) == 0 &&
+                c->g.cfg_index == index) {
+                remembered_hit = 1;
+                c->g.n_tried = tried;
+            }
+        }
+        if (!remembered_hit) {
+            /* none, or one that fails or loses now: the full search, remembered */
             if (kg_dn_pick(&c->g, &op, 1, KG_DN_MAX_CFG, "convolution forward", s, err))
                 goto out;
             if (keyed)
@@ -196,7 +207,9 @@ static int conv_setup(int nhwc, const DLTensor *in, DLTensor *out, const kgate_p
              "pad %lld, groups %lld): engine config %d of the %lld offered, the fastest of the %d that ran%s",
              DN->cudnnGetVersion(), layout, (long long)geo[G_U], (long long)geo[G_PAD], (long long)geo[G_GROUPS],
              c->g.cfg_index + 1, (long long)c->g.n_cfg, c->g.n_tried,
-             remembered_hit ? " (remembered from an earlier search at this case: kgate's choices.tsv)" : "");
+             remembered_hit ? " (remembered from an earlier search at this case, kgate's choices.tsv, and timed "
+                              "faster than the heuristics' first)"
+                            : "");
     *ctx = c;
     c = NULL;
 out:

@@ -217,22 +217,31 @@ out:
     return err->code;
 }
 
-int kg_dn_build_at(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, int index, const char *what,
-                   kg_err *err)
+int kg_dn_pick_among(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, const int *indices, int n,
+                     const char *what, kgate_stream s, kg_err *err)
 {
     dn_offer o;
-    dn_built b = {0};
+    double best_t = 1e30;
+    int best = -1;
+    char why[256] = "";
     if (dn_offer_get(g, ops, n_ops, &o, err))
         goto out;
-    if (index < 0 || index >= o.n_cfg) {
-        kg_err_set(err, KG_EXIT_ENV, "cuDNN %s: engine config %d is not offered now (%lld are)", what, index + 1,
-                   (long long)o.n_cfg);
-        goto out;
+    for (int i = 0; i < n; i++) {
+        kg_err e2 = {0, ""};
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= indices[j] == indices[i];
+        if (dup || indices[i] < 0 || indices[i] >= o.n_cfg)
+            continue;
+        if (dn_try_cfg(g, o.cfgs[indices[i]], indices[i], s, &best_t, &e2) == 0)
+            best = g->cfg_index;
+        else if (!why[0])
+            snprintf(why, sizeof why, "%.250s", e2.msg);
     }
-    if (dn_build(g, o.cfgs[index], &b, err) == 0)
-        dn_keep(g, &b, index);
+    if (best < 0)
+        kg_err_set(err, KG_EXIT_ENV, "none of the %d chosen cuDNN %s engine configs ran (%lld offered)%s%s", n, what,
+                   (long long)o.n_cfg, why[0] ? ": " : "", why);
 out:
-    dn_built_free(&b);
     dn_offer_free(&o);
     return err->code;
 }

@@ -57,12 +57,11 @@ void kg_dn_destroy_all(cudnnBackendDescriptor_t *d, int n);
  * cuDNN's reason for the first config that failed) when none runs. */
 int kg_dn_pick(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, int max_try, const char *what,
                kgate_stream s, kg_err *err);
-/* The plan of engine config `index` (0-based, in the heuristics' order) of
- * the graph of ops, kept in g untimed: a choice remembered from an earlier
- * kg_dn_pick at the same graph. Fails when fewer configs are offered now or
- * it does not build. */
-int kg_dn_build_at(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, int index, const char *what,
-                   kg_err *err);
+/* kg_dn_pick over the configs at `indices` (0-based, in the heuristics'
+ * order) only: each built and timed, the fastest kept in g. Indices the
+ * heuristics do not offer now are passed over; fails when none runs. */
+int kg_dn_pick_among(kg_dn_plan *g, const cudnnBackendDescriptor_t *ops, int n_ops, const int *indices, int n,
+                     const char *what, kgate_stream s, kg_err *err);
 
 #ifdef __cplusplus
 }
