@@ -111,6 +111,41 @@ static void datasheet_table(void **state)
     assert_true(fabs(r.bw - 2.0 * 2619e6 * 6144 / 8) < 1);
 }
 
+/* The roofs measured on the H200 (results/h200/peaks-20261130T2050Z.json)
+ * pass; a cache file with a roof cut to a third (rho tripled) or doubled
+ * does not, and says which roof. */
+static void cached_roofs_must_be_plausible(void **state)
+{
+    (void)state;
+    kg_roofs ds, m;
+    char why[200] = "";
+    assert_int_equal(kg_roofs_datasheet("NVIDIA H200", 0, 0, &ds), 1);
+    memset(&m, 0, sizeof m);
+    m.bw = 4.2738e12;
+    m.bw_read = 4.479e12;
+    m.bw_write = 4.2917e12;
+    m.mma[KG_FP16] = 769.3e12;
+    m.mma[KG_BF16] = 800.5e12;
+    m.mma[KG_FP32] = 403.0e12;
+    assert_int_equal(kg_roofs_plausible(&m, &ds, why, sizeof why), 1);
+    kg_roofs low = m;
+    low.bw_read = m.bw_read / 3;
+    assert_int_equal(kg_roofs_plausible(&low, &ds, why, sizeof why), 0);
+    assert_non_null(strstr(why, "read bandwidth"));
+    kg_roofs high = m;
+    high.mma[KG_BF16] = 2 * ds.mma[KG_BF16];
+    assert_int_equal(kg_roofs_plausible(&high, &ds, why, sizeof why), 0);
+    assert_non_null(strstr(why, "bf16"));
+    /* a GPU outside the table: its bandwidth is a guess from the memory
+     * clock, so nothing is held against it */
+    kg_roofs unk;
+    assert_int_equal(kg_roofs_datasheet("Some GPU", 1.593e6, 5120, &unk), 0);
+    assert_int_equal(kg_roofs_plausible(&low, &unk, why, sizeof why), 1);
+    /* H100 PCIe is not held to the SXM part's bandwidth */
+    assert_int_equal(kg_roofs_datasheet("NVIDIA H100 PCIe", 0, 0, &ds), 1);
+    assert_true(ds.bw == 2.0e12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +155,7 @@ int main(void)
         cmocka_unit_test(missing_roof_is_an_error),
         cmocka_unit_test(memory_roof_follows_the_mix),
         cmocka_unit_test(datasheet_table),
+        cmocka_unit_test(cached_roofs_must_be_plausible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

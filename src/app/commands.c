@@ -112,6 +112,12 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
     int rc = kg_roofs_load(path, roofs, err);
     if (rc > 1)
         return rc;
+    char why[200];
+    if (rc == 0 && !kg_roofs_plausible(roofs, &ds, why, sizeof why)) {
+        fprintf(stderr, "kgate: the cached roofs of %s are not plausible (%s): measuring them again\n", d->name,
+                why);
+        rc = 1;
+    }
     if (rc == 1 || o->force) {
         kg_peaks pk;
         if (progress_on())

@@ -1,6 +1,7 @@
 /* Roofline evaluation and the datasheet table. */
 #include "roofline.h"
 
+#include <stdio.h>
 #include <string.h>
 
 double kg_roof_memory(const kg_roofs *r, double rd, double wr)
@@ -38,6 +39,7 @@ static const struct {
     double bw, fp16, bf16, tf32, fp32;
 } datasheet[] = {
     {"H200", 4.8e12, 989.5e12, 989.5e12, 494.7e12, 66.9e12},
+    {"H100 PCIe", 2.0e12, 756.5e12, 756.5e12, 378e12, 51.2e12}, /* before "H100": the first match wins */
     {"H100", 3.35e12, 989.5e12, 989.5e12, 494.7e12, 66.9e12},
     {"A100", 1.555e12, 312e12, 312e12, 156e12, 19.5e12},
 };
@@ -57,4 +59,24 @@ int kg_roofs_datasheet(const char *name, double mem_clock_khz, int bus_bits, kg_
         }
     o->bw = o->bw_read = o->bw_write = 2.0 * mem_clock_khz * 1e3 * bus_bits / 8.0;
     return 0;
+}
+
+static int within(double v, double ds, const char *what, char *why, size_t size)
+{
+    if (ds <= 0 || (v >= 0.6 * ds && v <= 1.2 * ds))
+        return 1;
+    snprintf(why, size, "%s %.3g is not within 0.6 to 1.2 of the datasheet's %.3g", what, v, ds);
+    return 0;
+}
+
+int kg_roofs_plausible(const kg_roofs *m, const kg_roofs *ds, char *why, size_t why_size)
+{
+    if (!(ds->mma[KG_FP16] > 0))
+        return 1; /* not in the table: its bandwidth is only a guess from the memory clock */
+    return within(m->bw, ds->bw, "copy bandwidth", why, why_size) &&
+           within(m->bw_read > 0 ? m->bw_read : m->bw, ds->bw, "read bandwidth", why, why_size) &&
+           within(m->bw_write > 0 ? m->bw_write : m->bw, ds->bw, "write bandwidth", why, why_size) &&
+           within(m->mma[KG_FP16], ds->mma[KG_FP16], "fp16 tensor FLOP/s", why, why_size) &&
+           within(m->mma[KG_BF16], ds->mma[KG_BF16], "bf16 tensor FLOP/s", why, why_size) &&
+           within(m->mma[KG_FP32], ds->mma[KG_FP32], "tf32 tensor FLOP/s", why, why_size);
 }

@@ -59,6 +59,15 @@ int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, 
 int kg_roofs_datasheet(const char *device_name, double mem_clock_khz, int bus_bits,
                        kg_roofs *out);
 
+/* Whether measured roofs (from the cache) are plausible against the
+ * datasheet's, for a device in the datasheet table (others pass): every
+ * roof is within [0.6, 1.2] of the datasheet's
+ * (measured copies reach about 0.9 of the DRAM peak, cuBLASLt 0.8 of the
+ * dense tensor peak on the H200). 1, or 0 with the first roof that is not in
+ * why: a cache file written by something else is measured again, not
+ * trusted (a lower roof would raise every rho). */
+int kg_roofs_plausible(const kg_roofs *measured, const kg_roofs *datasheet, char *why, size_t why_size);
+
 #ifdef __cplusplus
 }
 #endif
