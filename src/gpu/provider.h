@@ -4,6 +4,8 @@
  * worker's checks, timing and events are the same whatever wrote the kernel:
  *   - "so": a shared library with a kgate_plugin_v2 table (include/kgate/plugin.h),
  *     loaded with dlopen (core/plugin_check.h);
+ *   - "cuda": a CUDA C++ source file compiled at run time with NVRTC, its
+ *     launches described in a `kgate:` comment (provider_rtc.h, core/rtc_desc.h);
  *   - "python": a Python file whose KGATE_KERNELS list names callables; the
  *     worker then runs inside a Python process (python/kgate/_worker.py),
  *     which passes this struct, filled with ctypes callbacks, to

@@ -26,6 +26,7 @@
 #include "kfacts.h"
 #include "profile.h"
 #include "provider.h"
+#include "provider_rtc.h"
 #include "tensors.h"
 #include "timer.h"
 #include "trace.h"
@@ -817,12 +818,13 @@ const kg_provider *kg_provider_so(void)
     return &so;
 }
 
-/* Opens a candidate through its provider (a .py file: the Python host's;
- * anything else: a shared library) and validates its table. */
+/* Opens a candidate through its provider (a .py file: the Python host's; a
+ * .cu file: NVRTC's; anything else: a shared library) and validates its
+ * table. */
 static int open_source(const char *source, const kgate_plugin **table, const kg_provider **prov,
                        kg_err *err)
 {
-    const kg_provider *pv = kg_provider_so();
+    const kg_provider *pv = kg_source_is_cuda(source) ? kg_provider_rtc() : kg_provider_so();
     if (kg_source_is_python(source)) {
         if (!py_provider)
             return kg_err_set(err, KG_EXIT_CANDIDATE,
