@@ -103,7 +103,11 @@ int kg_rtc_compile(const char *source, const char *name, int cc_major, int cc_mi
         return -1;
     /* sm_90 and later: the "a" targets, where wgmma and TMA live */
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d%s", cc_major, cc_minor, cc_major >= 9 ? "a" : "");
-    const char *opts[] = {arch, "-std=c++17", "-default-device", "-I/usr/local/cuda/include"};
+    /* the toolkit's headers (cuda_fp16.h, cuda_bf16.h): $CUDA_HOME, else where CUDA installs */
+    char inc[4200];
+    const char *home = getenv("CUDA_HOME");
+    snprintf(inc, sizeof inc, "-I%s/include", home && *home && strlen(home) < 4096 ? home : "/usr/local/cuda");
+    const char *opts[] = {arch, "-std=c++17", "-default-device", inc};
     nvrtcResult r = nv.create(&prog, source, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) {
         snprintf(msg, msg_size, "nvrtcCreateProgram: %s", nv.error(r));
