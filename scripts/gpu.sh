@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc suite2 tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -177,6 +177,7 @@ EOF2
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
     rtc) log rtc; gtest rtc tests/gpu/gpu_rtc.sh "$B/kgate" "$B" ;;
+    baselines) log baselines; gtest baselines tests/gpu/gpu_baselines.sh "$B/kgate" "$B" ;;
     suite2)
         # issue 6's operators: every variant correct at every preset (--verify-only), then
         # timed against their library paths at the presets the issue's targets name
