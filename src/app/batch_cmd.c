@@ -48,13 +48,6 @@ typedef struct cfg {
     char exe[PATH_MAX];
 } cfg;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static int usage(const char *m)
 {
     fprintf(stderr, "kgate: %s\n", m);
@@ -86,13 +79,13 @@ static int run_timed(char *const argv[], const char *log, double timeout_s)
         _exit(127);
     }
     setpgid(p, p);
-    double end = now() + timeout_s;
+    double end = kg_mono() + timeout_s;
     for (;;) {
         int st;
         pid_t w = waitpid(p, &st, WNOHANG);
         if (w == p)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (now() > end) {
+        if (kg_mono() > end) {
             kill(-p, SIGKILL);
             waitpid(p, &st, 0);
             return 124;
@@ -163,9 +156,9 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, 
     argv[n++] = "--json";
     argv[n++] = json;
     argv[n] = NULL;
-    double t0 = now();
+    double t0 = kg_mono();
     int rc = run_timed(argv, log, c->timeout_s);
-    double wall = now() - t0;
+    double wall = kg_mono() - t0;
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "schema", KG_BATCH_SCHEMA);
     cJSON_AddStringToObject(line, "id", j->id);

@@ -558,19 +558,11 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     return 0;
 }
 
-/* Seconds on the monotonic clock. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* --time-budget: 1 (and rep->incomplete says so) when no further job may
  * start, `done` of `total` having run since t0. */
 static int out_of_time(const kg_options *o, double t0, int done, int total, kg_report *rep)
 {
-    if (o->time_budget_s <= 0 || now_s() - t0 < o->time_budget_s)
+    if (o->time_budget_s <= 0 || kg_mono() - t0 < o->time_budget_s)
         return 0;
     snprintf(rep->incomplete, sizeof rep->incomplete,
              "--time-budget %.0f s reached after %d of %d jobs; the rest did not run", o->time_budget_s, done,
@@ -598,7 +590,7 @@ static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
                      kg_report *rep, kg_err *err)
 {
-    double t0 = now_s();
+    double t0 = kg_mono();
     rep->shapes_seed = fresh_seed();
     const char *shapes[KG_MAX_SHAPES] = {"large"};
     int ns = o->n_shapes ? o->n_shapes : 1;
@@ -946,7 +938,7 @@ int kg_cmd_tune(const kg_options *o)
         free(idx);
         return fail(&err);
     }
-    double t0 = now_s();
+    double t0 = kg_mono();
     kg_report_init(&rep);
     report_header(&rep, o, &d);
     kg_job job;

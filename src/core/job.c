@@ -22,13 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Feeds complete lines of buf to the callback; keeps the partial tail.
  * Returns non-zero when the callback asked to stop. */
 static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
@@ -108,7 +101,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
     for (; argv[n] && n < 62; n++)
         args[n] = argv[n];
     args[n] = NULL;
-    double t0 = mono();
+    double t0 = kg_mono();
     pid_t pid = fork();
     if (pid < 0) {
         free(evbuf);
@@ -150,7 +143,7 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
     close(inp[1]);
     int open_fds = 2, status = 0, reaped = 0, last_round = 0;
     while (open_fds > 0) {
-        double left = timeout_s - (mono() - t0);
+        double left = timeout_s - (kg_mono() - t0);
         if (left <= 0) {
             st->timed_out = 1;
             break;
@@ -215,21 +208,21 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
         close(errp[0]);
     /* the pipes are closed: the child exits; a worker that closed them and
      * lives on is killed after a short grace */
-    double deadline = mono() + 2.0;
+    double deadline = kg_mono() + 2.0;
     pid_t w = reaped ? pid : 0;
-    while (!reaped && (w = waitpid(pid, &status, WNOHANG)) == 0 && mono() < deadline)
+    while (!reaped && (w = waitpid(pid, &status, WNOHANG)) == 0 && kg_mono() < deadline)
         usleep(2000);
     if (w == 0) {
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
         if (!st->stopped && !st->interrupted)
-            st->timed_out = st->timed_out || mono() - t0 >= timeout_s;
+            st->timed_out = st->timed_out || kg_mono() - t0 >= timeout_s;
     }
     kill(-pid, SIGKILL); /* whatever of its group is left */
     reap_orphans();      /* and whatever left the group */
     free(evbuf);
-    st->wall_s = mono() - t0;
+    st->wall_s = kg_mono() - t0;
     if (WIFEXITED(status)) {
         st->exited = 1;
         st->code = WEXITSTATUS(status);
@@ -320,7 +313,7 @@ static int on_line(void *ud, const char *line)
         if (js->hello)
             stop = violate(js, "%s", "a second hello");
         js->hello = 1;
-        js->hello_s = mono() - js->t_start;
+        js->hello_s = kg_mono() - js->t_start;
         break;
     case KG_EV_TABLE:
         if (jb->mode != KG_JOB_LIST || js->table) {
@@ -563,7 +556,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         return err->code;
     }
     char *text = kg_job_to_json(sent);
-    js.t_start = mono();
+    js.t_start = kg_mono();
     int rc = text ? kg_spawn(run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
                   : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);

@@ -111,6 +111,13 @@ unsigned long long kg_splitmix64(unsigned long long *state)
     return z ^ (z >> 31);
 }
 
+double kg_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 unsigned long long kg_random64(void)
 {
     unsigned long long v = 0;

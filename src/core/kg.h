@@ -28,6 +28,9 @@ typedef struct kg_err {
     char msg[1024];
 } kg_err;
 
+/* Seconds on the monotonic clock (deadlines, budgets, wall times). */
+double kg_mono(void);
+
 /* A stop asked by a signal (SIGINT, SIGTERM): the CLI's handler records it
  * (async-signal-safe), the job runner kills the running worker, and the
  * commands print and write what was measured before it, then exit with

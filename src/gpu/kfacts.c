@@ -372,17 +372,10 @@ static void sass_facts(kg_kfacts *ks, int nk, const char *tmpdir, kg_diagnosis *
     free(text);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
                    const char *tmpdir, kg_diagnosis *d, kg_err *err)
 {
-    double t0 = now_s();
+    double t0 = kg_mono();
     kg_kfacts *ranges = calloc(MAX_LAUNCHES, sizeof *ranges);
     int n_ranges = 0, dropped = 0, profiled = 0;
     kg_err derr = {0, ""};
@@ -500,6 +493,6 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
         sass_facts(d->kernels, d->n_kernels, tmpdir, d);
 out:
     free(ranges);
-    d->wall_s = now_s() - t0;
+    d->wall_s = kg_mono() - t0;
     return err->code;
 }
