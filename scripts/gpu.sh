@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time startup tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -29,6 +29,32 @@ gtest() { # gtest NAME COMMAND...
     rc=$?
     echo "$n: exit $rc after $(($(date +%s) - t0)) s: $(grep -E 'passed, .* failed' "$OUT/test-$n.log" | tail -1)"
     grep -E '^FAIL' "$OUT/test-$n.log" | head -30
+}
+# issue 6's operators: every variant correct at every preset (--verify-only) ...
+suite2_verify() {
+    log suite2-verify
+    for spec in batched_matmul:small,medium,large,gemv linear_activation:small,medium,large \
+        conv2d:small,medium,large,f1x1,f5x5,f7x7,dw,s2 conv2d_nhwc:small,medium,large,f1x1,f5x5,f7x7,dw,s2 \
+        attention:small,medium,large,seq512,seq4096,d64,seq512-d64,seq4096-d64; do
+        op=${spec%%:*} sizes=${spec#*:}
+        t0=$(date +%s)
+        timeout "${SUITE2_CAP:-280}" "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" --verify-only \
+            --time-budget $((${SUITE2_CAP:-280} - 40)) --json "$OUT/verify-$op.json" >"$OUT/verify-$op.txt" 2>&1
+        echo "$op verify: exit $? after $(($(date +%s) - t0)) s"
+        grep -E 'INCORRECT|CRASH|TIMEOUT|incomplete' "$OUT/verify-$op.txt" | head -8
+    done
+}
+# ... then timed against their library paths at the presets the issue's targets name
+suite2_time() {
+    log suite2-time
+    for spec in ${SUITE2_TIME:-batched_matmul:large,gemv linear_activation:large conv2d:large,f1x1,dw,s2 conv2d_nhwc:large attention:large,d64}; do
+        op=${spec%%:*} sizes=${spec#*:}
+        t0=$(date +%s)
+        timeout "${SUITE2_CAP:-280}" "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" \
+            --time-budget $((${SUITE2_CAP:-280} - 40)) --json "$OUT/time-$op.json" >"$OUT/time-$op.txt" 2>&1
+        echo "$op timed: exit $? after $(($(date +%s) - t0)) s"
+        grep -E "^${op}_v" "$OUT/time-$op.txt" | head -24
+    done
 }
 for step in $steps; do
     pack
@@ -178,25 +204,17 @@ EOF2
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
     rtc) log rtc; gtest rtc tests/gpu/gpu_rtc.sh "$B/kgate" "$B" ;;
     baselines) log baselines; gtest baselines tests/gpu/gpu_baselines.sh "$B/kgate" "$B" ;;
-    suite2)
-        # issue 6's operators: every variant correct at every preset (--verify-only), then
-        # timed against their library paths at the presets the issue's targets name
-        log suite2
-        for spec in batched_matmul:small,medium,large,gemv linear_activation:small,medium,large \
-            conv2d:small,medium,large,f1x1,f5x5,f7x7,dw,s2 conv2d_nhwc:small,medium,large,f1x1,f5x5,f7x7,dw,s2 \
-            attention:small,medium,large,seq512,seq4096,d64,seq512-d64,seq4096-d64; do
-            op=${spec%%:*} sizes=${spec#*:}
-            timeout 280 "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" --verify-only \
-                --time-budget 240 --json "$OUT/verify-$op.json" >"$OUT/verify-$op.txt" 2>&1
-            echo "$op verify: exit $?"; grep -E 'INCORRECT|CRASH|TIMEOUT|incomplete' "$OUT/verify-$op.txt" | head -8
-        done
-        for spec in batched_matmul:large,gemv linear_activation:large conv2d:large,f1x1,dw,s2 \
-            conv2d_nhwc:large attention:large,d64; do
-            op=${spec%%:*} sizes=${spec#*:}
-            timeout 280 "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" --time-budget 240 \
-                --json "$OUT/time-$op.json" >"$OUT/time-$op.txt" 2>&1
-            echo "$op timed: exit $?"; grep -E "^${op}_v" "$OUT/time-$op.txt" | head -24
-        done
+    suite2) suite2_verify; suite2_time ;;
+    suite2-verify) suite2_verify ;;
+    suite2-time) suite2_time ;;
+    startup)
+        # what a Python worker pays before it can work: the interpreter, torch, the driver
+        log startup
+        for i in 1 2; do
+            echo "python3 -c pass: $(walltime python3 -c pass) s; import torch: $(walltime python3 -c 'import torch') s;" \
+                "torch + CUDA context: $(walltime python3 -c 'import torch; torch.zeros(1, device="cuda")') s;" \
+                "kgate __worker --help: $(walltime "$B/kgate" devices) s (kgate devices)"
+        done | tee "$OUT/startup.txt"
         ;;
     tilelang-jit)
         # TileLang's JIT from Python against libkgate_tilelang.so; TileLang's wheels come in

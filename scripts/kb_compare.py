@@ -62,9 +62,10 @@ def run_kgate(kgate, prob, sol, d, timeout):
                        flags=r.get("flags"), time_s=g("time/gpu/median"), ci=[g("time/gpu/ci_lo"), g("time/gpu/ci_hi")],
                        e_lib=g("lib/efficiency"), rho=g("roof/fraction"), torch_s=libs.get("torch"),
                        kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"),
-                       jobs={k: g(k) for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")})
+                       jobs={k: g(k) for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup",
+                                                    "time/phase/checks", "time/phase/timing", "time/phase/recheck")})
             # the time its workers held the GPU: each worker's wall less its start (interpreter, torch)
-            if all(v is not None for v in rec["jobs"].values()):
+            if all(rec["jobs"][k] is not None for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")):
                 j = rec["jobs"]
                 rec["gpu_held_s"] = (j["job/wall"] - j["job/startup"]) + (j["lib/job/wall"] - j["lib/job/startup"])
     return rec

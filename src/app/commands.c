@@ -276,13 +276,14 @@ int kg_cmd_ops(const kg_options *o)
         const kg_shape *ws = large ? &large->shape : &op->presets[0].shape;
         kg_work w;
         kg_types ty = {op->dtypes[0], KG_I64};
-        kg_tol t = kg_tol_for(op->dtypes[0], op->reduction);
+        kg_tol t = kg_tol_for(op->dtypes[0], op->reduction || op->tol_rounded);
         kg_op_work(op, ws, ty, &w);
         printf("\n  work at %s %s: %.4g bytes read, %.4g written, %.4g FLOPs (%s roof)\n",
                large ? "large" : op->presets[0].name, kg_dtype_name(op->dtypes[0]), w.bytes_read,
                w.bytes_written, w.flops, op->unit == KG_UNIT_TENSOR ? "tensor-core" : "CUDA-core fp32");
         printf("  tolerance (%s): atol = rtol = rel-L2 bound = %g%s%s\n", kg_dtype_name(op->dtypes[0]),
-               t.atol, op->reduction ? " (doubled: a reduction)" : "",
+               t.atol, op->reduction ? " (doubled: a reduction)"
+                       : op->tol_rounded ? " (doubled: the library rounds intermediates)" : "",
                op->tol_rms ? "; long sums: atol times the reference's RMS where that exceeds 1" : "");
         printf("  checked on: uniform inputs");
         for (int d = 1; d < KG_DIST_COUNT; d++)

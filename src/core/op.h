@@ -211,6 +211,9 @@ typedef struct kg_op {
     int bound_extent[KG_MAX_SCALARS];
     unsigned dists;    /* KG_D(OFFSET) | ...: the distributions it is checked on */
     int reduction;     /* doubles the tolerance */
+    int tol_rounded;   /* the library's unfused path rounds intermediates to the data
+                        * type (linear_activation's two pre-activations): doubles the
+                        * tolerance too, without making the operator a reduction */
     int tol_rms;       /* outputs are long sums of products: atol is scaled by the
                         * reference's RMS where that is above 1 (core/tolerance.h) */
     kg_unit unit;      /* compute roof the FLOPs run on */

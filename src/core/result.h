@@ -29,6 +29,9 @@ extern "C" {
     X("job/startup", "s", "the kernel's worker from spawn to its hello (imports, driver)") \
     X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
     X("lib/job/startup", "s", "the library worker from spawn to its hello")             \
+    X("time/phase/checks", "s", "the kernel job's correctness checks before timing")    \
+    X("time/phase/timing", "s", "the kernel job's timing: inputs, references, sampling") \
+    X("time/phase/recheck", "s", "the kernel job's check on fresh inputs after timing")  \
     X("time/clock", "MHz", "median SM clock over the samples")                          \
     X("time/batch/mean", "s", "mean time per launch in a CUDA graph batch (warm L2)")   \
     X("time/escaped", "s", "device still busy after the end event")                     \
