@@ -63,6 +63,7 @@ def run_kgate(kgate, prob, sol, d, timeout):
                        e_lib=g("lib/efficiency"), rho=g("roof/fraction"), torch_s=libs.get("torch"),
                        kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"),
                        jobs={k: g(k) for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup",
+                                                    "time/phase/setup", "time/phase/open", "time/phase/context",
                                                     "time/phase/checks", "time/phase/timing", "time/phase/recheck")})
             # the time its workers held the GPU: each worker's wall less its start (interpreter, torch)
             if all(rec["jobs"][k] is not None for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")):

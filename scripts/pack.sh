@@ -17,4 +17,7 @@ cp "$B"/tests/plugins/*.so "$D/tests/plugins/"
 [ -f "$B/triton/libkgate_triton.so" ] && cp "$B/triton/libkgate_triton.so" "$D/triton/"
 [ -f "$B/tilelang/libkgate_tilelang.so" ] && cp "$B/tilelang/libkgate_tilelang.so" "$D/tilelang/"
 cp -r "$B/include/." "$D/include/"
+# host debug info is most of the size and is not needed there (device code is
+# in .nv_fatbin, which --strip-debug keeps)
+find "$D" -type f \( -name kgate -o -name '*.so' \) -exec strip --strip-debug {} + 2>/dev/null || true
 du -sh "$D"

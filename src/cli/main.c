@@ -1,6 +1,7 @@
 /* kgate: the command-line front end. Parses options and calls the library. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../app/batch_cmd.h"
@@ -8,6 +9,7 @@
 #include "../app/explain.h"
 #include "../app/pyforward.h"
 #include "../app/results_cmds.h"
+#include "../core/job.h"
 #include "../core/kg.h"
 #include "../core/options.h"
 #include "../gpu/worker.h"
@@ -65,8 +67,10 @@ int main(int argc, char **argv)
         return kg_cmd_peaks(&o);
     if (strcmp(o.command, "ops") == 0)
         return kg_cmd_ops(&o);
-    if (strcmp(o.command, "check") == 0 || strcmp(o.command, "run") == 0 || strcmp(o.command, "tune") == 0)
+    if (strcmp(o.command, "check") == 0 || strcmp(o.command, "run") == 0 || strcmp(o.command, "tune") == 0) {
         catch_stop_signals();
+        atexit(kg_job_shutdown); /* the Python workers' fork server, if one was started */
+    }
     if (strcmp(o.command, "check") == 0)
         return kg_cmd_check(&o);
     if (strcmp(o.command, "tune") == 0)

@@ -5,6 +5,7 @@
 #include "diag_json.h"
 #include "plugin_check.h"
 #include "sandbox.h"
+#include "zygote.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -43,9 +44,11 @@ static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
  * the candidate forked, even one that called setsid() to leave the worker's
  * process group, becomes kgate's child when the worker dies: every child
  * left once the worker is reaped is killed and reaped, until none is. */
+static kg_zygote *py_zygote; /* the Python workers' fork server, once started */
+
 static void reap_orphans(void)
 {
-    pid_t self = getpid();
+    pid_t self = getpid(), spare = kg_zygote_pid(py_zygote);
     for (int pass = 0; pass < 16; pass++) {
         int found = 0;
         DIR *d = opendir("/proc");
@@ -64,8 +67,8 @@ static void reap_orphans(void)
             char *rp = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
             int ppid = 0;
             char state;
-            if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == self) {
-                pid_t pid = (pid_t)atoi(e->d_name);
+            pid_t pid = (pid_t)atoi(e->d_name);
+            if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == self && pid != spare) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 found = 1;
@@ -78,8 +81,10 @@ static void reap_orphans(void)
     }
 }
 
-int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input,
-             double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
+/* kg_spawn, with the worker forked by the fork server z when z is given
+ * and answers (else forked and exec'd here). */
+static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int fd_index, const char *input,
+                        double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
 {
     int evp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     char fdbuf[16];
@@ -102,8 +107,20 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
         args[n] = argv[n];
     args[n] = NULL;
     double t0 = kg_mono();
-    pid_t pid = fork();
-    if (pid < 0) {
+    pid_t pid = -1;
+    if (z) {
+        /* the worker's descriptors: stdin, stdout and stderr, events on 3 */
+        int fds[3] = {inp[0], errp[1], evp[1]};
+        kg_err zerr = {0, ""};
+        snprintf(fdbuf, sizeof fdbuf, "%d", 3);
+        if (fd_index >= 0 && fd_index < n)
+            args[fd_index] = fdbuf;
+        if (kg_zygote_spawn(z, args, fds, KG_ZYGOTE_READY_S, &pid, &zerr))
+            pid = -1; /* fork and exec it here instead */
+        else
+            st->forked = 1;
+    }
+    if (pid < 0 && (pid = fork()) < 0) {
         free(evbuf);
         return kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(errno));
     }
@@ -240,6 +257,48 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
     char *last = strrchr(errbuf, '\n');
     snprintf(st->stderr_tail, sizeof st->stderr_tail, "%s", last ? last + 1 : errbuf);
     return 0;
+}
+
+int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input, double timeout_s,
+             kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
+{
+    return spawn_worker(NULL, exe, argv, fd_index, input, timeout_s, on_line, ud, st, err);
+}
+
+/* The fork server for this Python job, started at the first one; NULL where
+ * it is off (KGATE_ZYGOTE=0), cannot serve the job (--sandbox; a wrapper's jobs never ask,
+ * another interpreter or PYTHONPATH than it started with) or has failed. */
+static kg_zygote *python_zygote(const char *python, int sandbox)
+{
+    static char started_python[PATH_MAX], started_path[4096];
+    static int failed;
+    const char *off = getenv("KGATE_ZYGOTE"), *pp = getenv("PYTHONPATH");
+    if (sandbox || failed || (off && strcmp(off, "0") == 0))
+        return NULL;
+    if (py_zygote && kg_zygote_pid(py_zygote) == 0) {
+        kg_zygote_stop(py_zygote); /* it failed: exec from now on */
+        py_zygote = NULL;
+        failed = 1;
+        return NULL;
+    }
+    if (!py_zygote) {
+        kg_err e = {0, ""};
+        if (kg_zygote_start(python, &py_zygote, &e)) {
+            failed = 1;
+            return NULL;
+        }
+        snprintf(started_python, sizeof started_python, "%s", python);
+        snprintf(started_path, sizeof started_path, "%s", pp ? pp : "");
+    }
+    if (strcmp(started_python, python) != 0 || strcmp(started_path, pp ? pp : "") != 0)
+        return NULL;
+    return py_zygote;
+}
+
+void kg_job_shutdown(void)
+{
+    kg_zygote_stop(py_zygote);
+    py_zygote = NULL;
 }
 
 /* ------------------------------------------------------------- job state */
@@ -557,7 +616,8 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     }
     char *text = kg_job_to_json(sent);
     js.t_start = kg_mono();
-    int rc = text ? kg_spawn(run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
+    kg_zygote *z = run == python ? python_zygote(python, sent->sandbox) : NULL;
+    int rc = text ? spawn_worker(z, run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
                   : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);
     if (sent->sandbox)

@@ -28,6 +28,7 @@ typedef struct kg_child {
     int stopped;        /* killed because the line callback asked */
     int interrupted;    /* killed because kgate was asked to stop (kg_stop_requested) */
     double wall_s;
+    int forked;         /* forked by the Python workers' fork server (core/zygote.h) */
     char stderr_tail[1024];
 } kg_child;
 
@@ -64,6 +65,10 @@ typedef struct kg_libref {
  * before is already in *r or *lib. */
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err);
+
+/* Stops the Python workers' fork server, if one was started (the CLI calls
+ * it before it exits; the server also dies with this process). */
+void kg_job_shutdown(void);
 
 /* The same, with the worker started under a wrapper program (argv, NULL-
  * terminated: e.g. compute-sanitizer --tool memcheck ...). */

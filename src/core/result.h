@@ -29,6 +29,9 @@ extern "C" {
     X("job/startup", "s", "the kernel's worker from spawn to its hello (imports, driver)") \
     X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
     X("lib/job/startup", "s", "the library worker from spawn to its hello")             \
+    X("time/phase/setup", "s", "the kernel job from its hello to its first check")        \
+    X("time/phase/open", "s", "the kernel job opening the candidate (a Python file's imports)") \
+    X("time/phase/context", "s", "the kernel job creating its CUDA context and stream")    \
     X("time/phase/checks", "s", "the kernel job's correctness checks before timing")    \
     X("time/phase/timing", "s", "the kernel job's timing: inputs, references, sampling") \
     X("time/phase/recheck", "s", "the kernel job's check on fresh inputs after timing")  \

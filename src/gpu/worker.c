@@ -39,6 +39,9 @@ static const kg_provider *py_provider; /* set by the Python host (kg_worker_main
 static const kg_problem *opened_problem; /* the problem the opened candidate described, if any */
 static void *so_handle;                   /* the last shared library opened */
 static const kgate_tunables *so_tunables; /* its configuration spaces (kgate tune), or NULL */
+/* where a kernel job's time goes before its checks (time/phase/...): the
+ * hello, and the seconds opening the candidate and creating the context took */
+static double t_hello, phase_open_s, phase_context_s;
 
 /* ---------------------------------------------------------------- events */
 
@@ -674,6 +677,11 @@ static int run_subject(bench *b, kg_err *err)
     char desc[1024];
     int has_alt = 0;
     double t_checks = kg_mono(); /* where a kernel job's time goes: time/phase/... */
+    if (kernel) {
+        emit_sum(b, "time/phase/setup", t_checks - t_hello);
+        emit_sum(b, "time/phase/open", phase_open_s);
+        emit_sum(b, "time/phase/context", phase_context_s);
+    }
     for (int i = 0; i < b->op->n_scalars; i++)
         has_alt |= b->op->scalars[i].required && !isnan(b->op->scalars[i].alt);
     /* the trials: uniform ones (the second with the required scalars at
@@ -1078,8 +1086,10 @@ static int do_measure(const kg_job *j, kg_err *err)
         kg_err werr = {0, ""};
         if (j->diagnose && kg_kf_watch(&werr)) /* before the candidate loads: its modules' cubins */
             snprintf(watch_note, sizeof watch_note, "launches not watched: %.360s", werr.msg);
+        double t_open = kg_mono();
         if (open_source(j->plugin, &plug, &b.prov, err))
             return err->code;
+        phase_open_s = kg_mono() - t_open;
         if (!(b.kernel = kg_plugin_find(plug, j->kernel)))
             return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", j->plugin, j->kernel);
         kg_dtype d, x = KG_I64;
@@ -1113,8 +1123,10 @@ static int do_measure(const kg_job *j, kg_err *err)
     if (b.problem && (!b.src || !b.src->inputs || !b.src->reference))
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: problem '%s' needs a provider with its inputs and "
                           "reference (a Python candidate's KGATE_PROBLEM)", j->plugin, b.problem->name);
+    double t_context = kg_mono();
     KG_CUDA(cudaSetDevice(j->device));
     KG_CUDA(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
+    phase_context_s = kg_mono() - t_context;
     if (j->hot && j->mode == KG_JOB_KERNEL) {
         struct cudaDeviceProp prop;
         kg_work w;
@@ -1202,6 +1214,7 @@ int kg_worker_main(int argc, char **argv)
                 snprintf(e.device, sizeof e.device, "%s", prop.name);
         }
         emit(&e);
+        t_hello = kg_mono();
     }
     if (!err.code)
         err.code = j.mode == KG_JOB_LIST ? do_list(&j, &err) : do_measure(&j, &err);

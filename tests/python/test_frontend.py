@@ -222,5 +222,106 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
             self.assertIn("GPU", err)
 
 
+PROBE = """
+import json, os, sys
+def sockets():
+    out = []
+    for x in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink("/proc/self/fd/" + x).startswith("socket:"):
+                out.append(int(x))
+        except OSError:
+            pass  # listdir's own descriptor, closed by now
+    return out
+with open(os.environ["KG_PROBE_OUT"], "a") as f:
+    f.write(json.dumps({"ppid": os.getppid(), "pid": os.getpid(), "pgid": os.getpgid(0),
+                        "cmd": open("/proc/self/cmdline").read().split("\\0")[:3],
+                        "sockets": sockets(),
+                        "env": os.environ.get("KG_PROBE_ENV"), "cwd": os.getcwd()}) + "\\n")
+if os.environ.get("KG_PROBE_HANG"):
+    import time
+    time.sleep(600)
+raise SystemExit(3)
+"""
+
+
+@unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
+class ForkServer(unittest.TestCase):
+    """Python workers come from the fork server (src/core/zygote.h): each is
+    kgate's own child in its own process group, with descriptors 0 to 3 only,
+    kgate's environment and directory at the time of the job; KGATE_ZYGOTE=0,
+    or a server that cannot start, gives exec'd workers; a hung worker is
+    killed by the watchdog with nothing left behind."""
+
+    def probe(self, extra_env=None, python=sys.executable, args=()):
+        with tempfile.TemporaryDirectory() as d:
+            cand, out = os.path.join(d, "probe.py"), os.path.join(d, "probe.jsonl")
+            with open(cand, "w") as f:
+                f.write(PROBE)
+            env = dict(os.environ, KGATE_PYTHON=python, PYTHONPATH=os.path.join(HERE, "..", "..", "python"),
+                       KG_PROBE_OUT=out, KG_PROBE_ENV="job-env", **(extra_env or {}))
+            p = subprocess.Popen([KGATE, "check", cand, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, env=env, cwd=d)
+            _, err = p.communicate(timeout=120)
+            with open(out) as f:
+                seen = [json.loads(line) for line in f]
+            return p.pid, p.returncode, err.strip(), seen, d
+
+    def left_behind(self, pid):
+        """Processes whose parent is pid, or any running the probe's server."""
+        mine = []
+        for e in os.listdir("/proc"):
+            if e.isdigit():
+                try:
+                    with open(f"/proc/{e}/stat") as f:
+                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                    with open(f"/proc/{e}/cmdline") as f:
+                        cmd = f.read()
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == pid or ("kgate._zygote" in cmd and "KG_PROBE" in open(f"/proc/{e}/environ").read()):
+                    mine.append(int(e))
+        return mine
+
+    def test_worker_is_forked_by_the_server(self):
+        pid, rc, err, seen, d = self.probe()
+        self.assertEqual(rc, 4, err)
+        self.assertIn("cannot import: SystemExit", err)
+        self.assertEqual(len(seen), 1)
+        w = seen[0]
+        self.assertEqual(w["cmd"][1:3], ["-m", "kgate._zygote"])  # forked, not exec'd
+        self.assertEqual(w["ppid"], pid)   # kgate's child: its watchdog waits for it
+        self.assertEqual(w["pgid"], w["pid"])  # its own group: the watchdog kills the group
+        self.assertEqual(w["sockets"], [])  # not the server's socket
+        self.assertEqual(w["env"], "job-env")
+        self.assertEqual(os.path.realpath(w["cwd"]), os.path.realpath(d))
+        self.assertEqual(self.left_behind(pid), [])
+
+    def test_off_gives_exec(self):
+        _, rc, err, seen, _ = self.probe({"KGATE_ZYGOTE": "0"})
+        self.assertEqual(rc, 4, err)
+        self.assertEqual(seen[0]["cmd"][1:3], ["-m", "kgate._worker"])
+
+    def test_a_server_that_cannot_start_falls_back_to_exec(self):
+        with tempfile.TemporaryDirectory() as d:
+            py = os.path.join(d, "python")
+            with open(py, "w") as f:  # an interpreter whose fork server dies at once
+                f.write(f'#!/bin/sh\n[ "$2" = kgate._zygote ] && exit 1\nexec {sys.executable} "$@"\n')
+            os.chmod(py, 0o755)
+            _, rc, err, seen, _ = self.probe(python=py)
+        self.assertEqual(rc, 4, err)
+        self.assertIn("cannot import: SystemExit", err)
+        self.assertEqual(seen[0]["cmd"][1:3], ["-m", "kgate._worker"])
+
+    def test_a_hung_worker_is_killed(self):
+        pid, rc, err, seen, _ = self.probe({"KG_PROBE_HANG": "1"}, args=("--timeout", "3"))
+        self.assertEqual(rc, 4, err)
+        self.assertIn("no answer within the time limit", err)
+        self.assertEqual(seen[0]["cmd"][1:3], ["-m", "kgate._zygote"])
+        with self.assertRaises(ProcessLookupError):
+            os.kill(seen[0]["pid"], 0)
+        self.assertEqual(self.left_behind(pid), [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
