@@ -41,12 +41,12 @@ def ref_solution(prob, d):
     return path
 
 
-def run_kgate(kgate, prob, sol, d, timeout):
+def run_kgate(kgate, prob, sol, d, timeout, extra=()):
     out = os.path.join(d, "kg.json")
     if os.path.exists(out):
         os.unlink(out)
     t0 = time.time()
-    p = subprocess.run([kgate, "kernelbench", prob, sol, "--json", out], capture_output=True, text=True,
+    p = subprocess.run([kgate, "kernelbench", prob, sol, "--json", out, *extra], capture_output=True, text=True,
                        timeout=timeout)
     wall = time.time() - t0
     rec = {"wall_s": wall, "exit": p.returncode, "stderr": p.stderr[-400:]}
@@ -108,6 +108,8 @@ def main():
     ap.add_argument("--slow", default=os.path.join(HERE, "..", "tests", "kernelbench", "slow"))
     ap.add_argument("--budget", type=float, default=1e9, help="stop starting verdicts after this many seconds")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--kgate-arg", action="append", default=[],
+                    help="an option for kgate's check, e.g. --kgate-arg=--roof --kgate-arg=datasheet (repeat)")
     a = ap.parse_args()
     level = os.path.join(a.kb, "KernelBench", "level1")
     os.makedirs(a.out, exist_ok=True)
@@ -138,7 +140,7 @@ def main():
                         doc["cut_short"] = f"budget of {a.budget} s reached"
                         break
                     v = {"problem": os.path.basename(prob), "solution": kind, "rep": rep}
-                    v["kgate"] = run_kgate(a.kgate, prob, sol, d, a.timeout)
+                    v["kgate"] = run_kgate(a.kgate, prob, sol, d, a.timeout, a.kgate_arg)
                     if num in kb_set:
                         v["kernelbench"] = run_kb(a.kb, prob, sol, d, a.timeout)
                     doc["verdicts"].append(v)
