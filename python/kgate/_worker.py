@@ -21,6 +21,7 @@ import traceback
 from time import perf_counter as _clock
 
 from . import _abi
+from ._guard import Patched, refuse_if_changed
 from ._kernel import Kernel, load_module
 from .problem import Problem, rms
 from .problem import _as_list as as_list
@@ -80,7 +81,7 @@ class Host:
             self.table = self._table(ks, path)
             table_out[0] = ctypes.pointer(self.table)
             return 0
-        except _Refused as e:
+        except (_Refused, Patched) as e:
             _abi.write_msg(msg, msg_size, str(e))
             return 4
         except BaseException as e:  # an import error of the candidate is a bad candidate
@@ -152,6 +153,8 @@ class Host:
 
     def reference(self, _self, ins, n_in, refs, n_out, stream, scale, msg, msg_size):
         try:
+            if self.problem.surface is not None:
+                refuse_if_changed(self.problem.surface, "the solution")
             torch = self._torch()
             dev = ins[0].device.device_id
             self._ready(dev)

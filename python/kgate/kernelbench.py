@@ -23,6 +23,7 @@ import re
 import tempfile
 
 from . import api
+from ._guard import Surface, module_classes, refuse_if_changed
 from ._kernel import Kernel, load_module
 from .problem import Problem, guess_family
 
@@ -62,17 +63,22 @@ def candidate(problem_path, solution_path, compile=False):
     init = pm.get_init_inputs()
     torch.manual_seed(SEED)
     model = pm.Model(*init)
+    # what the reference calls into, before any of the solution's code runs (_guard.py)
+    surface = Surface([("problem " + os.path.basename(problem_path), pm)] + module_classes(model))
     sm = load_module(solution_path)
+    refuse_if_changed(surface, "importing " + os.path.basename(solution_path))
     if not hasattr(sm, "ModelNew"):
         raise AttributeError(f"{solution_path}: no ModelNew: not a KernelBench solution file")
     torch.manual_seed(SEED)
     new = sm.ModelNew(*init)
+    refuse_if_changed(surface, "ModelNew's constructor")
     ref_state, new_state = model.state_dict(), new.state_dict()
     if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
         new.load_state_dict(ref_state)
     name = problem_name(problem_path)
     prob = Problem(name, inputs=pm.get_inputs, reference=model, compile=compile, family=guess_family(name),
                    note="KernelBench " + os.path.basename(problem_path))
+    prob.surface = surface  # checked again before every reference computation
     k = Kernel(_OnGPU(new), op=name, dtype=None, name="ModelNew",
                summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
     return prob, [k]

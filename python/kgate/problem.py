@@ -78,6 +78,7 @@ class Problem:
         self.ref64 = None
         self.ref_dtype = "fp64"
         self.on_gpu = None
+        self.surface = None  # a _guard.Surface checked before each reference (KernelBench's route)
 
     # ------------------------------------------------------ description
     def describe(self):

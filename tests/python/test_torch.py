@@ -171,5 +171,115 @@ class WorkModel(unittest.TestCase):
             Problem("has space", inputs=lambda: [torch.randn(4)], reference=torch.relu)
 
 
+SOLUTION_HEAD = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+"""
+
+
+class SolutionsThatPatchTheReference(unittest.TestCase):
+    """A KernelBench solution that replaces what the reference calls into is
+    refused (kgate/_guard.py): at its import, in ModelNew's constructor, or
+    later (checked before each reference); torch's own first-use patches
+    (TorchDynamo's) and ordinary eager work are not mistaken for it."""
+
+    PROBLEM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(16)
+    def forward(self, x):
+        return torch.relu(self.ln(x)) @ x.transpose(0, 1)
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+def get_init_inputs():
+    return []
+"""
+
+    def judge(self, solution_body):
+        import tempfile
+        from kgate._guard import Patched
+        from kgate.kernelbench import candidate
+        with tempfile.TemporaryDirectory() as d:
+            prob, sol = os.path.join(d, "p.py"), os.path.join(d, "s.py")
+            with open(prob, "w") as f:
+                f.write(self.PROBLEM)
+            with open(sol, "w") as f:
+                f.write(SOLUTION_HEAD + solution_body)
+            try:
+                problem, _ = candidate(prob, sol)
+                return problem, None
+            except Patched as e:
+                return None, str(e)
+
+    def test_reference_as_solution_passes(self):
+        problem, err = self.judge("from p import Model as ModelNew\n")
+        self.assertIsNone(err)
+        self.assertEqual(problem.surface.changed(), [])
+
+    def test_patch_at_import(self):
+        cases = [
+            ("F.layer_norm = lambda *a, **k: a[0]\n", "torch.nn.functional.layer_norm"),
+            ("torch.relu = lambda x: x\n", "torch.relu"),
+            ("torch.Tensor.__matmul__ = lambda a, b: a\n", "torch.Tensor.__matmul__ (added)"),
+            ("nn.LayerNorm.forward = lambda self, x: x\n", "torch.nn.LayerNorm.forward"),
+            ("import sys\nsys.modules[[m for m in sys.modules if m.startswith('kgate_user_p_')][-1]]"
+             ".Model.forward = lambda self, x: x\n", "Model.forward"),
+        ]
+        saved = {"ln": torch.nn.functional.layer_norm, "relu": torch.relu,
+                 "fwd": torch.nn.LayerNorm.forward}
+        try:
+            for body, want in cases:
+                with self.subTest(want=want):
+                    _, err = self.judge(body + "class ModelNew(torch.nn.Module):\n    pass\n")
+                    self.assertIsNotNone(err)
+                    self.assertIn("importing s.py replaced " + want, err)
+                    self.assertEqual(len(err.splitlines()), 1)
+                # undo, so that the next case starts clean
+                torch.nn.functional.layer_norm, torch.relu = saved["ln"], saved["relu"]
+                torch.nn.LayerNorm.forward = saved["fwd"]
+                if "__matmul__" in torch.Tensor.__dict__:
+                    del torch.Tensor.__matmul__
+        finally:
+            torch.nn.functional.layer_norm, torch.relu = saved["ln"], saved["relu"]
+            torch.nn.LayerNorm.forward = saved["fwd"]
+
+    def test_patch_in_constructor_and_later(self):
+        saved = torch.sigmoid
+        try:
+            _, err = self.judge("class ModelNew(nn.Module):\n"
+                                "    def __init__(self):\n"
+                                "        super().__init__()\n"
+                                "        torch.sigmoid = lambda x: x\n")
+            self.assertIn("ModelNew's constructor replaced torch.sigmoid", err)
+        finally:
+            torch.sigmoid = saved
+        problem, err = self.judge("class ModelNew(nn.Module):\n    pass\n")
+        self.assertIsNone(err)
+        try:
+            torch.sigmoid = lambda x: x  # as a forward() would, before kgate's next reference
+            self.assertEqual(problem.surface.changed(), ["torch.sigmoid"])
+        finally:
+            torch.sigmoid = saved
+
+    def test_torch_compile_and_eager_work_are_not_patches(self):
+        problem, err = self.judge("class ModelNew(nn.Module):\n"
+                                  "    def __init__(self):\n"
+                                  "        super().__init__()\n"
+                                  "        self.f = torch.compile(lambda x: x * 2)\n")
+        self.assertIsNone(err)
+        import copy
+        m = copy.deepcopy(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())).double()
+        m(torch.randn(2, 4, dtype=torch.float64))
+        torch.nn.functional.conv2d(torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)).softmax(-1)
+        self.assertEqual(problem.surface.changed(), [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
