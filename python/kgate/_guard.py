@@ -18,7 +18,15 @@ attribute.
 The limits: only attribute replacement is seen. A solution that registers
 a new kernel for an aten operator (torch.library), edits a function's
 __code__ in place, or patches C memory is not; those are documented in
-docs/security.md."""
+docs/security.md.
+
+It also records the global switches that change what the library path
+(eager PyTorch) runs (cuDNN's benchmark and deterministic modes, TF32 and
+reduced-precision reductions, the fp32 matmul precision, deterministic
+algorithms): a solution that turns them to slow the library down, and so
+inflate its own E_lib, is refused the same way."""
+import sys
+
 
 class Patched(Exception):
     """A solution changed what the reference calls into: refused, exit 4."""
@@ -52,19 +60,6 @@ def _spaces(extra):
     return out
 
 
-def prepare():
-    """What torch patches into itself on first use, done before a snapshot:
-    TorchDynamo replaces nn.Module.__init__ and __setstate__ at its first
-    torch.compile (torch/_dynamo/mutation_guard.py), which would otherwise
-    read as the solution's doing. Costs TorchDynamo's import (the fork
-    server does it once)."""
-    try:
-        from torch._dynamo import mutation_guard
-        mutation_guard.install_generation_tagging_init()
-    except Exception:  # noqa: BLE001 - another torch: then a compile may be refused, and says so
-        pass
-
-
 def _members(obj):
     """name -> object of a module's or class's own namespace (its __dict__:
     reading attributes through getattr would run descriptors)."""
@@ -72,32 +67,92 @@ def _members(obj):
     return dict(d) if d is not None else {}
 
 
+def _dynamo_imported():
+    """TorchDynamo's import wraps torch.manual_seed (and may wrap more): done
+    before a snapshot, so that a solution's torch.compile is not read as a
+    patch. About 0.8 s here, 3 s on the H200 machine; the fork server does it
+    once for all its workers."""
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - a torch without it: nothing to wrap
+        pass
+
+
+def _dynamo_tagging(label, name, old, new):
+    """TorchDynamo wraps nn.Module.__init__ and __setstate__ at its first
+    compile (install_generation_tagging_init, torch/_dynamo/mutation_guard.py):
+    benign when the wrapper is that function's own code around the very
+    object of the snapshot."""
+    import types
+    mg = sys.modules.get("torch._dynamo.mutation_guard")
+    if mg is None or label != "torch.nn.Module":
+        return False
+    if old is None:  # its marker that the wrappers are in
+        return name == "___needs_generation_tag_patch" and new is False
+    if name not in ("__init__", "__setstate__"):
+        return False
+    install = getattr(mg, "install_generation_tagging_init", None)
+    codes = [c for c in getattr(getattr(install, "__code__", None), "co_consts", ()) if isinstance(c, types.CodeType)]
+    code = getattr(new, "__code__", None)
+    if code is None or not any(code is c for c in codes):
+        return False
+    return any(cell.cell_contents is old for cell in (new.__closure__ or ()))
+
+
+def _settings():
+    import torch
+    b = torch.backends
+    out = {}
+    for name, get in (
+            ("torch.backends.cudnn.enabled", lambda: b.cudnn.enabled),
+            ("torch.backends.cudnn.benchmark", lambda: b.cudnn.benchmark),
+            ("torch.backends.cudnn.deterministic", lambda: b.cudnn.deterministic),
+            ("torch.backends.cudnn.allow_tf32", lambda: b.cudnn.allow_tf32),
+            ("torch.backends.cuda.matmul.allow_tf32", lambda: b.cuda.matmul.allow_tf32),
+            ("torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+             lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction),
+            ("torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+             lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction),
+            ("torch.get_float32_matmul_precision()", torch.get_float32_matmul_precision),
+            ("torch.are_deterministic_algorithms_enabled()", torch.are_deterministic_algorithms_enabled)):
+        try:
+            out[name] = get()
+        except Exception:  # noqa: BLE001 - a switch this torch lacks
+            pass
+    return out
+
+
 class Surface:
     """An identity snapshot; extra: [(label, module or class)] beyond torch's."""
 
     def __init__(self, extra=()):
-        prepare()
+        _dynamo_imported()
         self.spaces = _spaces(list(extra))
-        self.ids = {(label, k): id(v) for label, obj in self.spaces for k, v in _members(obj).items()}
-        self.keep = [v for _, obj in self.spaces for v in _members(obj).values()]  # ids stay unique
+        self.objs = {(label, k): v for label, obj in self.spaces for k, v in _members(obj).items()}
+        self.settings = _settings()
+
+    def rebase_settings(self):
+        """After kgate itself sets a switch (Problem.ready turns TF32 off)."""
+        self.settings = _settings()
 
     def changed(self, limit=3):
         """Up to `limit` 'label.name' entries replaced or removed since the
         snapshot, or public non-module entries added."""
         import types
-        out = []
+        out = [f"{k} ({v!r} -> {now!r})" for k, v in self.settings.items()
+               if (now := _settings().get(k, v)) != v]
         for label, obj in self.spaces:
             now = _members(obj)
             for k, v in now.items():
-                old = self.ids.get((label, k))
-                if old is None:
+                if (label, k) not in self.objs:
                     # a module gains private names and submodules by itself; a class
                     # gains nothing, and an added dunder overrides its base's
-                    if isinstance(obj, type) or not k.startswith("_") and not isinstance(v, types.ModuleType):
+                    if (isinstance(obj, type) or not k.startswith("_") and not isinstance(v, types.ModuleType)) \
+                            and not _dynamo_tagging(label, k, None, v):
                         out.append(f"{label}.{k} (added)")
-                elif old != id(v):
+                elif self.objs[(label, k)] is not v and not _dynamo_tagging(label, k, self.objs[(label, k)], v):
                     out.append(f"{label}.{k}")
-            out.extend(f"{label}.{k} (removed)" for (lb, k) in self.ids if lb == label and k not in now)
+            out.extend(f"{label}.{k} (removed)" for (lb, k) in self.objs if lb == label and k not in now)
             if len(out) >= limit:
                 break
         return out[:limit]

@@ -62,8 +62,8 @@ def _warm():
             torch.matmul(w, w).double()
     except Exception:  # noqa: BLE001 - a warm-up only: the workers do it themselves
         pass
-    from ._guard import prepare
-    prepare()  # TorchDynamo's import and its own patches, before any snapshot (_guard.py)
+    from ._guard import _dynamo_imported
+    _dynamo_imported()  # before a KernelBench solution's snapshot (_guard.py)
 
 
 def _parse(msg):

@@ -124,6 +124,8 @@ class Problem:
         import torch
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        if self.surface is not None:
+            self.surface.rebase_settings()  # kgate's own switches, not the solution's
         dev = torch.device("cuda", device)
         self.on_gpu = _to(self.reference, dev)
         try:

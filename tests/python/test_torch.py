@@ -268,6 +268,25 @@ def get_init_inputs():
         finally:
             torch.sigmoid = saved
 
+    def test_switches_that_slow_the_library(self):
+        old = torch.backends.cudnn.deterministic
+        try:
+            _, err = self.judge("torch.backends.cudnn.deterministic = not torch.backends.cudnn.deterministic\n"
+                                "class ModelNew(nn.Module):\n    pass\n")
+            self.assertIn(f"torch.backends.cudnn.deterministic ({old!r} -> {not old!r})", err)
+        finally:
+            torch.backends.cudnn.deterministic = old
+        problem, err = self.judge("class ModelNew(nn.Module):\n    pass\n")
+        self.assertIsNone(err)
+        try:
+            torch.set_float32_matmul_precision("medium")
+            self.assertIn("torch.get_float32_matmul_precision() ('highest' -> 'medium')",
+                          problem.surface.changed(10))
+            problem.surface.rebase_settings()  # as Problem.ready() does after its own switches
+            self.assertEqual(problem.surface.changed(), [])
+        finally:
+            torch.set_float32_matmul_precision("highest")
+
     def test_torch_compile_and_eager_work_are_not_patches(self):
         problem, err = self.judge("class ModelNew(nn.Module):\n"
                                   "    def __init__(self):\n"
