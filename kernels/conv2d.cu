@@ -24,9 +24,43 @@
 //            multiple of 8, w likewise to KRSC: one extra pass over x.
 //            groups > 1 (depthwise included) falls back to v1, as do shapes
 //            whose offsets would pass 2^31 elements.
+// v3:        Hopper (sm_90a) implicit GEMM with TMA and wgmma, the same rows
+//            (n, p, q) x channels k over (r, s, c), on channels-last x
+//            (NCHW x, and its KCRS w, are first copied as v2 copies them).
+//            A block tile is 128 output pixels x BN = 256 channels (128 when
+//            K % 256 != 0); its pixels are BH output rows of BW columns of
+//            one image (BW BH = 128), so that the A operand of reduction
+//            step (r, s, 64-channel block) is ONE 4-D TMA box of x viewed as
+//            [N][H][W][C]: {64 channels, BW U columns, BH U rows, 1 image}
+//            at signed coordinates (c0, q0 U + s - pad, p0 U + r - pad, n),
+//            element strides {1, U, U, 1} for stride U; TMA's zero fill
+//            outside x is the padding. It lands as the [128][64] K-major,
+//            128-byte-swizzled tile the GEMMs' descriptors read. B is a
+//            {64, BN} box of the filter as [K][R S C]. A persistent grid (one
+//            block an SM) walks the tiles: a producer warpgroup (one thread
+//            issuing the TMA copies into a 4-stage mbarrier ring that runs on
+//            across tiles) and two consumer warpgroups of 64 pixels each,
+//            four wgmma m64nBNk16 a step (A and B K-major), one wgmma group
+//            in flight. Epilogue through a per-warpgroup 64x64 shared chunk:
+//            16-byte stores along K (NHWC) or along q (NCHW: a tile's pixels
+//            are consecutive in one image, so a channel's 128 outputs are
+//            contiguous). Taken when groups == 1, C % 64 == 0,
+//            K % 128 == 0, Q % 128 == 0 or (Q divides 128 and 128 / Q
+//            divides P), stride <= 8 with boxes <= 256 elements, and x, w, y
+//            16-byte aligned: the presets medium, large, f1x1, f5x5, f7x7
+//            and s2. Everything else (small: Q = 56, K = 64; dw: groups)
+//            runs v2 (and v2's own fallback, v1). The tiling and its index
+//            functions are kernels/conv2d_v3.h, which tests/test_conv2d.c
+//            runs on the CPU against the direct convolution.
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "common.cuh"
+#include "conv2d_v3.h"
+#include "sm90_tma.cuh"
+#include "wgmma_m64n128k16.cuh"
+#include "wgmma_m64n256k16.cuh"
 
 // Geometry of one call, read from the tensors and the bound scalars.
 struct CvGeo {
@@ -447,23 +481,250 @@ static int cv_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     return 0;
 }
 
+// ---------------------------------------------------------------- v3 fast (Hopper)
+// The tiling and every index: kernels/conv2d_v3.h (the CPU test emulates
+// the kernel with it). One block per SM walks tiles t = blockIdx.x +
+// i gridDim.x: warpgroup 0's first thread issues the TMA copies of the A
+// box (x) and B box (filter) of every reduction step of every tile into a
+// 4-stage ring (full / empty mbarriers, the ring's phase running on across
+// tiles, so the next tile's first boxes load during this one's epilogue);
+// warpgroups 1 and 2 each own 64 of the tile's 128 pixels: per step four
+// wgmma m64nBNk16 (A and B K-major, 128-byte swizzle), one group kept in
+// flight (a slot is released once the step after it has been issued and
+// the one before it has completed). The epilogue goes through a
+// per-warpgroup 64x64 shared-memory chunk: NHWC rows of 64 channels
+// (16-byte stores along K), NCHW columns of 64 pixels (16-byte stores
+// along q).
+namespace cv3 {
+using namespace sm90;
+constexpr int BM = CV3_BM, BK = CV3_BK, STAGES = 4, THREADS = 384;
+constexpr int EP_LD = 64 + 8; // 144-byte chunk rows: conflict-free fragment writes
+
+template <typename T, int BN> struct Smem {
+    T a[STAGES][BM * BK]; // 16 KB a stage, 1024-aligned
+    T b[STAGES][BN * BK]; // 32 (16) KB a stage
+    T ep[2][64 * EP_LD];  // the consumers' epilogue chunks
+    uint64_t full[STAGES], empty[STAGES];
+};
+
+template <typename T, int BN> constexpr size_t smem_bytes() { return sizeof(Smem<T, BN>) + 1024; }
+
+// One k16 step of a consumer: 64 x BN += A (64x16) . B^T, B K-major.
+template <typename T, int BN> __device__ __forceinline__ void mma_step(float *d, uint64_t da, uint64_t db)
+{
+    constexpr bool bf = std::is_same<T, __nv_bfloat16>::value;
+    if constexpr (BN == 256) {
+        if constexpr (bf)
+            KG_WGMMA_M64N256K16_B("bf16", "0", d, da, db);
+        else
+            KG_WGMMA_M64N256K16_B("f16", "0", d, da, db);
+    } else {
+        if constexpr (bf)
+            KG_WGMMA_M64N128K16("bf16", "0", d, da, db);
+        else
+            KG_WGMMA_M64N128K16("f16", "0", d, da, db);
+    }
+}
+
+template <typename T, int BN, bool NCHW_OUT>
+__global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUtensorMap map_x,
+                                                     const __grid_constant__ CUtensorMap map_w, T *y,
+                                                     const cv3_plan pl)
+{
+    extern __shared__ __align__(1024) unsigned char raw[];
+    // 1024-aligned by an offset from raw (not by rounding an integer), so
+    // that the compiler still sees shared memory: LDS/STS in the epilogue
+    Smem<T, BN> &sm = *reinterpret_cast<Smem<T, BN> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+    const int wg = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(&sm.full[s], 1);
+            mbar_init(&sm.empty[s], 2); // one arrival per consumer warpgroup
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        regs_producer();
+        if (threadIdx.x == 0) {
+            uint32_t it = 0; // ring steps so far (STAGES divides 2^32: the parity survives a wrap)
+            for (int t = blockIdx.x; t < pl.tiles; t += gridDim.x) {
+                const cv3_tile tl = cv3_tile_of(pl, t);
+                for (int kt = 0; kt < pl.KT; kt++, it++) {
+                    const int s = (int)(it % STAGES);
+                    if (it >= STAGES)
+                        mbar_wait(&sm.empty[s], (int)((it / STAGES - 1) & 1));
+                    int ca[4], cb[2];
+                    cv3_a_coord(pl, tl, kt, ca);
+                    cv3_b_coord(pl, tl, kt, cb);
+                    mbar_expect_tx(&sm.full[s], cv3_stage_bytes(BN));
+                    tma_load_4d(sm.a[s], &map_x, &sm.full[s], ca[0], ca[1], ca[2], ca[3]);
+                    tma_load_2d(sm.b[s], &map_w, &sm.full[s], cb[0], cb[1]);
+                }
+            }
+        }
+        return;
+    }
+
+    regs_consumer();
+    const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    T *ep = sm.ep[cw];
+    float d[BN / 2];
+    uint32_t it = 0;
+    for (int tile = blockIdx.x; tile < pl.tiles; tile += gridDim.x) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
+            d[i] = 0.f;
+        for (int kt = 0; kt < pl.KT; kt++, it++) {
+            const int s = (int)(it % STAGES);
+            mbar_wait(&sm.full[s], (int)((it / STAGES) & 1));
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; kk++)
+                mma_step<T, BN>(d, desc(sm.a[s] + cw * 64 * BK + kk * 16, 16, 1024),
+                                desc(sm.b[s] + kk * 16, 16, 1024));
+            wgmma_commit();
+            wgmma_wait<1>(); // the previous step's group is done: its slot is free
+            if (kt > 0 && t == 0)
+                mbar_arrive(&sm.empty[(it - 1) % STAGES]);
+        }
+        wgmma_wait<0>();
+        if (t == 0)
+            mbar_arrive(&sm.empty[(it - 1) % STAGES]);
+
+        // accumulator fragment: d[4j + 0, 1] at row warp*16 + lane/4, columns
+        // 8j + 2 (lane%4) + 0, 1; d[4j + 2, 3] eight rows below
+        const cv3_tile tl = cv3_tile_of(pl, tile);
+        const int fr = warp * 16 + lane / 4, fc = lane % 4 * 2;
+#pragma unroll
+        for (int cc = 0; cc < BN / 64; cc++) {
+            bar_sync(1 + cw, 128); // the chunk's previous reads are done
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float *v = d + (cc * 8 + j) * 4;
+                const int col = j * 8 + fc;
+                if (NCHW_OUT) { // ep [64 channels][64 pixels]
+                    ep[col * EP_LD + fr] = from_f<T>(v[0]);
+                    ep[(col + 1) * EP_LD + fr] = from_f<T>(v[1]);
+                    ep[col * EP_LD + fr + 8] = from_f<T>(v[2]);
+                    ep[(col + 1) * EP_LD + fr + 8] = from_f<T>(v[3]);
+                } else { // ep [64 pixels][64 channels]
+                    *reinterpret_cast<uint32_t *>(ep + fr * EP_LD + col) = pack2<T>(v[0], v[1]);
+                    *reinterpret_cast<uint32_t *>(ep + (fr + 8) * EP_LD + col) = pack2<T>(v[2], v[3]);
+                }
+            }
+            bar_sync(1 + cw, 128);
+            // 8 threads a chunk row of 128 bytes: 16 rows a pass, 4 passes
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int row = t / 8 + 16 * i, v8 = t % 8 * 8;
+                const uint4 val = *reinterpret_cast<const uint4 *>(ep + row * EP_LD + v8);
+                const int64_t at = NCHW_OUT ? cv3_y_index(pl, tl, 1, cw * 64 + v8, cc * 64 + row)
+                                            : cv3_y_index(pl, tl, 0, cw * 64 + row, cc * 64 + v8);
+                *reinterpret_cast<uint4 *>(y + at) = val;
+            }
+        }
+    }
+}
+
+template <typename T, int BN, bool NCHW_OUT>
+static int launch(const T *x, const T *w, T *y, const cv3_plan &pl, cudaStream_t s, const char **why)
+{
+    uint64_t dims[4], strides[3];
+    uint32_t box[4], estr[4];
+    cv3_x_map(pl, dims, strides, box, estr);
+    CUtensorMap mx, mw;
+    if (make_map_nd<T>(&mx, x, 4, dims, strides, box, estr) ||
+        make_map<T>(&mw, w, pl.K, (int64_t)pl.R * pl.S * pl.C, BN)) {
+        *why = "conv2d v3: cuTensorMapEncodeTiled failed";
+        return 4;
+    }
+    constexpr size_t smem = smem_bytes<T, BN>();
+    if (!allow_smem<kernel<T, BN, NCHW_OUT>>(smem)) {
+        *why = "conv2d v3: cannot get the shared memory (212 KB)";
+        return 3;
+    }
+    const int grid = pl.tiles < sm_count() ? pl.tiles : sm_count();
+    kernel<T, BN, NCHW_OUT><<<grid, THREADS, smem, s>>>(mx, mw, y, pl);
+    return 0;
+}
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+} // namespace cv3
+
+// v3 where its plan takes the geometry (kernels/conv2d_v3.h) and the
+// tensors it reads or writes in place are 16-byte aligned; v2 otherwise.
+template <typename T, bool NHWC>
+static int cv_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p, kgate_stream st)
+{
+    CvGeo g;
+    if (!cv_geo<T>(in, nin, out, nout, NHWC, p, &g))
+        return kernel_fail(p, 1, cv_usage(NHWC));
+    const T *x = (const T *)in[0].data, *w = (const T *)in[1].data;
+    T *y = (T *)out[0].data;
+    cv3_plan pl;
+    // NHWC: TMA reads x and w in place (16-byte aligned bases); NCHW: they
+    // are copied first (the copy kernel: N and C / 32 within 65535, H W
+    // within int)
+    if (!cv3_plan_make(g.N, g.C, g.H, g.W, g.K, g.R, g.S, g.U, g.pad, g.G, &pl) || !cv3::aligned16(y) ||
+        (NHWC && (!cv3::aligned16(x) || !cv3::aligned16(w))) ||
+        (!NHWC && (g.N > 65535 || g.C / 32 > 65535 || (int64_t)g.H * g.W > 2147483647 - 32)))
+        return cv_v2<T, NHWC>(in, nin, out, nout, p, st);
+    cudaStream_t s = (cudaStream_t)st;
+    const T *xa = x, *wa = w;
+    if (!NHWC) { // x to [N][H][W][C], w to [K][R][S][C] in the scratch v2 uses
+        const int64_t xn = (int64_t)g.N * g.H * g.W * g.C, wn = (int64_t)g.K * g.R * g.S * g.C;
+        const size_t xb = ((size_t)xn * sizeof(T) + 255) / 256 * 256, wb = (size_t)wn * sizeof(T);
+        char *buf = (char *)scratch_get(&cv2::scratch, &cv2::scratch_have, xb + wb);
+        if (!buf)
+            return kernel_fail(p, 2, "conv2d v3: out of device memory for the channels-last copy");
+        uint16_t *xt = (uint16_t *)buf, *wt = (uint16_t *)(buf + xb);
+        dim3 grid((unsigned)((g.H * g.W + 31) / 32), (unsigned)(g.C / 32), (unsigned)g.N);
+        cv2::nchw_to_cl<<<grid, dim3(32, 8), 0, s>>>((const uint16_t *)x, xt, g.C, g.H * g.W, g.C);
+        cv2::w_to_krsc<<<(unsigned)(wn / 256 + 1 < 4096 ? wn / 256 + 1 : 4096), 256, 0, s>>>(
+            (const uint16_t *)w, wt, g.K, g.C, g.R * g.S, g.C, true);
+        KG_KERNEL_LAUNCHED(p);
+        xa = (const T *)xt;
+        wa = (const T *)wt;
+    }
+    const char *why = "";
+    const int rc = pl.BN == 256 ? cv3::launch<T, 256, !NHWC>(xa, wa, y, pl, s, &why)
+                                : cv3::launch<T, 128, !NHWC>(xa, wa, y, pl, s, &why);
+    if (rc)
+        return kernel_fail(p, rc, why);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
 #define CV_V1_WHY "direct convolution, one thread an output, fp32 FMA: no tensor cores, scalar window gathers (NOTC, RC1)"
 #define CV_V2_WHY "implicit GEMM: mma.sync m16n8k16 + ldmatrix, 4-stage cp.async im2col gathers, 128x128x32 tiles"
+#define CV_V3_WHY "Hopper implicit GEMM: 4-D TMA boxes of x (zero padding by TMA) and of the filter, 4-stage " \
+                  "mbarrier ring, producer + 2 consumer warpgroups, wgmma m64n256k16 (m64n128k16 when " \
+                  "K % 256 != 0), persistent 128xBN tiles"
 static const kgate_kernel variants[] = {
     {"conv2d_v1_fp16", "conv2d", "fp16", NULL, 2, 1, cv_v1<__half, false>, CV_V1_WHY, "stride,pad,groups", NULL},
     {"conv2d_v2_fp16", "conv2d", "fp16", NULL, 2, 1, cv_v2<__half, false>,
      CV_V2_WHY "; x copied to channels-last first; groups > 1 run v1", "stride,pad,groups", NULL},
+    {"conv2d_v3_fp16", "conv2d", "fp16", NULL, 2, 1, cv_v3<__half, false>,
+     CV_V3_WHY "; x copied to channels-last first; other geometries run v2", "stride,pad,groups", NULL},
     {"conv2d_v1_bf16", "conv2d", "bf16", NULL, 2, 1, cv_v1<__nv_bfloat16, false>, CV_V1_WHY,
      "stride,pad,groups", NULL},
     {"conv2d_v2_bf16", "conv2d", "bf16", NULL, 2, 1, cv_v2<__nv_bfloat16, false>,
      CV_V2_WHY "; x copied to channels-last first; groups > 1 run v1", "stride,pad,groups", NULL},
+    {"conv2d_v3_bf16", "conv2d", "bf16", NULL, 2, 1, cv_v3<__nv_bfloat16, false>,
+     CV_V3_WHY "; x copied to channels-last first; other geometries run v2", "stride,pad,groups", NULL},
     {"conv2d_nhwc_v1_fp16", "conv2d_nhwc", "fp16", NULL, 2, 1, cv_v1<__half, true>, CV_V1_WHY,
      "stride,pad,groups", NULL},
     {"conv2d_nhwc_v2_fp16", "conv2d_nhwc", "fp16", NULL, 2, 1, cv_v2<__half, true>,
      CV_V2_WHY "; x read in place when C % 8 == 0; groups > 1 run v1", "stride,pad,groups", NULL},
+    {"conv2d_nhwc_v3_fp16", "conv2d_nhwc", "fp16", NULL, 2, 1, cv_v3<__half, true>,
+     CV_V3_WHY "; x read in place; other geometries run v2", "stride,pad,groups", NULL},
     {"conv2d_nhwc_v1_bf16", "conv2d_nhwc", "bf16", NULL, 2, 1, cv_v1<__nv_bfloat16, true>, CV_V1_WHY,
      "stride,pad,groups", NULL},
     {"conv2d_nhwc_v2_bf16", "conv2d_nhwc", "bf16", NULL, 2, 1, cv_v2<__nv_bfloat16, true>,
      CV_V2_WHY "; x read in place when C % 8 == 0; groups > 1 run v1", "stride,pad,groups", NULL},
+    {"conv2d_nhwc_v3_bf16", "conv2d_nhwc", "bf16", NULL, 2, 1, cv_v3<__nv_bfloat16, true>,
+     CV_V3_WHY "; x read in place; other geometries run v2", "stride,pad,groups", NULL},
 };
 KG_EXPORT_VARIANTS(conv2d, variants)

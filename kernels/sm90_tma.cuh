@@ -1,8 +1,9 @@
 // Hopper (sm_90a) building blocks of the TMA + wgmma GEMMs in kernels/
-// (matmul, batched_matmul, linear_activation): mbarriers, 2-D TMA tile loads that
-// complete on an mbarrier, shared-memory matrix descriptors with the 128-byte
-// swizzle, the wgmma fences, the tensor-map encoder (reached through the
-// runtime, so candidates link cudart only) and a packed pair store.
+// (matmul, batched_matmul, linear_activation, conv2d): mbarriers, 2-D and
+// 4-D TMA tile loads that complete on an mbarrier, shared-memory matrix
+// descriptors with the 128-byte swizzle, the wgmma fences and waits, named
+// barriers, the tensor-map encoder (reached through the runtime, so
+// candidates link cudart only) and a packed pair store.
 // The rule: every tile is [rows, 64] elements of 2 bytes (128-byte rows), so
 // the 128-byte swizzle of the TMA copy and of the descriptors agree, and
 // every tile in shared memory starts 1024-byte aligned.
@@ -65,6 +66,17 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, u
                  : "memory");
 }
 
+// The 4-D box of `map` at (c0 innermost .. c3) into dst; completes on bar.
+// Coordinates are signed: elements outside the tensor arrive as zeros.
+__device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                            int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(smem_addr(dst)),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_addr(bar))
+                 : "memory");
+}
+
 // Shared-memory matrix descriptor, 128-byte swizzle: lbo and sbo in bytes.
 // K-major tiles [rows, 64]: lbo 16 (unused), sbo 1024 (8 rows); the start
 // moves 32 bytes per k16 step. MN-major tiles (64-column boxes of [64 K
@@ -91,6 +103,18 @@ __device__ __forceinline__ void wgmma_commit(void)
 __device__ __forceinline__ void wgmma_wait_all(void)
 {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+
+// Waits until at most N committed wgmma groups of the warpgroup are pending.
+template <int N> __device__ __forceinline__ void wgmma_wait(void)
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Named barrier `id` (1..15; 0 is __syncthreads') over `count` threads.
+__device__ __forceinline__ void bar_sync(int id, int count)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
 // Producer and consumer warpgroups trade registers: 40 + 2 x 232 per thread
@@ -169,6 +193,36 @@ static int make_map(CUtensorMap *map, const T *ptr, int64_t rows, int64_t cols, 
     CUtensorMapDataType dt = dl_code<T>::code == kDLBfloat ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     return enc(map, dt, 2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+// A tensor of T of rank 1..5 (extents dims, innermost first; byte strides of
+// dimensions 1..rank-1), a box with element strides estr (TMA loads
+// ceil(box[i] / estr[i]) elements along i), the 128-byte swizzle, zero fill
+// outside the tensor. box[0] must be 64 (128-byte rows). Returns 0, or -1
+// when the encoder is missing or refuses.
+template <typename T>
+static int make_map_nd(CUtensorMap *map, const T *ptr, int rank, const uint64_t *dims,
+                       const uint64_t *strides, const uint32_t *box, const uint32_t *estr)
+{
+    encode_fn enc = get_encode();
+    if (!enc || rank < 1 || rank > 5)
+        return -1;
+    cuuint64_t d[5], st[4];
+    cuuint32_t b[5], e[5];
+    for (int i = 0; i < rank; i++) {
+        d[i] = dims[i];
+        b[i] = box[i];
+        e[i] = estr[i];
+        if (i + 1 < rank)
+            st[i] = strides[i];
+    }
+    CUtensorMapDataType dt = dl_code<T>::code == kDLBfloat ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    return enc(map, dt, (cuuint32_t)rank, (void *)ptr, d, st, b, e, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
                ? 0

@@ -3,7 +3,10 @@
  * problem; random extra shapes are repaired into valid ones), the derived
  * extents and work model with stride and padding, the bound scalars, and
  * the CPU reference's groups (depthwise included) and layouts checked
- * against each other. */
+ * against each other. The Hopper kernel v3 (kernels/conv2d.cu) emulated on
+ * the host with its own index functions (kernels/conv2d_v3.h): which
+ * geometries it takes, and that its tiles, TMA boxes and stores compute the
+ * convolution. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,8 @@
 
 #include "core/op.h"
 #include "ops/conv2d.h"
+
+#include "../kernels/conv2d_v3.h"
 
 static const kg_op *nchw(void) { return kg_op_find("conv2d"); }
 static const kg_op *nhwc(void) { return kg_op_find("conv2d_nhwc"); }
@@ -273,13 +278,209 @@ static void layouts_agree(void **state)
     free(yl);
 }
 
+static int v3_plan(const int64_t *d, cv3_plan *pl)
+{
+    return cv3_plan_make(d[KG_CV_N], d[KG_CV_C], d[KG_CV_H], d[KG_CV_W], d[KG_CV_K], d[KG_CV_R], d[KG_CV_S],
+                         d[KG_CV_STRIDE], d[KG_CV_PAD], d[KG_CV_GROUPS], pl);
+}
+
+/* v3 takes the presets whose tiles are whole rows of C % 64, K % 128
+ * convolutions, and leaves the rest to v2. */
+static void v3_plan_takes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *preset;
+        int takes, BN, BW, BH, KT, tiles;
+    } want[] = {
+        {"small", 0, 0, 0, 0, 0, 0}, /* Q = 56, K = 64 */
+        {"medium", 1, 128, 64, 2, 18, 16 * 64 * 64 / 128},
+        {"large", 1, 256, 128, 1, 36, 32 * 128 * 128 / 128},
+        {"f1x1", 1, 256, 128, 1, 4, 32 * 128 * 128 / 128},
+        {"f5x5", 1, 256, 128, 1, 100, 32 * 128 * 128 / 128},
+        {"f7x7", 1, 256, 128, 1, 196, 32 * 128 * 128 / 128},
+        {"dw", 0, 0, 0, 0, 0, 0}, /* groups */
+        {"s2", 1, 256, 64, 2, 36, 32 * 64 * 64 / 128},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const kg_preset *pr = kg_preset_find(nchw(), want[i].preset);
+        assert_non_null(pr);
+        cv3_plan pl;
+        int takes = v3_plan(pr->shape.d, &pl);
+        if (takes != want[i].takes)
+            fail_msg("%s: v3 %s it", want[i].preset, takes ? "takes" : "refuses");
+        if (!takes)
+            continue;
+        assert_true(pl.BN == want[i].BN && pl.BW == want[i].BW && pl.BH == want[i].BH);
+        assert_true(pl.KT == want[i].KT && pl.tiles == want[i].tiles);
+        assert_true(pl.P == kg_conv_p(&pr->shape) && pl.Q == kg_conv_q(&pr->shape));
+    }
+    static const int64_t refused[][KG_CV_DIMS] = {
+        {1, 32, 8, 128, 128, 3, 3, 1, 1, 1},  /* C % 64 */
+        {1, 64, 8, 128, 64, 3, 3, 1, 1, 1},   /* K % 128 */
+        {1, 64, 8, 96, 128, 3, 3, 1, 1, 1},   /* Q = 96: neither a multiple nor a divisor of 128 */
+        {1, 64, 3, 64, 128, 3, 3, 1, 1, 1},   /* Q = 64 but P = 3 is not a multiple of 2 rows */
+        {1, 128, 8, 128, 128, 3, 3, 1, 1, 2}, /* groups */
+        {1, 64, 20, 1152, 128, 3, 3, 9, 1, 1}, /* stride 9: TMA strides stop at 8 */
+        {1, 64, 8, 768, 128, 3, 3, 3, 1, 1},  /* Q = 256, stride 3: a 384-element box */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        cv3_plan pl;
+        if (v3_plan(refused[i], &pl))
+            fail_msg("refused case %zu: v3 takes it", i);
+    }
+}
+
+/* Runs v3 on the host: every tile, every reduction step, the A box read as
+ * a TMA tiled load reads it (the map's extents and byte strides, the box
+ * traversed innermost first with its element strides, ceil(box / stride)
+ * elements a dimension, zeros outside the tensor), the B box from the
+ * filter as [K][R S C], the product accumulated in double and stored where
+ * cv3_y_index puts it; then every output written once and equal to the
+ * direct convolution. The kernel's operands are x channels-last and w
+ * KRSC: NCHW inputs are transposed first, as the kernel's copy does. */
+static void v3_emulate(int is_nchw, const int64_t *d, unsigned *seed)
+{
+    kg_shape s = shape_of(d);
+    kg_err e = {0, ""};
+    cv3_plan pl;
+    assert_int_equal(kg_shape_check(nchw(), &s, &e), 0);
+    assert_int_equal(v3_plan(d, &pl), 1);
+    const int64_t N = d[KG_CV_N], C = d[KG_CV_C], H = d[KG_CV_H], W = d[KG_CV_W], K = d[KG_CV_K];
+    const int64_t R = d[KG_CV_R], S = d[KG_CV_S], P = kg_conv_p(&s), Q = kg_conv_q(&s), RSC = R * S * C;
+    assert_true(pl.P == P && pl.Q == Q);
+    double *x = random_array((size_t)(N * C * H * W), seed), *w = random_array((size_t)(K * RSC), seed);
+    double *xl = x, *wl = w;
+    if (is_nchw) {
+        xl = malloc(sizeof(double) * (size_t)(N * C * H * W));
+        wl = malloc(sizeof(double) * (size_t)(K * RSC));
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t i = 0; i < H * W; i++)
+                    xl[(n * H * W + i) * C + c] = x[(n * C + c) * H * W + i];
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t i = 0; i < R * S; i++)
+                    wl[(k * R * S + i) * C + c] = w[(k * C + c) * R * S + i];
+    }
+    uint64_t dims[4], str[3];
+    uint32_t box[4], estr[4], cnt[4];
+    cv3_x_map(pl, dims, str, box, estr);
+    assert_true(box[0] * 2 == 128); /* one 128-byte swizzle row a pixel */
+    for (int i = 0; i < 4; i++) {
+        assert_true(box[i] >= 1 && box[i] <= 256 && estr[i] >= 1 && estr[i] <= 8);
+        cnt[i] = i == 0 ? box[0] : (box[i] + estr[i] - 1) / estr[i]; /* TMA ignores estr[0] */
+        assert_true(str[i < 3 ? i : 2] % 16 == 0);
+    }
+    /* the box fills the [128][64] A tile, and the stage's byte count is both boxes */
+    assert_true(cnt[0] * cnt[1] * cnt[2] * cnt[3] == CV3_BM * CV3_BK);
+    assert_true(cv3_stage_bytes(pl.BN) == (uint32_t)(cnt[0] * cnt[1] * cnt[2] * cnt[3] + pl.BN * CV3_BK) * 2);
+    const int64_t ny = N * K * P * Q;
+    double *y = calloc((size_t)ny, sizeof *y), *A = malloc(sizeof(double) * CV3_BM * CV3_BK);
+    double *B = malloc(sizeof(double) * (size_t)pl.BN * CV3_BK), *acc = malloc(sizeof(double) * CV3_BM * (size_t)pl.BN);
+    int *hits = calloc((size_t)ny, sizeof *hits);
+    assert_true((int64_t)pl.tiles * CV3_BM * pl.BN == ny);
+    for (int t = 0; t < pl.tiles; t++) {
+        const cv3_tile tl = cv3_tile_of(pl, t);
+        memset(acc, 0, sizeof(double) * CV3_BM * (size_t)pl.BN);
+        for (int kt = 0; kt < pl.KT; kt++) {
+            int ca[4], cb[2];
+            cv3_a_coord(pl, tl, kt, ca);
+            cv3_b_coord(pl, tl, kt, cb);
+            for (int idx = 0; idx < CV3_BM * CV3_BK; idx++) {
+                const int64_t i0 = idx % cnt[0], i1 = idx / cnt[0] % cnt[1];
+                const int64_t i2 = idx / (cnt[0] * cnt[1]) % cnt[2], i3 = idx / (cnt[0] * cnt[1] * cnt[2]);
+                const int64_t co[4] = {ca[0] + i0, ca[1] + i1 * estr[1], ca[2] + i2 * estr[2], ca[3] + i3 * estr[3]};
+                int in = 1;
+                for (int j = 0; j < 4; j++)
+                    in &= co[j] >= 0 && co[j] < (int64_t)dims[j];
+                A[idx] = in ? xl[(co[0] * 2 + co[1] * (int64_t)str[0] + co[2] * (int64_t)str[1] +
+                                  co[3] * (int64_t)str[2]) / 2]
+                            : 0.0;
+            }
+            assert_true(cb[0] >= 0 && cb[0] + CV3_BK <= RSC && cb[1] >= 0 && cb[1] + pl.BN <= K);
+            for (int nl = 0; nl < pl.BN; nl++)
+                for (int c = 0; c < CV3_BK; c++)
+                    B[nl * CV3_BK + c] = wl[(cb[1] + nl) * RSC + cb[0] + c];
+            for (int ml = 0; ml < CV3_BM; ml++)
+                for (int nl = 0; nl < pl.BN; nl++) {
+                    double sum = 0;
+                    for (int c = 0; c < CV3_BK; c++)
+                        sum += A[ml * CV3_BK + c] * B[nl * CV3_BK + c];
+                    acc[ml * pl.BN + nl] += sum;
+                }
+        }
+        for (int ml = 0; ml < CV3_BM; ml++)
+            for (int nl = 0; nl < pl.BN; nl++) {
+                const int64_t at = cv3_y_index(pl, tl, is_nchw, ml, nl);
+                assert_true(at >= 0 && at < ny);
+                y[at] = acc[ml * pl.BN + nl];
+                hits[at]++;
+                /* the epilogue's 16-byte vectors: 8 channels (NHWC) or 8
+                 * pixels (NCHW) from an 8-aligned index, contiguous in y */
+                if ((is_nchw ? ml : nl) % 8 == 0) {
+                    assert_true(at % 8 == 0);
+                    for (int v = 1; v < 8; v++)
+                        assert_true(cv3_y_index(pl, tl, is_nchw, is_nchw ? ml + v : ml, is_nchw ? nl : nl + v) ==
+                                    at + v);
+                }
+            }
+    }
+    double *ref = run_ref(is_nchw ? nchw() : nhwc(), &s, x, w);
+    for (int64_t i = 0; i < ny; i++) {
+        if (hits[i] != 1)
+            fail_msg("%s %lld: y[%lld] written %d times", is_nchw ? "NCHW" : "NHWC", (long long)d[KG_CV_W],
+                     (long long)i, hits[i]);
+        if (fabs(y[i] - ref[i]) > 1e-9 * fmax(1.0, fabs(ref[i])))
+            fail_msg("%s, shape %lldx%lldx%lldx%lldx%lldx%lldx%lldx%lld: y[%lld] = %.17g, direct %.17g",
+                     is_nchw ? "NCHW" : "NHWC", (long long)N, (long long)C, (long long)H, (long long)W, (long long)K,
+                     (long long)R, (long long)S, (long long)d[KG_CV_STRIDE], (long long)i, y[i], ref[i]);
+    }
+    if (is_nchw) {
+        free(xl);
+        free(wl);
+    }
+    free(x);
+    free(w);
+    free(y);
+    free(A);
+    free(B);
+    free(acc);
+    free(hits);
+    free(ref);
+}
+
+static void v3_emulated_matches_direct(void **state)
+{
+    (void)state;
+    static const int64_t cases[][KG_CV_DIMS] = {
+        {2, 64, 16, 16, 128, 3, 3, 1, 1, 1},  /* 8 rows of 16 a tile */
+        {1, 64, 3, 128, 256, 3, 3, 1, 1, 1},  /* a row a tile, BN 256 */
+        {1, 64, 2, 256, 128, 3, 3, 1, 1, 1},  /* two tiles a row */
+        {2, 64, 32, 32, 128, 3, 3, 2, 1, 1},  /* stride 2, 8 rows of 16 */
+        {1, 64, 4, 256, 128, 3, 3, 2, 1, 1},  /* stride 2, a 256-element box of 128 */
+        {1, 64, 2, 512, 128, 3, 3, 2, 1, 1},  /* stride 2, two tiles a row (q0 = 128) */
+        {1, 64, 48, 24, 128, 3, 3, 3, 0, 1},  /* stride 3, 16 rows of 8 */
+        {2, 128, 8, 16, 128, 1, 1, 1, 0, 1},  /* 1x1, two channel blocks */
+        {1, 64, 8, 32, 128, 5, 5, 1, 2, 1},   /* 5x5 */
+        {1, 64, 4, 32, 128, 7, 7, 1, 3, 1},   /* 7x7: windows mostly padding */
+        {1, 64, 8, 16, 384, 3, 3, 1, 1, 1},   /* three channel tiles of 128 */
+        {1, 128, 4, 32, 512, 3, 3, 1, 1, 1},  /* two channel tiles of 256 */
+    };
+    unsigned seed = 23;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int l = 0; l < 2; l++)
+            v3_emulate(l, cases[i], &seed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parsed_shapes_and_extents), cmocka_unit_test(bad_shapes_are_refused),
         cmocka_unit_test(work_model_with_stride_and_padding), cmocka_unit_test(bound_scalars),
         cmocka_unit_test(extra_shapes_are_valid), cmocka_unit_test(groups_are_block_diagonal),
-        cmocka_unit_test(layouts_agree),
+        cmocka_unit_test(layouts_agree), cmocka_unit_test(v3_plan_takes),
+        cmocka_unit_test(v3_emulated_matches_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
