@@ -699,9 +699,8 @@ static int cv_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 #define CV_V1_WHY "direct convolution, one thread an output, fp32 FMA: no tensor cores, scalar window gathers (NOTC, RC1)"
 #define CV_V2_WHY "implicit GEMM: mma.sync m16n8k16 + ldmatrix, 4-stage cp.async im2col gathers, 128x128x32 tiles"
-#define CV_V3_WHY "Hopper implicit GEMM: 4-D TMA boxes of x (zero padding by TMA) and of the filter, 4-stage " \
-                  "mbarrier ring, producer + 2 consumer warpgroups, wgmma m64n256k16 (m64n128k16 when " \
-                  "K % 256 != 0), persistent 128xBN tiles"
+#define CV_V3_WHY "implicit GEMM: 4-D TMA boxes of x (TMA zero fill pads), wgmma m64n256k16, 4-stage " \
+                  "ring, producer + 2 consumer warpgroups, persistent 128x256 tiles"
 static const kgate_kernel variants[] = {
     {"conv2d_v1_fp16", "conv2d", "fp16", NULL, 2, 1, cv_v1<__half, false>, CV_V1_WHY, "stride,pad,groups", NULL},
     {"conv2d_v2_fp16", "conv2d", "fp16", NULL, 2, 1, cv_v2<__half, false>,
