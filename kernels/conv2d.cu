@@ -590,6 +590,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                 mbar_arrive(&sm.empty[(it - 1) % STAGES]);
         }
         wgmma_wait<0>();
+        fence_regs<BN / 2>(d); // the epilogue reads d only after the wait
         if (t == 0)
             mbar_arrive(&sm.empty[(it - 1) % STAGES]);
 

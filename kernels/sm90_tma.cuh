@@ -111,6 +111,16 @@ template <int N> __device__ __forceinline__ void wgmma_wait(void)
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+// Pins N accumulator registers at this point of the program: placed after a
+// wgmma wait, the reads that follow cannot be scheduled above the wait (the
+// wait asm itself names no registers).
+template <int N> __device__ __forceinline__ void fence_regs(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // Named barrier `id` (1..15; 0 is __syncthreads') over `count` threads.
 __device__ __forceinline__ void bar_sync(int id, int count)
 {
