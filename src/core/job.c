@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,19 @@ static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
     memmove(buf, start, rest);
     *len = rest;
     return stop;
+}
+
+/* In a forked child: closes every descriptor from lo up, so that nothing
+ * kgate, or whoever started kgate, holds open reaches a worker. */
+static void close_from(int lo)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
+        return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = lo; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        close((int)fd);
 }
 
 /* Kills what a worker left behind. kgate is a child subreaper, so a process
@@ -134,7 +148,7 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         dup2(errp[1], 1); /* what a candidate prints must not reach kgate's output */
         dup2(errp[1], 2);
         dup2(hi, 3); /* events on descriptor 3 */
-        close(hi);
+        close_from(4); /* hi, the pipes' other ends, and anything inherited */
         snprintf(fdbuf, sizeof fdbuf, "%d", 3);
         if (fd_index >= 0 && fd_index < n)
             args[fd_index] = fdbuf;

@@ -224,6 +224,16 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
 
 PROBE = """
 import json, os, sys
+def inherited():
+    out = []
+    for x in os.listdir("/proc/self/fd"):
+        try:
+            if int(x) > 3:
+                os.readlink("/proc/self/fd/" + x)
+                out.append(int(x))
+        except OSError:
+            pass  # listdir's own descriptor, closed by now
+    return out
 def sockets():
     out = []
     for x in os.listdir("/proc/self/fd"):
@@ -233,11 +243,12 @@ def sockets():
         except OSError:
             pass  # listdir's own descriptor, closed by now
     return out
+seen = {"ppid": os.getppid(), "pid": os.getpid(), "pgid": os.getpgid(0),
+        "cmd": open("/proc/self/cmdline").read().split("\\0")[:3],
+        "sockets": sockets(), "inherited": inherited(),
+        "env": os.environ.get("KG_PROBE_ENV"), "cwd": os.getcwd()}
 with open(os.environ["KG_PROBE_OUT"], "a") as f:
-    f.write(json.dumps({"ppid": os.getppid(), "pid": os.getpid(), "pgid": os.getpgid(0),
-                        "cmd": open("/proc/self/cmdline").read().split("\\0")[:3],
-                        "sockets": sockets(),
-                        "env": os.environ.get("KG_PROBE_ENV"), "cwd": os.getcwd()}) + "\\n")
+    f.write(json.dumps(seen) + "\\n")
 if os.environ.get("KG_PROBE_HANG"):
     import time
     time.sleep(600)
@@ -253,7 +264,7 @@ class ForkServer(unittest.TestCase):
     or a server that cannot start, gives exec'd workers; a hung worker is
     killed by the watchdog with nothing left behind."""
 
-    def probe(self, extra_env=None, python=sys.executable, args=()):
+    def probe(self, extra_env=None, python=sys.executable, args=(), pass_fds=()):
         with tempfile.TemporaryDirectory() as d:
             cand, out = os.path.join(d, "probe.py"), os.path.join(d, "probe.jsonl")
             with open(cand, "w") as f:
@@ -261,7 +272,7 @@ class ForkServer(unittest.TestCase):
             env = dict(os.environ, KGATE_PYTHON=python, PYTHONPATH=os.path.join(HERE, "..", "..", "python"),
                        KG_PROBE_OUT=out, KG_PROBE_ENV="job-env", **(extra_env or {}))
             p = subprocess.Popen([KGATE, "check", cand, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, env=env, cwd=d)
+                                 text=True, env=env, cwd=d, pass_fds=pass_fds)
             _, err = p.communicate(timeout=120)
             with open(out) as f:
                 seen = [json.loads(line) for line in f]
@@ -293,14 +304,22 @@ class ForkServer(unittest.TestCase):
         self.assertEqual(w["ppid"], pid)   # kgate's child: its watchdog waits for it
         self.assertEqual(w["pgid"], w["pid"])  # its own group: the watchdog kills the group
         self.assertEqual(w["sockets"], [])  # not the server's socket
+        self.assertEqual(w["inherited"], [])  # nothing beyond 0..3
         self.assertEqual(w["env"], "job-env")
         self.assertEqual(os.path.realpath(w["cwd"]), os.path.realpath(d))
         self.assertEqual(self.left_behind(pid), [])
 
     def test_off_gives_exec(self):
-        _, rc, err, seen, _ = self.probe({"KGATE_ZYGOTE": "0"})
+        r, w = os.pipe()  # a descriptor kgate inherits (as from a CI runner): no worker gets it
+        os.set_inheritable(w, True)
+        try:
+            _, rc, err, seen, _ = self.probe({"KGATE_ZYGOTE": "0"}, pass_fds=(w,))
+        finally:
+            os.close(r)
+            os.close(w)
         self.assertEqual(rc, 4, err)
         self.assertEqual(seen[0]["cmd"][1:3], ["-m", "kgate._worker"])
+        self.assertEqual(seen[0]["inherited"], [])
 
     def test_a_server_that_cannot_start_falls_back_to_exec(self):
         with tempfile.TemporaryDirectory() as d:
