@@ -31,7 +31,13 @@
 //            the suite expects every variant past v1 to be the fast one.
 #include <stdint.h>
 
+#include <type_traits>
+
+#include "attention_v3.h"
 #include "common.cuh"
+#include "sm90_tma.cuh"
+#include "wgmma_m64n128k16.cuh"
+#include "wgmma_rs.cuh"
 
 namespace attn {
 
@@ -511,10 +517,226 @@ static int attn_fused(const DLTensor *in, int nin, DLTensor *out, int nout, cons
     return fa::launch<T, 128, WARPS, MT>(Q, K, V, O, bh, (int)S, causal, s, p);
 }
 
+// ---------------------------------------------------------------- v3 Hopper
+// FlashAttention-3's structure, without its intra-warpgroup pipelining: one
+// CTA per (batch*head, 128 query rows), warpgroup 0 the producer (one thread
+// issues every TMA copy), warpgroups 1 and 2 the consumers of 64 rows each.
+// The index math and the online-softmax steps are in attention_v3.h, which
+// tests/test_attention_v3.c runs on the host.
+namespace fa3 {
+using namespace sm90; // mbarriers, TMA loads, descriptors, the tensor-map encoder
+constexpr int BM = ATT3_BM, BN = ATT3_BN, THREADS = 384;
+
+template <typename T, int D> struct Smem {
+    T q[BM * D];    // D/64 boxes of [128][64], 16 KB each
+    T k[2][BN * D]; // the K ring
+    T v[2][BN * D]; // the V ring
+    uint64_t q_full, k_full[2], v_full[2], k_empty[2], v_empty[2];
+};
+
+// S (64 x 128 keys) = or += Q (64 x 16) . K^T (16 x 128): both K-major.
+template <typename T, bool FIRST> __device__ __forceinline__ void mma_qk(float *d, uint64_t dq, uint64_t dk)
+{
+    constexpr bool BF = std::is_same<T, __nv_bfloat16>::value;
+    if constexpr (BF && FIRST)
+        KG_WGMMA_M64N128K16_SD("bf16", "0", "0", d, dq, dk);
+    else if constexpr (BF)
+        KG_WGMMA_M64N128K16_SD("bf16", "0", "1", d, dq, dk);
+    else if constexpr (FIRST)
+        KG_WGMMA_M64N128K16_SD("f16", "0", "0", d, dq, dk);
+    else
+        KG_WGMMA_M64N128K16_SD("f16", "0", "1", d, dq, dk);
+}
+
+// O (64 x D) += P (64 x 16, registers) . V (16 keys x D, MN-major).
+template <typename T, int D> __device__ __forceinline__ void mma_pv(float *d, const uint32_t *p, uint64_t dv)
+{
+    if constexpr (D == 128) {
+        if constexpr (std::is_same<T, __nv_bfloat16>::value)
+            KG_WGMMA_RS_M64N128K16("bf16", d, p, dv);
+        else
+            KG_WGMMA_RS_M64N128K16("f16", d, p, dv);
+    } else {
+        if constexpr (std::is_same<T, __nv_bfloat16>::value)
+            KG_WGMMA_RS_M64N64K16("bf16", d, p, dv);
+        else
+            KG_WGMMA_RS_M64N64K16("f16", d, p, dv);
+    }
+}
+
+// Q, K, V are [B*H*S, D] tensor maps with [128][64] boxes; S % 128 == 0.
+template <typename T, int D>
+__global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUtensorMap map_q,
+                                                     const __grid_constant__ CUtensorMap map_k,
+                                                     const __grid_constant__ CUtensorMap map_v, T *O, int S,
+                                                     int n_qt, float sl2, int causal)
+{
+    constexpr uint32_t TILE_BYTES = BM * D * 2; // = BN * D * 2
+    constexpr int BOXES = D / 64, KS = D / 16, O_REGS = D / 2;
+    extern __shared__ __align__(1024) unsigned char raw[];
+    Smem<T, D> &sm = *reinterpret_cast<Smem<T, D> *>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~(uintptr_t)1023);
+    int bh, qt;
+    att3_tile((int)blockIdx.x, n_qt, &bh, &qt);
+    const int n_kt = att3_n_kt(qt, n_qt, causal);
+    const int row0 = bh * S + qt * BM, key0 = bh * S; // rows of the [B*H*S, D] view
+    const int wg = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        mbar_init(&sm.q_full, 1);
+        for (int s = 0; s < 2; s++) {
+            mbar_init(&sm.k_full[s], 1);
+            mbar_init(&sm.v_full[s], 1);
+            mbar_init(&sm.k_empty[s], 2);
+            mbar_init(&sm.v_empty[s], 2);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        regs_producer();
+        if (threadIdx.x == 0) {
+            mbar_expect_tx(&sm.q_full, TILE_BYTES);
+            for (int b = 0; b < BOXES; b++)
+                tma_load_2d(sm.q + b * BM * 64, &map_q, &sm.q_full, b * 64, row0);
+            for (int kt = 0; kt < n_kt; kt++) {
+                const int s = kt & 1;
+                // stage s last held tile kt - 2: both consumers must be done with it
+                if (kt >= 2)
+                    mbar_wait(&sm.k_empty[s], ((kt >> 1) - 1) & 1);
+                mbar_expect_tx(&sm.k_full[s], TILE_BYTES);
+                for (int b = 0; b < BOXES; b++)
+                    tma_load_2d(sm.k[s] + b * BN * 64, &map_k, &sm.k_full[s], b * 64, key0 + kt * BN);
+                if (kt >= 2)
+                    mbar_wait(&sm.v_empty[s], ((kt >> 1) - 1) & 1);
+                mbar_expect_tx(&sm.v_full[s], TILE_BYTES);
+                for (int b = 0; b < BOXES; b++)
+                    tma_load_2d(sm.v[s] + b * BN * 64, &map_v, &sm.v_full[s], b * 64, key0 + kt * BN);
+            }
+        }
+        return;
+    }
+    regs_consumer();
+    const int cw = wg - 1, t = threadIdx.x % 128;
+    float o[O_REGS];
+#pragma unroll
+    for (int i = 0; i < O_REGS; i++)
+        o[i] = 0.f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+    mbar_wait(&sm.q_full, 0);
+    for (int kt = 0; kt < n_kt; kt++) {
+        const int s = kt & 1, ph = (kt >> 1) & 1;
+        // S = Q . K^T (the first k-step overwrites)
+        float sc[ATT3_S_REGS];
+        mbar_wait(&sm.k_full[s], ph);
+        wgmma_fence();
+        mma_qk<T, true>(sc, desc(sm.q + att3_q_off(cw, 0), 16, ATT3_SBO), desc(sm.k[s] + att3_k_off(0), 16, ATT3_SBO));
+#pragma unroll
+        for (int kk = 1; kk < KS; kk++)
+            mma_qk<T, false>(sc, desc(sm.q + att3_q_off(cw, kk), 16, ATT3_SBO),
+                             desc(sm.k[s] + att3_k_off(kk), 16, ATT3_SBO));
+        wgmma_commit();
+        wgmma_wait_all();
+        if (t == 0)
+            mbar_arrive(&sm.k_empty[s]);
+        // the online softmax on the accumulators; P into A fragments
+        if (att3_needs_mask(qt, kt, causal))
+            att3_mask(sc, t, cw, qt, kt, causal);
+        float mx[2], alpha[2];
+        att3_row_max(sc, m_run, mx);
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        }
+        att3_softmax(sc, mx, m_run, l_run, alpha, sl2);
+        att3_rescale(o, O_REGS, alpha);
+        uint32_t p[BN / 16][4];
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                p[kk][r] = fa::pack2(sc[att3_p_acc(kk, r, 0)], sc[att3_p_acc(kk, r, 1)], T());
+        // O += P . V
+        mbar_wait(&sm.v_full[s], ph);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++)
+            mma_pv<T, D>(o, p[kk], desc(sm.v[s] + att3_v_off(kk), ATT3_V_LBO, ATT3_SBO));
+        wgmma_commit();
+        wgmma_wait_all();
+        if (t == 0)
+            mbar_arrive(&sm.v_empty[s]);
+    }
+    // the row sums over the quad; 1/0 (no visible finite score) makes NaN
+    float inv[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
+        inv[r] = 1.f / l_run[r];
+    }
+    T *orow = O + ((size_t)row0 + cw * ATT3_WG_ROWS) * D;
+#pragma unroll
+    for (int i = 0; i < O_REGS; i += 2) {
+        const int r = (i >> 1) & 1;
+        *reinterpret_cast<uint32_t *>(orow + (size_t)att3_acc_row(t, i) * D + att3_acc_col(t, i)) =
+            fa::pack2(o[i] * inv[r], o[i + 1] * inv[r], T());
+    }
+}
+
+// Whether v3 takes the shape (else v2): D 64 or 128, whole 128-row tiles,
+// rows of the [B*H*S, D] view within int (TMA coordinates), 16-byte
+// aligned tensors (TMA).
+static bool fits(int64_t bh, int64_t S, int64_t D, const void *Q, const void *K, const void *V, const void *O)
+{
+    return (D == 64 || D == 128) && S > 0 && S % BM == 0 && bh > 0 && bh * S <= 0x7fffffff &&
+           aligned16(Q) && aligned16(K) && aligned16(V) && aligned16(O);
+}
+
+template <typename T, int D>
+static int launch(const T *Q, const T *K, const T *V, T *O, int64_t bh, int S, int causal, cudaStream_t st,
+                  const kgate_params *p)
+{
+    CUtensorMap mq, mk, mv;
+    const int64_t rows = bh * S;
+    if (make_map<T>(&mq, Q, rows, D, BM) || make_map<T>(&mk, K, rows, D, BN) || make_map<T>(&mv, V, rows, D, BN))
+        return kernel_fail(p, 4, "attention v3: cuTensorMapEncodeTiled failed");
+    const size_t smem = sizeof(Smem<T, D>) + 1024;
+    if (!allow_smem<kernel<T, D>>(smem))
+        return kernel_fail(p, 3, "attention v3: cannot get the shared memory");
+    const int n_qt = S / BM;
+    const float sl2 = (float)(1.4426950408889634 / sqrt((double)D)); // log2(e) / sqrt(D)
+    kernel<T, D><<<(unsigned)(bh * n_qt), THREADS, smem, st>>>(mq, mk, mv, O, S, n_qt, sl2, causal);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+} // namespace fa3
+
+// v3 where it fits, else v2 (which takes v1 where it does not fit).
+template <typename T>
+static int attn_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p, kgate_stream st)
+{
+    if (!args_ok<T>(in, nin, out, nout))
+        return kernel_fail(p, 1, "attention v3: expected Q, K, V [B,H,S,D] -> O [B,H,S,D]");
+    const int64_t bh = in[0].shape[0] * in[0].shape[1], S = in[0].shape[2], D = in[0].shape[3];
+    const T *Q = (const T *)in[0].data, *K = (const T *)in[1].data, *V = (const T *)in[2].data;
+    T *O = (T *)out[0].data;
+    if (!fa3::fits(bh, S, D, Q, K, V, O))
+        return attn_fused<T, 4, 2>(in, nin, out, nout, p, st);
+    const int causal = kgate_scalar_get(p, "causal", 0) != 0;
+    if (D == 64)
+        return fa3::launch<T, 64>(Q, K, V, O, bh, (int)S, causal, (cudaStream_t)st, p);
+    return fa3::launch<T, 128>(Q, K, V, O, bh, (int)S, causal, (cudaStream_t)st, p);
+}
+
 } // namespace attn
 
 #define ATTN_V1_SUM "S = Q.K^T written to DRAM in fp32, a softmax pass, then P.V: O(S^2) traffic (RC4, NOTC)"
 #define ATTN_V2_SUM "fused FlashAttention-2: mma.sync m16n8k16, online softmax, cp.async K/V tiles, 4 warps x 32 rows"
+#define ATTN_V3_SUM                                                                                                \
+    "Hopper: TMA K/V ring, wgmma S = Q.K^T from shared memory, P.V with P in registers, 2 consumer warpgroups; "   \
+    "v2 off the 128-row grid"
 
 static const kgate_kernel variants[] = {
     {"attention_v1_fp16", "attention", "fp16", NULL, 3, 1, attn::attn_v1<__half>, ATTN_V1_SUM, "causal", NULL},
@@ -524,5 +746,8 @@ static const kgate_kernel variants[] = {
      NULL},
     {"attention_v2_bf16", "attention", "bf16", NULL, 3, 1, attn::attn_fused<__nv_bfloat16, 4, 2>, ATTN_V2_SUM,
      "causal", NULL},
+    {"attention_v3_fp16", "attention", "fp16", NULL, 3, 1, attn::attn_v3<__half>, ATTN_V3_SUM, "causal", NULL},
+    {"attention_v3_bf16", "attention", "bf16", NULL, 3, 1, attn::attn_v3<__nv_bfloat16>, ATTN_V3_SUM, "causal",
+     NULL},
 };
 KG_EXPORT_VARIANTS(attention, variants)

@@ -5,11 +5,15 @@
 // D[64x128] += A[64x16] . B[16x128], A K-major and B from shared-memory
 // descriptors; TNSP_B is "1" for an MN-major (row-major [K,N]) B and "0" for
 // a K-major one (row-major [N,K], used transposed). PTX_TYPE is f16 or bf16.
-#define KG_WGMMA_M64N128K16(PTX_TYPE, TNSP_B, d, da, db)                           \
+#define KG_WGMMA_M64N128K16(PTX_TYPE, TNSP_B, d, da, db) KG_WGMMA_M64N128K16_SD(PTX_TYPE, TNSP_B, "1", d, da, db)
+
+// The same with scale-d given: "1" accumulates, "0" overwrites (D = A . B,
+// D's old values unread).
+#define KG_WGMMA_M64N128K16_SD(PTX_TYPE, TNSP_B, SCALE_D, d, da, db)               \
     asm volatile("{\n"                                                            \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX_TYPE "." PTX_TYPE " " \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
-                 "%64, %65, 1, 1, 1, 0, " TNSP_B ";\n"                              \
+                 "%64, %65, " SCALE_D ", 1, 1, 0, " TNSP_B ";\n"                              \
                  "}\n"                                                             \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),\
       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),\
