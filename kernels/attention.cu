@@ -29,6 +29,36 @@
 //            in registers (attn_fused<T, 8, 1>: one 256-thread block an SM,
 //            1.6 times the shared-memory reads an mma); not exported, since
 //            the suite expects every variant past v1 to be the fast one.
+// v3 Hopper: FlashAttention-3's structure on sm_90a (TMA, wgmma, warp
+//            specialization, two consumers in turns). One 384-thread CTA per
+//            (batch*head, 128-query tile), one CTA an SM (setmaxnreg: 40
+//            registers for the producer, 232 for each consumer; 160 KB of
+//            shared memory at D = 128, 80 KB at D = 64). Warpgroup 0
+//            produces: one thread issues the TMA copies of the Q tile (once)
+//            and of 128-key K and V tiles into two 2-stage rings, [128][64]
+//            boxes with the 128-byte swizzle, each tile completing on its
+//            mbarrier; the consumers free a stage by an mbarrier arrive each.
+//            Warpgroups 1 and 2 consume, 64 query rows each: S = Q.K^T by
+//            wgmma m64n128k16 with both operands K-major in shared memory;
+//            the online softmax on the fp32 accumulators in registers (row
+//            max over the quad by two shuffles, exp2 with the scale folded
+//            in, v2's rules for -Inf, +Inf and NaN); P rounded to 16 bits
+//            straight into the A fragments of O += P.V (wgmma m64nDk16 with A
+//            in registers: the accumulator layout of S is, pairwise, the
+//            A-fragment layout, so no data moves), V N-major through the
+//            descriptor's transpose bit. The consumers take turns (named
+//            barriers 1 and 2) to issue their GEMMs, P.V of one tile and
+//            Q.K^T of the next as one wgmma group, so that one's softmax runs
+//            under the other's GEMMs (FA3's ping-pong; its overlap within a
+//            warpgroup is not done). Causal: key tiles past the query tile
+//            are never loaded, the diagonal tile is masked, a head's heavy
+//            query tiles run first. D = 64 and 128 with S a multiple of 128
+//            and 16-byte aligned tensors; anything else takes v2. The index
+//            math and the softmax steps live in attention_v3.h, which
+//            tests/test_attention_v3.c runs on the host, emulating every CTA
+//            of small problems against softmax(Q.K^T).V in double. Written
+//            without a GPU: the operator's .fast stays v2 until v3 is
+//            verified on one.
 #include <stdint.h>
 
 #include <type_traits>
@@ -518,10 +548,11 @@ static int attn_fused(const DLTensor *in, int nin, DLTensor *out, int nout, cons
 }
 
 // ---------------------------------------------------------------- v3 Hopper
-// FlashAttention-3's structure, without its intra-warpgroup pipelining: one
-// CTA per (batch*head, 128 query rows), warpgroup 0 the producer (one thread
-// issues every TMA copy), warpgroups 1 and 2 the consumers of 64 rows each.
-// The index math and the online-softmax steps are in attention_v3.h, which
+// FlashAttention-3's structure with its ping-pong of the two consumer
+// warpgroups, without its overlap within a warpgroup: one CTA per
+// (batch*head, 128 query rows), warpgroup 0 the producer (one thread issues
+// every TMA copy), warpgroups 1 and 2 the consumers of 64 rows each. The
+// index math and the online-softmax steps are in attention_v3.h, which
 // tests/test_attention_v3.c runs on the host.
 namespace fa3 {
 using namespace sm90; // mbarriers, TMA loads, descriptors, the tensor-map encoder
@@ -564,6 +595,72 @@ template <typename T, int D> __device__ __forceinline__ void mma_pv(float *d, co
     }
 }
 
+// S = Q . K^T over D (the first k-step overwrites S): warpgroup cw's rows.
+template <typename T, int D> __device__ __forceinline__ void issue_qk(float *sc, const T *q, const T *k, int cw)
+{
+    mma_qk<T, true>(sc, desc(q + att3_q_off(cw, 0), 16, ATT3_SBO), desc(k + att3_k_off(0), 16, ATT3_SBO));
+#pragma unroll
+    for (int kk = 1; kk < D / 16; kk++)
+        mma_qk<T, false>(sc, desc(q + att3_q_off(cw, kk), 16, ATT3_SBO), desc(k + att3_k_off(kk), 16, ATT3_SBO));
+}
+
+// O += P . V over the tile's keys.
+template <typename T, int D> __device__ __forceinline__ void issue_pv(float *o, const uint32_t (*p)[4], const T *v)
+{
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++)
+        mma_pv<T, D>(o, p[kk], desc(v + att3_v_off(kk), ATT3_V_LBO, ATT3_SBO));
+}
+
+// The online softmax of key tile kt's scores in place: the mask on the
+// diagonal, the quad's row max, exp2, the running sum; alpha the factor the
+// O accumulators take.
+__device__ __forceinline__ void softmax_scores(float *sc, float *m_run, float *l_run, float *alpha, int t, int cw,
+                                               int qt, int kt, int causal, float sl2)
+{
+    if (att3_needs_mask(qt, kt, causal))
+        att3_mask(sc, t, cw, qt, kt, causal);
+    float mx[2];
+    att3_row_max(sc, m_run, mx);
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    }
+    att3_softmax(sc, mx, m_run, l_run, alpha, sl2);
+}
+
+// O rescaled, P packed into the A fragments of the next P.V.
+template <typename T>
+__device__ __forceinline__ void softmax_apply(const float *sc, float *o, int o_regs, uint32_t (*p)[4],
+                                              const float *alpha)
+{
+    att3_rescale(o, o_regs, alpha);
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            p[kk][r] = fa::pack2(sc[att3_p_acc(kk, r, 0)], sc[att3_p_acc(kk, r, 1)], T());
+}
+
+// The consumers' turns: named barrier 1 + cw (immediate ids, so that ptxas
+// counts two), both consumer warpgroups (256 threads).
+__device__ __forceinline__ void turn_wait(int cw)
+{
+    if (cw == 0)
+        asm volatile("bar.sync 1, 256;" ::: "memory");
+    else
+        asm volatile("bar.sync 2, 256;" ::: "memory");
+}
+
+__device__ __forceinline__ void turn_pass(int cw)
+{
+    if (cw == 0)
+        asm volatile("bar.arrive 1, 256;" ::: "memory");
+    else
+        asm volatile("bar.arrive 2, 256;" ::: "memory");
+}
+
 // Q, K, V are [B*H*S, D] tensor maps with [128][64] boxes; S % 128 == 0.
 template <typename T, int D>
 __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUtensorMap map_q,
@@ -572,7 +669,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      int n_qt, float sl2, int causal)
 {
     constexpr uint32_t TILE_BYTES = BM * D * 2; // = BN * D * 2
-    constexpr int BOXES = D / 64, KS = D / 16, O_REGS = D / 2;
+    constexpr int BOXES = D / 64, O_REGS = D / 2;
     extern __shared__ __align__(1024) unsigned char raw[];
     Smem<T, D> &sm = *reinterpret_cast<Smem<T, D> *>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~(uintptr_t)1023);
     int bh, qt;
@@ -618,55 +715,65 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
     }
     regs_consumer();
     const int cw = wg - 1, t = threadIdx.x % 128;
-    float o[O_REGS];
+    float o[O_REGS], sc[ATT3_S_REGS];
 #pragma unroll
     for (int i = 0; i < O_REGS; i++)
         o[i] = 0.f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+    uint32_t p[BN / 16][4];
+    float alpha[2];
+    // Turns (named barriers 1 and 2): the consumers issue their GEMMs in
+    // alternation, so that one's softmax runs under the other's GEMMs.
+    // Warpgroup 0 takes the first turn; each turn passes to the other one,
+    // but warpgroup 1's last, which no turn waits for.
+    if (cw == 1)
+        turn_pass(0);
     mbar_wait(&sm.q_full, 0);
-    for (int kt = 0; kt < n_kt; kt++) {
-        const int s = kt & 1, ph = (kt >> 1) & 1;
-        // S = Q . K^T (the first k-step overwrites)
-        float sc[ATT3_S_REGS];
-        mbar_wait(&sm.k_full[s], ph);
+    turn_wait(cw);
+    mbar_wait(&sm.k_full[0], 0);
+    wgmma_fence();
+    issue_qk<T, D>(sc, sm.q, sm.k[0], cw);
+    wgmma_commit();
+    turn_pass(1 - cw);
+    wgmma_wait_all();
+    if (t == 0)
+        mbar_arrive(&sm.k_empty[0]);
+    softmax_scores(sc, m_run, l_run, alpha, t, cw, qt, 0, causal, sl2);
+    softmax_apply<T>(sc, o, O_REGS, p, alpha);
+    // Each turn: O += P_kt . V_kt and S = Q . K_kt+1^T (one wgmma group),
+    // then the softmax of S and the new P. (A second group for P.V, waited
+    // for after the softmax, would not overlap them: ptxas 13.0 hoists that
+    // wait above the softmax, whose P repacking it guards. Nor may a wgmma
+    // sit on a conditional path: ptxas would serialize them all.)
+    for (int kt = 0; kt + 1 < n_kt; kt++) {
+        const int s = kt & 1, s1 = (kt + 1) & 1;
+        turn_wait(cw);
+        mbar_wait(&sm.v_full[s], (kt >> 1) & 1);
+        mbar_wait(&sm.k_full[s1], ((kt + 1) >> 1) & 1);
         wgmma_fence();
-        mma_qk<T, true>(sc, desc(sm.q + att3_q_off(cw, 0), 16, ATT3_SBO), desc(sm.k[s] + att3_k_off(0), 16, ATT3_SBO));
-#pragma unroll
-        for (int kk = 1; kk < KS; kk++)
-            mma_qk<T, false>(sc, desc(sm.q + att3_q_off(cw, kk), 16, ATT3_SBO),
-                             desc(sm.k[s] + att3_k_off(kk), 16, ATT3_SBO));
+        issue_pv<T, D>(o, p, sm.v[s]);
+        issue_qk<T, D>(sc, sm.q, sm.k[s1], cw);
         wgmma_commit();
+        turn_pass(1 - cw);
         wgmma_wait_all();
-        if (t == 0)
-            mbar_arrive(&sm.k_empty[s]);
-        // the online softmax on the accumulators; P into A fragments
-        if (att3_needs_mask(qt, kt, causal))
-            att3_mask(sc, t, cw, qt, kt, causal);
-        float mx[2], alpha[2];
-        att3_row_max(sc, m_run, mx);
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        }
-        att3_softmax(sc, mx, m_run, l_run, alpha, sl2);
-        att3_rescale(o, O_REGS, alpha);
-        uint32_t p[BN / 16][4];
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++)
-#pragma unroll
-            for (int r = 0; r < 4; r++)
-                p[kk][r] = fa::pack2(sc[att3_p_acc(kk, r, 0)], sc[att3_p_acc(kk, r, 1)], T());
-        // O += P . V
-        mbar_wait(&sm.v_full[s], ph);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++)
-            mma_pv<T, D>(o, p[kk], desc(sm.v[s] + att3_v_off(kk), ATT3_V_LBO, ATT3_SBO));
-        wgmma_commit();
-        wgmma_wait_all();
-        if (t == 0)
+        if (t == 0) {
             mbar_arrive(&sm.v_empty[s]);
+            mbar_arrive(&sm.k_empty[s1]);
+        }
+        softmax_scores(sc, m_run, l_run, alpha, t, cw, qt, kt + 1, causal, sl2);
+        softmax_apply<T>(sc, o, O_REGS, p, alpha);
+    }
+    {
+        // the last P.V (its V stage is not released: no load waits for it)
+        const int kt = n_kt - 1;
+        turn_wait(cw);
+        mbar_wait(&sm.v_full[kt & 1], (kt >> 1) & 1);
+        wgmma_fence();
+        issue_pv<T, D>(o, p, sm.v[kt & 1]);
+        wgmma_commit();
+        if (cw == 0)
+            turn_pass(1);
+        wgmma_wait_all();
     }
     // the row sums over the quad; 1/0 (no visible finite score) makes NaN
     float inv[2];

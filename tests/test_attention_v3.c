@@ -32,11 +32,11 @@ enum { MAXD = 128, WG = 128 /* threads a warpgroup */ };
 
 /* ---------------------------------------------------------- the model */
 
-/* shared memory as elements: Q tile, then one K and one V stage */
-static float smem[(ATT3_BM + 2 * ATT3_BN) * MAXD];
+/* shared memory as elements, as the kernel's: the Q tile, the K ring, the V ring */
+static float smem[(ATT3_BM + 4 * ATT3_BN) * MAXD];
 
-static int k_at(int D) { return ATT3_BM * D; }
-static int v_at(int D) { return (ATT3_BM + ATT3_BN) * D; }
+static int k_at(int D, int stage) { return (ATT3_BM + stage * ATT3_BN) * D; }
+static int v_at(int D, int stage) { return (ATT3_BM + (2 + stage) * ATT3_BN) * D; }
 
 static unsigned swz(unsigned byte) { return byte ^ (((byte >> 7) & 7u) << 4); }
 
@@ -124,13 +124,63 @@ typedef struct {
     float s[WG][ATT3_S_REGS];
     float o[WG][MAXD / 2];
     float m_run[WG][2], l_run[WG][2];
+    float p[ATT3_BN / 16][WG][4][2]; /* P's A fragments, by k-step */
 } wg_state;
 
 static wg_state wgs[2];
-static float pf[ATT3_BN / 16][WG][4][2]; /* P's A fragments, by k-step */
 
-/* Every CTA of the kernel, one after another, each as the kernel runs it
- * (the two consumer warpgroups in turn, every thread of each). O [bh][S][D]. */
+/* The kernel's S = Q . K^T of warpgroup cw from K stage ks. */
+static void issue_qk(int cw, int D, int ks)
+{
+    for (int kk = 0; kk < D / 16; kk++)
+        wgmma_ss(wgs[cw].s, ATT3_S_REGS, att3_q_off(cw, kk), k_at(D, ks) + att3_k_off(kk), kk > 0);
+}
+
+/* The kernel's O += P . V of warpgroup cw from V stage vs. */
+static void issue_pv(int cw, int D, int vs)
+{
+    for (int kk = 0; kk < ATT3_BN / 16; kk++)
+        wgmma_rs(wgs[cw].o, D / 2, wgs[cw].p[kk], v_at(D, vs) + att3_v_off(kk), ATT3_V_LBO);
+}
+
+/* The kernel's softmax_step for key tile kt, every thread of warpgroup cw
+ * (the quad's butterfly max as its two shuffles). */
+static void softmax_step(int cw, int D, int qt, int kt, int causal, float sl2)
+{
+    wg_state *w = &wgs[cw];
+    float mx[WG][2], m1[WG][2], alpha[WG][2];
+    for (int t = 0; t < WG; t++) {
+        if (att3_needs_mask(qt, kt, causal))
+            att3_mask(w->s[t], t, cw, qt, kt, causal);
+        att3_row_max(w->s[t], w->m_run[t], mx[t]);
+    }
+    for (int t = 0; t < WG; t++)
+        for (int r = 0; r < 2; r++)
+            m1[t][r] = fmaxf(mx[t][r], mx[t ^ 1][r]);
+    for (int t = 0; t < WG; t++)
+        for (int r = 0; r < 2; r++)
+            mx[t][r] = fmaxf(m1[t][r], m1[t ^ 2][r]);
+    for (int t = 0; t < WG; t++) {
+        att3_softmax(w->s[t], mx[t], w->m_run[t], w->l_run[t], alpha[t], sl2);
+        att3_rescale(w->o[t], D / 2, alpha[t]);
+        for (int kk = 0; kk < ATT3_BN / 16; kk++)
+            for (int r = 0; r < 4; r++)
+                for (int h = 0; h < 2; h++)
+                    w->p[kk][t][r][h] = w->s[t][att3_p_acc(kk, r, h)];
+    }
+}
+
+/* The producer's copy of key tile kt into stage kt & 1 of both rings. */
+static void produce(const double *K, const double *V, int D, int key0, int kt)
+{
+    load_tile(k_at(D, kt & 1), K, D, key0 + kt * ATT3_BN);
+    load_tile(v_at(D, kt & 1), V, D, key0 + kt * ATT3_BN);
+}
+
+/* Every CTA of the kernel, one after another, each as the kernel runs it:
+ * its turns in order (warpgroup 0's, then 1's), every thread of each; the
+ * producer copies a tile into its stage before the turn that first reads it
+ * (the stage's previous tile is then consumed). O [bh][S][D]. */
 static void emulate(const double *Q, const double *K, const double *V, double *O, int bh_n, int S, int D,
                     int causal)
 {
@@ -151,38 +201,21 @@ static void emulate(const double *Q, const double *K, const double *V, double *O
                 wgs[cw].m_run[t][0] = wgs[cw].m_run[t][1] = -INFINITY;
                 wgs[cw].l_run[t][0] = wgs[cw].l_run[t][1] = 0.f;
             }
-        for (int kt = 0; kt < n_kt; kt++) {
-            load_tile(k_at(D), K, D, key0 + kt * ATT3_BN);
-            load_tile(v_at(D), V, D, key0 + kt * ATT3_BN);
+        produce(K, V, D, key0, 0);
+        for (int cw = 0; cw < 2; cw++) {
+            issue_qk(cw, D, 0);
+            softmax_step(cw, D, qt, 0, causal, sl2);
+        }
+        for (int kt = 0; kt + 1 < n_kt; kt++) {
+            produce(K, V, D, key0, kt + 1);
             for (int cw = 0; cw < 2; cw++) {
-                wg_state *w = &wgs[cw];
-                for (int kk = 0; kk < D / 16; kk++)
-                    wgmma_ss(w->s, ATT3_S_REGS, att3_q_off(cw, kk), k_at(D) + att3_k_off(kk), kk > 0);
-                float mx[WG][2], m1[WG][2], alpha[WG][2];
-                for (int t = 0; t < WG; t++) {
-                    if (att3_needs_mask(qt, kt, causal))
-                        att3_mask(w->s[t], t, cw, qt, kt, causal);
-                    att3_row_max(w->s[t], w->m_run[t], mx[t]);
-                }
-                /* the kernel's two butterfly steps over the quad */
-                for (int t = 0; t < WG; t++)
-                    for (int r = 0; r < 2; r++)
-                        m1[t][r] = fmaxf(mx[t][r], mx[t ^ 1][r]);
-                for (int t = 0; t < WG; t++)
-                    for (int r = 0; r < 2; r++)
-                        mx[t][r] = fmaxf(m1[t][r], m1[t ^ 2][r]);
-                for (int t = 0; t < WG; t++) {
-                    att3_softmax(w->s[t], mx[t], w->m_run[t], w->l_run[t], alpha[t], sl2);
-                    att3_rescale(w->o[t], nro, alpha[t]);
-                    for (int kk = 0; kk < ATT3_BN / 16; kk++)
-                        for (int r = 0; r < 4; r++)
-                            for (int h = 0; h < 2; h++)
-                                pf[kk][t][r][h] = w->s[t][att3_p_acc(kk, r, h)];
-                }
-                for (int kk = 0; kk < ATT3_BN / 16; kk++)
-                    wgmma_rs(w->o, nro, pf[kk], v_at(D) + att3_v_off(kk), ATT3_V_LBO);
+                issue_pv(cw, D, kt & 1);
+                issue_qk(cw, D, (kt + 1) & 1);
+                softmax_step(cw, D, qt, kt + 1, causal, sl2);
             }
         }
+        for (int cw = 0; cw < 2; cw++)
+            issue_pv(cw, D, (n_kt - 1) & 1);
         for (int cw = 0; cw < 2; cw++) {
             wg_state *w = &wgs[cw];
             float l1[WG][2], l2[WG][2];
