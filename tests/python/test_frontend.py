@@ -276,10 +276,11 @@ class ForkServer(unittest.TestCase):
             _, err = p.communicate(timeout=120)
             with open(out) as f:
                 seen = [json.loads(line) for line in f]
+            self.marker = out  # this probe's own: other runs' servers are not ours to count
             return p.pid, p.returncode, err.strip(), seen, d
 
     def left_behind(self, pid):
-        """Processes whose parent is pid, or any running the probe's server."""
+        """Processes whose parent is pid, or a fork server of this probe."""
         mine = []
         for e in os.listdir("/proc"):
             if e.isdigit():
@@ -288,9 +289,11 @@ class ForkServer(unittest.TestCase):
                         ppid = int(f.read().rsplit(")", 1)[1].split()[1])
                     with open(f"/proc/{e}/cmdline") as f:
                         cmd = f.read()
+                    with open(f"/proc/{e}/environ") as f:
+                        env = f.read()
                 except (OSError, IndexError, ValueError):
                     continue
-                if ppid == pid or ("kgate._zygote" in cmd and "KG_PROBE" in open(f"/proc/{e}/environ").read()):
+                if ppid == pid or ("kgate._zygote" in cmd and "KG_PROBE_OUT=" + self.marker in env):
                     mine.append(int(e))
         return mine
 
