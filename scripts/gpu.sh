@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time startup tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -207,6 +207,20 @@ EOF2
     suite2) suite2_verify; suite2_time ;;
     suite2-verify) suite2_verify ;;
     suite2-time) suite2_time ;;
+    v3)
+        # the Hopper v3 kernels written without a GPU (session 6): each alone, short timeouts
+        # (a wrong TMA byte count or barrier parity hangs rather than fails), simplest case first
+        log v3
+        for spec in conv2d_nhwc:large conv2d_nhwc:medium conv2d_nhwc:s2 conv2d:large conv2d:f1x1 \
+            attention:d64 attention:large attention:small attention:seq4096; do
+            op=${spec%%:*} size=${spec#*:}
+            for dt in fp16 bf16; do
+                timeout 90 "$B/kgate" check "$B/libkgate_bundled.so:${op}_v3_$dt" --shape "$size" --timeout 30 \
+                    --json "$OUT/v3-$op-$size-$dt.json" >"$OUT/v3-$op-$size-$dt.txt" 2>&1
+                echo "${op}_v3_$dt $size: exit $? $(grep -E "^${op}_v3" "$OUT/v3-$op-$size-$dt.txt" | head -1 | cut -c60-140)"
+            done
+        done
+        ;;
     startup)
         # what a Python worker pays before it can work: the interpreter, torch, the driver
         log startup
