@@ -245,7 +245,11 @@ EOF2
         # issue 10 on a 2-GPU machine (kind nvidia-h200-x2): 1 GPU against 2, pinned
         # kernels on both, a kill and resume (scripts/batch_bench.sh)
         log batch-bench
-        BUILD=$B timeout 590 scripts/batch_bench.sh "$OUT/batch" 2>&1 | tail -30
+        # BENCH_PHASES splits it over calls (scripts/batch_bench.sh); its folder stays on the
+        # machine between them and is copied here after each
+        bo=${BATCH_OUT:-/tmp/kgate-batch}
+        BUILD=$B timeout 590 scripts/batch_bench.sh "$bo" 2>&1 | tail -30
+        cp -r "$bo" "$OUT/batch"
         ;;
     tune-matmul)
         # the paper's RC2a at 16384^2: the Triton tutorial's eight configurations, then a
