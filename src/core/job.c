@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,19 +38,6 @@ static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
     memmove(buf, start, rest);
     *len = rest;
     return stop;
-}
-
-/* In a forked child: closes every descriptor from lo up, so that nothing
- * kgate, or whoever started kgate, holds open reaches a worker. */
-static void close_from(int lo)
-{
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
-        return;
-#endif
-    long max = sysconf(_SC_OPEN_MAX);
-    for (long fd = lo; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-        close((int)fd);
 }
 
 /* Kills what a worker left behind. kgate is a child subreaper, so a process
@@ -129,10 +115,23 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         snprintf(fdbuf, sizeof fdbuf, "%d", 3);
         if (fd_index >= 0 && fd_index < n)
             args[fd_index] = fdbuf;
-        if (kg_zygote_spawn(z, args, fds, KG_ZYGOTE_READY_S, &pid, &zerr))
-            pid = -1; /* fork and exec it here instead */
-        else
+        if (kg_zygote_spawn(z, args, fds, KG_ZYGOTE_READY_S, &pid, &zerr)) {
+            /* fork and exec it here instead, on fresh pipes: a worker the
+             * server forked before it failed to answer reads no job from
+             * the old ones and exits (and is reaped as an orphan) */
+            pid = -1;
+            int *all[3] = {evp, errp, inp};
+            for (int i = 0; i < 3; i++) {
+                close(all[i][0]);
+                close(all[i][1]);
+            }
+            if (pipe2(evp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(inp, O_CLOEXEC)) {
+                free(evbuf);
+                return kg_err_set(err, KG_EXIT_ENV, "pipe: %s", strerror(errno));
+            }
+        } else {
             st->forked = 1;
+        }
     }
     if (pid < 0 && (pid = fork()) < 0) {
         free(evbuf);
@@ -148,7 +147,7 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         dup2(errp[1], 1); /* what a candidate prints must not reach kgate's output */
         dup2(errp[1], 2);
         dup2(hi, 3); /* events on descriptor 3 */
-        close_from(4); /* hi, the pipes' other ends, and anything inherited */
+        kg_close_from(4); /* hi, the pipes' other ends, and anything inherited */
         snprintf(fdbuf, sizeof fdbuf, "%d", 3);
         if (fd_index >= 0 && fd_index < n)
             args[fd_index] = fdbuf;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int kg_err_set(kg_err *err, int code, const char *fmt, ...)
@@ -199,4 +200,15 @@ void kg_stop_request(int sig)
 int kg_stop_requested(void)
 {
     return stop_sig;
+}
+
+void kg_close_from(int lo)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
+        return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = lo; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        close((int)fd);
 }

@@ -56,6 +56,7 @@ int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err)
         }
         if (dup2(sv[1], 3) != 3) /* dup2 clears close-on-exec */
             _exit(127);
+        kg_close_from(4); /* nothing kgate, or its caller, holds open stays open in it */
         char *args[] = {(char *)python, "-m", "kgate._zygote", "--fd", "3", NULL};
         execv(python, args);
         _exit(127);
