@@ -40,12 +40,13 @@ static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
     return stop;
 }
 
+static kg_zygote *py_zygote; /* the Python workers' fork server, once started */
+
 /* Kills what a worker left behind. kgate is a child subreaper, so a process
  * the candidate forked, even one that called setsid() to leave the worker's
  * process group, becomes kgate's child when the worker dies: every child
- * left once the worker is reaped is killed and reaped, until none is. */
-static kg_zygote *py_zygote; /* the Python workers' fork server, once started */
-
+ * left once the worker is reaped is killed and reaped, until none is: all
+ * but the fork server. */
 static void reap_orphans(void)
 {
     pid_t self = getpid(), spare = kg_zygote_pid(py_zygote);
@@ -279,8 +280,9 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
 }
 
 /* The fork server for this Python job, started at the first one; NULL where
- * it is off (KGATE_ZYGOTE=0), cannot serve the job (--sandbox; a wrapper's jobs never ask,
- * another interpreter or PYTHONPATH than it started with) or has failed. */
+ * it is off (KGATE_ZYGOTE=0), cannot serve the job (--sandbox, or another
+ * interpreter or PYTHONPATH than it started with) or has failed. Jobs under
+ * a wrapper (--memcheck) never ask for it. */
 static kg_zygote *python_zygote(const char *python, int sandbox)
 {
     static char started_python[PATH_MAX], started_path[4096];
