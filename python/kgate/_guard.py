@@ -15,10 +15,14 @@ solution is imported, checks it after the import and before every
 reference computation, and refuses the solution with one line naming the
 attribute.
 
-The limits: only attribute replacement is seen. A solution that registers
-a new kernel for an aten operator (torch.library), edits a function's
-__code__ in place, or patches C memory is not; those are documented in
-docs/security.md.
+It also keeps the dispatcher's table of every operator the reference
+dispatches to (recorded on the meta device by Problem.describe): a kernel
+registered over aten::layer_norm (torch.library, or the dispatcher's own
+binding) changes that table and is refused the same way.
+
+The limits: a function's __code__ edited in place, C-level patches, and
+operators the reference reaches on the GPU but not on the meta device are
+not seen; docs/security.md lists them.
 
 It also records the global switches that change what the library path
 (eager PyTorch) runs (cuDNN's benchmark and deterministic modes, TF32 and
@@ -65,6 +69,35 @@ def _members(obj):
     reading attributes through getattr would run descriptors)."""
     d = getattr(obj, "__dict__", None)
     return dict(d) if d is not None else {}
+
+
+class OpRecorder:
+    """A dispatch mode that records the names of the operators called under it."""
+
+    def __new__(cls):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class _Rec(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = set()
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.add(func._schema.name)
+                return func(*args, **(kwargs or {}))
+
+        return _Rec()
+
+
+def _tables(ops):
+    import torch
+    out = {}
+    for op in ops:
+        try:
+            out[op] = torch._C._dispatch_dump_table(op)
+        except Exception:  # noqa: BLE001 - an operator this build cannot dump: not watched
+            pass
+    return out
 
 
 def _dynamo_imported():
@@ -123,10 +156,12 @@ def _settings():
 
 
 class Surface:
-    """An identity snapshot; extra: [(label, module or class)] beyond torch's."""
+    """An identity snapshot; extra: [(label, module or class)] beyond torch's;
+    ops: operator names whose dispatch tables are watched."""
 
-    def __init__(self, extra=()):
+    def __init__(self, extra=(), ops=()):
         _dynamo_imported()
+        self.tables = _tables(ops)
         self.spaces = _spaces(list(extra))
         self.objs = {(label, k): v for label, obj in self.spaces for k, v in _members(obj).items()}
         self.settings = _settings()
@@ -141,6 +176,8 @@ class Surface:
         import types
         out = [f"{k} ({v!r} -> {now!r})" for k, v in self.settings.items()
                if (now := _settings().get(k, v)) != v]
+        out += [f"{op} (a kernel registered over it)" for op, t in _tables(self.tables).items()
+                if t != self.tables[op]]
         for label, obj in self.spaces:
             now = _members(obj)
             for k, v in now.items():

@@ -63,8 +63,14 @@ def candidate(problem_path, solution_path, compile=False):
     init = pm.get_init_inputs()
     torch.manual_seed(SEED)
     model = pm.Model(*init)
+    name = problem_name(problem_path)
+    prob = Problem(name, inputs=pm.get_inputs, reference=model, compile=compile, family=guess_family(name),
+                   note="KernelBench " + os.path.basename(problem_path))
+    prob.describe()  # on the meta device: also records the operators the reference dispatches to
     # what the reference calls into, before any of the solution's code runs (_guard.py)
-    surface = Surface([("problem " + os.path.basename(problem_path), pm)] + module_classes(model))
+    surface = Surface([("problem " + os.path.basename(problem_path), pm)] + module_classes(model),
+                      ops=prob.aten_ops)
+    prob.surface = surface  # checked again before every reference computation
     sm = load_module(solution_path)
     refuse_if_changed(surface, "importing " + os.path.basename(solution_path))
     if not hasattr(sm, "ModelNew"):
@@ -75,10 +81,6 @@ def candidate(problem_path, solution_path, compile=False):
     ref_state, new_state = model.state_dict(), new.state_dict()
     if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
         new.load_state_dict(ref_state)
-    name = problem_name(problem_path)
-    prob = Problem(name, inputs=pm.get_inputs, reference=model, compile=compile, family=guess_family(name),
-                   note="KernelBench " + os.path.basename(problem_path))
-    prob.surface = surface  # checked again before every reference computation
     k = Kernel(_OnGPU(new), op=name, dtype=None, name="ModelNew",
                summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
     return prob, [k]

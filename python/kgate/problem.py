@@ -79,6 +79,7 @@ class Problem:
         self.ref_dtype = "fp64"
         self.on_gpu = None
         self.surface = None  # a _guard.Surface checked before each reference (KernelBench's route)
+        self.aten_ops = set()  # the operators the reference dispatches to, from describe()
 
     # ------------------------------------------------------ description
     def describe(self):
@@ -91,8 +92,10 @@ class Problem:
         with torch.device("meta"):
             xs = self.tensors(self.make_inputs(), first=True)
         ref = _to(self.reference, "meta")
-        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        from ._guard import OpRecorder
+        with torch.no_grad(), FlopCounterMode(display=False) as fc, OpRecorder() as rec:
             outs = _as_list(ref(*self.args(xs)), "the reference")
+        self.aten_ops = rec.ops  # what the reference dispatches to (_guard.Surface watches them)
         flops = float(fc.get_total_flops())
         dts = {_dtype_name(t, "an input or output") for t in xs + outs if t.is_floating_point()}
         if len(dts) != 1:

@@ -268,6 +268,22 @@ def get_init_inputs():
         finally:
             torch.sigmoid = saved
 
+    def test_a_kernel_registered_over_an_aten_operator(self):
+        # the problem's reference calls relu: a solution registering its own CPU kernel
+        # for aten::relu (as torch.library allows) would change what the reference computes
+        _, err = self.judge("_lib = torch.library.Library('aten', 'IMPL')\n"
+                            "_lib.impl('relu', lambda x: x * 0, 'CPU')\n"
+                            "class ModelNew(nn.Module):\n    pass\n")
+        self.assertIn("aten::relu (a kernel registered over it)", err or "")
+        import gc
+        import sys as _sys
+        for name in [m for m in _sys.modules if m.startswith("kgate_user_s_")]:
+            mod = _sys.modules.pop(name)
+            if hasattr(mod, "_lib"):
+                mod._lib._destroy()  # the registration goes with its Library
+        gc.collect()
+        self.assertTrue(torch.equal(torch.relu(torch.tensor([-1.0, 2.0])), torch.tensor([0.0, 2.0])))
+
     def test_switches_that_slow_the_library(self):
         old = torch.backends.cudnn.deterministic
         try:
@@ -293,6 +309,11 @@ def get_init_inputs():
                                   "        super().__init__()\n"
                                   "        self.f = torch.compile(lambda x: x * 2)\n")
         self.assertIsNone(err)
+        self.assertEqual(problem.surface.changed(), [])
+        try:  # TorchDynamo's first compile (inductor on the CPU needs a C++ compiler)
+            torch.compile(lambda x: x * 2)(torch.randn(4))
+        except Exception as e:  # noqa: BLE001
+            print(f"(no CPU compile here: {type(e).__name__})")
         import copy
         m = copy.deepcopy(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())).double()
         m(torch.randn(2, 4, dtype=torch.float64))
