@@ -100,36 +100,34 @@ def _tables(ops):
     return out
 
 
-def _dynamo_imported():
-    """TorchDynamo's import wraps torch.manual_seed (and may wrap more): done
-    before a snapshot, so that a solution's torch.compile is not read as a
-    patch. About 0.8 s here, 3 s on the H200 machine; the fork server does it
-    once for all its workers."""
-    try:
-        import torch._dynamo  # noqa: F401
-    except Exception:  # noqa: BLE001 - a torch without it: nothing to wrap
-        pass
-
-
-def _dynamo_tagging(label, name, old, new):
-    """TorchDynamo wraps nn.Module.__init__ and __setstate__ at its first
-    compile (install_generation_tagging_init, torch/_dynamo/mutation_guard.py):
-    benign when the wrapper is that function's own code around the very
-    object of the snapshot."""
+def _code_consts(fn):
     import types
-    mg = sys.modules.get("torch._dynamo.mutation_guard")
-    if mg is None or label != "torch.nn.Module":
-        return False
-    if old is None:  # its marker that the wrappers are in
-        return name == "___needs_generation_tag_patch" and new is False
-    if name not in ("__init__", "__setstate__"):
-        return False
-    install = getattr(mg, "install_generation_tagging_init", None)
-    codes = [c for c in getattr(getattr(install, "__code__", None), "co_consts", ()) if isinstance(c, types.CodeType)]
+    return [c for c in getattr(getattr(fn, "__code__", None), "co_consts", ()) if isinstance(c, types.CodeType)]
+
+
+def _torch_own(label, name, old, new):
+    """Wrappers torch puts on itself when TorchDynamo is first imported or
+    first compiles, recognized by their code objects (not by names a
+    solution could copy) around the very object of the snapshot:
+      - torch._disable_dynamo's `inner` (TorchDynamo's import wraps
+        torch.manual_seed with it), harmless around any original;
+      - install_generation_tagging_init's wrappers of nn.Module.__init__ and
+        __setstate__, and its marker attribute
+        (torch/_dynamo/mutation_guard.py)."""
+    if old is None:  # an added attribute: only the tagging's marker
+        return (label == "torch.nn.Module" and name == "___needs_generation_tag_patch" and new is False
+                and "torch._dynamo.mutation_guard" in sys.modules)
     code = getattr(new, "__code__", None)
-    if code is None or not any(code is c for c in codes):
+    if code is None or not any(cell.cell_contents is old for cell in (getattr(new, "__closure__", None) or ())):
         return False
-    return any(cell.cell_contents is old for cell in (new.__closure__ or ()))
+    makers = []
+    comp = sys.modules.get("torch._compile")
+    if comp is not None:
+        makers.append(getattr(comp, "_disable_dynamo", None))
+    mg = sys.modules.get("torch._dynamo.mutation_guard")
+    if mg is not None and label == "torch.nn.Module" and name in ("__init__", "__setstate__"):
+        makers.append(getattr(mg, "install_generation_tagging_init", None))
+    return any(code is c for m in makers for c in _code_consts(m))
 
 
 def _settings():
@@ -160,7 +158,6 @@ class Surface:
     ops: operator names whose dispatch tables are watched."""
 
     def __init__(self, extra=(), ops=()):
-        _dynamo_imported()
         self.tables = _tables(ops)
         self.spaces = _spaces(list(extra))
         self.objs = {(label, k): v for label, obj in self.spaces for k, v in _members(obj).items()}
@@ -185,9 +182,9 @@ class Surface:
                     # a module gains private names and submodules by itself; a class
                     # gains nothing, and an added dunder overrides its base's
                     if (isinstance(obj, type) or not k.startswith("_") and not isinstance(v, types.ModuleType)) \
-                            and not _dynamo_tagging(label, k, None, v):
+                            and not _torch_own(label, k, None, v):
                         out.append(f"{label}.{k} (added)")
-                elif self.objs[(label, k)] is not v and not _dynamo_tagging(label, k, self.objs[(label, k)], v):
+                elif self.objs[(label, k)] is not v and not _torch_own(label, k, self.objs[(label, k)], v):
                     out.append(f"{label}.{k}")
             out.extend(f"{label}.{k} (removed)" for (lb, k) in self.objs if lb == label and k not in now)
             if len(out) >= limit:

@@ -62,8 +62,6 @@ def _warm():
             torch.matmul(w, w).double()
     except Exception:  # noqa: BLE001 - a warm-up only: the workers do it themselves
         pass
-    from ._guard import _dynamo_imported
-    _dynamo_imported()  # before a KernelBench solution's snapshot (_guard.py)
 
 
 def _parse(msg):

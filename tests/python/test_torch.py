@@ -314,6 +314,12 @@ def get_init_inputs():
             torch.compile(lambda x: x * 2)(torch.randn(4))
         except Exception as e:  # noqa: BLE001
             print(f"(no CPU compile here: {type(e).__name__})")
+        seed = torch.manual_seed
+        try:  # torch's own wrapper around something else is still a patch
+            torch.manual_seed = torch._disable_dynamo(lambda s: None)
+            self.assertEqual(problem.surface.changed(), ["torch.manual_seed"])
+        finally:
+            torch.manual_seed = seed
         import copy
         m = copy.deepcopy(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())).double()
         m(torch.randn(2, 4, dtype=torch.float64))
