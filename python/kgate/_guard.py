@@ -71,22 +71,21 @@ def _members(obj):
     return dict(d) if d is not None else {}
 
 
-class OpRecorder:
-    """A dispatch mode that records the names of the operators called under it."""
+def op_recorder():
+    """A dispatch mode that records, in .ops, the names of the operators
+    called under it (torch is imported only here)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    def __new__(cls):
-        from torch.utils._python_dispatch import TorchDispatchMode
+    class _Rec(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = set()
 
-        class _Rec(TorchDispatchMode):
-            def __init__(self):
-                super().__init__()
-                self.ops = set()
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.add(func._schema.name)
+            return func(*args, **(kwargs or {}))
 
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                self.ops.add(func._schema.name)
-                return func(*args, **(kwargs or {}))
-
-        return _Rec()
+    return _Rec()
 
 
 def _tables(ops):

@@ -92,8 +92,8 @@ class Problem:
         with torch.device("meta"):
             xs = self.tensors(self.make_inputs(), first=True)
         ref = _to(self.reference, "meta")
-        from ._guard import OpRecorder
-        with torch.no_grad(), FlopCounterMode(display=False) as fc, OpRecorder() as rec:
+        from ._guard import op_recorder
+        with torch.no_grad(), FlopCounterMode(display=False) as fc, op_recorder() as rec:
             outs = _as_list(ref(*self.args(xs)), "the reference")
         self.aten_ops = rec.ops  # what the reference dispatches to (_guard.Surface watches them)
         flops = float(fc.get_total_flops())
