@@ -30,30 +30,29 @@ gtest() { # gtest NAME COMMAND...
     echo "$n: exit $rc after $(($(date +%s) - t0)) s: $(grep -E 'passed, .* failed' "$OUT/test-$n.log" | tail -1)"
     grep -E '^FAIL' "$OUT/test-$n.log" | head -30
 }
-# issue 6's operators: every variant correct at every preset (--verify-only) ...
-suite2_verify() {
-    log suite2-verify
-    for spec in batched_matmul:small,medium,large,gemv linear_activation:small,medium,large \
-        conv2d:small,medium,large,f1x1,f5x5,f7x7,dw,s2 conv2d_nhwc:small,medium,large,f1x1,f5x5,f7x7,dw,s2 \
-        attention:small,medium,large,seq512,seq4096,d64,seq512-d64,seq4096-d64; do
+# issue 6's operators: every variant correct at every preset (suite2_run verify), then
+# timed against their library paths at the presets the issue's targets name (suite2_run time)
+suite2_run() { # suite2_run verify|time
+    log "suite2-$1"
+    if [ "$1" = verify ]; then
+        specs="batched_matmul:small,medium,large,gemv linear_activation:small,medium,large
+            conv2d:small,medium,large,f1x1,f5x5,f7x7,dw,s2 conv2d_nhwc:small,medium,large,f1x1,f5x5,f7x7,dw,s2
+            attention:small,medium,large,seq512,seq4096,d64,seq512-d64,seq4096-d64" extra=--verify-only
+    else
+        specs=${SUITE2_TIME:-batched_matmul:large,gemv linear_activation:large conv2d:large,f1x1,dw,s2 conv2d_nhwc:large attention:large,d64}
+        extra=
+    fi
+    for spec in $specs; do
         op=${spec%%:*} sizes=${spec#*:}
         t0=$(date +%s)
-        timeout "${SUITE2_CAP:-280}" "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" --verify-only \
-            --time-budget $((${SUITE2_CAP:-280} - 40)) --json "$OUT/verify-$op.json" >"$OUT/verify-$op.txt" 2>&1
-        echo "$op verify: exit $? after $(($(date +%s) - t0)) s"
-        grep -E 'INCORRECT|CRASH|TIMEOUT|incomplete' "$OUT/verify-$op.txt" | head -8
-    done
-}
-# ... then timed against their library paths at the presets the issue's targets name
-suite2_time() {
-    log suite2-time
-    for spec in ${SUITE2_TIME:-batched_matmul:large,gemv linear_activation:large conv2d:large,f1x1,dw,s2 conv2d_nhwc:large attention:large,d64}; do
-        op=${spec%%:*} sizes=${spec#*:}
-        t0=$(date +%s)
-        timeout "${SUITE2_CAP:-280}" "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" \
-            --time-budget $((${SUITE2_CAP:-280} - 40)) --json "$OUT/time-$op.json" >"$OUT/time-$op.txt" 2>&1
-        echo "$op timed: exit $? after $(($(date +%s) - t0)) s"
-        grep -E "^${op}_v" "$OUT/time-$op.txt" | head -24
+        timeout "${SUITE2_CAP:-280}" "$B/kgate" check "$B/libkgate_bundled.so" --op "$op" --sizes "$sizes" $extra \
+            --time-budget $((${SUITE2_CAP:-280} - 40)) --json "$OUT/$1-$op.json" >"$OUT/$1-$op.txt" 2>&1
+        echo "$op $1: exit $? after $(($(date +%s) - t0)) s"
+        if [ "$1" = verify ]; then
+            grep -E 'INCORRECT|CRASH|TIMEOUT|incomplete' "$OUT/$1-$op.txt" | head -8
+        else
+            grep -E "^${op}_v" "$OUT/$1-$op.txt" | head -24
+        fi
     done
 }
 for step in $steps; do
@@ -204,9 +203,9 @@ EOF2
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
     rtc) log rtc; gtest rtc tests/gpu/gpu_rtc.sh "$B/kgate" "$B" ;;
     baselines) log baselines; gtest baselines tests/gpu/gpu_baselines.sh "$B/kgate" "$B" ;;
-    suite2) suite2_verify; suite2_time ;;
-    suite2-verify) suite2_verify ;;
-    suite2-time) suite2_time ;;
+    suite2) suite2_run verify; suite2_run time ;;
+    suite2-verify) suite2_run verify ;;
+    suite2-time) suite2_run time ;;
     v3)
         # the Hopper v3 kernels written without a GPU (session 6): each alone, short timeouts
         # (a wrong TMA byte count or barrier parity hangs rather than fails), simplest case first
@@ -227,7 +226,7 @@ EOF2
         for i in 1 2; do
             echo "python3 -c pass: $(walltime python3 -c pass) s; import torch: $(walltime python3 -c 'import torch') s;" \
                 "torch + CUDA context: $(walltime python3 -c 'import torch; torch.zeros(1, device="cuda")') s;" \
-                "kgate __worker --help: $(walltime "$B/kgate" devices) s (kgate devices)"
+                "kgate devices: $(walltime "$B/kgate" devices) s"
         done | tee "$OUT/startup.txt"
         ;;
     tilelang-jit)

@@ -41,6 +41,10 @@ def ref_solution(prob, d):
     return path
 
 
+JOB_KEYS = ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")
+PHASE_KEYS = tuple("time/phase/" + p for p in ("setup", "open", "context", "checks", "timing", "recheck"))
+
+
 def run_kgate(kgate, prob, sol, d, timeout, extra=()):
     out = os.path.join(d, "kg.json")
     if os.path.exists(out):
@@ -62,11 +66,9 @@ def run_kgate(kgate, prob, sol, d, timeout, extra=()):
                        flags=r.get("flags"), time_s=g("time/gpu/median"), ci=[g("time/gpu/ci_lo"), g("time/gpu/ci_hi")],
                        e_lib=g("lib/efficiency"), rho=g("roof/fraction"), torch_s=libs.get("torch"),
                        kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"),
-                       jobs={k: g(k) for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup",
-                                                    "time/phase/setup", "time/phase/open", "time/phase/context",
-                                                    "time/phase/checks", "time/phase/timing", "time/phase/recheck")})
+                       jobs={k: g(k) for k in JOB_KEYS + PHASE_KEYS})
             # the time its workers held the GPU: each worker's wall less its start (interpreter, torch)
-            if all(rec["jobs"][k] is not None for k in ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")):
+            if all(rec["jobs"][k] is not None for k in JOB_KEYS):
                 j = rec["jobs"]
                 rec["gpu_held_s"] = (j["job/wall"] - j["job/startup"]) + (j["lib/job/wall"] - j["lib/job/startup"])
     return rec

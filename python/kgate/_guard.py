@@ -170,8 +170,8 @@ class Surface:
         """Up to `limit` 'label.name' entries replaced or removed since the
         snapshot, or public non-module entries added."""
         import types
-        out = [f"{k} ({v!r} -> {now!r})" for k, v in self.settings.items()
-               if (now := _settings().get(k, v)) != v]
+        now_set = _settings()
+        out = [f"{k} ({v!r} -> {now_set.get(k, v)!r})" for k, v in self.settings.items() if now_set.get(k, v) != v]
         out += [f"{op} (a kernel registered over it)" for op, t in _tables(self.tables).items()
                 if t != self.tables[op]]
         for label, obj in self.spaces:

@@ -45,22 +45,17 @@ def _die_with_parent():
 def _warm():
     """What each worker would otherwise import and register at its first use,
     done once here, on the meta device only (no CUDA): a problem's
-    description runs its reference under FlopCounterMode (about 4 s a worker
-    on the H200 machine before this), and problems call these functionals."""
+    description (Problem.describe: the reference under FlopCounterMode and
+    the operator recorder), about 4 s a worker on the H200 machine before
+    this, run on a tiny problem of the layers problems use."""
     try:
         import torch
-        import torch.nn.functional as F
-        from torch.utils.flop_counter import FlopCounterMode
-    except ImportError:
-        return
-    try:
-        with torch.device("meta"), torch.no_grad(), FlopCounterMode(display=False):
-            x, w = torch.empty(2, 8, 8, 8), torch.empty(8, 8)
-            F.linear(x, w).relu().softmax(-1).sum(-1)
-            F.layer_norm(x, (8,))
-            F.conv2d(x, torch.empty(8, 8, 3, 3), padding=1)
-            torch.matmul(w, w).double()
-    except Exception:  # noqa: BLE001 - a warm-up only: the workers do it themselves
+        from .problem import Problem
+        nn = torch.nn
+        ref = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.LayerNorm(8), nn.Linear(8, 8), nn.ReLU(),
+                            nn.Softmax(-1))
+        Problem("kgate_warm_up", inputs=lambda: [torch.empty(2, 8, 8, 8)], reference=ref).describe()
+    except Exception:  # noqa: BLE001 - a warm-up only (or no torch): the workers do it themselves
         pass
 
 
@@ -96,7 +91,8 @@ def _worker(parent, cwd, argv, env, fds):
             os._exit(127)
         for i, fd in enumerate((fds[0], fds[1], fds[1], fds[2])):
             os.dup2(fd, i)
-        os.closerange(4, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)
+        hi = os.sysconf("SC_OPEN_MAX")
+        os.closerange(4, hi if hi > 0 else 65536)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.environ.clear()
@@ -163,13 +159,13 @@ def main(argv):
     sock.send(b"ready %d" % os.getpid())
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_MSG, 3)
+            msg, fds, flags, _addr = socket.recv_fds(sock, MAX_MSG, 3)
         except OSError:
             break
         if not msg:
             break  # the supervisor closed its end
         try:
-            if _flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
                 raise OSError("a request longer than %d bytes or with too many descriptors" % MAX_MSG)
             _spawn(sock, msg, fds)
         except OSError as e:

@@ -276,7 +276,7 @@ int kg_cmd_ops(const kg_options *o)
         const kg_shape *ws = large ? &large->shape : &op->presets[0].shape;
         kg_work w;
         kg_types ty = {op->dtypes[0], KG_I64};
-        kg_tol t = kg_tol_for(op->dtypes[0], op->reduction || op->tol_rounded);
+        kg_tol t = kg_op_tol(op, op->dtypes[0]);
         kg_op_work(op, ws, ty, &w);
         printf("\n  work at %s %s: %.4g bytes read, %.4g written, %.4g FLOPs (%s roof)\n",
                large ? "large" : op->presets[0].name, kg_dtype_name(op->dtypes[0]), w.bytes_read,

@@ -130,8 +130,6 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
                 free(evbuf);
                 return kg_err_set(err, KG_EXIT_ENV, "pipe: %s", strerror(errno));
             }
-        } else {
-            st->forked = 1;
         }
     }
     if (pid < 0 && (pid = fork()) < 0) {

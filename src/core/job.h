@@ -28,7 +28,6 @@ typedef struct kg_child {
     int stopped;        /* killed because the line callback asked */
     int interrupted;    /* killed because kgate was asked to stop (kg_stop_requested) */
     double wall_s;
-    int forked;         /* forked by the Python workers' fork server (core/zygote.h) */
     char stderr_tail[1024];
 } kg_child;
 

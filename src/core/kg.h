@@ -108,10 +108,10 @@ void kg_random_hex(char *buf, size_t size);
 
 /* The path of the running executable, and its directory (empty on failure). */
 void kg_self_exe(char *buf, size_t size);
+void kg_self_dir(char *buf, size_t size);
 
 /* In a forked child before exec: closes every descriptor from lo up. */
 void kg_close_from(int lo);
-void kg_self_dir(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

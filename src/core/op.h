@@ -255,6 +255,9 @@ const kg_scalar_spec *kg_op_scalar(const kg_op *op, const char *name);
 int kg_op_has_index(const kg_op *op);
 /* The dtypes `kgate run` measures. */
 int kg_op_suite_dtypes(const kg_op *op);
+/* The tolerance rule for an output of dtype dt: kg_tol_for's, doubled for a
+ * reduction and where the library rounds intermediates (tol_rounded). */
+kg_tol kg_op_tol(const kg_op *op, kg_dtype dt);
 
 /* Parses a shape for op: a preset name, "AxBxC" with op->n_dims extents, or
  * one number N meaning N for every extent; then kg_shape_check. Errors

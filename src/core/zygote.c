@@ -70,16 +70,24 @@ int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err)
 
 pid_t kg_zygote_pid(const kg_zygote *z) { return z ? z->pid : 0; }
 
-void kg_zygote_stop(kg_zygote *z)
+/* Closes the server's socket, kills and reaps it; z stays, marked dead. */
+static void shut(kg_zygote *z)
 {
-    if (!z)
-        return;
     if (z->sock >= 0)
         close(z->sock);
+    z->sock = -1;
     if (z->pid > 0) {
         kill(z->pid, SIGKILL);
         waitpid(z->pid, NULL, 0);
     }
+    z->pid = 0;
+}
+
+void kg_zygote_stop(kg_zygote *z)
+{
+    if (!z)
+        return;
+    shut(z);
     free(z);
 }
 
@@ -95,11 +103,8 @@ static int answer(kg_zygote *z, char *buf, size_t size, double secs, kg_err *err
             return -1;
         }
         struct pollfd p = {z->sock, POLLIN, 0};
-        int rc = poll(&p, 1, (int)(left * 1000) + 1);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc <= 0)
-            continue;
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            continue; /* EINTR, or nothing yet: the deadline decides */
         ssize_t n = recv(z->sock, buf, size - 1, 0);
         if (n <= 0) {
             kg_err_set(err, KG_EXIT_ENV, "the fork server is gone");
@@ -201,10 +206,6 @@ int kg_zygote_spawn(kg_zygote *z, char *const argv[], const int fds[3], double r
         goto dead;
     return 0;
 dead:
-    close(z->sock);
-    z->sock = -1;
-    kill(z->pid, SIGKILL);
-    waitpid(z->pid, NULL, 0);
-    z->pid = 0;
+    shut(z);
     return err->code;
 }

@@ -328,7 +328,7 @@ static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *e
             rc = kg_tensor_compare_arg(&b->out[set][o], &b->in[set][0], b->ref[set][o], &c,
                                        (kgate_stream)b->s, err);
         } else {
-            kg_tol tol = kg_tol_for(kg_tensor_dtype(&b->out[set][o]), op->reduction || op->tol_rounded);
+            kg_tol tol = kg_op_tol(op, kg_tensor_dtype(&b->out[set][o]));
             if (b->problem && !kg_dtype_is_int(kg_tensor_dtype(&b->out[set][o])))
                 kg_tol_scale(&tol, b->ref_scale[set]); /* outputs of large sums (core/problem.h) */
             rc = kg_tensor_compare(&b->out[set][o], b->ref[set][o], &tol, &c, (kgate_stream)b->s, err);

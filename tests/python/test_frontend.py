@@ -224,28 +224,19 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
 
 PROBE = """
 import json, os, sys
-def inherited():
-    out = []
+def open_fds():
+    out = {}
     for x in os.listdir("/proc/self/fd"):
         try:
-            if int(x) > 3:
-                os.readlink("/proc/self/fd/" + x)
-                out.append(int(x))
+            out[int(x)] = os.readlink("/proc/self/fd/" + x)
         except OSError:
             pass  # listdir's own descriptor, closed by now
     return out
-def sockets():
-    out = []
-    for x in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink("/proc/self/fd/" + x).startswith("socket:"):
-                out.append(int(x))
-        except OSError:
-            pass  # listdir's own descriptor, closed by now
-    return out
+fds = open_fds()
 seen = {"ppid": os.getppid(), "pid": os.getpid(), "pgid": os.getpgid(0),
         "cmd": open("/proc/self/cmdline").read().split("\\0")[:3],
-        "sockets": sockets(), "inherited": inherited(),
+        "sockets": [fd for fd, what in fds.items() if what.startswith("socket:")],
+        "inherited": [fd for fd in fds if fd > 3],
         "env": os.environ.get("KG_PROBE_ENV"), "cwd": os.getcwd()}
 with open(os.environ["KG_PROBE_OUT"], "a") as f:
     f.write(json.dumps(seen) + "\\n")
