@@ -11,7 +11,7 @@
 //            gathers its window element by element (2-byte loads, strided
 //            by the stride: the unvectorized window gathers of the paper's
 //            RC1). Any geometry, groups and depthwise included.
-// v2 fast:   implicit GEMM on the tensor cores: rows m = (n, p, q), columns
+// v2:        implicit GEMM on the tensor cores: rows m = (n, p, q), columns
 //            the K output channels, reduction e = (r, s, c) over a
 //            channels-last input. 16-byte cp.async gathers of the im2col
 //            tile (zero-filled outside the image) and of the filter into a
@@ -24,7 +24,7 @@
 //            multiple of 8, w likewise to KRSC: one extra pass over x.
 //            groups > 1 (depthwise included) falls back to v1, as do shapes
 //            whose offsets would pass 2^31 elements.
-// v3:        Hopper (sm_90a) implicit GEMM with TMA and wgmma, the same rows
+// v3 fast:   Hopper (sm_90a) implicit GEMM with TMA and wgmma, the same rows
 //            (n, p, q) x channels k over (r, s, c), on channels-last x
 //            (NCHW x, and its KCRS w, are first copied as v2 copies them).
 //            A block tile is 128 output pixels x BN = 256 channels (128 when
@@ -182,7 +182,7 @@ static int cv_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     return 0;
 }
 
-// ---------------------------------------------------------------- v2 fast
+// ---------------------------------------------------------------- v2 (mma.sync)
 namespace cv2 {
 constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, THREADS = 128;
 constexpr int LDS = BK + 8; // 80-byte rows: ldmatrix's eight row reads hit eight bank groups

@@ -127,7 +127,7 @@ const kg_op kg_op_attention = {
     .cpu_reference = attention_cpu,
     .reference = kg_attention_reference,
     .baselines = {"cudnn-sdpa"},
-    .fast = "v2",
+    .fast = "v3",
     .edge_semantics = "a Q row with a NaN or an Inf gives a NaN O row (its scores are NaN or "
                       "+-Inf: the max-subtracted softmax meets NaN, Inf - Inf or 0/0); equal and "
                       "denormal Q rows are ordinary values",

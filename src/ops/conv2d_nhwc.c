@@ -65,7 +65,7 @@ const kg_op kg_op_conv2d_nhwc = {
     .cpu_reference = conv2d_nhwc_cpu,
     .reference = kg_conv2d_nhwc_reference,
     .baselines = {"cudnn-conv-nhwc"},
-    .fast = "v2",
+    .fast = "v3",
     .edge_semantics = "rows of x (the C channels of one pixel) with NaN give NaN in every output whose "
                       "window meets them; +-Inf give signed Inf there (NaN where opposite infinities "
                       "meet or an Inf meets a zero weight); equal and denormal rows are ordinary values",
