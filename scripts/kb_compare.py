@@ -9,6 +9,14 @@ KernelBench's eval_kernel_against_ref (scripts/kb_one.py), each in its own
 process, `--reps` times, and timed on the wall clock (each process holds the
 GPU for all of its life, so its wall time is its GPU-seconds).
 
+With --group N, each problem's solutions (reference-as-solution, the slow
+one, copies of the reference up to N, and with --bad a file without
+ModelNew) are judged by one `kgate kernelbench DIR DIR` instead, as an LLM
+loop judges many candidates of one problem: the problem's library paths are
+timed once for the group, and each solution still runs in its own workers.
+Per group it records the wall time, every solution's verdict and the GPU
+time held per verdict (OUT/kb-group.json).
+
 Writes OUT/kb-compare.json after every verdict (a run cut short keeps what
 it measured): per verdict the wall time, kgate's verdict, time, E_lib and
 its KernelBench gate, and KernelBench's correct, runtime and speedup.
@@ -93,6 +101,53 @@ def run_kb(kb, prob, sol, d, timeout):
     return rec
 
 
+def held(r):
+    """A result's kernel worker time on the GPU (wall less start), and its library worker's."""
+    s = r.get("summaries", {})
+    g = lambda k: s.get(k, {}).get("value")  # noqa: E731
+    k = (g("job/wall") or 0) - (g("job/startup") or 0)
+    lib = (g("lib/job/wall") or 0) - (g("lib/job/startup") or 0) if g("lib/job/wall") is not None else None
+    return k, lib
+
+
+def run_group(kgate, prob, sols, d, timeout, extra=()):
+    """One `kgate kernelbench PDIR SDIR` over a problem's solutions."""
+    pd, sd = os.path.join(d, "gp"), os.path.join(d, "gs")
+    for x in (pd, sd):
+        if os.path.isdir(x):
+            for f in os.listdir(x):
+                os.unlink(os.path.join(x, f))
+        os.makedirs(x, exist_ok=True)
+    num = os.path.basename(prob).split("_", 1)[0]
+    os.symlink(os.path.abspath(prob), os.path.join(pd, os.path.basename(prob)))
+    for kind, sol in sols:
+        os.symlink(os.path.abspath(sol), os.path.join(sd, f"{num}_{kind}.py"))
+    out = os.path.join(d, "kg-group.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    t0 = time.time()
+    p = subprocess.run([kgate, "kernelbench", pd, sd, "--json", out, *extra], capture_output=True, text=True,
+                       timeout=timeout * len(sols))
+    rec = {"problem": os.path.basename(prob), "n": len(sols), "wall_s": time.time() - t0, "exit": p.returncode,
+           "stdout": p.stdout[-1500:], "stderr": p.stderr[-400:], "solutions": []}
+    doc = json.load(open(out)) if os.path.exists(out) else {}
+    lib_held = None
+    for r in doc.get("results", []):
+        k, lib = held(r)
+        lib_held = lib if lib is not None else lib_held
+        rec["solutions"].append({"kernel": r.get("kernel"), "verdict": r.get("verdict"), "kernel_held_s": k,
+                                 "e_lib": r.get("summaries", {}).get("lib/efficiency", {}).get("value"),
+                                 "kernelbench": r.get("kernelbench")})
+    rec["errors"] = doc.get("errors", [])
+    rec["lib_held_s"] = lib_held
+    n = len(rec["solutions"])
+    if n:
+        rec["gpu_held_per_verdict_s"] = (sum(x["kernel_held_s"] for x in rec["solutions"]) + (lib_held or 0)) / n
+        rec["wall_per_verdict_s"] = rec["wall_s"] / (n + len(rec["errors"]))
+    rec["commit"], rec["device"] = doc.get("commit"), doc.get("device")
+    return rec
+
+
 def save(doc, path):
     with open(path + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
@@ -110,6 +165,10 @@ def main():
     ap.add_argument("--slow", default=os.path.join(HERE, "..", "tests", "kernelbench", "slow"))
     ap.add_argument("--budget", type=float, default=1e9, help="stop starting verdicts after this many seconds")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--group", type=int, default=0,
+                    help="judge each problem's solutions in one kgate kernelbench DIR DIR, padded with copies "
+                         "of the reference to this many")
+    ap.add_argument("--bad", action="store_true", help="with --group: add a solution without ModelNew to each")
     ap.add_argument("--kgate-arg", action="append", default=[],
                     help="an option for kgate's check, e.g. --kgate-arg=--roof --kgate-arg=datasheet (repeat)")
     a = ap.parse_args()
@@ -126,6 +185,38 @@ def main():
                      "job/wall - job/startup; KernelBench: wall less the time to its imports)", "verdicts": []}
     kb_set = {int(x) for x in a.kb_problems.split(",") if x}
     start = time.time()
+    if a.group:
+        doc["method"] = ("one kgate kernelbench DIR DIR per problem over its solutions, timed on the wall clock; "
+                         "gpu_held_per_verdict_s: the kernel workers' wall less start, summed, plus the library "
+                         "worker's once, over the solutions judged")
+        doc["groups"] = []
+        path = os.path.join(a.out, "kb-group.json")
+        with tempfile.TemporaryDirectory() as d:
+            for num in [int(x) for x in a.problems.split(",") if x]:
+                if time.time() - start > a.budget:
+                    doc["cut_short"] = f"budget of {a.budget} s reached"
+                    break
+                prob = problem_file(level, num)
+                ref = ref_solution(prob, d)
+                sols = [("ref", ref)]
+                slow = os.path.join(a.slow, os.path.basename(prob))
+                if os.path.exists(slow):
+                    sols.append(("slow", slow))
+                sols += [(f"ref{i}", ref) for i in range(2, a.group - len(sols) + 2)]
+                if a.bad:
+                    bad = os.path.join(d, f"bad_{num}.py")
+                    with open(bad, "w") as f:
+                        f.write("x = 1  # no ModelNew\n")
+                    sols.append(("bad", bad))
+                g = run_group(a.kgate, prob, sols, d, a.timeout, a.kgate_arg)
+                doc["groups"].append(g)
+                print(g["problem"], "n", g["n"], "exit", g["exit"], "wall %.1f s" % g["wall_s"],
+                      "held/verdict %.2f s" % (g.get("gpu_held_per_verdict_s") or 0),
+                      [(x["kernel"], x["verdict"]) for x in g["solutions"]],
+                      "errors:", [e.get("message", "")[-160:] for e in g["errors"]], flush=True)
+                save(doc, path)
+        save(doc, path)
+        return
     path = os.path.join(a.out, "kb-compare.json")
     with tempfile.TemporaryDirectory() as d:
         for num in [int(x) for x in a.problems.split(",") if x]:

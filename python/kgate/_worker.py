@@ -53,6 +53,11 @@ class Host:
         try:
             _jit_caches()
             path = source.decode()
+            want = self.lib.kg_worker_opening()  # the kernel this job runs, or None (a list or library job)
+            if want:
+                os.environ["KGATE_KERNEL"] = want.decode()
+            else:
+                os.environ.pop("KGATE_KERNEL", None)
             mod = load_module(path)
             ks = getattr(mod, "KGATE_KERNELS", None)
             if ks is None:
@@ -403,6 +408,8 @@ def _load_lib():
     lib.kg_pyhost_sizeof.restype = ctypes.c_size_t
     lib.kg_pyhost_sizeof.argtypes = [ctypes.c_char_p]
     lib.kg_pyhost_op_arity.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+    lib.kg_worker_opening.restype = ctypes.c_char_p
+    lib.kg_worker_opening.argtypes = []
     for what, mirror in _abi.MIRRORS.items():
         c = lib.kg_pyhost_sizeof(what.encode())
         if c != ctypes.sizeof(mirror):

@@ -52,9 +52,10 @@ def problem_name(path):
     return ("kb." + re.sub(r"[^A-Za-z0-9_.-]", "_", stem))[:63]
 
 
-def candidate(problem_path, solution_path, compile=False):
-    """(KGATE_PROBLEM, KGATE_KERNELS) for a KernelBench problem and solution;
-    a candidate file written by `kgate kernelbench` calls this."""
+def _problem(problem_path, compile):
+    """The problem as a kgate.Problem, described on the meta device, and the
+    surface of what its reference calls into (_guard.py), taken before any
+    solution's code runs; with the model and its init inputs."""
     import torch
     pm = load_module(problem_path)
     for attr in ("Model", "get_inputs", "get_init_inputs"):
@@ -67,23 +68,82 @@ def candidate(problem_path, solution_path, compile=False):
     prob = Problem(name, inputs=pm.get_inputs, reference=model, compile=compile, family=guess_family(name),
                    note="KernelBench " + os.path.basename(problem_path))
     prob.describe()  # on the meta device: also records the operators the reference dispatches to
-    # what the reference calls into, before any of the solution's code runs (_guard.py)
     surface = Surface([("problem " + os.path.basename(problem_path), pm)] + module_classes(model),
                       ops=prob.aten_ops)
     prob.surface = surface  # checked again before every reference computation
+    return prob, model, init
+
+
+def _solution(prob, model, init, solution_path, name):
+    """Solution's ModelNew, built as KernelBench builds it, as a kgate.Kernel
+    named `name`; refused (_guard.Patched) when importing or building it
+    changed what the reference calls into."""
+    import torch
     sm = load_module(solution_path)
-    refuse_if_changed(surface, "importing " + os.path.basename(solution_path))
+    refuse_if_changed(prob.surface, "importing " + os.path.basename(solution_path))
     if not hasattr(sm, "ModelNew"):
         raise AttributeError(f"{solution_path}: no ModelNew: not a KernelBench solution file")
     torch.manual_seed(SEED)
     new = sm.ModelNew(*init)
-    refuse_if_changed(surface, "ModelNew's constructor")
+    refuse_if_changed(prob.surface, "ModelNew's constructor")
     ref_state, new_state = model.state_dict(), new.state_dict()
     if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
         new.load_state_dict(ref_state)
-    k = Kernel(_OnGPU(new), op=name, dtype=None, name="ModelNew",
-               summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
-    return prob, [k]
+    return Kernel(_OnGPU(new), op=prob.name, dtype=None, name=name,
+                  summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
+
+
+def candidate(problem_path, solution_path, compile=False):
+    """(KGATE_PROBLEM, KGATE_KERNELS) for a KernelBench problem and solution;
+    a candidate file written by `kgate kernelbench` calls this."""
+    prob, model, init = _problem(problem_path, compile)
+    return prob, [_solution(prob, model, init, solution_path, "ModelNew")]
+
+
+def kernel_names(solution_paths):
+    """The kernel name of each solution of a group: ModelNew.<file stem>,
+    made unique and within Kernel's 95 characters."""
+    names = []
+    for i, path in enumerate(solution_paths):
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(path))[0])[:60]
+        nm = "ModelNew." + stem
+        names.append(nm if nm not in names else f"{nm}.{i}")
+    return names
+
+
+class SolutionError(Exception):
+    """A solution of a group that did not load: it names the solution's file,
+    so that the group goes on without it (judge_group)."""
+
+    def __init__(self, path, e):
+        super().__init__(f"{path}: {type(e).__name__}: {e}")
+
+
+def _not_loaded(*_xs):
+    raise RuntimeError("this solution is not loaded in this worker (kgate opened the group for another one)")
+
+
+def candidate_group(problem_path, solution_paths, compile=False):
+    """(KGATE_PROBLEM, KGATE_KERNELS) for one problem and many solutions,
+    judged in one `kgate check`: the problem is described and its library
+    paths timed once, and every solution still runs in a worker of its own.
+    A worker imports only the solution it runs (KGATE_KERNEL, which the
+    Python worker host sets while it opens a candidate for a kernel job);
+    listing and the library paths import none, so no solution's code runs
+    where another is judged or the reference is timed."""
+    prob, model, init = _problem(problem_path, compile)
+    want = os.environ.get("KGATE_KERNEL")
+    ks = []
+    for path, nm in zip(solution_paths, kernel_names(solution_paths)):
+        if nm == want:
+            try:
+                ks.append(_solution(prob, model, init, path, nm))
+            except Exception as e:
+                raise SolutionError(os.path.abspath(path), e) from e
+        else:
+            ks.append(Kernel(_not_loaded, op=prob.name, dtype=None, name=nm,
+                             summary=("KernelBench solution " + os.path.basename(path))[:250]))
+    return prob, ks
 
 
 def write_candidate(path, problem_path, solution_path, compile=False):
@@ -92,6 +152,16 @@ def write_candidate(path, problem_path, solution_path, compile=False):
                 "from kgate.kernelbench import candidate\n\n"
                 f"KGATE_PROBLEM, KGATE_KERNELS = candidate({os.path.abspath(problem_path)!r}, "
                 f"{os.path.abspath(solution_path)!r}, compile={bool(compile)!r})\n")
+
+
+def write_group_candidate(path, problem_path, solution_paths, compile=False):
+    sols = [os.path.abspath(s) for s in solution_paths]
+    with open(path, "w") as f:
+        f.write('"""Written by kgate kernelbench: a KernelBench problem and its solutions as one kgate '
+                'candidate."""\n'
+                "from kgate.kernelbench import candidate_group\n\n"
+                f"KGATE_PROBLEM, KGATE_KERNELS = candidate_group({os.path.abspath(problem_path)!r}, "
+                f"{sols!r}, compile={bool(compile)!r})\n")
 
 
 def kb_gate(result, p=1.0):
@@ -145,29 +215,100 @@ def pairs(problems, solutions):
     return out
 
 
-def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None):
+_VERDICT_EXIT = {"OK": 0, "SKIPPED": 0, "SLOW": 1}  # kgate check's exit for a verdict; the others 2
+
+
+def judge_group(problem_path, solution_paths, compile=False, options=(), timeout=None, p=1.0):
+    """Judges many solutions of one problem in one `kgate check`
+    (candidate_group). Returns (Report, errors): a solution refused or
+    unloadable stops that run with exit 4 (what was measured is kept); it
+    becomes an error entry and the run goes on with the solutions after it."""
+    for f in [problem_path, *solution_paths]:
+        if not os.path.isfile(f):
+            raise api.KgateError(4, f"kgate: {f}: no such file")
+    todo, results, errors, rep, code = list(solution_paths), [], [], None, 0
+    with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
+        stem = os.path.splitext(os.path.basename(problem_path))[0]
+        while todo:
+            cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + f"_{len(errors)}.py")
+            write_group_candidate(cand, problem_path, todo, compile)
+            by_name = dict(zip(kernel_names(todo), todo))
+            try:
+                r = api.run_cli(["check", cand, "--shape", "large", *options],
+                                os.path.join(d, f"r{len(errors)}.json"),
+                                timeout=timeout * len(todo) if timeout else None)
+                failed = None
+            except api.KgateError as e:
+                r, failed = e.report, e
+            got = []
+            for x in (r.results if r is not None and r.doc else []):
+                sol = by_name.get(x.get("kernel"))
+                x["source"] = os.path.relpath(sol) if sol else x.get("source")
+                x["kernelbench"] = kb_gate(x, p)
+                results.append(x)
+                got.append(sol)
+            rep = r if (r is not None and r.doc) else rep
+            if r is not None:
+                code = max([code] + [_VERDICT_EXIT.get(x.get("verdict"), 2) for x in r.results])
+            if failed is None:
+                break
+            rest = [s for s in todo if s not in got]
+            # a solution that did not load names itself (SolutionError); anything else is
+            # the problem's or the machine's, and the others would fail alike
+            bad = next((s for s in rest if os.path.abspath(s) in str(failed)), None)
+            if bad is None or failed.code != 4:
+                errors.extend({"problem": problem_path, "solution": s, "exit": failed.code, "message": str(failed)}
+                              for s in (rest or todo[-1:]))
+                break
+            errors.append({"problem": problem_path, "solution": bad, "exit": 4, "message": str(failed)})
+            todo = [s for s in rest if s != bad]
+    if rep is not None:
+        rep.results[:] = results
+        rep.code = code
+    return rep, errors
+
+
+def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None, group=True):
     """Judges every pair; one that cannot be judged becomes an entry with its
-    error and the others go on. Returns (results document, exit code)."""
+    error and the others go on. With group (the default), the solutions of
+    one problem share one `kgate check` (judge_group): one description and
+    one library measurement of the problem, each solution in its own worker.
+    Returns (results document, exit code)."""
     doc, code, results, errors = None, 0, [], []
-    todo = pairs(problems, solutions)
-    for i, (prob, sol) in enumerate(todo):
-        if progress:
-            progress(i, len(todo), os.path.basename(sol))
+    todo, groups = pairs(problems, solutions), {}
+    for prob, sol in todo:
         if prob is None:
             errors.append({"problem": None, "solution": sol, "exit": 4,
                            "message": "kgate: no problem file of the same name or number"})
             code = max(code, 4)
-            continue
+        elif group:
+            groups.setdefault(prob, []).append(sol)
+        else:
+            groups[(prob, sol)] = [sol]
+    done = 0
+    for key, sols in groups.items():
+        prob = key[0] if isinstance(key, tuple) else key
+        if progress:
+            progress(done, len(todo), os.path.basename(sols[0]) if len(sols) == 1
+                     else f"{os.path.basename(prob)} ({len(sols)} solutions)")
         try:
-            rep, _ = judge(prob, sol, compile, options, timeout, p)
-            doc = doc or rep.doc
-            results.extend(rep.results)
-            code = max(code, rep.code)
+            if len(sols) == 1:
+                rep, _ = judge(prob, sols[0], compile, options, timeout, p)
+                errs = []
+            else:
+                rep, errs = judge_group(prob, sols, compile, options, timeout, p)
+            if rep is not None:
+                doc = doc or rep.doc
+                results.extend(rep.results)
+                code = max(code, rep.code)
+            errors.extend(errs)
+            code = max([code] + [e["exit"] for e in errs])
         except api.KgateError as e:
             if e.report is not None and e.report.results:
                 results.extend(e.report.results)
-            errors.append({"problem": prob, "solution": sol, "exit": e.code, "message": str(e)})
+            errors.extend({"problem": prob, "solution": s, "exit": e.code, "message": str(e)} for s in sols)
             code = max(code, e.code)
+        done += len(sols)
     if progress:
         progress(len(todo), len(todo), None)
     out = dict(doc or {"schema": "kgate.results/2"})
@@ -224,12 +365,15 @@ def table(doc):
         e = s.get("lib/efficiency", {}).get("value")
         rho = s.get("roof/fraction", {}).get("value")
         sp = kb.get("speedup")
+        what = r.get("op") or r.get("source", "?")
+        if r.get("kernel", "ModelNew").startswith("ModelNew."):  # one of a problem's many solutions
+            what += " " + r["kernel"][len("ModelNew."):]
         rows.append("%-44s %-10s %8s %9s  %-8s %8s %6s" % (
-            (r.get("op") or r.get("source", "?"))[:44], r.get("verdict"), f"{e:.3f}" if e else "-",
+            what[:44], r.get("verdict"), f"{e:.3f}" if e else "-",
             f"{rho:.3f}" if rho else "-", {True: "yes", False: "no"}.get(kb.get("correct"), "-"),
             f"{sp:.3f}" if sp else "-", {True: "yes", False: "no"}.get(kb.get("fast_p"), "-")))
         if kb.get("correct") and r.get("verdict") == "SLOW":
-            admitted.append(r.get("op"))
+            admitted.append(what)
     for e in doc.get("errors", []):
         rows.append(f"{os.path.basename(e['solution'])}: not judged (exit {e['exit']}): {e['message']}")
     if admitted:
@@ -250,6 +394,9 @@ def main(args):
     ap.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per solution (default: kgate's)")
     ap.add_argument("--verify-only", action="store_true", help="checks only, no timing")
+    ap.add_argument("--separate", action="store_true",
+                    help="directories: one kgate check per solution (default: one per problem, its solutions "
+                         "each in their own worker, the problem's library paths timed once)")
     ap.add_argument("--gpus", default=None,
                     help="directories: judge through kgate batch on these GPUs ('all' or 0,1,..), "
                          "resumable (candidates and results kept in --workdir)")
@@ -272,7 +419,7 @@ def main(args):
             gpus = "all" if a.gpus == "all" else [int(g) for g in a.gpus.split(",")]
             doc, code = batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p)
         else:
-            doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar)
+            doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar, not a.separate)
     except api.KgateError as e:
         sys.stderr.write(f"{e}\n")
         return e.code

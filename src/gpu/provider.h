@@ -84,6 +84,11 @@ typedef struct kg_provider {
                          const kgate_plugin **table, char *msg, uint32_t msg_size);
 } kg_provider;
 
+/* The kernel a kernel job opens its candidate for, while open() runs; NULL
+ * when listing a table or timing library paths. A provider may load only
+ * that kernel's code (the Python host exports it as KGATE_KERNEL). */
+const char *kg_worker_opening(void);
+
 /* The built-in provider of shared libraries. */
 const kg_provider *kg_provider_so(void);
 

@@ -36,6 +36,7 @@
 static FILE *ev_out;
 static char watch_note[400]; /* why launches could not be watched (--diagnose) */
 static const kg_provider *py_provider; /* set by the Python host (kg_worker_main_with) */
+static const char *opening;            /* kg_worker_opening() */
 static const kg_problem *opened_problem; /* the problem the opened candidate described, if any */
 static void *so_handle;                   /* the last shared library opened */
 static const kgate_tunables *so_tunables; /* its configuration spaces (kgate tune), or NULL */
@@ -833,6 +834,11 @@ const kg_provider *kg_provider_so(void)
     return &so;
 }
 
+const char *kg_worker_opening(void)
+{
+    return opening;
+}
+
 /* Opens a candidate through its provider (a .py file: the Python host's; a
  * .cu file: NVRTC's; anything else: a shared library) and validates its
  * table. */
@@ -1087,7 +1093,10 @@ static int do_measure(const kg_job *j, kg_err *err)
         if (j->diagnose && kg_kf_watch(&werr)) /* before the candidate loads: its modules' cubins */
             snprintf(watch_note, sizeof watch_note, "launches not watched: %.360s", werr.msg);
         double t_open = kg_mono();
-        if (open_source(j->plugin, &plug, &b.prov, err))
+        opening = j->kernel;
+        int orc = open_source(j->plugin, &plug, &b.prov, err);
+        opening = NULL;
+        if (orc)
             return err->code;
         phase_open_s = kg_mono() - t_open;
         if (!(b.kernel = kg_plugin_find(plug, j->kernel)))

@@ -114,6 +114,55 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertEqual(sorted(l["check"]["results"][0]["verdict"] for l in lines), ["OK"] * 5)
             self.assertIn("5 job(s) run", summary)
 
+    def test_kernelbench_groups_a_problems_solutions(self):
+        """kgate kernelbench DIR DIR: one kgate check per problem for its
+        solutions; one that does not load (its worker's open names its file,
+        exit 4) becomes an error and the run goes on with the others; a
+        problem that does not load fails its solutions once, not per solution."""
+        import re
+        from kgate import kernelbench
+        calls = []
+
+        def fake_run_cli(args, json_path, timeout=None, env=None):
+            with open(args[1]) as f:
+                text = f.read()
+            sols = re.findall(r"'(/[^']*\.py)'", text)
+            prob, sols = sols[0], sols[1:] if "candidate_group" in text else sols[1:2]
+            calls.append([os.path.basename(s) for s in sols])
+            if "2_broken" in prob:
+                raise api.KgateError(4, f"kgate: {args[1]}: cannot import: ModuleNotFoundError: nosuch")
+            names = kernelbench.kernel_names(sols) if "candidate_group" in text else ["ModelNew"]
+            results = []
+            for s, n in zip(sols, names):
+                if "bad" in os.path.basename(s):
+                    rep = api.Report({"schema": "kgate.results/2", "results": results}, 4)
+                    raise api.KgateError(4, f"kgate: {args[1]}: cannot import: SolutionError: {s}: x", rep)
+                results.append({"kernel": n, "verdict": "SLOW" if "slow" in s else "OK", "summaries": {}})
+            return api.Report({"schema": "kgate.results/2", "results": results},
+                              1 if any(r["verdict"] == "SLOW" for r in results) else 0)
+
+        with tempfile.TemporaryDirectory() as d:
+            probs, sols = os.path.join(d, "level1"), os.path.join(d, "sols")
+            os.makedirs(probs)
+            os.makedirs(sols)
+            for name in ("1_Square.py", "2_broken.py", "3_Sum.py"):
+                open(os.path.join(probs, name), "w").close()
+            for name in ("1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py", "2_x.py", "2_y.py", "3_only.py"):
+                open(os.path.join(sols, name), "w").close()
+            with mock.patch.object(api, "run_cli", fake_run_cli):
+                doc, code = kernelbench.batch(probs, sols)
+                self.assertEqual(calls, [["1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py"],
+                                         ["1_c_slow.py", "1_d.py"], ["2_x.py", "2_y.py"], ["3_only.py"]])
+                self.assertEqual(sorted((os.path.basename(r["source"]), r["verdict"]) for r in doc["results"]),
+                                 [("1_a.py", "OK"), ("1_c_slow.py", "SLOW"), ("1_d.py", "OK"), ("3_only.py", "OK")])
+                self.assertEqual(sorted((os.path.basename(e["solution"]), e["exit"]) for e in doc["errors"]),
+                                 [("1_bad.py", 4), ("2_x.py", 4), ("2_y.py", 4)])
+                self.assertEqual(code, 4)
+                self.assertTrue(all("kernelbench" in r for r in doc["results"]))
+                calls.clear()
+                doc, _ = kernelbench.batch(probs, sols, group=False)
+                self.assertEqual(len(calls), 7)  # --separate: one check per solution
+
     @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
     def test_kernelbench_directories_through_batch(self):
         """kgate kernelbench DIR DIR --gpus: candidates written once, judged

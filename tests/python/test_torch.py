@@ -9,6 +9,7 @@ import ctypes
 import os
 import sys
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -325,6 +326,72 @@ def get_init_inputs():
         m(torch.randn(2, 4, dtype=torch.float64))
         torch.nn.functional.conv2d(torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)).softmax(-1)
         self.assertEqual(problem.surface.changed(), [])
+
+
+class SolutionsOfOneProblemGrouped(unittest.TestCase):
+    """kgate kernelbench DIR DIR judges a problem's solutions in one run
+    (kernelbench.candidate_group): listing and the library paths import no
+    solution, a kernel job imports only its own (KGATE_KERNEL), and one that
+    does not load names its file."""
+
+    PROBLEM = SolutionsThatPatchTheReference.PROBLEM
+
+    def group(self, bodies, want=None):
+        import tempfile
+        from kgate.kernelbench import candidate_group, kernel_names
+        d = tempfile.mkdtemp()
+        prob = os.path.join(d, "p.py")
+        with open(prob, "w") as f:
+            f.write(self.PROBLEM)
+        sols = []
+        for i, body in enumerate(bodies):
+            sols.append(os.path.join(d, f"s{i}.py"))
+            with open(sols[-1], "w") as f:
+                f.write(SOLUTION_HEAD + f"open({os.path.join(d, f'imported{i}')!r}, 'w').close()\n" + body)
+        names = kernel_names(sols)
+        env = {"KGATE_KERNEL": names[want]} if want is not None else {}
+        with mock.patch.dict(os.environ, env, clear=False):
+            if want is None:
+                os.environ.pop("KGATE_KERNEL", None)
+            problem, ks = candidate_group(prob, sols)
+        imported = sorted(i for i in range(len(bodies)) if os.path.exists(os.path.join(d, f"imported{i}")))
+        return problem, ks, imported, sols
+
+    def test_listing_imports_no_solution(self):
+        problem, ks, imported, _ = self.group(["from p import Model as ModelNew\n"] * 3)
+        self.assertEqual(imported, [])
+        self.assertEqual([k.name for k in ks], ["ModelNew.s0", "ModelNew.s1", "ModelNew.s2"])
+        with self.assertRaisesRegex(RuntimeError, "not loaded in this worker"):
+            ks[0].fn(torch.zeros(8, 16))
+
+    def test_a_kernel_job_imports_only_its_solution(self):
+        _, ks, imported, _ = self.group(["from p import Model as ModelNew\n"] * 3, want=1)
+        self.assertEqual(imported, [1])
+        x = torch.randn(8, 16)
+        self.assertEqual(ks[1].fn.module(x).shape, (8, 8))  # ModelNew, not a placeholder
+        with self.assertRaises(RuntimeError):
+            ks[2].fn(x)
+
+    def test_a_solution_that_does_not_load_names_its_file(self):
+        from kgate.kernelbench import SolutionError
+        saved = torch.relu
+        try:
+            for body, want in [("x = 1\n", "no ModelNew"),
+                               ("torch.relu = lambda x: x\nclass ModelNew(nn.Module):\n    pass\n",
+                                "importing s1.py replaced torch.relu")]:
+                with self.subTest(want=want):
+                    with self.assertRaises(SolutionError) as cm:
+                        self.group(["from p import Model as ModelNew\n", body], want=1)
+                    self.assertIn(want, str(cm.exception))
+                    self.assertRegex(str(cm.exception), r"^/.*s1\.py: ")
+                    torch.relu = saved
+        finally:
+            torch.relu = saved
+
+    def test_names_are_unique(self):
+        from kgate.kernelbench import kernel_names
+        self.assertEqual(kernel_names(["a/1_x.py", "b/1_x.py", "c/1 y!.py"]),
+                         ["ModelNew.1_x", "ModelNew.1_x.1", "ModelNew.1_y_"])
 
 
 if __name__ == "__main__":
