@@ -15,6 +15,13 @@ INDEX_DTYPES = ("int32", "int64")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,95}$")
 
 
+class CandidateError(Exception):
+    """A part of a candidate that did not load, such as a KernelBench
+    solution that the adapter's candidate file imports for its kernel job:
+    the message names that part's file, and the worker host reports it in
+    one line as a bad candidate (exit 4)."""
+
+
 class Kernel:
     """A callable judged against catalog operator `op` at data dtype `dtype`.
 

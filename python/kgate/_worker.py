@@ -22,7 +22,7 @@ from time import perf_counter as _clock
 
 from . import _abi
 from ._guard import Patched, refuse_if_changed
-from ._kernel import Kernel, load_module
+from ._kernel import CandidateError, Kernel, load_module
 from .problem import Problem, rms
 from .problem import _as_list as as_list
 
@@ -88,6 +88,9 @@ class Host:
             return 0
         except (_Refused, Patched) as e:
             _abi.write_msg(msg, msg_size, str(e))
+            return 4
+        except CandidateError as e:  # a part of the candidate, named in the message
+            _abi.write_msg(msg, msg_size, f"{source.decode(errors='replace')}: {_one_line(e)}")
             return 4
         except BaseException as e:  # an import error of the candidate is a bad candidate
             _abi.write_msg(msg, msg_size, f"{source.decode(errors='replace')}: cannot import: "

@@ -23,8 +23,8 @@ import re
 import tempfile
 
 from . import api
-from ._guard import Surface, module_classes, refuse_if_changed
-from ._kernel import Kernel, load_module
+from ._guard import Patched, Surface, module_classes, refuse_if_changed
+from ._kernel import CandidateError, Kernel, load_module
 from .problem import Problem, guess_family
 
 SEED = 42  # KernelBench's
@@ -95,9 +95,10 @@ def _solution(prob, model, init, solution_path, name):
 
 def candidate(problem_path, solution_path, compile=False):
     """(KGATE_PROBLEM, KGATE_KERNELS) for a KernelBench problem and solution;
-    a candidate file written by `kgate kernelbench` calls this."""
-    prob, model, init = _problem(problem_path, compile)
-    return prob, [_solution(prob, model, init, solution_path, "ModelNew")]
+    a candidate file written by `kgate kernelbench` calls this. The solution
+    is imported only in its kernel job (candidate_group): the workers that
+    list the candidate and time the library paths run none of its code."""
+    return candidate_group(problem_path, [solution_path], compile, names=["ModelNew"])
 
 
 def kernel_names(solution_paths):
@@ -111,30 +112,31 @@ def kernel_names(solution_paths):
     return names
 
 
-class SolutionError(Exception):
-    """A solution of a group that did not load: it names the solution's file,
-    so that the group goes on without it (judge_group)."""
+class SolutionError(CandidateError):
+    """A solution that did not load: it names the solution's file, so that a
+    group goes on without it (judge_group)."""
 
     def __init__(self, path, e):
-        super().__init__(f"{path}: {type(e).__name__}: {e}")
+        super().__init__(f"{path}: refused: {e}" if isinstance(e, Patched) else f"{path}: {type(e).__name__}: {e}")
 
 
 def _not_loaded(*_xs):
     raise RuntimeError("this solution is not loaded in this worker (kgate opened the group for another one)")
 
 
-def candidate_group(problem_path, solution_paths, compile=False):
+def candidate_group(problem_path, solution_paths, compile=False, names=None):
     """(KGATE_PROBLEM, KGATE_KERNELS) for one problem and many solutions,
     judged in one `kgate check`: the problem is described and its library
     paths timed once, and every solution still runs in a worker of its own.
     A worker imports only the solution it runs (KGATE_KERNEL, which the
     Python worker host sets while it opens a candidate for a kernel job);
     listing and the library paths import none, so no solution's code runs
-    where another is judged or the reference is timed."""
+    where another is judged or where the library paths are timed. `names`:
+    the kernels' names (default kernel_names())."""
     prob, model, init = _problem(problem_path, compile)
     want = os.environ.get("KGATE_KERNEL")
     ks = []
-    for path, nm in zip(solution_paths, kernel_names(solution_paths)):
+    for path, nm in zip(solution_paths, names or kernel_names(solution_paths)):
         if nm == want:
             try:
                 ks.append(_solution(prob, model, init, path, nm))

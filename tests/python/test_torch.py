@@ -153,7 +153,9 @@ class WorkModel(unittest.TestCase):
                 with open(f) as src, open(sol, "w") as out:
                     out.write(src.read() + "\nModelNew = Model\n")
                 try:
-                    prob, _ = candidate(f, sol)
+                    with mock.patch.dict(os.environ, {"KGATE_KERNEL": "ModelNew"}):  # a kernel job's open
+                        prob, (k,) = candidate(f, sol)
+                    self.assertEqual(type(k.fn).__name__, "_OnGPU")  # the solution, not a placeholder
                     prob.describe()
                 except Exception as e:  # noqa: BLE001 - counted and named below
                     bad.append(f"{os.path.basename(f)}: {type(e).__name__}: {e}")
@@ -204,9 +206,9 @@ def get_init_inputs():
 """
 
     def judge(self, solution_body):
+        """(problem, None), or (None, the refusal) as the kernel job's open gives it."""
         import tempfile
-        from kgate._guard import Patched
-        from kgate.kernelbench import candidate
+        from kgate.kernelbench import SolutionError, candidate
         with tempfile.TemporaryDirectory() as d:
             prob, sol = os.path.join(d, "p.py"), os.path.join(d, "s.py")
             with open(prob, "w") as f:
@@ -214,10 +216,34 @@ def get_init_inputs():
             with open(sol, "w") as f:
                 f.write(SOLUTION_HEAD + solution_body)
             try:
-                problem, _ = candidate(prob, sol)
+                with mock.patch.dict(os.environ, {"KGATE_KERNEL": "ModelNew"}):
+                    problem, _ = candidate(prob, sol)
                 return problem, None
-            except Patched as e:
+            except SolutionError as e:
+                self.assertIn(f"{sol}: refused: ", str(e))
                 return None, str(e)
+
+    def test_only_the_kernel_job_imports_the_solution(self):
+        # listing and the library paths' worker (no KGATE_KERNEL) run none of the solution's
+        # code: a solution that would patch at import is not even imported there
+        import tempfile
+        from kgate.kernelbench import candidate
+        saved = torch.relu
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                prob, sol = os.path.join(d, "p.py"), os.path.join(d, "s.py")
+                with open(prob, "w") as f:
+                    f.write(self.PROBLEM)
+                with open(sol, "w") as f:
+                    f.write(SOLUTION_HEAD + "torch.relu = lambda x: x\n")
+                with mock.patch.dict(os.environ, {}):
+                    os.environ.pop("KGATE_KERNEL", None)
+                    problem, (k,) = candidate(prob, sol)
+                self.assertIs(torch.relu, saved)
+                self.assertEqual(k.name, "ModelNew")
+                self.assertEqual(problem.surface.changed(), [])
+        finally:
+            torch.relu = saved
 
     def test_reference_as_solution_passes(self):
         problem, err = self.judge("from p import Model as ModelNew\n")
