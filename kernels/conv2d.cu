@@ -536,25 +536,18 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
     // that the compiler still sees shared memory: LDS/STS in the epilogue
     Smem<T, BN> &sm = *reinterpret_cast<Smem<T, BN> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
     const int wg = threadIdx.x / 128;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(&sm.full[s], 1);
-            mbar_init(&sm.empty[s], 2); // one arrival per consumer warpgroup
-        }
-        mbar_fence_init();
-    }
+    if (threadIdx.x == 0)
+        ring_init<STAGES>(sm.full, sm.empty);
     __syncthreads();
 
     if (wg == 0) {
         regs_producer();
         if (threadIdx.x == 0) {
-            uint32_t it = 0; // ring steps so far (STAGES divides 2^32: the parity survives a wrap)
+            uint32_t it = 0; // ring steps so far (sm90_tma.cuh: the ring)
             for (int t = blockIdx.x; t < pl.tiles; t += gridDim.x) {
                 const cv3_tile tl = cv3_tile_of(pl, t);
                 for (int kt = 0; kt < pl.KT; kt++, it++) {
-                    const int s = (int)(it % STAGES);
-                    if (it >= STAGES)
-                        mbar_wait(&sm.empty[s], (int)((it / STAGES - 1) & 1));
+                    const int s = ring_acquire<STAGES>(sm.empty, it);
                     int ca[4], cb[2];
                     cv3_a_coord(pl, tl, kt, ca);
                     cv3_b_coord(pl, tl, kt, cb);
@@ -577,54 +570,39 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
         for (int i = 0; i < BN / 2; i++)
             d[i] = 0.f;
         for (int kt = 0; kt < pl.KT; kt++, it++) {
-            const int s = (int)(it % STAGES);
-            mbar_wait(&sm.full[s], (int)((it / STAGES) & 1));
+            const int s = ring_wait_full<STAGES>(sm.full, it);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / 16; kk++)
                 mma_step<T, BN>(d, desc(sm.a[s] + cw * 64 * BK + kk * 16, 16, 1024),
                                 desc(sm.b[s] + kk * 16, 16, 1024));
-            wgmma_commit();
-            wgmma_wait<1>(); // the previous step's group is done: its slot is free
-            if (kt > 0 && t == 0)
-                mbar_arrive(&sm.empty[(it - 1) % STAGES]);
+            ring_step_issued<STAGES>(sm.empty, it, kt > 0 && t == 0);
         }
-        wgmma_wait<0>();
-        fence_regs<BN / 2>(d); // the epilogue reads d only after the wait
-        if (t == 0)
-            mbar_arrive(&sm.empty[(it - 1) % STAGES]);
+        ring_tile_done<STAGES, BN / 2>(sm.empty, it, t == 0, d);
 
-        // accumulator fragment: d[4j + 0, 1] at row warp*16 + lane/4, columns
-        // 8j + 2 (lane%4) + 0, 1; d[4j + 2, 3] eight rows below
         const cv3_tile tl = cv3_tile_of(pl, tile);
         const int fr = warp * 16 + lane / 4, fc = lane % 4 * 2;
 #pragma unroll
         for (int cc = 0; cc < BN / 64; cc++) {
             bar_sync(1 + cw, 128); // the chunk's previous reads are done
+            if (NCHW_OUT) { // ep [64 channels][64 pixels]: the fragments transposed
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const float *v = d + (cc * 8 + j) * 4;
-                const int col = j * 8 + fc;
-                if (NCHW_OUT) { // ep [64 channels][64 pixels]
+                for (int j = 0; j < 8; j++) {
+                    const float *v = d + (cc * 8 + j) * 4;
+                    const int col = j * 8 + fc;
                     ep[col * EP_LD + fr] = from_f<T>(v[0]);
                     ep[(col + 1) * EP_LD + fr] = from_f<T>(v[1]);
                     ep[col * EP_LD + fr + 8] = from_f<T>(v[2]);
                     ep[(col + 1) * EP_LD + fr + 8] = from_f<T>(v[3]);
-                } else { // ep [64 pixels][64 channels]
-                    *reinterpret_cast<uint32_t *>(ep + fr * EP_LD + col) = pack2<T>(v[0], v[1]);
-                    *reinterpret_cast<uint32_t *>(ep + (fr + 8) * EP_LD + col) = pack2<T>(v[2], v[3]);
                 }
+            } else { // ep [64 pixels][64 channels]
+                chunk_rows<T, EP_LD>(ep, d + cc * 32, fr, fc);
             }
             bar_sync(1 + cw, 128);
-            // 8 threads a chunk row of 128 bytes: 16 rows a pass, 4 passes
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int row = t / 8 + 16 * i, v8 = t % 8 * 8;
-                const uint4 val = *reinterpret_cast<const uint4 *>(ep + row * EP_LD + v8);
-                const int64_t at = NCHW_OUT ? cv3_y_index(pl, tl, 1, cw * 64 + v8, cc * 64 + row)
-                                            : cv3_y_index(pl, tl, 0, cw * 64 + row, cc * 64 + v8);
-                *reinterpret_cast<uint4 *>(y + at) = val;
-            }
+            chunk_store<EP_LD>(ep, t, [&](int row, int v8) {
+                return y + (NCHW_OUT ? cv3_y_index(pl, tl, 1, cw * 64 + v8, cc * 64 + row)
+                                     : cv3_y_index(pl, tl, 0, cw * 64 + row, cc * 64 + v8));
+            });
         }
     }
 }

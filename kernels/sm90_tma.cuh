@@ -166,6 +166,89 @@ __device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, in
     *tn = (t % per_group) / gm;
 }
 
+// ---- the stage ring of a persistent warp-specialized GEMM (conv2d v3, matmul v3)
+// STAGES shared-memory stages pass between one producer thread (TMA) and two
+// consumer warpgroups: full[s] completes when the stage's bytes have landed,
+// empty[s] when both consumers are done with it. `it` counts ring steps from
+// 0 and runs on across tiles (STAGES divides 2^32: the parity survives a
+// wrap), so the next tile's first stages load during this one's epilogue.
+template <int STAGES> __device__ __forceinline__ void ring_init(uint64_t *full, uint64_t *empty)
+{
+    for (int s = 0; s < STAGES; s++) {
+        mbar_init(&full[s], 1);
+        mbar_init(&empty[s], 2); // one arrival per consumer warpgroup
+    }
+    mbar_fence_init();
+}
+
+// Producer: the stage of step `it`, once the consumers have freed it.
+template <int STAGES> __device__ __forceinline__ int ring_acquire(uint64_t *empty, uint32_t it)
+{
+    const int s = (int)(it % STAGES);
+    if (it >= STAGES)
+        mbar_wait(&empty[s], (int)((it / STAGES - 1) & 1));
+    return s;
+}
+
+// Consumer: the stage of step `it`, once its bytes have landed.
+template <int STAGES> __device__ __forceinline__ int ring_wait_full(uint64_t *full, uint32_t it)
+{
+    const int s = (int)(it % STAGES);
+    mbar_wait(&full[s], (int)((it / STAGES) & 1));
+    return s;
+}
+
+// Consumer, after issuing step `it`'s wgmmas: commits them as a group and
+// keeps that one group in flight; the step before is then complete and its
+// stage is freed (by the warpgroup's thread `release`, from the second step
+// of a tile on).
+template <int STAGES> __device__ __forceinline__ void ring_step_issued(uint64_t *empty, uint32_t it, bool release)
+{
+    wgmma_commit();
+    wgmma_wait<1>(); // the previous step's group is done: its stage is free
+    if (release)
+        mbar_arrive(&empty[(it - 1) % STAGES]);
+}
+
+// Consumer, after a tile's last step (`it` one past it): every group done,
+// the NACC accumulators d pinned after the wait, the last stage freed.
+template <int STAGES, int NACC>
+__device__ __forceinline__ void ring_tile_done(uint64_t *empty, uint32_t it, bool release, float *d)
+{
+    wgmma_wait<0>();
+    fence_regs<NACC>(d); // the epilogue reads d only after the wait
+    if (release)
+        mbar_arrive(&empty[(it - 1) % STAGES]);
+}
+
+// Epilogue of a consumer warpgroup, a 64x64 chunk at a time through a
+// shared [64][LD] chunk of T. chunk_rows writes the chunk row-major (row
+// fr / fr + 8 of the warpgroup's 64, column 8j + fc) from its 32
+// accumulator fragments d[4j..4j+3] (m64nNk16's layout: d[4j + 0, 1] at row
+// warp*16 + lane/4, columns 8j + 2 (lane%4) + 0, 1; d[4j + 2, 3] eight rows
+// below); chunk_store copies it out 16 bytes a thread, 8 threads a row,
+// to at(row, column) for the warpgroup's thread t.
+template <typename T, int LD> __device__ __forceinline__ void chunk_rows(T *ep, const float *d, int fr, int fc)
+{
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const float *v = d + j * 4;
+        const int col = j * 8 + fc;
+        *reinterpret_cast<uint32_t *>(ep + fr * LD + col) = pack2<T>(v[0], v[1]);
+        *reinterpret_cast<uint32_t *>(ep + (fr + 8) * LD + col) = pack2<T>(v[2], v[3]);
+    }
+}
+
+template <int LD, typename T, typename At> __device__ __forceinline__ void chunk_store(const T *ep, int t, At at)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int row = t / 8 + 16 * i, v8 = t % 8 * 8;
+        const uint4 val = *reinterpret_cast<const uint4 *>(ep + row * LD + v8);
+        *reinterpret_cast<uint4 *>(at(row, v8)) = val;
+    }
+}
+
 typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                               const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                               const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
