@@ -12,6 +12,12 @@
 //            descriptor, since B is N-major) and keep 128 fp32 accumulators;
 //            tiles are visited in groups of 8 row-tiles for L2 reuse.
 //            Shapes off the 128x256x64 grid fall back to v1.
+// v3:        v2 made persistent: one block an SM walks the tiles with the
+//            TMA ring running on across them (the next tile loads during
+//            this one's epilogue), one wgmma group kept in flight per
+//            consumer, and the epilogue staged through shared memory for
+//            16-byte stores. conv2d v3's pipeline on v2's operands. Written
+//            without a GPU (session 7): not the fast variant until measured.
 #include <cuda.h>
 
 #include "common.cuh"
@@ -60,6 +66,12 @@ __global__ __launch_bounds__(256) void mm_v1_kernel(const T *A, const T *B, T *C
         }
 }
 
+// Whether the call is A[M,K], B[K,N] -> C[M,N], all of dtype T.
+template <typename T> static bool mm_args(const DLTensor *in, int nin, const DLTensor *out, int nout)
+{
+    return nin == 2 && nout == 1 && dl_is<T>(&in[0], 2) && dl_is<T>(&in[1], 2) && dl_is<T>(&out[0], 2);
+}
+
 template <typename T> static void mm_v1_launch(const T *A, const T *B, T *C, int M, int N, int K,
                                                cudaStream_t s)
 {
@@ -71,8 +83,7 @@ template <typename T>
 static int mm_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
 {
-    if (nin != 2 || nout != 1 || !dl_is<T>(&in[0], 2) || !dl_is<T>(&in[1], 2) ||
-        !dl_is<T>(&out[0], 2))
+    if (!mm_args<T>(in, nin, out, nout))
         return kernel_fail(p, 1, "matmul v1: expected A[M,K], B[K,N] -> C[M,N]");
     int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
     mm_v1_launch<T>((const T *)in[0].data, (const T *)in[1].data, (T *)out[0].data, M, N, K,
@@ -186,8 +197,7 @@ template <typename T>
 static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
 {
-    if (nin != 2 || nout != 1 || !dl_is<T>(&in[0], 2) || !dl_is<T>(&in[1], 2) ||
-        !dl_is<T>(&out[0], 2))
+    if (!mm_args<T>(in, nin, out, nout))
         return kernel_fail(p, 1, "matmul v2: expected A[M,K], B[K,N] -> C[M,N]");
     cudaStream_t s = (cudaStream_t)st;
     int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
@@ -215,14 +225,134 @@ static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     return 0;
 }
 
+// ---------------------------------------------------------------- v3 (Hopper, persistent)
+// v2's tiles, operands and wgmma, with conv2d v3's pipeline (GPU-verified
+// there): one block per SM walks the tiles t = blockIdx.x + i gridDim.x in
+// v2's grouped order; the producer's ring of STAGES runs on across tiles,
+// so a tile's first stages load while the consumers store the one before;
+// each consumer keeps one wgmma group in flight (a stage is released once
+// the group after it was issued and its own has completed). The epilogue
+// goes through a per-warpgroup 64x64 shared chunk for 16-byte stores along N.
+namespace v3 {
+using namespace sm90;
+constexpr int BM = v2::BM, BN = v2::BN, BK = v2::BK, STAGES = 4, GROUP_M = v2::GROUP_M;
+constexpr int THREADS = 384;
+constexpr int EP_LD = 64 + 8; // 144-byte chunk rows: conflict-free fragment writes
+
+template <typename T> struct Smem {
+    T a[STAGES][BM * BK]; // 16 KB a stage, 1024-aligned
+    T b[STAGES][BK * BN]; // 32 KB a stage: four 64x64 boxes
+    T ep[2][64 * EP_LD];  // the consumers' epilogue chunks
+    uint64_t full[STAGES], empty[STAGES];
+};
+
+template <typename T> constexpr size_t smem_bytes() { return sizeof(Smem<T>) + 1024; }
+
+template <typename T>
+__global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUtensorMap map_a,
+                                                     const __grid_constant__ CUtensorMap map_b,
+                                                     T *C, int M, int N, int K)
+{
+    extern __shared__ __align__(1024) unsigned char raw[];
+    Smem<T> &sm = *reinterpret_cast<Smem<T> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+    const int tiles_m = M / BM, tiles_n = N / BN, tiles = tiles_m * tiles_n, KT = K / BK;
+    const int wg = threadIdx.x / 128;
+    if (threadIdx.x == 0)
+        ring_init<STAGES>(sm.full, sm.empty);
+    __syncthreads();
+
+    if (wg == 0) {
+        regs_producer();
+        if (threadIdx.x == 0) {
+            uint32_t it = 0; // ring steps so far (sm90_tma.cuh: the ring)
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int tm, tn;
+                grouped_tile(t, tiles_m, tiles_n, GROUP_M, &tm, &tn);
+                for (int kt = 0; kt < KT; kt++, it++) {
+                    const int s = ring_acquire<STAGES>(sm.empty, it);
+                    mbar_expect_tx(&sm.full[s], v2::STAGE_BYTES);
+                    tma_load_2d(sm.a[s], &map_a, &sm.full[s], kt * BK, tm * BM);
+#pragma unroll
+                    for (int j = 0; j < BN / 64; j++)
+                        tma_load_2d(sm.b[s] + j * 64 * BK, &map_b, &sm.full[s], tn * BN + j * 64, kt * BK);
+                }
+            }
+        }
+        return;
+    }
+
+    regs_consumer();
+    const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    T *ep = sm.ep[cw];
+    float d[BN / 2];
+    uint32_t it = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
+            d[i] = 0.f;
+        for (int kt = 0; kt < KT; kt++, it++) {
+            const int s = ring_wait_full<STAGES>(sm.full, it);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; kk++)
+                v2::wgmma_step(d, desc(sm.a[s] + cw * 64 * BK + kk * 16, 16, 1024),
+                               desc(sm.b[s] + kk * 16 * 64, 64 * BK * 2, 1024), T());
+            ring_step_issued<STAGES>(sm.empty, it, kt > 0 && t == 0);
+        }
+        ring_tile_done<STAGES, BN / 2>(sm.empty, it, t == 0, d);
+
+        int tm, tn;
+        grouped_tile(tile, tiles_m, tiles_n, GROUP_M, &tm, &tn);
+        T *c = C + (size_t)(tm * BM + cw * 64) * N + tn * BN; // this warpgroup's 64 rows of the tile
+        const int fr = warp * 16 + lane / 4, fc = lane % 4 * 2;
+#pragma unroll
+        for (int cc = 0; cc < BN / 64; cc++) {
+            bar_sync(1 + cw, 128); // the chunk's previous reads are done
+            chunk_rows<T, EP_LD>(ep, d + cc * 32, fr, fc);
+            bar_sync(1 + cw, 128);
+            chunk_store<EP_LD>(ep, t, [&](int row, int v8) { return c + (size_t)row * N + cc * 64 + v8; });
+        }
+    }
+}
+} // namespace v3
+
+// v3 on v2's grid (M % 128, N % 256, K % 64 all 0, 16-byte aligned C);
+// v2's path otherwise.
+template <typename T>
+static int mm_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
+                 kgate_stream st)
+{
+    if (!mm_args<T>(in, nin, out, nout))
+        return kernel_fail(p, 1, "matmul v3: expected A[M,K], B[K,N] -> C[M,N]");
+    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
+    const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
+    T *C = (T *)out[0].data;
+    if (M % v3::BM || N % v3::BN || K % v3::BK || ((uintptr_t)C & 15))
+        return mm_v2<T>(in, nin, out, nout, p, st);
+    CUtensorMap ma, mb;
+    if (v3::make_map<T>(&ma, A, M, K, v3::BM) || v3::make_map<T>(&mb, B, K, N, v3::BK))
+        return kernel_fail(p, 4, "matmul v3: cuTensorMapEncodeTiled failed");
+    constexpr size_t smem = v3::smem_bytes<T>();
+    if (!v3::allow_smem<v3::kernel<T>>(smem))
+        return kernel_fail(p, 3, "matmul v3: cannot get the shared memory (211 KB)");
+    const int tiles = (M / v3::BM) * (N / v3::BN);
+    const int grid = tiles < sm_count() ? tiles : sm_count();
+    v3::kernel<T><<<grid, v3::THREADS, smem, (cudaStream_t)st>>>(ma, mb, C, M, N, K);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
+#define MM_V3_WHY "TMA + wgmma, persistent 128x256 tiles, one wgmma group in flight, ring across tiles"
 static const kgate_kernel variants[] = {
     {"matmul_v1_fp16", "matmul", "fp16", NULL, 2, 1, mm_v1<__half>,
      "64x64 tile, fp32 FMA: no tensor cores, the default-grid tile (NOTC, RC2a)", NULL, NULL},
     {"matmul_v2_fp16", "matmul", "fp16", NULL, 2, 1, mm_v2<__half>,
      "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
+    {"matmul_v3_fp16", "matmul", "fp16", NULL, 2, 1, mm_v3<__half>, MM_V3_WHY, NULL, NULL},
     {"matmul_v1_bf16", "matmul", "bf16", NULL, 2, 1, mm_v1<__nv_bfloat16>,
      "64x64 tile, fp32 FMA: no tensor cores, the default-grid tile (NOTC, RC2a)", NULL, NULL},
     {"matmul_v2_bf16", "matmul", "bf16", NULL, 2, 1, mm_v2<__nv_bfloat16>,
      "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
+    {"matmul_v3_bf16", "matmul", "bf16", NULL, 2, 1, mm_v3<__nv_bfloat16>, MM_V3_WHY, NULL, NULL},
 };
 KG_EXPORT_VARIANTS(matmul, variants)

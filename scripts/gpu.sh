@@ -207,11 +207,12 @@ EOF2
     suite2-verify) suite2_run verify ;;
     suite2-time) suite2_run time ;;
     v3)
-        # the Hopper v3 kernels written without a GPU (session 6): each alone, short timeouts
-        # (a wrong TMA byte count or barrier parity hangs rather than fails), simplest case first
+        # the Hopper v3 kernels written without a GPU (conv2d and attention in session 6, verified
+        # in 7; matmul in 7): each alone, short timeouts (a wrong TMA byte count or barrier parity
+        # hangs rather than fails), simplest case first
         log v3
-        for spec in conv2d_nhwc:large conv2d_nhwc:medium conv2d_nhwc:s2 conv2d:large conv2d:f1x1 \
-            attention:d64 attention:large attention:small attention:seq4096; do
+        for spec in ${V3_SPECS:-matmul:small matmul:medium matmul:large matmul:xl conv2d_nhwc:large conv2d_nhwc:medium \
+            conv2d_nhwc:s2 conv2d:large conv2d:f1x1 attention:d64 attention:large attention:small attention:seq4096}; do
             op=${spec%%:*} size=${spec#*:}
             for dt in fp16 bf16; do
                 timeout 90 "$B/kgate" check "$B/libkgate_bundled.so:${op}_v3_$dt" --shape "$size" --timeout 30 \
