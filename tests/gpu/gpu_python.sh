@@ -9,8 +9,9 @@
 #     candidate of it refused;
 #   - PyTorch and torch.compile timed as library paths of a catalog operator;
 #   - KernelBench problems end to end (when .cache/kernelbench or
-#     KG_KERNELBENCH has them): reference-as-solution is not rejected, and a
-#     correct but slow solution is admitted by KernelBench's gate and SLOW.
+#     KG_KERNELBENCH has them): reference-as-solution is not rejected, a
+#     correct but slow solution is admitted by KernelBench's gate and SLOW,
+#     and a problem's solutions judged in one run.
 . "$(dirname "$0")/common.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 py=${KGATE_PYTHON:-python3}
@@ -19,6 +20,8 @@ if ! "$py" -c 'import torch, triton' 2>/dev/null; then
     exit 77
 fi
 export KGATE_PYTHON=$py
+# every run under a deadline (KG_STEP_TIMEOUT s): a hang fails its checks, not the whole call
+kg() { timeout -k 5 "${KG_STEP_TIMEOUT:-240}" "$kgate" "$@"; }
 t=$build/tests/python
 mkdir -p "$t"
 get() { # get JSON KERNEL FIELD
@@ -26,7 +29,7 @@ get() { # get JSON KERNEL FIELD
 }
 
 # 1. behaviours
-"$kgate" check "$src/tests/python/behaviours.py" --shape large --timeout 25 --json "$t/behaviours.json" \
+kg check "$src/tests/python/behaviours.py" --shape large --timeout 25 --json "$t/behaviours.json" \
     >"$t/behaviours.txt" 2>&1
 for kv in relu_ok=OK relu_out=OK relu_slow=SLOW relu_wrong=INCORRECT relu_raises=CRASH relu_none=INCORRECT \
           relu_shape=INCORRECT relu_dtype=INCORRECT relu_cpu=INCORRECT relu_hang=TIMEOUT \
@@ -43,9 +46,9 @@ done
 
 # 2. Triton JIT (Python) against Triton AOT (.so): the same verdicts
 for shape in small large; do
-    "$kgate" check "$src/tests/python/triton_jit.py" --shape $shape --json "$t/jit-$shape.json" \
+    kg check "$src/tests/python/triton_jit.py" --shape $shape --json "$t/jit-$shape.json" \
         >"$t/jit-$shape.txt" 2>&1
-    "$kgate" check "$build/triton/libkgate_triton.so" --shape $shape --json "$t/aot-$shape.json" \
+    kg check "$build/triton/libkgate_triton.so" --shape $shape --json "$t/aot-$shape.json" \
         >"$t/aot-$shape.txt" 2>&1
     for pair in layer_norm_bf16 rms_norm_fp16 matmul_fp16 argmax_fp16; do
         expect "jit_$pair at $shape, as triton_$pair" "$(get "$t/aot-$shape.json" "triton_$pair" verdict)" \
@@ -54,7 +57,7 @@ for shape in small large; do
 done
 
 # 3. a problem outside the catalog
-"$kgate" check "$src/tests/python/problem_cand.py" --json "$t/problem.json" >"$t/problem.txt" 2>&1
+kg check "$src/tests/python/problem_cand.py" --json "$t/problem.json" >"$t/problem.txt" 2>&1
 v=$(get "$t/problem.json" addmm_gelu verdict)
 case $v in OK | SLOW) v=judged ;; esac
 expect "addmm_gelu (linear_gelu) judged" judged "$v"
@@ -62,7 +65,7 @@ expect "approx_gelu (linear_gelu)" INCORRECT "$(get "$t/problem.json" approx_gel
 expect "linear_gelu's library path" torch "$(python3 -c "import json; r=json.load(open('$t/problem.json'))['results'][0]; print(r.get('baseline'))")"
 
 # 3b. the same problem from Python: kgate.check(fn, reference=, inputs=)
-v=$(cd "$src/tests/python" && KGATE_BIN="$kgate" PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -c "
+v=$(cd "$src/tests/python" && KGATE_BIN="$kgate" PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" timeout -k 5 "${KG_STEP_TIMEOUT:-240}" "$py" -c "
 import kgate, problem_cand as P
 for fn in (P.fused, P.approx):
     r = kgate.check(fn, reference=P.ref_fn, inputs=P.make_inputs, problem_name='linear_gelu_fn', family='gemm')
@@ -72,7 +75,7 @@ case $v in "OK INCORRECT " | "SLOW INCORRECT ") v=judged ;; esac
 expect "kgate.check(fused / approx, reference=, inputs=)" judged "$v"
 
 # 4. PyTorch as a library path of catalog operators (--torch-compile: eager and compiled)
-"$kgate" check "$build/libkgate_bundled.so" --op softmax --dtype fp16 --shape medium --torch-compile \
+kg check "$build/libkgate_bundled.so" --op softmax --dtype fp16 --shape medium --torch-compile \
     --json "$t/torch-lib.json" >"$t/torch-lib.txt" 2>&1
 for p in torch torch.compile; do
     expect "softmax's library path $p" ok "$(python3 -c "import json; r=json.load(open('$t/torch-lib.json'))['results'][0]; print(next((l['status'] for l in r['libraries'] if l['name']=='$p'), 'MISSING'))")"
@@ -84,7 +87,7 @@ if [ -d "$kb/KernelBench/level1" ]; then
     for p in 1_Square_matrix_multiplication_ 40_LayerNorm 9_Tall_skinny_matrix_multiplication_; do
         ref=$t/ref_$p.py
         { cat "$kb/KernelBench/level1/$p.py"; echo; echo "ModelNew = Model"; } >"$ref"
-        "$kgate" kernelbench "$kb/KernelBench/level1/$p.py" "$ref" --json "$t/kb-ref-$p.json" >"$t/kb-ref-$p.txt" 2>&1
+        kg kernelbench "$kb/KernelBench/level1/$p.py" "$ref" --json "$t/kb-ref-$p.json" >"$t/kb-ref-$p.txt" 2>&1
         v=$(get "$t/kb-ref-$p.json" ModelNew verdict)
         case $v in OK | SLOW) v=judged ;; esac
         expect "KernelBench $p, reference as solution, judged" judged "$v"
@@ -92,17 +95,33 @@ if [ -d "$kb/KernelBench/level1" ]; then
             "$(python3 -c "import json; print(json.load(open('$t/kb-ref-$p.json'))['results'][0]['kernelbench']['correct'])")"
     done
     p=9_Tall_skinny_matrix_multiplication_
-    "$kgate" kernelbench "$kb/KernelBench/level1/$p.py" "$src/tests/kernelbench/slow/$p.py" \
+    kg kernelbench "$kb/KernelBench/level1/$p.py" "$src/tests/kernelbench/slow/$p.py" \
         --json "$t/kb-slow-$p.json" >"$t/kb-slow-$p.txt" 2>&1
     expect "KernelBench $p, slow solution" SLOW "$(get "$t/kb-slow-$p.json" ModelNew verdict)"
     expect "KernelBench $p, slow solution, KernelBench-correct" True \
         "$(python3 -c "import json; print(json.load(open('$t/kb-slow-$p.json'))['results'][0]['kernelbench']['correct'])")"
+    # a problem's solutions in one run (kernelbench.candidate_group): each judged, the one
+    # without ModelNew an error naming it, the others unaffected
+    g=$t/kb-group
+    rm -rf "$g"
+    mkdir -p "$g/p" "$g/s"
+    cp "$kb/KernelBench/level1/40_LayerNorm.py" "$g/p/"
+    cp "$t/ref_40_LayerNorm.py" "$g/s/40_ref.py"
+    cp "$src/tests/kernelbench/slow/40_LayerNorm.py" "$g/s/40_other.py"
+    echo "x = 1" >"$g/s/40_bad.py"
+    kg kernelbench "$g/p" "$g/s" --json "$t/kb-group.json" >"$t/kb-group.txt" 2>&1
+    expect "KernelBench group: exit" 4 "$?"
+    expect "KernelBench group: reference" OK "$(get "$t/kb-group.json" ModelNew.40_ref verdict)"
+    expect "KernelBench group: the other solution (faster than eager)" OK \
+        "$(get "$t/kb-group.json" ModelNew.40_other verdict)"
+    expect "KernelBench group: the one without ModelNew, an error naming it" 40_bad.py \
+        "$(python3 -c "import json, os; print(' '.join(os.path.basename(e['solution']) for e in json.load(open('$t/kb-group.json')).get('errors', []) if 'ModelNew' in e['message']))")"
     # bad input: a problem file that does not import, a solution without ModelNew
     echo "import nosuchmodule" >"$t/bad_problem.py"
-    "$kgate" kernelbench "$t/bad_problem.py" "$ref" >"$t/kb-bad.txt" 2>&1
+    kg kernelbench "$t/bad_problem.py" "$ref" >"$t/kb-bad.txt" 2>&1
     expect "a problem that does not import: exit" 4 "$?"
     echo "x = 1" >"$t/no_modelnew.py"
-    "$kgate" kernelbench "$kb/KernelBench/level1/$p.py" "$t/no_modelnew.py" >"$t/kb-bad2.txt" 2>&1
+    kg kernelbench "$kb/KernelBench/level1/$p.py" "$t/no_modelnew.py" >"$t/kb-bad2.txt" 2>&1
     expect "a solution without ModelNew: exit" 4 "$?"
 else
     echo "note: no KernelBench problems at $kb (scripts/kernelbench.sh fetch): that part skipped"

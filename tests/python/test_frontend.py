@@ -25,6 +25,16 @@ def top_level_fn(x):
     return x
 
 
+def kb_dirs(d, problems, solutions):
+    """A level directory and a solutions directory of empty files under d."""
+    probs, sols = os.path.join(d, "level1"), os.path.join(d, "sols")
+    for folder, names in ((probs, problems), (sols, solutions)):
+        os.makedirs(folder)
+        for name in names:
+            open(os.path.join(folder, name), "w").close()
+    return probs, sols
+
+
 class ImportsAndArguments(unittest.TestCase):
     def test_no_torch_needed(self):
         self.assertNotIn("torch", sys.modules)
@@ -142,13 +152,8 @@ class ImportsAndArguments(unittest.TestCase):
                               1 if any(r["verdict"] == "SLOW" for r in results) else 0)
 
         with tempfile.TemporaryDirectory() as d:
-            probs, sols = os.path.join(d, "level1"), os.path.join(d, "sols")
-            os.makedirs(probs)
-            os.makedirs(sols)
-            for name in ("1_Square.py", "2_broken.py", "3_Sum.py"):
-                open(os.path.join(probs, name), "w").close()
-            for name in ("1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py", "2_x.py", "2_y.py", "3_only.py"):
-                open(os.path.join(sols, name), "w").close()
+            probs, sols = kb_dirs(d, ("1_Square.py", "2_broken.py", "3_Sum.py"),
+                                  ("1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py", "2_x.py", "2_y.py", "3_only.py"))
             with mock.patch.object(api, "run_cli", fake_run_cli):
                 doc, code = kernelbench.batch(probs, sols)
                 self.assertEqual(calls, [["1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py"],
@@ -170,13 +175,8 @@ class ImportsAndArguments(unittest.TestCase):
         nothing again."""
         from kgate import kernelbench
         with tempfile.TemporaryDirectory() as d:
-            probs, sols = os.path.join(d, "level1"), os.path.join(d, "sols")
-            os.makedirs(probs)
-            os.makedirs(sols)
-            for name in ("1_Square_matmul.py", "2_Relu.py", "3_Sum.py"):
-                open(os.path.join(probs, name), "w").close()
-            for name in ("1_Square_matmul.py", "2_Relu.py", "7_Orphan.py"):
-                open(os.path.join(sols, name), "w").close()
+            probs, sols = kb_dirs(d, ("1_Square_matmul.py", "2_Relu.py", "3_Sum.py"),
+                                  ("1_Square_matmul.py", "2_Relu.py", "7_Orphan.py"))
             log = os.path.join(d, "log")
             env = {"KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh"), "KG_BATCH_GPUS": "2",
                    "KG_FAKE_LOG": log}
@@ -252,6 +252,10 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
             ("KGATE_KERNELS = ['not a kernel']\n", "list of kgate.Kernel"),
             ("import os\nos._exit(0)\n", "did not give a kernel table"),
             ("raise SystemExit(3)\n", "cannot import: SystemExit"),
+            # a part of the candidate that did not load names its own file (a KernelBench solution)
+            ("from kgate._kernel import CandidateError\n"
+             "raise CandidateError('/x/sol.py: refused: importing sol.py replaced torch.relu')\n",
+             "cand.py: /x/sol.py: refused: importing sol.py replaced torch.relu"),
         ]
         for body, want in cases:
             with self.subTest(want=want):
@@ -259,6 +263,15 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
                 self.assertEqual(rc, 4, err)
                 self.assertIn(want, err)
                 self.assertEqual(len(err.splitlines()), 1, err)
+
+    def test_a_list_job_names_no_kernel(self):
+        # KGATE_KERNEL is the kernel a kernel job opens the candidate for; listing opens it
+        # for none, whatever kgate's own environment says
+        with mock.patch.dict(os.environ, {"KGATE_KERNEL": "leaked"}):
+            rc, err = self.run_kgate("import os\nx = os.environ.get('KGATE_KERNEL')\n"
+                                     "raise SystemExit(f'KGATE_KERNEL={x}')\n")
+        self.assertEqual(rc, 4, err)
+        self.assertIn("KGATE_KERNEL=None", err)
 
     def test_good_candidate_is_validated(self):
         rc, err = self.run_kgate("import kgate\n"
