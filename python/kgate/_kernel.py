@@ -66,10 +66,17 @@ class Kernel:
         return f"kgate.Kernel({self.name!r}, op={self.op!r}, dtype={self.dtype!r})"
 
 
-def load_module(path):
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def load_module(path, sha256=None):
     """The Python file `path`, imported as a module (not as __main__: a
     script's `if __name__ == "__main__":` block does not run), once. Its
-    directory goes on sys.path so that its own imports resolve."""
+    directory goes on sys.path so that its own imports resolve. With
+    sha256, the bytes read must hash to it (else CandidateError) and are
+    what runs: a file changed since kgate pinned it is not imported."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file")
@@ -77,14 +84,26 @@ def load_module(path):
     mod_name = ("kgate_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]) + "_" +
                 hashlib.sha1(path.encode()).hexdigest()[:10])
     mod = sys.modules.get(mod_name)
-    if mod is None or getattr(mod, "__file__", None) != path:
+    if mod is None or getattr(mod, "__file__", None) != path or \
+            (sha256 is not None and mod.__dict__.get("__kgate_sha256__") != sha256):
         d = os.path.dirname(path)
         if d not in sys.path:
             sys.path.insert(0, d)
         spec = importlib.util.spec_from_file_location(mod_name, path)
         mod = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = mod
-        spec.loader.exec_module(mod)
+        if sha256 is None:
+            sys.modules[mod_name] = mod
+            spec.loader.exec_module(mod)
+        else:
+            with open(path, "rb") as f:
+                src = f.read()
+            got = hashlib.sha256(src).hexdigest()
+            if got != sha256:
+                raise CandidateError(f"{path}: changed since kgate started judging it (sha256 {got[:16]}..., "
+                                     f"pinned {sha256[:16]}...): not imported")
+            sys.modules[mod_name] = mod
+            mod.__kgate_sha256__ = sha256
+            exec(compile(src, path, "exec"), mod.__dict__)
     return mod
 
 

@@ -24,7 +24,7 @@ import tempfile
 
 from . import api
 from ._guard import Patched, Surface, module_classes, refuse_if_changed
-from ._kernel import CandidateError, Kernel, load_module
+from ._kernel import CandidateError, Kernel, load_module, sha256_of
 from .problem import Problem, guess_family
 
 SEED = 42  # KernelBench's
@@ -52,12 +52,12 @@ def problem_name(path):
     return ("kb." + re.sub(r"[^A-Za-z0-9_.-]", "_", stem))[:63]
 
 
-def _problem(problem_path, compile):
+def _problem(problem_path, compile, pins=None):
     """The problem as a kgate.Problem, described on the meta device, and the
     surface of what its reference calls into (_guard.py), taken before any
     solution's code runs; with the model and its init inputs."""
     import torch
-    pm = load_module(problem_path)
+    pm = load_module(problem_path, (pins or {}).get(os.path.abspath(problem_path)))
     for attr in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(pm, attr):
             raise AttributeError(f"{problem_path}: no {attr}: not a KernelBench problem file")
@@ -74,12 +74,12 @@ def _problem(problem_path, compile):
     return prob, model, init
 
 
-def _solution(prob, model, init, solution_path, name):
+def _solution(prob, model, init, solution_path, name, sha256=None):
     """Solution's ModelNew, built as KernelBench builds it, as a kgate.Kernel
     named `name`; refused (_guard.Patched) when importing or building it
     changed what the reference calls into."""
     import torch
-    sm = load_module(solution_path)
+    sm = load_module(solution_path, sha256)
     refuse_if_changed(prob.surface, "importing " + os.path.basename(solution_path))
     if not hasattr(sm, "ModelNew"):
         raise AttributeError(f"{solution_path}: no ModelNew: not a KernelBench solution file")
@@ -93,12 +93,12 @@ def _solution(prob, model, init, solution_path, name):
                   summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
 
 
-def candidate(problem_path, solution_path, compile=False):
+def candidate(problem_path, solution_path, compile=False, pins=None):
     """(KGATE_PROBLEM, KGATE_KERNELS) for a KernelBench problem and solution;
     a candidate file written by `kgate kernelbench` calls this. The solution
     is imported only in its kernel job (candidate_group): the workers that
     list the candidate and time the library paths run none of its code."""
-    return candidate_group(problem_path, [solution_path], compile, names=["ModelNew"])
+    return candidate_group(problem_path, [solution_path], compile, names=["ModelNew"], pins=pins)
 
 
 def kernel_names(solution_paths):
@@ -124,7 +124,7 @@ def _not_loaded(*_xs):
     raise RuntimeError("this solution is not loaded in this worker (kgate opened the group for another one)")
 
 
-def candidate_group(problem_path, solution_paths, compile=False, names=None):
+def candidate_group(problem_path, solution_paths, compile=False, names=None, pins=None):
     """(KGATE_PROBLEM, KGATE_KERNELS) for one problem and many solutions,
     judged in one `kgate check`: the problem is described and its library
     paths timed once, and every solution still runs in a worker of its own.
@@ -132,14 +132,16 @@ def candidate_group(problem_path, solution_paths, compile=False, names=None):
     Python worker host sets while it opens a candidate for a kernel job);
     listing and the library paths import none, so no solution's code runs
     where another is judged or where the library paths are timed. `names`:
-    the kernels' names (default kernel_names())."""
-    prob, model, init = _problem(problem_path, compile)
+    the kernels' names (default kernel_names()). `pins`: {absolute path:
+    sha256} of the files as kgate found them when it wrote the candidate; a
+    file changed since (by a solution judged earlier, say) is not imported."""
+    prob, model, init = _problem(problem_path, compile, pins)
     want = os.environ.get("KGATE_KERNEL")
     ks = []
     for path, nm in zip(solution_paths, names or kernel_names(solution_paths)):
         if nm == want:
             try:
-                ks.append(_solution(prob, model, init, path, nm))
+                ks.append(_solution(prob, model, init, path, nm, (pins or {}).get(os.path.abspath(path))))
             except Exception as e:
                 raise SolutionError(os.path.abspath(path), e) from e
         else:
@@ -148,22 +150,32 @@ def candidate_group(problem_path, solution_paths, compile=False, names=None):
     return prob, ks
 
 
+def _pins(paths):
+    """{absolute path: sha256} of files, read now by kgate itself."""
+    return {os.path.abspath(p): sha256_of(p) for p in paths}
+
+
 def write_candidate(path, problem_path, solution_path, compile=False):
     with open(path, "w") as f:
         f.write('"""Written by kgate kernelbench: a KernelBench problem and solution as a kgate candidate."""\n'
                 "from kgate.kernelbench import candidate\n\n"
                 f"KGATE_PROBLEM, KGATE_KERNELS = candidate({os.path.abspath(problem_path)!r}, "
-                f"{os.path.abspath(solution_path)!r}, compile={bool(compile)!r})\n")
+                f"{os.path.abspath(solution_path)!r}, compile={bool(compile)!r},\n"
+                f"    pins={_pins([problem_path, solution_path])!r})\n")
 
 
-def write_group_candidate(path, problem_path, solution_paths, compile=False):
+def write_group_candidate(path, problem_path, solution_paths, compile=False, pins=None):
+    """The candidate file of a problem's solutions; `pins` (default: read
+    now) as candidate_group takes them."""
     sols = [os.path.abspath(s) for s in solution_paths]
+    pins = pins or _pins([problem_path, *solution_paths])
     with open(path, "w") as f:
         f.write('"""Written by kgate kernelbench: a KernelBench problem and its solutions as one kgate '
                 'candidate."""\n'
                 "from kgate.kernelbench import candidate_group\n\n"
                 f"KGATE_PROBLEM, KGATE_KERNELS = candidate_group({os.path.abspath(problem_path)!r}, "
-                f"{sols!r}, compile={bool(compile)!r})\n")
+                f"{sols!r}, compile={bool(compile)!r},\n"
+                f"    pins={pins!r})\n")
 
 
 def kb_gate(result, p=1.0):
@@ -229,11 +241,12 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
     todo, results, errors, rep, code = list(solution_paths), [], [], None, 0
+    pins = _pins([problem_path, *solution_paths])  # once: a retry must not pin what a solution changed
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
         stem = os.path.splitext(os.path.basename(problem_path))[0]
         while todo:
             cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + f"_{len(errors)}.py")
-            write_group_candidate(cand, problem_path, todo, compile)
+            write_group_candidate(cand, problem_path, todo, compile, pins)
             by_name = dict(zip(kernel_names(todo), todo))
             try:
                 r = api.run_cli(["check", cand, "--shape", "large", *options],

@@ -136,7 +136,7 @@ class ImportsAndArguments(unittest.TestCase):
         def fake_run_cli(args, json_path, timeout=None, env=None):
             with open(args[1]) as f:
                 text = f.read()
-            sols = re.findall(r"'(/[^']*\.py)'", text)
+            sols = re.findall(r"'(/[^']*\.py)'", text.split("pins=")[0])
             prob, sols = sols[0], sols[1:] if "candidate_group" in text else sols[1:2]
             calls.append([os.path.basename(s) for s in sols])
             if "2_broken" in prob:

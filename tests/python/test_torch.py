@@ -414,6 +414,27 @@ class SolutionsOfOneProblemGrouped(unittest.TestCase):
         finally:
             torch.relu = saved
 
+    def test_a_file_changed_since_it_was_pinned_is_not_imported(self):
+        # kgate pins the problem and solutions when it writes the candidate; one changed
+        # later (by a solution judged earlier, say) is refused where it would be imported
+        from kgate._kernel import CandidateError, sha256_of
+        from kgate.kernelbench import SolutionError, candidate_group, kernel_names
+        _, _, _, sols = self.group(["from p import Model as ModelNew\n"] * 2)
+        prob = os.path.join(os.path.dirname(sols[0]), "p.py")
+        pins = {os.path.abspath(f): sha256_of(f) for f in [prob, *sols]}
+        with open(sols[1], "a") as f:
+            f.write("# changed\n")
+        with mock.patch.dict(os.environ, {"KGATE_KERNEL": kernel_names(sols)[1]}):
+            with self.assertRaisesRegex(SolutionError, "s1.py: changed since kgate started judging it"):
+                candidate_group(prob, sols, pins=pins)
+        with open(prob, "a") as f:
+            f.write("# changed\n")
+        for name in [m for m in sys.modules if m.startswith("kgate_user_p_")]:
+            del sys.modules[name]  # as in a fresh worker (one already holding the pinned bytes runs those)
+        with mock.patch.dict(os.environ, {"KGATE_KERNEL": kernel_names(sols)[0]}):
+            with self.assertRaisesRegex(CandidateError, "p.py: changed since kgate started judging it"):
+                candidate_group(prob, sols, pins=pins)
+
     def test_names_are_unique(self):
         from kgate.kernelbench import kernel_names
         self.assertEqual(kernel_names(["a/1_x.py", "b/1_x.py", "c/1 y!.py"]),
