@@ -11,7 +11,8 @@
 //            warpgroups each run wgmma m64n256k16 (B transposed in the
 //            descriptor, since B is N-major) and keep 128 fp32 accumulators;
 //            tiles are visited in groups of 8 row-tiles for L2 reuse.
-//            Shapes off the 128x256x64 grid fall back to v1.
+//            Shapes off the 128x256x64 grid, empty products and bases
+//            not 16-byte aligned (TMA) fall back to v1.
 // v3:        v2 made persistent: one block an SM walks the tiles with the
 //            TMA ring running on across them (the next tile loads during
 //            this one's epilogue), one wgmma group kept in flight per
@@ -191,6 +192,14 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
     }
 }
 
+// Whether the TMA path (v2, v3) covers the call: whole 128x256x64 tiles of a
+// non-empty product and 16-byte aligned bases (TMA's tensor maps); v1 takes
+// anything else.
+template <typename T> static bool fits(const T *A, const T *B, const T *C, int M, int N, int K)
+{
+    return M > 0 && N > 0 && K > 0 && M % BM == 0 && N % BN == 0 && K % BK == 0 && (uintptr_t)A % 16 == 0 &&
+           (uintptr_t)B % 16 == 0 && (uintptr_t)C % 16 == 0;
+}
 } // namespace v2
 
 template <typename T>
@@ -203,7 +212,7 @@ static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
     const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
     T *C = (T *)out[0].data;
-    if (M % v2::BM || N % v2::BN || K % v2::BK) {
+    if (!v2::fits(A, B, C, M, N, K)) {
         mm_v1_launch<T>(A, B, C, M, N, K, s);
         KG_KERNEL_LAUNCHED(p);
         return 0;
@@ -316,8 +325,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
 }
 } // namespace v3
 
-// v3 on v2's grid (M % 128, N % 256, K % 64 all 0, 16-byte aligned C);
-// v2's path otherwise.
+// v3 where v2's TMA path fits the call (v2::fits), v1 otherwise.
 template <typename T>
 static int mm_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
@@ -327,8 +335,11 @@ static int mm_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
     const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
     T *C = (T *)out[0].data;
-    if (M % v3::BM || N % v3::BN || K % v3::BK || ((uintptr_t)C & 15))
-        return mm_v2<T>(in, nin, out, nout, p, st);
+    if (!v2::fits(A, B, C, M, N, K)) { // v2's fallback, v1
+        mm_v1_launch<T>(A, B, C, M, N, K, (cudaStream_t)st);
+        KG_KERNEL_LAUNCHED(p);
+        return 0;
+    }
     CUtensorMap ma, mb;
     if (v3::make_map<T>(&ma, A, M, K, v3::BM) || v3::make_map<T>(&mb, B, K, N, v3::BK))
         return kernel_fail(p, 4, "matmul v3: cuTensorMapEncodeTiled failed");
