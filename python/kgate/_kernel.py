@@ -91,19 +91,24 @@ def load_module(path, sha256=None):
             sys.path.insert(0, d)
         spec = importlib.util.spec_from_file_location(mod_name, path)
         mod = importlib.util.module_from_spec(spec)
-        if sha256 is None:
-            sys.modules[mod_name] = mod
-            spec.loader.exec_module(mod)
-        else:
+        src = None
+        if sha256 is not None:
             with open(path, "rb") as f:
                 src = f.read()
             got = hashlib.sha256(src).hexdigest()
             if got != sha256:
                 raise CandidateError(f"{path}: changed since kgate started judging it (sha256 {got[:16]}..., "
                                      f"pinned {sha256[:16]}...): not imported")
-            sys.modules[mod_name] = mod
             mod.__kgate_sha256__ = sha256
-            exec(compile(src, path, "exec"), mod.__dict__)
+        sys.modules[mod_name] = mod
+        try:
+            if src is None:
+                spec.loader.exec_module(mod)
+            else:
+                exec(compile(src, path, "exec"), mod.__dict__)
+        except BaseException:
+            sys.modules.pop(mod_name, None)  # as importlib does: no half-run module is found later
+            raise
     return mod
 
 

@@ -58,7 +58,8 @@ class Host:
                 os.environ["KGATE_KERNEL"] = want.decode()
             else:
                 os.environ.pop("KGATE_KERNEL", None)
-            mod = load_module(path)
+            # a candidate file kgate wrote (kgate kernelbench) is imported only as it wrote it
+            mod = load_module(path, os.environ.get("KGATE_CANDIDATE_SHA256") or None)
             ks = getattr(mod, "KGATE_KERNELS", None)
             if ks is None:
                 _abi.write_msg(msg, msg_size, f"{path}: no KGATE_KERNELS list: not a kgate Python candidate")

@@ -161,6 +161,18 @@ def write_candidate(path, kernels, problem=None):
         f.write("\n".join(lines) + "\n")
 
 
+def _read_results(json_path):
+    """The results document kgate wrote, or None; another schema is exit 6."""
+    if not os.path.exists(json_path):
+        return None
+    with open(json_path) as f:
+        doc = json.load(f)
+    if doc.get("schema") not in RESULTS_SCHEMAS:
+        raise KgateError(6, f"{json_path}: schema {doc.get('schema')!r}; this package reads "
+                            f"{', '.join(RESULTS_SCHEMAS)}")
+    return doc
+
+
 def run_cli(args, json_path, timeout=None, env=None):
     """Runs `kgate ARGS --json json_path`; returns the Report. A usage,
     candidate, environment or file error raises KgateError, carrying what was
@@ -173,15 +185,9 @@ def run_cli(args, json_path, timeout=None, env=None):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
     except subprocess.TimeoutExpired:
-        raise KgateError(5, f"kgate: no answer within {timeout} s") from None
-    doc = None
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            doc = json.load(f)
-        if doc.get("schema") not in RESULTS_SCHEMAS:
-            raise KgateError(6, f"{json_path}: schema {doc.get('schema')!r}; this package reads "
-                                f"{', '.join(RESULTS_SCHEMAS)}")
-    rep = Report(doc, p.returncode, p.stderr)
+        # kgate rewrites --json after every job: what it measured is kept
+        raise KgateError(5, f"kgate: no answer within {timeout} s", Report(_read_results(json_path), 5)) from None
+    rep = Report(_read_results(json_path), p.returncode, p.stderr)
     if p.returncode >= 3:
         lines = [l for l in p.stderr.splitlines() if l.startswith("kgate: ")]
         msg = lines[-1] if lines else (p.stderr.strip().splitlines() or [f"kgate exited {p.returncode}"])[-1]

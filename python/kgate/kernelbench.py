@@ -104,20 +104,39 @@ def candidate(problem_path, solution_path, compile=False, pins=None):
 def kernel_names(solution_paths):
     """The kernel name of each solution of a group: ModelNew.<file stem>,
     made unique and within Kernel's 95 characters."""
-    names = []
+    names, taken = [], set()
     for i, path in enumerate(solution_paths):
-        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(path))[0])[:60]
-        nm = "ModelNew." + stem
-        names.append(nm if nm not in names else f"{nm}.{i}")
+        nm = base = "ModelNew." + re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(path))[0])[:60]
+        k = i
+        while nm in taken:  # ".<index>", or the next free number after it
+            nm = f"{base}.{k}"
+            k += 1
+        taken.add(nm)
+        names.append(nm)
     return names
 
 
 class SolutionError(CandidateError):
-    """A solution that did not load: it names the solution's file, so that a
-    group goes on without it (judge_group)."""
+    """A solution that did not load (an import error, no ModelNew, a patch of
+    what the reference calls): the message names its file."""
 
     def __init__(self, path, e):
         super().__init__(f"{path}: refused: {e}" if isinstance(e, Patched) else f"{path}: {type(e).__name__}: {e}")
+
+
+# What a group's solution that did not load raises at its first call: its
+# kernel job then ends in CRASH with this text, which judge_group turns back
+# into the solution's error entry (exit 4), as a single pair reports it.
+NOT_LOADED = "kgate-kb-not-loaded"
+
+
+class _Unloadable:
+    def __init__(self, name, err):
+        self.msg = f"{NOT_LOADED} {name}: {err}"
+        self.__name__ = "ModelNew"
+
+    def __call__(self, *_xs):
+        raise RuntimeError(self.msg)
 
 
 def _not_loaded(*_xs):
@@ -134,7 +153,9 @@ def candidate_group(problem_path, solution_paths, compile=False, names=None, pin
     where another is judged or where the library paths are timed. `names`:
     the kernels' names (default kernel_names()). `pins`: {absolute path:
     sha256} of the files as kgate found them when it wrote the candidate; a
-    file changed since (by a solution judged earlier, say) is not imported."""
+    file changed since (by a solution judged earlier, say) is not imported.
+    In a group, a solution that does not load gives a kernel that fails its
+    first call with NOT_LOADED, so that the run goes on; alone, it raises."""
     prob, model, init = _problem(problem_path, compile, pins)
     want = os.environ.get("KGATE_KERNEL")
     ks = []
@@ -142,8 +163,13 @@ def candidate_group(problem_path, solution_paths, compile=False, names=None, pin
         if nm == want:
             try:
                 ks.append(_solution(prob, model, init, path, nm, (pins or {}).get(os.path.abspath(path))))
-            except Exception as e:
-                raise SolutionError(os.path.abspath(path), e) from e
+            except BaseException as e:  # SystemExit at import included
+                err = SolutionError(os.path.abspath(path), e)
+                if len(solution_paths) == 1:
+                    raise err from e  # a single pair: a bad candidate (exit 4), as before
+                # in a group: this kernel's verdict, not a stop of the whole run
+                ks.append(Kernel(_Unloadable(nm, err), op=prob.name, dtype=None, name=nm,
+                                 summary=("KernelBench solution " + os.path.basename(path))[:250]))
         else:
             ks.append(Kernel(_not_loaded, op=prob.name, dtype=None, name=nm,
                              summary=("KernelBench solution " + os.path.basename(path))[:250]))
@@ -155,27 +181,29 @@ def _pins(paths):
     return {os.path.abspath(p): sha256_of(p) for p in paths}
 
 
-def write_candidate(path, problem_path, solution_path, compile=False):
+def write_candidate(path, problem_path, solution_path, compile=False, pins=None):
+    pins = pins or _pins([problem_path, solution_path])
     with open(path, "w") as f:
         f.write('"""Written by kgate kernelbench: a KernelBench problem and solution as a kgate candidate."""\n'
                 "from kgate.kernelbench import candidate\n\n"
                 f"KGATE_PROBLEM, KGATE_KERNELS = candidate({os.path.abspath(problem_path)!r}, "
                 f"{os.path.abspath(solution_path)!r}, compile={bool(compile)!r},\n"
-                f"    pins={_pins([problem_path, solution_path])!r})\n")
+                f"    pins={pins!r})\n")
 
 
-def write_group_candidate(path, problem_path, solution_paths, compile=False, pins=None):
+def write_group_candidate(path, problem_path, solution_paths, compile=False, pins=None, names=None):
     """The candidate file of a problem's solutions; `pins` (default: read
-    now) as candidate_group takes them."""
+    now) and `names` as candidate_group takes them."""
     sols = [os.path.abspath(s) for s in solution_paths]
     pins = pins or _pins([problem_path, *solution_paths])
+    names = names or kernel_names(solution_paths)
     with open(path, "w") as f:
         f.write('"""Written by kgate kernelbench: a KernelBench problem and its solutions as one kgate '
                 'candidate."""\n'
                 "from kgate.kernelbench import candidate_group\n\n"
                 f"KGATE_PROBLEM, KGATE_KERNELS = candidate_group({os.path.abspath(problem_path)!r}, "
                 f"{sols!r}, compile={bool(compile)!r},\n"
-                f"    pins={pins!r})\n")
+                f"    names={list(names)!r},\n    pins={pins!r})\n")
 
 
 def kb_gate(result, p=1.0):
@@ -194,17 +222,29 @@ def kb_gate(result, p=1.0):
             "fast_p": bool(correct and speedup is not None and speedup > p), "p": p}
 
 
-def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0):
-    """Judges one solution; returns (Report, [kb_gate per result])."""
+def _check(cand, json_path, options, timeout, n):
+    """`kgate check` of a candidate file kgate wrote: the workers import it
+    only with the SHA-256 it has now (KGATE_CANDIDATE_SHA256), and each
+    kernel job has `timeout` s (kgate's --timeout); the whole run n + 2 times
+    that and a minute, a backstop that keeps what was measured."""
+    args = ["check", cand, "--shape", "large", *options]
+    if timeout:
+        args += ["--timeout", str(timeout)]
+    return api.run_cli(args, json_path, timeout=timeout * (n + 2) + 60 if timeout else None,
+                       env={"KGATE_CANDIDATE_SHA256": sha256_of(cand)})
+
+
+def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0, pins=None):
+    """Judges one solution; returns (Report, [kb_gate per result]). `pins`:
+    the files' SHA-256 as the batch found them (default: read now)."""
     for f in (problem_path, solution_path):
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
         stem = os.path.splitext(os.path.basename(problem_path))[0]
         cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + ".py")
-        write_candidate(cand, problem_path, solution_path, compile)
-        rep = api.run_cli(["check", cand, "--shape", "large", *options], os.path.join(d, "r.json"),
-                          timeout=timeout)
+        write_candidate(cand, problem_path, solution_path, compile, pins)
+        rep = _check(cand, os.path.join(d, "r.json"), options, timeout, 1)
     for r in rep.results:
         r["source"] = os.path.relpath(solution_path)
         r["kernelbench"] = kb_gate(r, p)
@@ -232,54 +272,86 @@ def pairs(problems, solutions):
 _VERDICT_EXIT = {"OK": 0, "SKIPPED": 0, "SLOW": 1}  # kgate check's exit for a verdict; the others 2
 
 
-def judge_group(problem_path, solution_paths, compile=False, options=(), timeout=None, p=1.0):
+def _not_loaded_error(x):
+    """A group result that is a solution which did not load (NOT_LOADED in
+    its reason or detail): that message, else None."""
+    text = f"{x.get('reason') or ''} {x.get('detail') or ''}"
+    at = text.find(NOT_LOADED)
+    return None if at < 0 else text[at + len(NOT_LOADED):].strip()[:900]
+
+
+def judge_group(problem_path, solution_paths, compile=False, options=(), timeout=None, p=1.0, pins=None):
     """Judges many solutions of one problem in one `kgate check`
-    (candidate_group). Returns (Report, errors): a solution refused or
-    unloadable stops that run with exit 4 (what was measured is kept); it
-    becomes an error entry and the run goes on with the solutions after it."""
+    (candidate_group). Returns (Report or None, errors).
+
+    A solution that does not load is an error entry (exit 4) and the run goes
+    on. A run that stops (exit 3 to 7: no GPU, a file error, an error event
+    a worker wrote, a stop) keeps what it measured; when it stopped in a
+    kernel job (some solution was judged in it) the first solution left
+    without a result gets the error and a new run takes the rest, else every
+    solution left gets it. Solutions are tracked by position, so a file named
+    twice is judged twice."""
     for f in [problem_path, *solution_paths]:
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
-    todo, results, errors, rep, code = list(solution_paths), [], [], None, 0
-    pins = _pins([problem_path, *solution_paths])  # once: a retry must not pin what a solution changed
+    sols = list(solution_paths)
+    names = kernel_names(sols)  # the same in every run
+    pins = pins or _pins([problem_path, *sols])
+    todo, results, errors, rep, code, run = list(range(len(sols))), [], [], None, 0, 0
+
+    def error(i, c, msg):
+        errors.append({"problem": problem_path, "solution": sols[i], "exit": c, "message": msg})
+
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
         stem = os.path.splitext(os.path.basename(problem_path))[0]
         while todo:
-            cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + f"_{len(errors)}.py")
-            write_group_candidate(cand, problem_path, todo, compile, pins)
-            by_name = dict(zip(kernel_names(todo), todo))
+            cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + f"_{run}.py")
+            write_group_candidate(cand, problem_path, [sols[i] for i in todo], compile, pins,
+                                  [names[i] for i in todo])
             try:
-                r = api.run_cli(["check", cand, "--shape", "large", *options],
-                                os.path.join(d, f"r{len(errors)}.json"),
-                                timeout=timeout * len(todo) if timeout else None)
-                failed = None
+                r, failed = _check(cand, os.path.join(d, f"r{run}.json"), options, timeout, len(todo)), None
             except api.KgateError as e:
                 r, failed = e.report, e
+            run += 1
+            by_name = {names[i]: i for i in todo}
             got = []
-            for x in (r.results if r is not None and r.doc else []):
-                sol = by_name.get(x.get("kernel"))
-                x["source"] = os.path.relpath(sol) if sol else x.get("source")
+            listed = r.results if r is not None and r.doc else []
+            if failed is not None and listed and listed[-1].get("verdict") == "SKIPPED" and \
+                    "--verify-only" not in options:
+                listed = listed[:-1]  # the job that stopped the run: measured only in part
+            for x in listed:
+                i = by_name.get(x.get("kernel"))
+                if i is None or i in got:
+                    continue
+                got.append(i)
+                why = _not_loaded_error(x)
+                if why is not None:
+                    error(i, 4, f"kgate: {why}")
+                    continue
+                x["source"] = os.path.relpath(sols[i])
+                x.get("summaries", {}).pop("cliff", None)  # against another solution of the group: meaningless
                 x["kernelbench"] = kb_gate(x, p)
                 results.append(x)
-                got.append(sol)
+                code = max(code, _VERDICT_EXIT.get(x.get("verdict"), 2))
             rep = r if (r is not None and r.doc) else rep
-            if r is not None:
-                code = max([code] + [_VERDICT_EXIT.get(x.get("verdict"), 2) for x in r.results])
+            rest = [i for i in todo if i not in got]
             if failed is None:
+                why = (r.doc.get("incomplete") if r is not None and r.doc else "") or "the run ended before it"
+                for i in rest:  # --time-budget, say
+                    error(i, 5, f"kgate: not judged: {why}")
                 break
-            rest = [s for s in todo if s not in got]
-            # a solution that did not load names itself (SolutionError); anything else is
-            # the problem's or the machine's, and the others would fail alike
-            bad = next((s for s in rest if os.path.abspath(s) in str(failed)), None)
-            if bad is None or failed.code != 4:
-                errors.extend({"problem": problem_path, "solution": s, "exit": failed.code, "message": str(failed)}
-                              for s in (rest or todo[-1:]))
+            code = max(code, failed.code)
+            if not rest:
                 break
-            errors.append({"problem": problem_path, "solution": bad, "exit": 4, "message": str(failed)})
-            todo = [s for s in rest if s != bad]
+            if not got or failed.code == 3:  # listing, the library paths or usage: the same for all
+                for i in rest:
+                    error(i, failed.code, str(failed))
+                break
+            error(rest[0], failed.code, str(failed))
+            todo = rest[1:]
     if rep is not None:
         rep.results[:] = results
-        rep.code = code
+        rep.code = max([code] + [e["exit"] for e in errors])
     return rep, errors
 
 
@@ -291,6 +363,8 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
     Returns (results document, exit code)."""
     doc, code, results, errors = None, 0, [], []
     todo, groups = pairs(problems, solutions), {}
+    # every file pinned before anything runs: a solution cannot change what a later one is judged by
+    pins = _pins({f for pair in todo for f in pair if f is not None and os.path.isfile(f)})
     for prob, sol in todo:
         if prob is None:
             errors.append({"problem": None, "solution": sol, "exit": 4,
@@ -308,10 +382,10 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
                      else f"{os.path.basename(prob)} ({len(sols)} solutions)")
         try:
             if len(sols) == 1:
-                rep, _ = judge(prob, sols[0], compile, options, timeout, p)
+                rep, _ = judge(prob, sols[0], compile, options, timeout, p, pins)
                 errs = []
             else:
-                rep, errs = judge_group(prob, sols, compile, options, timeout, p)
+                rep, errs = judge_group(prob, sols, compile, options, timeout, p, pins)
             if rep is not None:
                 doc = doc or rep.doc
                 results.extend(rep.results)
@@ -371,9 +445,10 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
 
 
 def table(doc):
-    """The side-by-side table: kgate's verdict against KernelBench's gate."""
-    rows = ["%-44s %-10s %8s %9s  %-8s %8s %6s" % ("problem", "kgate", "E_lib", "rho", "KB corr", "KB x", "fast1")]
-    admitted = []
+    """The side-by-side table: kgate's verdict against KernelBench's gate.
+    Its first column is as wide as the longest name (problem, and the
+    solution's file stem for a problem's many solutions), 44 at least."""
+    rows, admitted = [], []
     for r in doc.get("results", []):
         kb = r.get("kernelbench") or {}
         s = r.get("summaries", {})
@@ -383,19 +458,21 @@ def table(doc):
         what = r.get("op") or r.get("source", "?")
         if r.get("kernel", "ModelNew").startswith("ModelNew."):  # one of a problem's many solutions
             what += " " + r["kernel"][len("ModelNew."):]
-        rows.append("%-44s %-10s %8s %9s  %-8s %8s %6s" % (
-            what[:44], r.get("verdict"), f"{e:.3f}" if e else "-",
-            f"{rho:.3f}" if rho else "-", {True: "yes", False: "no"}.get(kb.get("correct"), "-"),
-            f"{sp:.3f}" if sp else "-", {True: "yes", False: "no"}.get(kb.get("fast_p"), "-")))
+        rows.append((what, r.get("verdict"), f"{e:.3f}" if e else "-", f"{rho:.3f}" if rho else "-",
+                     {True: "yes", False: "no"}.get(kb.get("correct"), "-"), f"{sp:.3f}" if sp else "-",
+                     {True: "yes", False: "no"}.get(kb.get("fast_p"), "-")))
         if kb.get("correct") and r.get("verdict") == "SLOW":
             admitted.append(what)
+    w = max([44] + [len(x[0]) for x in rows])
+    fmt = "%-" + str(w) + "s %-10s %8s %9s  %-8s %8s %6s"
+    out = [fmt % ("problem", "kgate", "E_lib", "rho", "KB corr", "KB x", "fast1")] + [fmt % x for x in rows]
     for e in doc.get("errors", []):
-        rows.append(f"{os.path.basename(e['solution'])}: not judged (exit {e['exit']}): {e['message']}")
+        out.append(f"{os.path.basename(e['solution'])}: not judged (exit {e['exit']}): {e['message']}")
     if admitted:
-        rows.append("")
-        rows.append(f"passes-but-slow: KernelBench admits {len(admitted)} solution(s) that kgate calls SLOW: "
-                    + ", ".join(admitted))
-    return "\n".join(rows)
+        out.append("")
+        out.append(f"passes-but-slow: KernelBench admits {len(admitted)} solution(s) that kgate calls SLOW: "
+                   + ", ".join(admitted))
+    return "\n".join(out)
 
 
 def main(args):
@@ -407,7 +484,8 @@ def main(args):
     ap.add_argument("--json", help="write the results, each with its 'kernelbench' gate, to this file")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile of the reference")
     ap.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1)")
-    ap.add_argument("--timeout", type=float, default=None, help="seconds per solution (default: kgate's)")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="each kernel job's budget in seconds (kgate check's --timeout; default kgate's)")
     ap.add_argument("--verify-only", action="store_true", help="checks only, no timing")
     ap.add_argument("--separate", action="store_true",
                     help="directories: one kgate check per solution (default: one per problem, its solutions "

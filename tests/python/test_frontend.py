@@ -126,47 +126,83 @@ class ImportsAndArguments(unittest.TestCase):
 
     def test_kernelbench_groups_a_problems_solutions(self):
         """kgate kernelbench DIR DIR: one kgate check per problem for its
-        solutions; one that does not load (its worker's open names its file,
-        exit 4) becomes an error and the run goes on with the others; a
-        problem that does not load fails its solutions once, not per solution."""
-        import re
+        solutions. One that does not load is an error entry and the run goes
+        on; a run that stops in a kernel job blames the first solution left
+        without a result and a new run takes the rest; one that stops before
+        any kernel (the problem) fails them all once; --time-budget leaves the
+        rest as errors; a file named twice is judged twice."""
+        import ast
         from kgate import kernelbench
-        calls = []
+        calls, envs = [], []
+
+        def call_of(path):
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call))
+            kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+            args = [ast.literal_eval(a) for a in call.args]
+            if call.func.id == "candidate":
+                return args[0], [args[1]], ["ModelNew"], kw["pins"]
+            return args[0], args[1], kw["names"], kw["pins"]
 
         def fake_run_cli(args, json_path, timeout=None, env=None):
-            with open(args[1]) as f:
-                text = f.read()
-            sols = re.findall(r"'(/[^']*\.py)'", text.split("pins=")[0])
-            prob, sols = sols[0], sols[1:] if "candidate_group" in text else sols[1:2]
+            prob, sols, names, pins = call_of(args[1])
+            self.assertLessEqual({prob, *sols}, set(pins))  # pinned, with the whole batch
             calls.append([os.path.basename(s) for s in sols])
-            if "2_broken" in prob:
+            envs.append(env)
+            if "2_broken" in prob:  # the list job: nothing judged
                 raise api.KgateError(4, f"kgate: {args[1]}: cannot import: ModuleNotFoundError: nosuch")
-            names = kernelbench.kernel_names(sols) if "candidate_group" in text else ["ModelNew"]
             results = []
             for s, n in zip(sols, names):
-                if "bad" in os.path.basename(s):
-                    rep = api.Report({"schema": "kgate.results/2", "results": results}, 4)
-                    raise api.KgateError(4, f"kgate: {args[1]}: cannot import: SolutionError: {s}: x", rep)
-                results.append({"kernel": n, "verdict": "SLOW" if "slow" in s else "OK", "summaries": {}})
+                b = os.path.basename(s)
+                if "bad" in b:  # did not load: a CRASH whose reason carries the marker
+                    results.append({"kernel": n, "verdict": "CRASH", "summaries": {},
+                                    "reason": f"the kernel gave up: RuntimeError: {kernelbench.NOT_LOADED} {n}: "
+                                              f"{s}: AttributeError: no ModelNew"})
+                    continue
+                if "forge" in b:  # a worker's forged error event stops the run mid-job
+                    results.append({"kernel": n, "verdict": "SKIPPED", "summaries": {}})
+                    raise api.KgateError(5, "kgate: forged", api.Report({"schema": "kgate.results/2",
+                                                                           "results": results}, 5))
+                if "late" in b:  # --time-budget reached before it
+                    return api.Report({"schema": "kgate.results/2", "results": results,
+                                       "incomplete": "--time-budget 9 s reached"}, 0)
+                results.append({"kernel": n, "verdict": "SLOW" if "slow" in b else "OK",  # cliff: kgate's,
+                                "summaries": {"cliff": {"value": 2.0}} if results else {}})  # vs the 1st
             return api.Report({"schema": "kgate.results/2", "results": results},
                               1 if any(r["verdict"] == "SLOW" for r in results) else 0)
 
         with tempfile.TemporaryDirectory() as d:
-            probs, sols = kb_dirs(d, ("1_Square.py", "2_broken.py", "3_Sum.py"),
-                                  ("1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py", "2_x.py", "2_y.py", "3_only.py"))
+            probs, sols = kb_dirs(d, ("1_Square.py", "2_broken.py", "3_Sum.py", "4_Max.py"),
+                                  ("1_a.py", "1_bad.py", "1_c_slow.py", "1_d_forge.py", "1_e.py", "2_x.py",
+                                   "2_y.py", "3_only.py", "4_a.py", "4_b_late.py", "4_c.py"))
             with mock.patch.object(api, "run_cli", fake_run_cli):
                 doc, code = kernelbench.batch(probs, sols)
-                self.assertEqual(calls, [["1_a.py", "1_bad.py", "1_c_slow.py", "1_d.py"],
-                                         ["1_c_slow.py", "1_d.py"], ["2_x.py", "2_y.py"], ["3_only.py"]])
-                self.assertEqual(sorted((os.path.basename(r["source"]), r["verdict"]) for r in doc["results"]),
-                                 [("1_a.py", "OK"), ("1_c_slow.py", "SLOW"), ("1_d.py", "OK"), ("3_only.py", "OK")])
-                self.assertEqual(sorted((os.path.basename(e["solution"]), e["exit"]) for e in doc["errors"]),
-                                 [("1_bad.py", 4), ("2_x.py", 4), ("2_y.py", 4)])
-                self.assertEqual(code, 4)
-                self.assertTrue(all("kernelbench" in r for r in doc["results"]))
-                calls.clear()
+            self.assertEqual(calls, [["1_a.py", "1_bad.py", "1_c_slow.py", "1_d_forge.py", "1_e.py"], ["1_e.py"],
+                                     ["2_x.py", "2_y.py"], ["3_only.py"], ["4_a.py", "4_b_late.py", "4_c.py"]])
+            self.assertTrue(all(e and len(e["KGATE_CANDIDATE_SHA256"]) == 64 for e in envs))
+            self.assertEqual(sorted((os.path.basename(r["source"]), r["verdict"]) for r in doc["results"]),
+                             [("1_a.py", "OK"), ("1_c_slow.py", "SLOW"), ("1_e.py", "OK"), ("3_only.py", "OK"),
+                              ("4_a.py", "OK")])
+            self.assertEqual(sorted((os.path.basename(e["solution"]), e["exit"]) for e in doc["errors"]),
+                             [("1_bad.py", 4), ("1_d_forge.py", 5), ("2_x.py", 4), ("2_y.py", 4),
+                              ("4_b_late.py", 5), ("4_c.py", 5)])
+            self.assertIn("no ModelNew", next(e["message"] for e in doc["errors"] if "1_bad" in e["solution"]))
+            self.assertIn("--time-budget", next(e["message"] for e in doc["errors"] if "4_c" in e["solution"]))
+            self.assertEqual(code, 5)
+            self.assertTrue(all("kernelbench" in r and "cliff" not in r["summaries"] for r in doc["results"]))
+
+            calls.clear()
+            with mock.patch.object(api, "run_cli", fake_run_cli):
                 doc, _ = kernelbench.batch(probs, sols, group=False)
-                self.assertEqual(len(calls), 7)  # --separate: one check per solution
+            self.assertEqual(len(calls), 11)  # --separate: one check per solution
+
+            calls.clear()  # a file named twice is judged twice, under two names
+            a = os.path.join(sols, "1_a.py")
+            with mock.patch.object(api, "run_cli", fake_run_cli):
+                rep, errs = kernelbench.judge_group(os.path.join(probs, "1_Square.py"), [a, a])
+            self.assertEqual([r["kernel"] for r in rep.results], ["ModelNew.1_a", "ModelNew.1_a.1"])
+            self.assertEqual(errs, [])
 
     @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
     def test_kernelbench_directories_through_batch(self):

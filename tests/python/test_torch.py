@@ -399,17 +399,31 @@ class SolutionsOfOneProblemGrouped(unittest.TestCase):
             ks[2].fn(x)
 
     def test_a_solution_that_does_not_load_names_its_file(self):
-        from kgate.kernelbench import SolutionError
+        # in a group: a kernel that fails its first call with the reason (NOT_LOADED), so
+        # that the run goes on; alone: SolutionError, a bad candidate (exit 4)
+        from kgate.kernelbench import NOT_LOADED, SolutionError, candidate
         saved = torch.relu
         try:
             for body, want in [("x = 1\n", "no ModelNew"),
                                ("torch.relu = lambda x: x\nclass ModelNew(nn.Module):\n    pass\n",
-                                "importing s1.py replaced torch.relu")]:
+                                "importing s1.py replaced torch.relu"),
+                               ("raise SystemExit('bye')\n", "SystemExit: bye")]:
                 with self.subTest(want=want):
-                    with self.assertRaises(SolutionError) as cm:
-                        self.group(["from p import Model as ModelNew\n", body], want=1)
+                    _, ks, imported, sols = self.group(["from p import Model as ModelNew\n", body], want=1)
+                    self.assertEqual(imported, [1])
+                    with self.assertRaises(RuntimeError) as cm:
+                        ks[1].fn(torch.zeros(8, 16))
+                    msg = str(cm.exception)
+                    self.assertTrue(msg.startswith(f"{NOT_LOADED} ModelNew.s1: {sols[1]}: "), msg)
+                    self.assertIn(want, msg)
+                    torch.relu = saved
+                    for name in [m for m in sys.modules if m.startswith("kgate_user_s1_")]:
+                        del sys.modules[name]  # as in a fresh worker
+                    prob = os.path.join(os.path.dirname(sols[1]), "p.py")
+                    with mock.patch.dict(os.environ, {"KGATE_KERNEL": "ModelNew"}):
+                        with self.assertRaises(SolutionError) as cm:
+                            candidate(prob, sols[1])
                     self.assertIn(want, str(cm.exception))
-                    self.assertRegex(str(cm.exception), r"^/.*s1\.py: ")
                     torch.relu = saved
         finally:
             torch.relu = saved
@@ -418,15 +432,22 @@ class SolutionsOfOneProblemGrouped(unittest.TestCase):
         # kgate pins the problem and solutions when it writes the candidate; one changed
         # later (by a solution judged earlier, say) is refused where it would be imported
         from kgate._kernel import CandidateError, sha256_of
+        from kgate import kernelbench
         from kgate.kernelbench import SolutionError, candidate_group, kernel_names
         _, _, _, sols = self.group(["from p import Model as ModelNew\n"] * 2)
         prob = os.path.join(os.path.dirname(sols[0]), "p.py")
         pins = {os.path.abspath(f): sha256_of(f) for f in [prob, *sols]}
         with open(sols[1], "a") as f:
             f.write("# changed\n")
+        for name in [m for m in sys.modules if m.startswith("kgate_user_s1_")]:
+            del sys.modules[name]  # as in a fresh worker
         with mock.patch.dict(os.environ, {"KGATE_KERNEL": kernel_names(sols)[1]}):
+            _, ks = candidate_group(prob, sols, pins=pins)
+        with self.assertRaisesRegex(RuntimeError, "s1.py: CandidateError: .*s1.py: changed since kgate started"):
+            ks[1].fn(torch.zeros(8, 16))
+        with mock.patch.dict(os.environ, {"KGATE_KERNEL": "ModelNew"}):
             with self.assertRaisesRegex(SolutionError, "s1.py: changed since kgate started judging it"):
-                candidate_group(prob, sols, pins=pins)
+                kernelbench.candidate(prob, sols[1], pins=pins)
         with open(prob, "a") as f:
             f.write("# changed\n")
         for name in [m for m in sys.modules if m.startswith("kgate_user_p_")]:
@@ -439,6 +460,12 @@ class SolutionsOfOneProblemGrouped(unittest.TestCase):
         from kgate.kernelbench import kernel_names
         self.assertEqual(kernel_names(["a/1_x.py", "b/1_x.py", "c/1 y!.py"]),
                          ["ModelNew.1_x", "ModelNew.1_x.1", "ModelNew.1_y_"])
+        # a suffix that another file's name already is: the next free one
+        self.assertEqual(kernel_names(["5_x y.py", "5_x_y.2.py", "5_x_y.py"]),
+                         ["ModelNew.5_x_y", "ModelNew.5_x_y.2", "ModelNew.5_x_y.3"])
+        names = kernel_names([f"d{i}/" + "n" * 200 + ".py" for i in range(12)])
+        self.assertEqual(len(set(names)), 12)
+        self.assertTrue(all(len(n) <= 95 for n in names))
 
 
 if __name__ == "__main__":
