@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup tune tune-matmul kb-compare batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup tune tune-matmul kb-compare kb-group batch-bench (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -267,6 +267,14 @@ EOF2
         timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
             --problems "${KB_PROBLEMS:-1,9,40}" --kb-problems "${KB_EVAL:-1,9,40}" --reps "${KB_REPS:-2}" \
             --budget "${KB_BUDGET:-480}" 2>&1 | tee "$OUT/kb-compare.log"
+        ;;
+    kb-group)
+        # a problem's solutions in one kgate kernelbench DIR DIR (KB_PROBLEMS, KB_GROUP solutions
+        # each, one without ModelNew among them): GPU time held per verdict (kb-group.json)
+        log kb-group
+        timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
+            --problems "${KB_PROBLEMS:-1,40,9,95}" --group "${KB_GROUP:-4}" --bad --budget "${KB_BUDGET:-300}" \
+            2>&1 | cut -c1-400 | tee "$OUT/kb-group.log"
         ;;
     *) echo "unknown step '$step'" ;;
     esac

@@ -140,9 +140,13 @@ def run_group(kgate, prob, sols, d, timeout, extra=()):
                                  "kernelbench": r.get("kernelbench")})
     rec["errors"] = doc.get("errors", [])
     rec["lib_held_s"] = lib_held
+    # a solution that did not load still held the GPU in its own kernel job
+    rec["error_held_s"] = sum(e["jobs"].get("job/wall", 0) - e["jobs"].get("job/startup", 0)
+                              for e in rec["errors"] if e.get("jobs"))
     n = len(rec["solutions"])
     if n:
-        rec["gpu_held_per_verdict_s"] = (sum(x["kernel_held_s"] for x in rec["solutions"]) + (lib_held or 0)) / n
+        rec["gpu_held_per_verdict_s"] = (sum(x["kernel_held_s"] for x in rec["solutions"]) + (lib_held or 0) +
+                                         rec["error_held_s"]) / n
         rec["wall_per_verdict_s"] = rec["wall_s"] / (n + len(rec["errors"]))
     rec["commit"], rec["device"] = doc.get("commit"), doc.get("device")
     return rec
@@ -187,8 +191,8 @@ def main():
     start = time.time()
     if a.group:
         doc["method"] = ("one kgate kernelbench DIR DIR per problem over its solutions, timed on the wall clock; "
-                         "gpu_held_per_verdict_s: the kernel workers' wall less start, summed, plus the library "
-                         "worker's once, over the solutions judged")
+                         "gpu_held_per_verdict_s: the kernel workers' wall less start, summed (those of solutions "
+                         "that did not load included), plus the library worker's once, over the solutions judged")
         doc["groups"] = []
         path = os.path.join(a.out, "kb-group.json")
         with tempfile.TemporaryDirectory() as d:

@@ -301,6 +301,7 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
 
     def error(i, c, msg):
         errors.append({"problem": problem_path, "solution": sols[i], "exit": c, "message": msg})
+        return errors[-1]
 
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
         stem = os.path.splitext(os.path.basename(problem_path))[0]
@@ -325,8 +326,10 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
                     continue
                 got.append(i)
                 why = _not_loaded_error(x)
-                if why is not None:
-                    error(i, 4, f"kgate: {why}")
+                if why is not None:  # its worker's times stay (the GPU it held)
+                    error(i, 4, f"kgate: {why}")["jobs"] = {
+                        k: x["summaries"][k]["value"] for k in ("job/wall", "job/startup")
+                        if isinstance(x.get("summaries", {}).get(k), dict)}
                     continue
                 x["source"] = os.path.relpath(sols[i])
                 x.get("summaries", {}).pop("cliff", None)  # against another solution of the group: meaningless
