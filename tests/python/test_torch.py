@@ -456,6 +456,47 @@ class SolutionsOfOneProblemGrouped(unittest.TestCase):
             with self.assertRaisesRegex(CandidateError, "p.py: changed since kgate started judging it"):
                 candidate_group(prob, sols, pins=pins)
 
+    def test_the_worker_host_opens_the_group_for_its_job(self):
+        # _worker.Host.open, as a kernel job and a list job call it (kg_worker_opening() from a
+        # stand-in for libkgate): KGATE_KERNEL set to the job's kernel or unset, only that
+        # solution imported, and the candidate file refused when it is not the one kgate wrote
+        import ctypes
+        from kgate import _worker
+        from kgate._kernel import sha256_of
+        from kgate.kernelbench import write_group_candidate
+
+        class Lib:
+            def __init__(self, want):
+                self.want = want
+
+            def kg_worker_opening(self):
+                return self.want
+
+        _, _, _, sols = self.group(["from p import Model as ModelNew\n"] * 3)
+        d = os.path.dirname(sols[0])  # self.group listed them: no solution imported yet
+        cand = os.path.join(d, "cand.py")
+        write_group_candidate(cand, os.path.join(d, "p.py"), sols)
+
+        def open_as(want, sha=None):
+            for name in [m for m in sys.modules if m.startswith(("kgate_user_s", "kgate_user_cand_"))]:
+                del sys.modules[name]  # a fresh worker
+            msg = ctypes.create_string_buffer(400)
+            env = {"KGATE_KERNEL": "stale", "KGATE_CANDIDATE_SHA256": sha or sha256_of(cand)}
+            with mock.patch.dict(os.environ, env):
+                rc = _worker.Host(Lib(want)).open(None, cand.encode(), [None], msg, 400)
+                seen = os.environ.get("KGATE_KERNEL")
+            done = sorted(i for i in range(3) if os.path.exists(os.path.join(d, f"imported{i}")))
+            for i in done:
+                os.unlink(os.path.join(d, f"imported{i}"))
+            return rc, msg.value.decode(), seen, done
+
+        self.assertEqual(open_as(b"ModelNew.s2")[::2], (0, "ModelNew.s2"))
+        self.assertEqual(open_as(b"ModelNew.s2")[3], [2])
+        self.assertEqual(open_as(None)[2:], (None, []))  # a list or library job
+        rc, msg, _, done = open_as(b"ModelNew.s0", sha="0" * 64)
+        self.assertEqual((rc, done), (4, []))
+        self.assertIn("cand.py: changed since kgate started judging it", msg)
+
     def test_names_are_unique(self):
         from kgate.kernelbench import kernel_names
         self.assertEqual(kernel_names(["a/1_x.py", "b/1_x.py", "c/1 y!.py"]),
