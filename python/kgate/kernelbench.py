@@ -17,6 +17,7 @@ KernelBench's gate, recomputed from kgate's measurements:
   fast_p   correct and speedup > p (fast_1: p = 1).
 A solution that KernelBench admits (correct) and kgate calls SLOW is the
 paper's passes-but-slow case; `kgate kernelbench` lists them."""
+import hashlib
 import json
 import os
 import re
@@ -280,6 +281,31 @@ def _not_loaded_error(x):
     return None if at < 0 else text[at + len(NOT_LOADED):].strip()[:900]
 
 
+def _take(listed, by_name, problem_path, sols, p, results, errors):
+    """The results of a group's run, each to its solution (by_name: kernel
+    name -> index in sols; for a single solution, every result is its own):
+    a solution that did not load becomes an error entry (exit 4, with its
+    worker's job times: the GPU it held), the others results with their
+    KernelBench gate. Returns the set of indices taken."""
+    got = set()
+    for x in listed:
+        i = 0 if len(sols) == 1 else by_name.get(x.get("kernel"))
+        if i is None:
+            continue
+        got.add(i)
+        why = _not_loaded_error(x)
+        if why is not None:
+            errors.append({"problem": problem_path, "solution": sols[i], "exit": 4, "message": f"kgate: {why}",
+                           "jobs": {k: x["summaries"][k]["value"] for k in ("job/wall", "job/startup")
+                                    if isinstance(x.get("summaries", {}).get(k), dict)}})
+            continue
+        x["source"] = os.path.relpath(sols[i])
+        x.get("summaries", {}).pop("cliff", None)  # against another solution of the group: meaningless
+        x["kernelbench"] = kb_gate(x, p)
+        results.append(x)
+    return got
+
+
 def judge_group(problem_path, solution_paths, compile=False, options=(), timeout=None, p=1.0, pins=None):
     """Judges many solutions of one problem in one `kgate check`
     (candidate_group). Returns (Report or None, errors).
@@ -301,7 +327,6 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
 
     def error(i, c, msg):
         errors.append({"problem": problem_path, "solution": sols[i], "exit": c, "message": msg})
-        return errors[-1]
 
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
         stem = os.path.splitext(os.path.basename(problem_path))[0]
@@ -320,22 +345,8 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
             if failed is not None and listed and listed[-1].get("verdict") == "SKIPPED" and \
                     "--verify-only" not in options:
                 listed = listed[:-1]  # the job that stopped the run: measured only in part
-            for x in listed:
-                i = by_name.get(x.get("kernel"))
-                if i is None or i in got:
-                    continue
-                got.append(i)
-                why = _not_loaded_error(x)
-                if why is not None:  # its worker's times stay (the GPU it held)
-                    error(i, 4, f"kgate: {why}")["jobs"] = {
-                        k: x["summaries"][k]["value"] for k in ("job/wall", "job/startup")
-                        if isinstance(x.get("summaries", {}).get(k), dict)}
-                    continue
-                x["source"] = os.path.relpath(sols[i])
-                x.get("summaries", {}).pop("cliff", None)  # against another solution of the group: meaningless
-                x["kernelbench"] = kb_gate(x, p)
-                results.append(x)
-                code = max(code, _VERDICT_EXIT.get(x.get("verdict"), 2))
+            got = _take(listed, by_name, problem_path, sols, p, results, errors)
+            code = max([code] + [_VERDICT_EXIT.get(x.get("verdict"), 2) for x in results])
             rep = r if (r is not None and r.doc) else rep
             rest = [i for i in todo if i not in got]
             if failed is None:
@@ -410,36 +421,65 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
     return out, code
 
 
-def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0):
+def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0,
+               group=8):
     """Every pair through `kgate batch` (docs/scale.md): one supervisor per GPU,
-    resumable. The candidates and the batch's results file live in `workdir`,
-    so the same call again skips the solutions already judged. Returns
-    (results document, exit code) like batch()."""
+    resumable. With `group` > 1 a problem's solutions go in jobs of up to
+    `group` (candidate_group: one library measurement a job, each solution in
+    its own workers), so that a problem with many solutions still spreads
+    over the GPUs; `group` 1 is a job per solution. The candidates and the
+    batch's results file live in `workdir`, so the same call again skips the
+    jobs already judged (a job is its solutions: adding a solution re-judges
+    its problem's jobs from it on). Returns (results document, exit code)
+    like batch()."""
     os.makedirs(workdir, exist_ok=True)
-    jobs, errors = [], []
-    for prob, sol in pairs(problems, solutions):
+    jobs, errors, parts, by_prob = [], [], {}, {}
+    todo = pairs(problems, solutions)
+    pins = _pins({f for pair in todo for f in pair if f is not None and os.path.isfile(f)})
+    for prob, sol in todo:
         if prob is None:
             errors.append({"problem": None, "solution": sol, "exit": 4,
                            "message": "kgate: no problem file of the same name or number"})
             continue
-        stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(sol))[0])
-        cand = os.path.join(workdir, f"kb_{stem}.py")
-        write_candidate(cand, prob, sol, compile)
-        jobs.append({"id": os.path.abspath(sol), "candidate": cand, "shape": "large"})
+        by_prob.setdefault(prob, []).append(sol)
+    step = max(1, int(group))
+    for prob, sols in by_prob.items():
+        for c in range(0, len(sols), step):
+            part = sols[c:c + step]
+            if len(part) == 1:  # as a single pair: the id is the solution (and stays so across versions)
+                stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(part[0]))[0])
+                cand, jid, names = os.path.join(workdir, f"kb_{stem}.py"), os.path.abspath(part[0]), ["ModelNew"]
+                write_candidate(cand, prob, part[0], compile, pins)
+            else:
+                names = kernel_names(part)
+                key = hashlib.sha1("\n".join(os.path.abspath(s) for s in part).encode()).hexdigest()[:12]
+                stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(prob))[0])
+                cand, jid = os.path.join(workdir, f"kb_{stem}_{key}.py"), f"{os.path.abspath(prob)}#{key}"
+                write_group_candidate(cand, prob, part, compile, pins, names)
+            parts[jid] = (prob, part, names)
+            jobs.append({"id": jid, "candidate": cand, "shape": "large"})
     results_path = os.path.join(workdir, "results.jsonl")
     rc, _summary = api.batch(jobs, results_path, gpus=gpus, timeout=timeout, options=options)
     doc, results, code = None, [], 4 if errors else 0
     for line in api.read_batch(results_path):
+        if line.get("id") not in parts:
+            continue  # a job of another manifest that used this workdir
+        prob, part, names = parts.pop(line["id"])
         chk = line.get("check") or {}
         doc = doc or chk
-        if line.get("exit", 0) >= 3 and not chk.get("results"):
-            errors.append({"problem": None, "solution": line["id"], "exit": line["exit"],
-                           "message": line.get("error", "")})
-        for r in chk.get("results", []):
-            r["source"] = os.path.relpath(line["id"])
-            r["kernelbench"] = kb_gate(r, p)
-            results.append(r)
+        stopped = line.get("exit", 0) >= 3
+        listed = chk.get("results", [])
+        if stopped and listed and listed[-1].get("verdict") == "SKIPPED" and "--verify-only" not in options:
+            listed = listed[:-1]  # the job that stopped it: measured only in part
+        got = _take(listed, dict(zip(names, range(len(part)))), prob, part, p, results, errors)
+        for i in range(len(part)):
+            if i not in got:
+                errors.append({"problem": prob, "solution": part[i], "exit": line.get("exit", 5) if stopped else 5,
+                               "message": line.get("error") or chk.get("incomplete") or "kgate: not judged"})
         code = max(code, min(line.get("exit", 0), 6))
+    for prob, part, _ in parts.values():  # jobs with no line: the batch stopped before them
+        errors.extend({"problem": prob, "solution": s, "exit": 5, "message": "kgate batch: not run"} for s in part)
+    code = max([code] + [e["exit"] for e in errors])
     out = dict(doc or {"schema": "kgate.results/2"})
     out["results"] = results
     if errors:
@@ -492,7 +532,8 @@ def main(args):
     ap.add_argument("--verify-only", action="store_true", help="checks only, no timing")
     ap.add_argument("--separate", action="store_true",
                     help="directories: one kgate check per solution (default: one per problem, its solutions "
-                         "each in their own worker, the problem's library paths timed once)")
+                         "each in their own workers, the problem's library paths timed once; with --gpus, "
+                         "jobs of up to 8 solutions)")
     ap.add_argument("--gpus", default=None,
                     help="directories: judge through kgate batch on these GPUs ('all' or 0,1,..), "
                          "resumable (candidates and results kept in --workdir)")
@@ -513,7 +554,8 @@ def main(args):
                 sys.stderr.write("kgate kernelbench: --gpus needs --workdir or --json (where the batch lives)\n")
                 return 3
             gpus = "all" if a.gpus == "all" else [int(g) for g in a.gpus.split(",")]
-            doc, code = batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p)
+            doc, code = batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p,
+                                   1 if a.separate else 8)
         else:
             doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar, not a.separate)
     except api.KgateError as e:

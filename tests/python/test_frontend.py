@@ -204,6 +204,62 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertEqual([r["kernel"] for r in rep.results], ["ModelNew.1_a", "ModelNew.1_a.1"])
             self.assertEqual(errs, [])
 
+    def test_kernelbench_groups_through_batch(self):
+        """--gpus: a problem's solutions in jobs of up to `group` (each a group
+        candidate); each result back to its solution, one that did not load an
+        error, the solutions of a job that stopped or never ran errors too."""
+        import ast
+        from kgate import kernelbench
+        seen = {}
+
+        def fake_batch(jobs, out, gpus="all", timeout=None, options=()):
+            lines = []
+            for j in jobs:
+                with open(j["candidate"]) as f:
+                    call = next(n for n in ast.walk(ast.parse(f.read())) if isinstance(n, ast.Call))
+                kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+                sols = ast.literal_eval(call.args[1]) if call.func.id == "candidate_group" else \
+                    [ast.literal_eval(call.args[1])]
+                names = kw.get("names", ["ModelNew"])
+                seen[j["id"]] = [os.path.basename(s) for s in sols]
+                if any("never" in s for s in sols):
+                    continue  # the batch stopped before this job
+                res = []
+                for s, n in zip(sols, names):
+                    if "bad" in s:
+                        res.append({"kernel": n, "verdict": "CRASH", "summaries": {},
+                                    "reason": f"RuntimeError: {kernelbench.NOT_LOADED} {n}: {s}: no ModelNew"})
+                    elif "gpufail" in s:
+                        res.append({"kernel": n, "verdict": "SKIPPED", "summaries": {}})
+                        break
+                    else:
+                        res.append({"kernel": n, "verdict": "OK", "summaries": {}})
+                stopped = any("gpufail" in s for s in sols)
+                lines.append({"schema": "kgate.batch/1", "id": j["id"], "exit": 5 if stopped else 0,
+                              "error": "kgate: GPU 1 fell off" if stopped else None,
+                              "check": {"schema": "kgate.results/2", "results": res}})
+            with open(out, "w") as f:
+                f.writelines(json.dumps(x) + "\n" for x in lines)
+            return 0, ""
+
+        with tempfile.TemporaryDirectory() as d:
+            sols10 = [f"1_s{i}.py" for i in range(10)]
+            sols10[3] = "1_s3_bad.py"
+            probs, sols = kb_dirs(d, ("1_Square.py", "2_Relu.py", "3_Sum.py", "4_Max.py"),
+                                  tuple(sols10) + ("2_a.py", "2_b_gpufail.py", "2_c.py", "3_only.py",
+                                                    "4_x_never.py", "4_y.py"))
+            with mock.patch.object(api, "batch", fake_batch):
+                doc, code = kernelbench.batch_gpus(probs, sols, os.path.join(d, "w"), "all", group=8)
+            self.assertEqual(sorted(len(v) for v in seen.values()), [1, 2, 2, 3, 8])
+            self.assertEqual(sorted(os.path.basename(r["source"]) for r in doc["results"]),
+                             sorted([s for s in sols10 if "bad" not in s] + ["2_a.py", "3_only.py"]))
+            self.assertEqual(sorted((os.path.basename(e["solution"]), e["exit"]) for e in doc["errors"]),
+                             [("1_s3_bad.py", 4), ("2_b_gpufail.py", 5), ("2_c.py", 5), ("4_x_never.py", 5),
+                              ("4_y.py", 5)])
+            self.assertEqual(code, 5)
+            self.assertEqual(next(e["message"] for e in doc["errors"] if "2_c" in e["solution"]),
+                             "kgate: GPU 1 fell off")
+
     @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
     def test_kernelbench_directories_through_batch(self):
         """kgate kernelbench DIR DIR --gpus: candidates written once, judged
