@@ -301,6 +301,22 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertEqual(got.fn(7), 7)
             self.assertIsNot(got.fn, top_level_fn)  # the worker's own import, not this object
 
+    def test_a_timeout_keeps_what_was_measured(self):
+        # kgate rewrites --json after every job; run_cli's backstop timeout reads it
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "fake-kgate")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nfor a; do last=$a; done\n"
+                        "echo '{\"schema\": \"kgate.results/2\", \"incomplete\": \"in progress\", "
+                        "\"results\": [{\"kernel\": \"k\", \"verdict\": \"OK\"}]}' > \"$last\"\n"
+                        "exec sleep 30\n")
+            os.chmod(fake, 0o755)
+            with mock.patch.dict(os.environ, {"KGATE_BIN": fake}):
+                with self.assertRaisesRegex(kgate.KgateError, "no answer within 1 s") as cm:
+                    api.run_cli(["check", "x.py"], os.path.join(d, "r.json"), timeout=1)
+            self.assertEqual(cm.exception.code, 5)
+            self.assertEqual([r["verdict"] for r in cm.exception.report.results], ["OK"])
+
     def test_results_of_another_schema_are_refused(self):
         with tempfile.TemporaryDirectory() as d:
             fake = os.path.join(d, "fake-kgate")
