@@ -225,14 +225,13 @@ def kb_gate(result, p=1.0):
 
 def _check(cand, json_path, options, timeout, n):
     """`kgate check` of a candidate file kgate wrote: the workers import it
-    only with the SHA-256 it has now (KGATE_CANDIDATE_SHA256), and each
-    kernel job has `timeout` s (kgate's --timeout); the whole run n + 2 times
-    that and a minute, a backstop that keeps what was measured."""
-    args = ["check", cand, "--shape", "large", *options]
+    only with the SHA-256 it has now (--pin-sha256), and each kernel job has
+    `timeout` s (kgate's --timeout); the whole run n + 2 times that and a
+    minute, a backstop that keeps what was measured."""
+    args = ["check", cand, "--shape", "large", "--pin-sha256", sha256_of(cand), *options]
     if timeout:
         args += ["--timeout", str(timeout)]
-    return api.run_cli(args, json_path, timeout=timeout * (n + 2) + 60 if timeout else None,
-                       env={"KGATE_CANDIDATE_SHA256": sha256_of(cand)})
+    return api.run_cli(args, json_path, timeout=timeout * (n + 2) + 60 if timeout else None)
 
 
 def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0, pins=None):
@@ -457,7 +456,7 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
                 cand, jid = os.path.join(workdir, f"kb_{stem}_{key}.py"), f"{os.path.abspath(prob)}#{key}"
                 write_group_candidate(cand, prob, part, compile, pins, names)
             parts[jid] = (prob, part, names)
-            jobs.append({"id": jid, "candidate": cand, "shape": "large"})
+            jobs.append({"id": jid, "candidate": cand, "shape": "large", "options": ["--pin-sha256", sha256_of(cand)]})
     results_path = os.path.join(workdir, "results.jsonl")
     rc, _summary = api.batch(jobs, results_path, gpus=gpus, timeout=timeout, options=options)
     doc, results, code = None, [], 4 if errors else 0

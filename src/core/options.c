@@ -67,6 +67,8 @@ static const char check_help[] =
     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
     "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
+    "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
+    "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"
     "  --max-noise X       stop sampling at this relative std dev (default 0.005)\n"
     "  --min-time S        GPU time to accumulate first (default 0.25)\n"
     "  --max-time S        wall-time cap per measurement (default 15)\n"
@@ -274,6 +276,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL},
         {"--torch", FLAG, &o->torch, 1, 0, NULL},
         {"--torch-compile", FLAG, &o->torch, 2, 0, NULL},
+        {"--pin-sha256", STR, &o->pin_sha256, 0, 0, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -340,6 +343,12 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             *(int *)opts[k].dst = (int)d;
         else
             *(unsigned long long *)opts[k].dst = (unsigned long long)d;
+    }
+    if (o->pin_sha256) {
+        size_t n = strspn(o->pin_sha256, "0123456789abcdef");
+        if (n != 64 || o->pin_sha256[n])
+            return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256: '%.80s' is not 64 lowercase hex digits",
+                              o->pin_sha256);
     }
     o->memset_flush = strcmp(flush, "memset") == 0;
     o->suite = strcmp(o->command, "run") == 0;

@@ -28,6 +28,7 @@ typedef struct kg_options {
     const char *output, *format; /* report: -o FILE (- for stdout), --format html|md|csv */
     double same, regress;  /* compare: the SAME band and the regression threshold (core/compare.h) */
     int torch;             /* check, run: also PyTorch's paths (1 eager, 2 and torch.compile) */
+    const char *pin_sha256; /* check: a Python candidate's SHA-256 (64 lowercase hex digits) */
     int budget;            /* tune: at most this many configurations (0: all, up to 4096) */
     double time_budget_s;  /* check, run, tune: start no job after this many seconds (0: none) */
     const char *op_name, *dtype_name, *json, *roof;

@@ -133,6 +133,7 @@ class ImportsAndArguments(unittest.TestCase):
         rest as errors; a file named twice is judged twice."""
         import ast
         from kgate import kernelbench
+        from kgate._kernel import sha256_of
         calls, envs = [], []
 
         def call_of(path):
@@ -149,7 +150,7 @@ class ImportsAndArguments(unittest.TestCase):
             prob, sols, names, pins = call_of(args[1])
             self.assertLessEqual({prob, *sols}, set(pins))  # pinned, with the whole batch
             calls.append([os.path.basename(s) for s in sols])
-            envs.append(env)
+            envs.append(args[args.index("--pin-sha256") + 1] == sha256_of(args[1]))
             if "2_broken" in prob:  # the list job: nothing judged
                 raise api.KgateError(4, f"kgate: {args[1]}: cannot import: ModuleNotFoundError: nosuch")
             results = []
@@ -180,7 +181,7 @@ class ImportsAndArguments(unittest.TestCase):
                 doc, code = kernelbench.batch(probs, sols)
             self.assertEqual(calls, [["1_a.py", "1_bad.py", "1_c_slow.py", "1_d_forge.py", "1_e.py"], ["1_e.py"],
                                      ["2_x.py", "2_y.py"], ["3_only.py"], ["4_a.py", "4_b_late.py", "4_c.py"]])
-            self.assertTrue(all(e and len(e["KGATE_CANDIDATE_SHA256"]) == 64 for e in envs))
+            self.assertTrue(envs and all(envs))  # every candidate file pinned as written
             self.assertEqual(sorted((os.path.basename(r["source"]), r["verdict"]) for r in doc["results"]),
                              [("1_a.py", "OK"), ("1_c_slow.py", "SLOW"), ("1_e.py", "OK"), ("3_only.py", "OK"),
                               ("4_a.py", "OK")])
@@ -210,6 +211,7 @@ class ImportsAndArguments(unittest.TestCase):
         error, the solutions of a job that stopped or never ran errors too."""
         import ast
         from kgate import kernelbench
+        from kgate._kernel import sha256_of
         seen = {}
 
         def fake_batch(jobs, out, gpus="all", timeout=None, options=()):
@@ -222,6 +224,7 @@ class ImportsAndArguments(unittest.TestCase):
                     [ast.literal_eval(call.args[1])]
                 names = kw.get("names", ["ModelNew"])
                 seen[j["id"]] = [os.path.basename(s) for s in sols]
+                self.assertEqual(j["options"], ["--pin-sha256", sha256_of(j["candidate"])])
                 if any("never" in s for s in sols):
                     continue  # the batch stopped before this job
                 res = []
@@ -371,6 +374,22 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
                 self.assertEqual(rc, 4, err)
                 self.assertIn(want, err)
                 self.assertEqual(len(err.splitlines()), 1, err)
+
+    def test_a_pinned_candidate(self):
+        # --pin-sha256: the worker host imports the candidate only with that hash
+        import hashlib
+        body = "import kgate\ndef relu(x):\n    return x.clamp_min(0)\n" \
+               "KGATE_KERNELS = [kgate.Kernel(relu, op='relu', dtype='fp16')]\n"
+        rc, err = self.run_kgate(body, "--pin-sha256", "0" * 64)
+        self.assertEqual(rc, 4, err)
+        self.assertIn("cand.py: changed since kgate started judging it", err)
+        self.assertEqual(len(err.splitlines()), 1)
+        rc, err = self.run_kgate(body, "--pin-sha256", hashlib.sha256(body.encode()).hexdigest(),
+                                 "--op", "relu", "--shape", "small")
+        self.assertIn(rc, (0, 1, 2, 5), err)  # past the list job: judged, or no GPU here
+        with mock.patch.dict(os.environ, {"KGATE_CANDIDATE_SHA256": "0" * 64}):
+            rc, err = self.run_kgate(body, "--op", "relu", "--shape", "small")
+        self.assertIn(rc, (0, 1, 2, 5), err)  # a stray variable in kgate's environment is not a pin
 
     def test_a_list_job_names_no_kernel(self):
         # KGATE_KERNEL is the kernel a kernel job opens the candidate for; listing opens it
