@@ -20,6 +20,7 @@
 //            16-byte stores. conv2d v3's pipeline on v2's operands. Written
 //            without a GPU (session 7): not the fast variant until measured.
 #include <cuda.h>
+#include <limits.h>
 
 #include "common.cuh"
 #include "sm90_tma.cuh"
@@ -67,15 +68,22 @@ __global__ __launch_bounds__(256) void mm_v1_kernel(const T *A, const T *B, T *C
         }
 }
 
-// Whether the call is A[M,K], B[K,N] -> C[M,N], all of dtype T.
+// Whether the call is A[M,K], B[K,N] -> C[M,N], all of dtype T, with extents
+// that fit an int.
 template <typename T> static bool mm_args(const DLTensor *in, int nin, const DLTensor *out, int nout)
 {
-    return nin == 2 && nout == 1 && dl_is<T>(&in[0], 2) && dl_is<T>(&in[1], 2) && dl_is<T>(&out[0], 2);
+    if (!(nin == 2 && nout == 1 && dl_is<T>(&in[0], 2) && dl_is<T>(&in[1], 2) && dl_is<T>(&out[0], 2)))
+        return false;
+    const int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+    return in[1].shape[0] == K && out[0].shape[0] == M && out[0].shape[1] == N && M <= INT_MAX && N <= INT_MAX &&
+           K <= INT_MAX;
 }
 
 template <typename T> static void mm_v1_launch(const T *A, const T *B, T *C, int M, int N, int K,
                                                cudaStream_t s)
 {
+    if (M == 0 || N == 0)
+        return; // an empty C: nothing to write (and no grid of zero blocks)
     dim3 grid((N + 63) / 64, (M + 63) / 64);
     mm_v1_kernel<T><<<grid, 256, 0, s>>>(A, B, C, M, N, K);
 }

@@ -90,8 +90,9 @@ class Host:
         except (_Refused, Patched) as e:
             _abi.write_msg(msg, msg_size, str(e))
             return 4
-        except CandidateError as e:  # a part of the candidate, named in the message
-            _abi.write_msg(msg, msg_size, f"{source.decode(errors='replace')}: {_one_line(e)}")
+        except CandidateError as e:  # a part of the candidate (or itself), named in the message
+            src, text = source.decode(errors="replace"), _one_line(e)
+            _abi.write_msg(msg, msg_size, text if text.startswith(src + ": ") else f"{src}: {text}")
             return 4
         except BaseException as e:  # an import error of the candidate is a bad candidate
             _abi.write_msg(msg, msg_size, f"{source.decode(errors='replace')}: cannot import: "
@@ -412,13 +413,15 @@ def _load_lib():
     lib.kg_pyhost_sizeof.restype = ctypes.c_size_t
     lib.kg_pyhost_sizeof.argtypes = [ctypes.c_char_p]
     lib.kg_pyhost_op_arity.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
-    lib.kg_worker_opening.restype = ctypes.c_char_p
-    lib.kg_worker_opening.argtypes = []
     for what, mirror in _abi.MIRRORS.items():
         c = lib.kg_pyhost_sizeof(what.encode())
         if c != ctypes.sizeof(mirror):
             raise SystemExit(f"kgate._worker: {path}: struct {what} is {c} bytes there and "
                              f"{ctypes.sizeof(mirror)} in this package: use the package of the same kgate build")
+    if not hasattr(lib, "kg_worker_opening"):
+        raise SystemExit(f"kgate._worker: {path} has no kg_worker_opening: use the package of the same kgate build")
+    lib.kg_worker_opening.restype = ctypes.c_char_p
+    lib.kg_worker_opening.argtypes = []
     return lib
 
 

@@ -344,18 +344,19 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     }
     if (access(path, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no such readable file", path);
-    /* the Python worker host imports the candidate only with this hash (docs/python.md);
-     * unset otherwise, so that the variable is kgate's own */
-    if (o->pin_sha256 && !kg_source_is_python(path))
-        return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256: %s is not a Python candidate (.py)", path);
-    if (o->pin_sha256 ? setenv("KGATE_CANDIDATE_SHA256", o->pin_sha256, 1) : unsetenv("KGATE_CANDIDATE_SHA256"))
-        return kg_err_set(err, KG_EXIT_ENV, "setenv KGATE_CANDIDATE_SHA256: %s", strerror(errno));
     {
         /* workers get an absolute path: a sandboxed one works in a scratch directory */
         char abs[PATH_MAX];
         if (realpath(path, abs))
             snprintf(path, sizeof path, "%s", abs);
     }
+    /* the Python worker host imports the candidate only with this hash (docs/python.md);
+     * unset otherwise, so that the variable is kgate's own. Judged on the path the
+     * workers open (a link resolved), not the name given. */
+    if (o->pin_sha256 && !kg_source_is_python(path))
+        return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256: %s is not a Python candidate (.py)", path);
+    if (o->pin_sha256 ? setenv("KGATE_CANDIDATE_SHA256", o->pin_sha256, 1) : unsetenv("KGATE_CANDIDATE_SHA256"))
+        return kg_err_set(err, KG_EXIT_ENV, "setenv KGATE_CANDIDATE_SHA256: %s", strerror(errno));
     kg_job js;
     kg_job_defaults(&js);
     js.mode = KG_JOB_LIST;

@@ -346,6 +346,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     }
     if (o->pin_sha256) {
         size_t n = strspn(o->pin_sha256, "0123456789abcdef");
+        if (strcmp(o->command, "check") != 0 && strcmp(o->command, "tune") != 0)
+            return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256 is for kgate check and kgate tune");
         if (n != 64 || o->pin_sha256[n])
             return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256: '%.80s' is not 64 lowercase hex digits",
                               o->pin_sha256);
