@@ -532,9 +532,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const cv3_plan pl)
 {
     extern __shared__ __align__(1024) unsigned char raw[];
-    // 1024-aligned by an offset from raw (not by rounding an integer), so
-    // that the compiler still sees shared memory: LDS/STS in the epilogue
-    Smem<T, BN> &sm = *reinterpret_cast<Smem<T, BN> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+    Smem<T, BN> &sm = smem_aligned<Smem<T, BN>>(raw);
     const int wg = threadIdx.x / 128;
     if (threadIdx.x == 0)
         ring_init<STAGES>(sm.full, sm.empty);

@@ -210,34 +210,53 @@ template <typename T> static bool fits(const T *A, const T *B, const T *C, int M
 }
 } // namespace v2
 
+// A call of the TMA variants (v2, v3): its operands and tensor maps.
+template <typename T> struct MmCall {
+    const T *A, *B;
+    T *C;
+    int M, N, K;
+    CUtensorMap ma, mb;
+};
+
+// What v2 and v3 do first: the call checked into c, then v1 run instead where
+// their TMA path does not fit it (v2::fits), else the tensor maps made.
+// Returns -1 when the variant is to launch, else what it returns (0: v1 ran).
+template <typename T>
+static int mm_tma_begin(const char *name, const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
+                        kgate_stream st, MmCall<T> *c)
+{
+    char msg[96];
+    if (!mm_args<T>(in, nin, out, nout)) {
+        snprintf(msg, sizeof msg, "%s: expected A[M,K], B[K,N] -> C[M,N]", name);
+        return kernel_fail(p, 1, msg);
+    }
+    c->M = (int)in[0].shape[0], c->K = (int)in[0].shape[1], c->N = (int)in[1].shape[1];
+    c->A = (const T *)in[0].data, c->B = (const T *)in[1].data, c->C = (T *)out[0].data;
+    if (!v2::fits(c->A, c->B, c->C, c->M, c->N, c->K)) {
+        mm_v1_launch<T>(c->A, c->B, c->C, c->M, c->N, c->K, (cudaStream_t)st);
+        KG_KERNEL_LAUNCHED(p);
+        return 0;
+    }
+    if (v2::make_map<T>(&c->ma, c->A, c->M, c->K, v2::BM) || v2::make_map<T>(&c->mb, c->B, c->K, c->N, v2::BK)) {
+        snprintf(msg, sizeof msg, "%s: cuTensorMapEncodeTiled failed", name);
+        return kernel_fail(p, 4, msg);
+    }
+    return -1;
+}
+
 template <typename T>
 static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
 {
-    if (!mm_args<T>(in, nin, out, nout))
-        return kernel_fail(p, 1, "matmul v2: expected A[M,K], B[K,N] -> C[M,N]");
-    cudaStream_t s = (cudaStream_t)st;
-    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
-    const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
-    T *C = (T *)out[0].data;
-    if (!v2::fits(A, B, C, M, N, K)) {
-        mm_v1_launch<T>(A, B, C, M, N, K, s);
-        KG_KERNEL_LAUNCHED(p);
-        return 0;
-    }
-    CUtensorMap ma, mb;
-    if (v2::make_map<T>(&ma, A, M, K, v2::BM) || v2::make_map<T>(&mb, B, K, N, v2::BK))
-        return kernel_fail(p, 4, "matmul v2: cuTensorMapEncodeTiled failed");
-    size_t smem = sizeof(v2::Smem<T>) + 1024;
-    static bool attr_set[2];
-    if (!attr_set[sizeof(T) == 2 && dl_code<T>::code == kDLBfloat]) {
-        if (cudaFuncSetAttribute(v2::kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem) != cudaSuccess)
-            return kernel_fail(p, 3, "matmul v2: cannot get 193 KB of shared memory");
-        attr_set[sizeof(T) == 2 && dl_code<T>::code == kDLBfloat] = true;
-    }
-    int blocks = (M / v2::BM) * (N / v2::BN);
-    v2::kernel<T><<<blocks, v2::THREADS, smem, s>>>(ma, mb, C, M, N, K);
+    MmCall<T> c;
+    int rc = mm_tma_begin<T>("matmul v2", in, nin, out, nout, p, st, &c);
+    if (rc >= 0)
+        return rc;
+    const size_t smem = sizeof(v2::Smem<T>) + 1024;
+    if (!v2::allow_smem<v2::kernel<T>>(smem))
+        return kernel_fail(p, 3, "matmul v2: cannot get 193 KB of shared memory");
+    int blocks = (c.M / v2::BM) * (c.N / v2::BN);
+    v2::kernel<T><<<blocks, v2::THREADS, smem, (cudaStream_t)st>>>(c.ma, c.mb, c.C, c.M, c.N, c.K);
     KG_KERNEL_LAUNCHED(p);
     return 0;
 }
@@ -271,7 +290,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      T *C, int M, int N, int K)
 {
     extern __shared__ __align__(1024) unsigned char raw[];
-    Smem<T> &sm = *reinterpret_cast<Smem<T> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+    Smem<T> &sm = smem_aligned<Smem<T>>(raw);
     const int tiles_m = M / BM, tiles_n = N / BN, tiles = tiles_m * tiles_n, KT = K / BK;
     const int wg = threadIdx.x / 128;
     if (threadIdx.x == 0)
@@ -338,25 +357,16 @@ template <typename T>
 static int mm_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p,
                  kgate_stream st)
 {
-    if (!mm_args<T>(in, nin, out, nout))
-        return kernel_fail(p, 1, "matmul v3: expected A[M,K], B[K,N] -> C[M,N]");
-    int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
-    const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
-    T *C = (T *)out[0].data;
-    if (!v2::fits(A, B, C, M, N, K)) { // v2's fallback, v1
-        mm_v1_launch<T>(A, B, C, M, N, K, (cudaStream_t)st);
-        KG_KERNEL_LAUNCHED(p);
-        return 0;
-    }
-    CUtensorMap ma, mb;
-    if (v3::make_map<T>(&ma, A, M, K, v3::BM) || v3::make_map<T>(&mb, B, K, N, v3::BK))
-        return kernel_fail(p, 4, "matmul v3: cuTensorMapEncodeTiled failed");
+    MmCall<T> c;
+    int rc = mm_tma_begin<T>("matmul v3", in, nin, out, nout, p, st, &c);
+    if (rc >= 0)
+        return rc;
     constexpr size_t smem = v3::smem_bytes<T>();
     if (!v3::allow_smem<v3::kernel<T>>(smem))
         return kernel_fail(p, 3, "matmul v3: cannot get the shared memory (211 KB)");
-    const int tiles = (M / v3::BM) * (N / v3::BN);
+    const int tiles = (c.M / v3::BM) * (c.N / v3::BN);
     const int grid = tiles < sm_count() ? tiles : sm_count();
-    v3::kernel<T><<<grid, v3::THREADS, smem, (cudaStream_t)st>>>(ma, mb, C, M, N, K);
+    v3::kernel<T><<<grid, v3::THREADS, smem, (cudaStream_t)st>>>(c.ma, c.mb, c.C, c.M, c.N, c.K);
     KG_KERNEL_LAUNCHED(p);
     return 0;
 }

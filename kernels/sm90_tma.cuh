@@ -166,6 +166,16 @@ __device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, in
     *tn = (t % per_group) / gm;
 }
 
+// The kernel's shared-memory struct S at the first 1024-byte boundary of the
+// dynamic shared memory `raw` (the 128-byte swizzle's alignment; the launch
+// asks for 1024 bytes more than sizeof(S)). Aligned by an offset from raw,
+// not by rounding an integer, so that the compiler still sees shared memory
+// (LDS/STS rather than generic loads and stores).
+template <typename S> __device__ __forceinline__ S &smem_aligned(unsigned char *raw)
+{
+    return *reinterpret_cast<S *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+}
+
 // ---- the stage ring of a persistent warp-specialized GEMM (conv2d v3, matmul v3)
 // STAGES shared-memory stages pass between one producer thread (TMA) and two
 // consumer warpgroups: full[s] completes when the stage's bytes have landed,
@@ -270,28 +280,6 @@ static inline encode_fn get_encode(void)
     return fn;
 }
 
-// A row-major [rows, cols] tensor of T with a [box_rows, 64] box and the
-// 128-byte swizzle. Needs cols % 8 == 0 (16-byte row stride) and a 16-byte
-// aligned base. Returns 0, or -1 when the encoder is missing or refuses.
-template <typename T>
-static int make_map(CUtensorMap *map, const T *ptr, int64_t rows, int64_t cols, int box_rows)
-{
-    encode_fn enc = get_encode();
-    if (!enc)
-        return -1;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)cols * sizeof(T)};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
-    cuuint32_t estr[2] = {1, 1};
-    CUtensorMapDataType dt = dl_code<T>::code == kDLBfloat ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    return enc(map, dt, 2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
-               ? 0
-               : -1;
-}
-
 // A tensor of T of rank 1..5 (extents dims, innermost first; byte strides of
 // dimensions 1..rank-1), a box with element strides estr (TMA loads
 // ceil(box[i] / estr[i]) elements along i), the 128-byte swizzle, zero fill
@@ -320,6 +308,17 @@ static int make_map_nd(CUtensorMap *map, const T *ptr, int rank, const uint64_t 
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
                ? 0
                : -1;
+}
+
+// A row-major [rows, cols] tensor of T with a [box_rows, 64] box and the
+// 128-byte swizzle. Needs cols % 8 == 0 (16-byte row stride) and a 16-byte
+// aligned base. Returns 0, or -1 when the encoder is missing or refuses.
+template <typename T>
+static int make_map(CUtensorMap *map, const T *ptr, int64_t rows, int64_t cols, int box_rows)
+{
+    const uint64_t dims[2] = {(uint64_t)cols, (uint64_t)rows}, strides[1] = {(uint64_t)cols * sizeof(T)};
+    const uint32_t box[2] = {64, (uint32_t)box_rows}, estr[2] = {1, 1};
+    return make_map_nd<T>(map, ptr, 2, dims, strides, box, estr);
 }
 
 // Lets kernel K use `bytes` of dynamic shared memory, once per process.

@@ -53,6 +53,15 @@ JOB_KEYS = ("job/wall", "job/startup", "lib/job/wall", "lib/job/startup")
 PHASE_KEYS = tuple("time/phase/" + p for p in ("setup", "open", "context", "checks", "timing", "recheck"))
 
 
+def held(r):
+    """A result's kernel worker time on the GPU (wall less start), and its library worker's."""
+    s = r.get("summaries", {})
+    g = lambda k: s.get(k, {}).get("value")  # noqa: E731
+    k = (g("job/wall") or 0) - (g("job/startup") or 0)
+    lib = (g("lib/job/wall") or 0) - (g("lib/job/startup") or 0) if g("lib/job/wall") is not None else None
+    return k, lib
+
+
 def run_kgate(kgate, prob, sol, d, timeout, extra=()):
     out = os.path.join(d, "kg.json")
     if os.path.exists(out):
@@ -77,8 +86,7 @@ def run_kgate(kgate, prob, sol, d, timeout, extra=()):
                        jobs={k: g(k) for k in JOB_KEYS + PHASE_KEYS})
             # the time its workers held the GPU: each worker's wall less its start (interpreter, torch)
             if all(rec["jobs"][k] is not None for k in JOB_KEYS):
-                j = rec["jobs"]
-                rec["gpu_held_s"] = (j["job/wall"] - j["job/startup"]) + (j["lib/job/wall"] - j["lib/job/startup"])
+                rec["gpu_held_s"] = sum(held(r))
     return rec
 
 
@@ -99,15 +107,6 @@ def run_kb(kb, prob, sol, d, timeout):
     if "startup_s" in rec:
         rec["gpu_held_s"] = rec["wall_s"] - rec["startup_s"]  # the same measure as kgate's
     return rec
-
-
-def held(r):
-    """A result's kernel worker time on the GPU (wall less start), and its library worker's."""
-    s = r.get("summaries", {})
-    g = lambda k: s.get(k, {}).get("value")  # noqa: E731
-    k = (g("job/wall") or 0) - (g("job/startup") or 0)
-    lib = (g("lib/job/wall") or 0) - (g("lib/job/startup") or 0) if g("lib/job/wall") is not None else None
-    return k, lib
 
 
 def run_group(kgate, prob, sols, d, timeout, extra=()):
@@ -158,6 +157,40 @@ def save(doc, path):
     os.replace(path + ".tmp", path)
 
 
+def main_group(a, level, doc, start):
+    """--group: one `kgate kernelbench DIR DIR` per problem (run_group); OUT/kb-group.json."""
+    doc["method"] = ("one kgate kernelbench DIR DIR per problem over its solutions, timed on the wall clock; "
+                     "gpu_held_per_verdict_s: the kernel workers' wall less start, summed (those of solutions "
+                     "that did not load included), plus the library worker's once, over the solutions judged")
+    doc["groups"] = []
+    path = os.path.join(a.out, "kb-group.json")
+    with tempfile.TemporaryDirectory() as d:
+        for num in [int(x) for x in a.problems.split(",") if x]:
+            if time.time() - start > a.budget:
+                doc["cut_short"] = f"budget of {a.budget} s reached"
+                break
+            prob = problem_file(level, num)
+            ref = ref_solution(prob, d)
+            sols = [("ref", ref)]
+            slow = os.path.join(a.slow, os.path.basename(prob))
+            if os.path.exists(slow):
+                sols.append(("slow", slow))
+            sols += [(f"ref{i}", ref) for i in range(2, a.group - len(sols) + 2)]
+            if a.bad:
+                bad = os.path.join(d, f"bad_{num}.py")
+                with open(bad, "w") as f:
+                    f.write("x = 1  # no ModelNew\n")
+                sols.append(("bad", bad))
+            g = run_group(a.kgate, prob, sols, d, a.timeout, a.kgate_arg)
+            doc["groups"].append(g)
+            print(g["problem"], "n", g["n"], "exit", g["exit"], "wall %.1f s" % g["wall_s"],
+                  "held/verdict %.2f s" % (g.get("gpu_held_per_verdict_s") or 0),
+                  [(x["kernel"], x["verdict"]) for x in g["solutions"]],
+                  "errors:", [e.get("message", "")[-160:] for e in g["errors"]], flush=True)
+            save(doc, path)
+    save(doc, path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kb", required=True, help="KernelBench checkout (KernelBench/level1, src/)")
@@ -190,37 +223,7 @@ def main():
     kb_set = {int(x) for x in a.kb_problems.split(",") if x}
     start = time.time()
     if a.group:
-        doc["method"] = ("one kgate kernelbench DIR DIR per problem over its solutions, timed on the wall clock; "
-                         "gpu_held_per_verdict_s: the kernel workers' wall less start, summed (those of solutions "
-                         "that did not load included), plus the library worker's once, over the solutions judged")
-        doc["groups"] = []
-        path = os.path.join(a.out, "kb-group.json")
-        with tempfile.TemporaryDirectory() as d:
-            for num in [int(x) for x in a.problems.split(",") if x]:
-                if time.time() - start > a.budget:
-                    doc["cut_short"] = f"budget of {a.budget} s reached"
-                    break
-                prob = problem_file(level, num)
-                ref = ref_solution(prob, d)
-                sols = [("ref", ref)]
-                slow = os.path.join(a.slow, os.path.basename(prob))
-                if os.path.exists(slow):
-                    sols.append(("slow", slow))
-                sols += [(f"ref{i}", ref) for i in range(2, a.group - len(sols) + 2)]
-                if a.bad:
-                    bad = os.path.join(d, f"bad_{num}.py")
-                    with open(bad, "w") as f:
-                        f.write("x = 1  # no ModelNew\n")
-                    sols.append(("bad", bad))
-                g = run_group(a.kgate, prob, sols, d, a.timeout, a.kgate_arg)
-                doc["groups"].append(g)
-                print(g["problem"], "n", g["n"], "exit", g["exit"], "wall %.1f s" % g["wall_s"],
-                      "held/verdict %.2f s" % (g.get("gpu_held_per_verdict_s") or 0),
-                      [(x["kernel"], x["verdict"]) for x in g["solutions"]],
-                      "errors:", [e.get("message", "")[-160:] for e in g["errors"]], flush=True)
-                save(doc, path)
-        save(doc, path)
-        return
+        return main_group(a, level, doc, start)
     path = os.path.join(a.out, "kb-compare.json")
     with tempfile.TemporaryDirectory() as d:
         for num in [int(x) for x in a.problems.split(",") if x]:

@@ -75,6 +75,10 @@ def _problem(problem_path, compile, pins=None):
     return prob, model, init
 
 
+def _summary(solution_path):
+    return ("KernelBench solution " + os.path.basename(solution_path))[:250]
+
+
 def _solution(prob, model, init, solution_path, name, sha256=None):
     """Solution's ModelNew, built as KernelBench builds it, as a kgate.Kernel
     named `name`; refused (_guard.Patched) when importing or building it
@@ -90,8 +94,7 @@ def _solution(prob, model, init, solution_path, name, sha256=None):
     ref_state, new_state = model.state_dict(), new.state_dict()
     if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
         new.load_state_dict(ref_state)
-    return Kernel(_OnGPU(new), op=prob.name, dtype=None, name=name,
-                  summary=("KernelBench solution " + os.path.basename(solution_path))[:250])
+    return Kernel(_OnGPU(new), op=prob.name, dtype=None, name=name, summary=_summary(solution_path))
 
 
 def candidate(problem_path, solution_path, compile=False, pins=None):
@@ -169,11 +172,9 @@ def candidate_group(problem_path, solution_paths, compile=False, names=None, pin
                 if len(solution_paths) == 1:
                     raise err from e  # a single pair: a bad candidate (exit 4), as before
                 # in a group: this kernel's verdict, not a stop of the whole run
-                ks.append(Kernel(_Unloadable(nm, err), op=prob.name, dtype=None, name=nm,
-                                 summary=("KernelBench solution " + os.path.basename(path))[:250]))
+                ks.append(Kernel(_Unloadable(nm, err), op=prob.name, dtype=None, name=nm, summary=_summary(path)))
         else:
-            ks.append(Kernel(_not_loaded, op=prob.name, dtype=None, name=nm,
-                             summary=("KernelBench solution " + os.path.basename(path))[:250]))
+            ks.append(Kernel(_not_loaded, op=prob.name, dtype=None, name=nm, summary=_summary(path)))
     return prob, ks
 
 
@@ -183,13 +184,8 @@ def _pins(paths):
 
 
 def write_candidate(path, problem_path, solution_path, compile=False, pins=None):
-    pins = pins or _pins([problem_path, solution_path])
-    with open(path, "w") as f:
-        f.write('"""Written by kgate kernelbench: a KernelBench problem and solution as a kgate candidate."""\n'
-                "from kgate.kernelbench import candidate\n\n"
-                f"KGATE_PROBLEM, KGATE_KERNELS = candidate({os.path.abspath(problem_path)!r}, "
-                f"{os.path.abspath(solution_path)!r}, compile={bool(compile)!r},\n"
-                f"    pins={pins!r})\n")
+    """The candidate file of one solution: a group of one, its kernel ModelNew."""
+    write_group_candidate(path, problem_path, [solution_path], compile, pins, ["ModelNew"])
 
 
 def write_group_candidate(path, problem_path, solution_paths, compile=False, pins=None, names=None):
@@ -199,7 +195,7 @@ def write_group_candidate(path, problem_path, solution_paths, compile=False, pin
     pins = pins or _pins([problem_path, *solution_paths])
     names = names or kernel_names(solution_paths)
     with open(path, "w") as f:
-        f.write('"""Written by kgate kernelbench: a KernelBench problem and its solutions as one kgate '
+        f.write('"""Written by kgate kernelbench: a KernelBench problem and its solutions as a kgate '
                 'candidate."""\n'
                 "from kgate.kernelbench import candidate_group\n\n"
                 f"KGATE_PROBLEM, KGATE_KERNELS = candidate_group({os.path.abspath(problem_path)!r}, "
@@ -223,6 +219,11 @@ def kb_gate(result, p=1.0):
             "fast_p": bool(correct and speedup is not None and speedup > p), "p": p}
 
 
+def _cand_path(d, path, tag=""):
+    """Where a candidate file for the problem or solution `path` goes in d."""
+    return os.path.join(d, "kb_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]) + tag + ".py")
+
+
 def _check(cand, json_path, options, timeout, n):
     """`kgate check` of a candidate file kgate wrote: the workers import it
     only with the SHA-256 it has now (--pin-sha256), and each kernel job has
@@ -241,8 +242,7 @@ def judge(problem_path, solution_path, compile=False, options=(), timeout=None, 
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
-        stem = os.path.splitext(os.path.basename(problem_path))[0]
-        cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + ".py")
+        cand = _cand_path(d, problem_path)
         write_candidate(cand, problem_path, solution_path, compile, pins)
         rep = _check(cand, os.path.join(d, "r.json"), options, timeout, 1)
     for r in rep.results:
@@ -280,12 +280,16 @@ def _not_loaded_error(x):
     return None if at < 0 else text[at + len(NOT_LOADED):].strip()[:900]
 
 
-def _take(listed, by_name, problem_path, sols, p, results, errors):
+def _take(listed, stopped, options, by_name, problem_path, sols, p, results, errors):
     """The results of a group's run, each to its solution (by_name: kernel
     name -> index in sols; for a single solution, every result is its own):
     a solution that did not load becomes an error entry (exit 4, with its
     worker's job times: the GPU it held), the others results with their
-    KernelBench gate. Returns the set of indices taken."""
+    KernelBench gate. When the run stopped, its last result, a SKIPPED one
+    outside --verify-only, is the job that stopped it, measured only in part:
+    left untaken. Returns the set of indices taken."""
+    if stopped and listed and listed[-1].get("verdict") == "SKIPPED" and "--verify-only" not in options:
+        listed = listed[:-1]
     got = set()
     for x in listed:
         i = 0 if len(sols) == 1 else by_name.get(x.get("kernel"))
@@ -328,9 +332,8 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
         errors.append({"problem": problem_path, "solution": sols[i], "exit": c, "message": msg})
 
     with tempfile.TemporaryDirectory(prefix="kgate-kb-") as d:
-        stem = os.path.splitext(os.path.basename(problem_path))[0]
         while todo:
-            cand = os.path.join(d, "kb_" + re.sub(r"\W", "_", stem) + f"_{run}.py")
+            cand = _cand_path(d, problem_path, f"_{run}")
             write_group_candidate(cand, problem_path, [sols[i] for i in todo], compile, pins,
                                   [names[i] for i in todo])
             try:
@@ -338,13 +341,9 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
             except api.KgateError as e:
                 r, failed = e.report, e
             run += 1
-            by_name = {names[i]: i for i in todo}
-            got = []
             listed = r.results if r is not None and r.doc else []
-            if failed is not None and listed and listed[-1].get("verdict") == "SKIPPED" and \
-                    "--verify-only" not in options:
-                listed = listed[:-1]  # the job that stopped the run: measured only in part
-            got = _take(listed, by_name, problem_path, sols, p, results, errors)
+            got = _take(listed, failed is not None, options, {names[i]: i for i in todo}, problem_path, sols, p,
+                        results, errors)
             code = max([code] + [_VERDICT_EXIT.get(x.get("verdict"), 2) for x in results])
             rep = r if (r is not None and r.doc) else rep
             rest = [i for i in todo if i not in got]
@@ -368,28 +367,32 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
     return rep, errors
 
 
+def _plan(problems, solutions):
+    """(pairs, pins, {problem: [solution, ...]}, errors): every file pinned
+    before anything runs, so that a solution cannot change what a later one is
+    judged by; a solution without a problem is an error entry."""
+    todo, by_prob, errors = pairs(problems, solutions), {}, []
+    pins = _pins({f for pair in todo for f in pair if f is not None and os.path.isfile(f)})
+    for prob, sol in todo:
+        if prob is None:
+            errors.append({"problem": None, "solution": sol, "exit": 4,
+                           "message": "kgate: no problem file of the same name or number"})
+        else:
+            by_prob.setdefault(prob, []).append(sol)
+    return todo, pins, by_prob, errors
+
+
 def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None, group=True):
     """Judges every pair; one that cannot be judged becomes an entry with its
     error and the others go on. With group (the default), the solutions of
     one problem share one `kgate check` (judge_group): one description and
     one library measurement of the problem, each solution in its own worker.
     Returns (results document, exit code)."""
-    doc, code, results, errors = None, 0, [], []
-    todo, groups = pairs(problems, solutions), {}
-    # every file pinned before anything runs: a solution cannot change what a later one is judged by
-    pins = _pins({f for pair in todo for f in pair if f is not None and os.path.isfile(f)})
-    for prob, sol in todo:
-        if prob is None:
-            errors.append({"problem": None, "solution": sol, "exit": 4,
-                           "message": "kgate: no problem file of the same name or number"})
-            code = max(code, 4)
-        elif group:
-            groups.setdefault(prob, []).append(sol)
-        else:
-            groups[(prob, sol)] = [sol]
+    todo, pins, by_prob, errors = _plan(problems, solutions)
+    doc, code, results = None, 4 if errors else 0, []
+    groups = list(by_prob.items()) if group else [(prob, [s]) for prob, sols in by_prob.items() for s in sols]
     done = 0
-    for key, sols in groups.items():
-        prob = key[0] if isinstance(key, tuple) else key
+    for prob, sols in groups:
         if progress:
             progress(done, len(todo), os.path.basename(sols[0]) if len(sols) == 1
                      else f"{os.path.basename(prob)} ({len(sols)} solutions)")
@@ -432,29 +435,19 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
     its problem's jobs from it on). Returns (results document, exit code)
     like batch()."""
     os.makedirs(workdir, exist_ok=True)
-    jobs, errors, parts, by_prob = [], [], {}, {}
-    todo = pairs(problems, solutions)
-    pins = _pins({f for pair in todo for f in pair if f is not None and os.path.isfile(f)})
-    for prob, sol in todo:
-        if prob is None:
-            errors.append({"problem": None, "solution": sol, "exit": 4,
-                           "message": "kgate: no problem file of the same name or number"})
-            continue
-        by_prob.setdefault(prob, []).append(sol)
+    _, pins, by_prob, errors = _plan(problems, solutions)
+    jobs, parts = [], {}
     step = max(1, int(group))
     for prob, sols in by_prob.items():
         for c in range(0, len(sols), step):
             part = sols[c:c + step]
             if len(part) == 1:  # as a single pair: the id is the solution (and stays so across versions)
-                stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(part[0]))[0])
-                cand, jid, names = os.path.join(workdir, f"kb_{stem}.py"), os.path.abspath(part[0]), ["ModelNew"]
-                write_candidate(cand, prob, part[0], compile, pins)
+                cand, jid, names = _cand_path(workdir, part[0]), os.path.abspath(part[0]), ["ModelNew"]
             else:
-                names = kernel_names(part)
                 key = hashlib.sha1("\n".join(os.path.abspath(s) for s in part).encode()).hexdigest()[:12]
-                stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(prob))[0])
-                cand, jid = os.path.join(workdir, f"kb_{stem}_{key}.py"), f"{os.path.abspath(prob)}#{key}"
-                write_group_candidate(cand, prob, part, compile, pins, names)
+                cand, jid, names = _cand_path(workdir, prob, f"_{key}"), f"{os.path.abspath(prob)}#{key}", \
+                    kernel_names(part)
+            write_group_candidate(cand, prob, part, compile, pins, names)
             parts[jid] = (prob, part, names)
             jobs.append({"id": jid, "candidate": cand, "shape": "large", "options": ["--pin-sha256", sha256_of(cand)]})
     results_path = os.path.join(workdir, "results.jsonl")
@@ -467,10 +460,8 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
         chk = line.get("check") or {}
         doc = doc or chk
         stopped = line.get("exit", 0) >= 3
-        listed = chk.get("results", [])
-        if stopped and listed and listed[-1].get("verdict") == "SKIPPED" and "--verify-only" not in options:
-            listed = listed[:-1]  # the job that stopped it: measured only in part
-        got = _take(listed, dict(zip(names, range(len(part)))), prob, part, p, results, errors)
+        got = _take(chk.get("results", []), stopped, options, dict(zip(names, range(len(part)))), prob, part, p,
+                    results, errors)
         for i in range(len(part)):
             if i not in got:
                 errors.append({"problem": prob, "solution": part[i], "exit": line.get("exit", 5) if stopped else 5,
