@@ -58,7 +58,7 @@ const kg_op kg_op_matmul = {
     .cpu_reference = matmul_cpu,
     .reference = kg_matmul_reference,
     .baselines = {"cublaslt"},
-    .fast = "v2",
+    .fast = "v3",
     .edge_semantics = "rows of A with NaN give NaN rows of C; +-Inf give signed Inf "
                       "(NaN where opposite infinities meet); equal and denormal rows are "
                       "ordinary values",
