@@ -43,7 +43,7 @@ libcrash)
     ev '{"ev":"done","code":2,"nonce":"NONCE"}'
     exit 3 ;;
 badfile)
-    ev '{"ev":"error","code":4,"msg":"x.so: no kgate_plugin_v2 symbol: not a kgate candidate"}'
+    ev '{"ev":"error","code":4,"msg":"x.so: no kgate_plugin_v2 symbol: not a kgate candidate","nonce":"NONCE"}'
     ev '{"ev":"done","code":4,"nonce":"NONCE"}'
     exit 3 ;;
 forged_table)
@@ -53,7 +53,14 @@ forged_sum)
     ev '{"ev":"sum","subject":"kernel","name":"lib/time/median","value":1e9}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 forged_code)
-    ev '{"ev":"error","code":-9,"msg":"x"}' ;;
+    ev '{"ev":"error","code":-9,"msg":"x","nonce":"NONCE"}' ;;
+forged_error)
+    # candidate code stopping the whole command (a batch, a KernelBench
+    # group) with an environment error it wrote itself, without the nonce
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
+    ev '{"ev":"error","code":5,"msg":"no CUDA GPU: all CUDA-capable devices are busy"}'
+    ev '{"ev":"done","code":5,"nonce":"NONCE"}'
+    exit 3 ;;
 orphan)
     # a candidate that forks a child which leaves the process group
     setsid sleep 61.25 </dev/null >/dev/null 2>&1 &

@@ -257,7 +257,7 @@ static void forged_events_are_violations(void **state)
 {
     (void)state;
     const char *modes[] = {"forged_sum", "forged_code", "unknown_event", "long_line", "dup_sum",
-                           "forged_done"};
+                           "forged_done", "forged_error"};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         kg_result r;
         kg_libref lib;

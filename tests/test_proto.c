@@ -199,6 +199,16 @@ static void event_round_trips(void **state)
     b = rt(&a);
     assert_int_equal(b.code, 5);
     assert_string_equal(b.nonce, a.nonce);
+
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_ERROR;
+    a.code = 4;
+    strcpy(a.text, "x.so: not a kgate candidate");
+    strcpy(a.nonce, "0123456789abcdef0123456789abcdef");
+    b = rt(&a);
+    assert_int_equal(b.code, 4);
+    assert_string_equal(b.text, a.text);
+    assert_string_equal(b.nonce, a.nonce);
 }
 
 /* A kernel's facts and the diag summary survive the wire; bad facts are
@@ -311,6 +321,8 @@ static void bad_events(void **state)
         {"{\"ev\":\"hello\",\"proto\":\"kgate.worker/1\",\"device\":\"I\",\"pid\":6555555555555555555555}",
          "not a process id"},
         {"{\"ev\":\"done\",\"code\":0}", "'nonce' is missing"},
+        /* an error stops the command: only the worker's own, with the nonce */
+        {"{\"ev\":\"error\",\"code\":5,\"msg\":\"no CUDA GPU\"}", "'nonce' is missing"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_event ev;

@@ -525,7 +525,14 @@ static int on_line(void *ud, const char *line)
         }
         break;
     case KG_EV_ERROR:
-        kg_err_set(&js->fatal, e.code, "%s", e.text);
+        /* an error stops the command (no GPU, a file that is no candidate):
+         * only the worker's own, which knows the job's nonce; candidate code
+         * writing one on the channel to stop a batch is a violation of its
+         * job alone */
+        if (strcmp(e.nonce, js->job->nonce) != 0)
+            stop = violate(js, "%s", "an error event that does not carry the job's nonce");
+        else
+            kg_err_set(&js->fatal, e.code, "%s", e.text);
         break;
     case KG_EV_DONE:
         if (js->done)

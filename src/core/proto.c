@@ -391,8 +391,10 @@ char *kg_event_to_json(const kg_event *e)
     case KG_EV_ERROR:
         if (e->kind == KG_EV_FAIL)
             cJSON_AddStringToObject(o, "kind", e->fail_kind);
-        if (e->kind == KG_EV_ERROR)
+        if (e->kind == KG_EV_ERROR) {
             cJSON_AddNumberToObject(o, "code", e->code);
+            cJSON_AddStringToObject(o, "nonce", e->nonce);
+        }
         cJSON_AddStringToObject(o, e->kind == KG_EV_SUBJECT ? "note" : "msg", e->text);
         break;
     case KG_EV_CHECK:
@@ -673,7 +675,8 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
             kg_err_set(err, KG_EXIT_FAIL, "unknown failure kind '%s'", e->fail_kind);
         break;
     case KG_EV_ERROR:
-        if (ev_int(o, "code", 3, 6, &e->code, err) || ev_str(o, "msg", e->text, sizeof e->text, err))
+        if (ev_int(o, "code", 3, 6, &e->code, err) || ev_str(o, "msg", e->text, sizeof e->text, err) ||
+            ev_str(o, "nonce", e->nonce, sizeof e->nonce, err))
             goto out;
         break;
     case KG_EV_KERNEL:

@@ -59,7 +59,7 @@ typedef struct kg_job {
     int64_t config[16];
     int diagnose;          /* KERNEL: after timing, collect the kernel's facts: 1 the default
                             * counters, 2 the extended ones (gpu/diagnose.c) */
-    char nonce[40];        /* a secret the worker's `done` must echo (random per job) */
+    char nonce[40];        /* a secret the worker's `done` and `error` must echo (random per job) */
     int sandbox;           /* apply core/sandbox.h before loading anything */
     char scratch[PATH_MAX]; /* the sandbox's scratch directory (made by the supervisor) */
     double budget_s;       /* the supervisor's time limit (the sandbox's CPU limit) */
@@ -125,7 +125,7 @@ typedef struct kg_event {
     int escaped, throttled; /* TIMING */
     int code;           /* ERROR, DONE */
     long pid;           /* HELLO */
-    char nonce[40];     /* DONE: the job's nonce */
+    char nonce[40];     /* DONE, ERROR: the job's nonce */
     kg_table_entry *entries; /* TABLE (malloc'd; kg_event_free) */
     int n_entries;
     kg_kfacts *kf;      /* KERNEL: one kernel's facts (malloc'd; kg_event_free) */

@@ -1232,6 +1232,7 @@ int kg_worker_main(int argc, char **argv)
             kg_event e = ev(KG_EV_ERROR, KG_SUBJ_NONE, NULL);
             e.code = err.code;
             snprintf(e.text, sizeof e.text, "%s", err.msg);
+            snprintf(e.nonce, sizeof e.nonce, "%s", have_job ? j.nonce : "");
             emit(&e);
         }
     }
