@@ -18,6 +18,9 @@ export XDG_CACHE_HOME=$OUT/cache
 steps=${*:-info peaks refs variants faults adversarial sandbox run verdicts}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
 pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
+# stopped from outside (a `timeout` around the call): what the steps wrote still comes
+# back (the shell runs the trap once the command in the foreground returns)
+trap 'pack; exit 143' TERM INT
 # seconds of wall time of a command, process start to exit, its output dropped
 walltime() { python3 -c 'import subprocess, sys, time; t = time.time(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print("%.2f" % (time.time() - t))' "$@"; }
 # a GPU test script: its log under $OUT, its summary line on stdout
