@@ -1,0 +1,38 @@
+"""A Python candidate whose import tries to get out of kgate's sandbox, for
+tests/sandbox_python.sh: it opens an IPv4 socket and writes a file outside
+its scratch directory, and refuses to load (SystemExit, naming what got out)
+if either worked. It must still be able to write in its scratch directory
+(tempfile's directory, which the worker points there) and to import. Its one
+kernel returns its input: INCORRECT for relu where it runs."""
+import os
+import socket
+import tempfile
+
+import kgate
+
+got = []
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.close()
+    got.append("socket")
+except OSError:
+    pass
+outside = "/tmp/kgate-pyescape-" + os.environ.get("KG_ESCAPE_TAG", "x")
+try:
+    with open(outside, "w") as f:
+        f.write("out")
+    got.append("file")
+except OSError:
+    pass
+if got:
+    raise SystemExit("escaped: " + ",".join(got))
+with tempfile.NamedTemporaryFile(dir=tempfile.gettempdir()) as f:  # the scratch directory works
+    f.write(b"in")
+
+
+def relu_escape(x):
+    return x
+
+
+KGATE_KERNELS = [kgate.Kernel(relu_escape, op="relu", dtype="fp16", name="relu_escape",
+                              summary="INCORRECT: the input back; its import tries to get out")]
