@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup tune tune-matmul kb-compare kb-group batch-bench (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup tune tune-matmul kb-compare kb-group batch-bench gpu-batch (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -79,6 +79,7 @@ for step in $steps; do
     # issue 6's presets in suite2 (KG_VARIANT_SIZES=all for everything)
     variants) log variants; KG_VARIANT_SIZES=${KG_VARIANT_SIZES:-small,medium,large} gtest variants tests/gpu/gpu_variants.sh "$B/kgate" "$B" ;;
     faults) log faults; gtest faults tests/gpu/gpu_faults.sh "$B/kgate" "$B" ;;
+    gpu-batch) log gpu-batch; gtest gpu-batch tests/gpu/gpu_batch.sh "$B/kgate" "$B" ;;
     adversarial) log adversarial; gtest adversarial tests/adversarial/run.sh "$B/kgate" "$B" ;;
     sandbox)
         log sandbox

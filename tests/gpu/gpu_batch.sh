@@ -1,0 +1,61 @@
+#!/bin/sh
+# kgate batch on every GPU of this machine (issue 10's GPU test): a small
+# manifest of a naive kernel (SLOW), its fast variant (OK), a kernel that
+# kills its CUDA context (CRASH) and a candidate that does not exist, plus
+# the fast kernel pinned to each GPU present. Every valid job is recorded
+# exactly once with the verdict it should get, every GPU judged a job, the
+# missing candidate is named in one line while the rest went on (exit 3),
+# and a rerun of the same command finds nothing left to run.
+. "$(dirname "$0")/common.sh"
+t=$build/tests/batch-gpu
+rm -rf "$t" && mkdir -p "$t" || exit 1
+b=$build/libkgate_bundled.so
+adv=$build/tests/adversarial/libkgate_adversarial.so
+ngpu=$("$kgate" devices 2>/dev/null | grep -c '^[0-9]')
+{
+    echo "{\"id\": \"add-v1\", \"candidate\": \"$b\", \"kernel\": \"add_v1_fp16\", \"shape\": \"large\"}"
+    echo "{\"id\": \"add-v2\", \"candidate\": \"$b\", \"kernel\": \"add_v2_fp16\", \"shape\": \"large\"}"
+    echo "{\"id\": \"softmax-v1\", \"candidate\": \"$b\", \"kernel\": \"softmax_v1_fp16\", \"shape\": \"large\"}"
+    echo "{\"id\": \"softmax-v2\", \"candidate\": \"$b\", \"kernel\": \"softmax_v2_fp16\", \"shape\": \"large\"}"
+    [ -f "$adv" ] && echo "{\"id\": \"illegal\", \"candidate\": \"$adv\", \"kernel\": \"illegal_address\", \"shape\": \"small\"}"
+    echo "{\"id\": \"missing\", \"candidate\": \"$t/no-such.so\"}"
+    g=0
+    while [ "$g" -lt "$ngpu" ]; do
+        echo "{\"id\": \"pinned-$g\", \"candidate\": \"$b\", \"kernel\": \"add_v2_fp16\", \"shape\": \"large\", \"gpu\": $g}"
+        g=$((g + 1))
+    done
+} >"$t/m.jsonl"
+"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out.txt" 2>&1
+rc=$?
+cat "$t/out.txt"
+expect "exit code (a candidate line skipped)" 3 "$rc"
+expect "the missing candidate named in one line" 1 "$(grep -c 'no-such.so' "$t/out.txt")"
+# id -> verdict of its one kernel, and the GPUs used
+python3 - "$t/r.jsonl" >"$t/got.txt" <<'PY'
+import json, sys
+seen = {}
+for line in open(sys.argv[1]):
+    x = json.loads(line)
+    r = (x.get("check") or {}).get("results") or []
+    seen.setdefault(x["id"], []).append((x["gpu"], r[0]["verdict"] if len(r) == 1 else "results:%d" % len(r)))
+for k, v in sorted(seen.items()):
+    print(k, len(v), v[0][0], v[0][1])
+PY
+get() { awk -v k="$1" '$1 == k {print $'"$2"'}' "$t/got.txt"; }
+want="add-v1:SLOW add-v2:OK softmax-v1:SLOW softmax-v2:OK"
+[ -f "$adv" ] && want="$want illegal:CRASH"
+for kv in $want; do
+    k=${kv%%:*}
+    expect "$k recorded once" 1 "$(get "$k" 2)"
+    expect "$k verdict" "${kv#*:}" "$(get "$k" 4)"
+done
+g=0
+while [ "$g" -lt "$ngpu" ]; do
+    expect "pinned-$g judged on GPU $g" "$g OK" "$(get "pinned-$g" 3) $(get "pinned-$g" 4)"
+    g=$((g + 1))
+done
+expect "nothing recorded for the missing candidate" "" "$(get missing 2)"
+n1=$(wc -l <"$t/r.jsonl")
+"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
+expect "a rerun adds no line" "$n1" "$(wc -l <"$t/r.jsonl")"
+finish
