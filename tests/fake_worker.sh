@@ -58,7 +58,7 @@ forged_error)
     # candidate code stopping the whole command (a batch, a KernelBench
     # group) with an environment error it wrote itself, without the nonce
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
-    ev '{"ev":"error","code":5,"msg":"no CUDA GPU: all CUDA-capable devices are busy"}'
+    ev '{"ev":"error","code":5,"msg":"no CUDA GPU: all CUDA-capable devices are busy","nonce":"0123456789abcdef0123456789abcdef"}'
     ev '{"ev":"done","code":5,"nonce":"NONCE"}'
     exit 3 ;;
 orphan)

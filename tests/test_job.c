@@ -267,6 +267,15 @@ static void forged_events_are_violations(void **state)
             fail_msg("%s: verdict %s, reason '%s'", modes[i], kg_verdict_name(r.verdict), r.reason);
         assert_false(kg_result_get(&r, "lib/time/median", NULL));
     }
+    /* a forged error stops nothing beyond its own job, and says what it claimed */
+    {
+        kg_result r;
+        kg_libref lib;
+        kg_err e;
+        assert_int_equal(run("forged_error", 20, &r, &lib, &e), 0);
+        assert_int_equal(e.code, 0);
+        assert_non_null(strstr(r.reason, "error event that does not carry the job's nonce: no CUDA GPU"));
+    }
     /* a forged table in a list job: a bad candidate, one line */
     kg_result r;
     kg_libref lib;

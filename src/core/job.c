@@ -530,7 +530,7 @@ static int on_line(void *ud, const char *line)
          * writing one on the channel to stop a batch is a violation of its
          * job alone */
         if (strcmp(e.nonce, js->job->nonce) != 0)
-            stop = violate(js, "%s", "an error event that does not carry the job's nonce");
+            stop = violate(js, "an error event that does not carry the job's nonce: %.300s", e.text);
         else
             kg_err_set(&js->fatal, e.code, "%s", e.text);
         break;
