@@ -111,6 +111,28 @@ expect "64 ranks: merged, every job once" "500 500" "$(ids merged.jsonl)"
 expect "64 ranks: each job run once" "500 500" "$(echo $(wc -l <log6) $(cut -d' ' -f1,3 log6 | sort -u | wc -l))"
 "$kgate" batch --merge -o merged2.jsonl merged.jsonl part.jsonl.rank-00000-of-00064 >out11.txt 2>&1
 expect "merge drops duplicate lines" 1 "$(grep -c '500 job(s), 8 duplicate line(s) dropped' out11.txt)"
+# 6b. resharding after losing ranks: rank 0 of 2 finished, rank 1 lost; the
+# batch is rerun on 3 ranks with --done naming what rank 0 finished: the
+# finished jobs are not run again, the merge has every job once
+mv log6 log6.before
+for r in 0 1 2; do
+    SLURM_PROCID=$r SLURM_NTASKS=3 KG_FAKE_LOG=$t/log6b "$kgate" batch big.jsonl -o re.jsonl \
+        --done part.jsonl.rank-00000-of-00064 --done part.jsonl.rank-00001-of-00064 >out12.txt 2>&1 &
+done
+wait
+expect "--done: the finished jobs not run again" "484 0" \
+    "$(echo $(wc -l <log6b) $(cut -d' ' -f1,3 log6b | sort | uniq -d | wc -l))"
+"$kgate" batch --merge -o remerged.jsonl part.jsonl.rank-00000-of-00064 part.jsonl.rank-00001-of-00064 \
+    re.jsonl.rank-* >/dev/null 2>&1
+expect "--done: merged with the earlier files, every job once" "500 500" "$(ids remerged.jsonl)"
+"$kgate" batch big.jsonl -o re2.jsonl --done no-such.jsonl >out13.txt 2>&1
+expect "--done: a missing file, exit" 6 "$?"
+expect "--done: ... named in one line" 1 "$(grep -c '^kgate: --done no-such.jsonl: ' out13.txt)"
+echo '{"schema":"kgate.batch/0","id":"x"}' >old.jsonl
+"$kgate" batch big.jsonl -o re2.jsonl --done old.jsonl >out14.txt 2>&1
+expect "--done: another schema, exit" 6 "$?"
+expect "--done: ... named" 1 "$(grep -c 'old.jsonl: schema kgate.batch/0' out14.txt)"
+expect "--done: refused before the results file is made" no "$(test -e re2.jsonl && echo yes || echo no)"
 if command -v mpirun >/dev/null 2>&1; then
     mpirun --oversubscribe --allow-run-as-root -n 64 -x KG_BATCH_RUNNER -x KG_BATCH_GPUS -x KG_FAKE_LOG=$t/log7 \
         "$kgate" batch big.jsonl -o mpi.jsonl >/dev/null 2>&1

@@ -188,6 +188,42 @@ static void results_file(void **state)
     unlink(p2);
 }
 
+/* --done: another run's results file adds its finished ids, read-only (no
+ * lock: it may be a file still held by nothing, or a merged one); a torn
+ * line is counted, another schema or a missing file is an error naming it. */
+static void results_done(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kg-test-done-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\"}\n{\"schema\":\"kgate.batch/1\",\"id\":\"b\"}\ntorn");
+    kg_idset done = {0};
+    int torn = 0;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_idset_add(&done, "z"), 1);
+    assert_int_equal(kg_results_done(path, &done, &torn, &e), 0);
+    assert_true(kg_idset_has(&done, "a") && kg_idset_has(&done, "b") && kg_idset_has(&done, "z"));
+    assert_int_equal(done.n, 3);
+    assert_int_equal(torn, 1);
+    /* a file a batch holds can still be read as done */
+    int fd, t2;
+    kg_idset held = {0};
+    assert_int_equal(kg_results_open(path, &fd, &held, &t2, &e), 0);
+    assert_int_equal(kg_results_done(path, &done, &torn, &e), 0);
+    close(fd);
+    kg_idset_free(&held);
+    write_file(path, "{\"schema\":\"kgate.batch/2\",\"id\":\"a\"}\n");
+    kg_err e2 = {0, ""};
+    assert_int_equal(kg_results_done(path, &done, &torn, &e2), KG_EXIT_IO);
+    assert_non_null(strstr(e2.msg, path));
+    assert_non_null(strstr(e2.msg, "schema kgate.batch/2"));
+    unlink(path);
+    kg_err e3 = {0, ""};
+    assert_int_equal(kg_results_done(path, &done, &torn, &e3), KG_EXIT_IO);
+    assert_non_null(strstr(e3.msg, path));
+    kg_idset_free(&done);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +231,7 @@ int main(void)
         cmocka_unit_test(shards),
         cmocka_unit_test(idset),
         cmocka_unit_test(results_file),
+        cmocka_unit_test(results_done),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

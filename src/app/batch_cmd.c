@@ -38,6 +38,8 @@ typedef struct msg {
 } msg;
 enum { M_READY, M_DONE, M_DRAIN };
 
+#define MAX_DONE 64 /* --done files */
+
 typedef struct cfg {
     const char *input, *out, *shard;
     char results[PATH_MAX];
@@ -46,6 +48,8 @@ typedef struct cfg {
     int n_check;
     char **check; /* options for every job's kgate check */
     char exe[PATH_MAX];
+    const char *done[MAX_DONE]; /* --done: results files whose jobs count as finished */
+    int n_done;
 } cfg;
 
 static int usage(const char *m)
@@ -601,6 +605,10 @@ int kg_cmd_batch(int argc, char **argv)
             c.out = argv[++i];
         } else if (strcmp(a, "--gpus") == 0 && i + 1 < argc) {
             gpus = argv[++i];
+        } else if (strcmp(a, "--done") == 0 && i + 1 < argc) {
+            if (c.n_done == MAX_DONE)
+                return usage("--done: at most 64 files (merge them first: kgate batch --merge)");
+            c.done[c.n_done++] = argv[++i];
         } else if (strcmp(a, "--shard") == 0 && i + 1 < argc) {
             c.shard = argv[++i];
         } else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
@@ -619,7 +627,7 @@ int kg_cmd_batch(int argc, char **argv)
     }
     if (!c.input || !c.out)
         return usage("batch: usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1] "
-                     "[--shard I/N] [--timeout S] [-- CHECK OPTIONS]");
+                     "[--shard I/N] [--done R.jsonl] [--timeout S] [-- CHECK OPTIONS]");
     kg_self_exe(c.exe, sizeof c.exe);
     kg_err err = {0, ""};
     int rank, size;
@@ -648,8 +656,20 @@ int kg_cmd_batch(int argc, char **argv)
     }
     int fd, torn;
     kg_idset done = {0};
+    /* --done: jobs another run finished (a lost rank's file, the merge of a
+     * batch run with another rank count) are not run again here */
+    for (int k = 0; k < c.n_done; k++) {
+        int t2 = 0;
+        if (kg_results_done(c.done[k], &done, &t2, &err)) {
+            fprintf(stderr, "kgate: --done %s\n", err.msg);
+            kg_idset_free(&done);
+            kg_batch_jobs_free(&jobs);
+            return err.code;
+        }
+    }
     if (kg_results_open(c.results, &fd, &done, &torn, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
+        kg_idset_free(&done);
         kg_batch_jobs_free(&jobs);
         return err.code;
     }

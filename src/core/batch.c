@@ -449,6 +449,17 @@ int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err
     return 0;
 }
 
+int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err)
+{
+    kg_err inner = {0, ""};
+    scan s = {done, torn, &inner};
+    int rc = kg_results_each(path, scan_line, &s, torn, &inner);
+    if (rc && inner.code)
+        return strncmp(inner.msg, path, strlen(path)) == 0 ? kg_err_set(err, inner.code, "%s", inner.msg)
+                                                            : kg_err_set(err, inner.code, "%s: %s", path, inner.msg);
+    return rc ? kg_err_set(err, KG_EXIT_ENV, "%s: out of memory", path) : 0;
+}
+
 int kg_results_append(int fd, const char *line, kg_err *err)
 {
     size_t n = strlen(line);

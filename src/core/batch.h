@@ -17,7 +17,9 @@
  *     each appended with one write() while the writer holds an exclusive
  *     lock on the file (a second batch on the same file is refused); a job
  *     is finished when its line is there, so a rerun skips it, and a torn
- *     last line (a crash mid-write) is ignored and its job run again;
+ *     last line (a crash mid-write) is ignored and its job run again; so is
+ *     one whose line is in a --done file (another run's results, read
+ *     only), which lets a batch resume under another rank count;
  *   - merging streams lines, keeping the first line of each id: memory
  *     holds ids, never results. */
 #ifndef KG_BATCH_H
@@ -82,6 +84,11 @@ void kg_idset_free(kg_idset *s);
  * are an error naming the file; torn or unparsable lines are counted in
  * *torn and ignored). */
 int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err *err);
+/* Adds the ids that results file `path` finishes (another run's file, or a
+ * merge of several) to *done, streaming; torn lines are counted in *torn.
+ * A missing or unreadable file, or lines of another schema, are an error
+ * naming the file (KG_EXIT_IO). */
+int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err);
 /* Appends one line (a newline is added) with one write(). */
 int kg_results_append(int fd, const char *line, kg_err *err);
 /* Calls fn on every complete line of results file `path`, streaming; a

@@ -111,7 +111,7 @@ static const char peaks_help[] =
 
 static const char batch_help[] =
     "usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1,..] [--shard I/N]\n"
-    "                   [--timeout S] [-- CHECK OPTIONS]\n"
+    "                   [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]\n"
     "       kgate batch --merge -o MERGED.jsonl PART.jsonl...\n"
     "  Judges many candidates, each job a `kgate check` on one GPU: one supervisor per GPU\n"
     "  pulls jobs; every finished job is one line of RESULTS.jsonl, so a rerun resumes; a GPU\n"
@@ -119,6 +119,8 @@ static const char batch_help[] =
     "  ranks shard the manifest (SLURM_PROCID/NTASKS, OMPI_COMM_WORLD_RANK/SIZE) and write\n"
     "  RESULTS.jsonl.rank-I-of-N, joined by --merge. A manifest line: {\"candidate\": path,\n"
     "  \"kernel\", \"op\", \"dtype\", \"shape\", \"gpu\", \"id\", \"options\": [..]} (docs/scale.md).\n"
+    "  --done R.jsonl: the jobs that results file (another run's, or a merge) finishes are\n"
+    "  not run again, so a batch resumes under another rank count (repeatable, 64 files).\n"
     "  --timeout S is each job's limit (default 600); exit 3 when lines or candidates were\n"
     "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use.\n";
 
