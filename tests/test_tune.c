@@ -127,6 +127,54 @@ static void spaces(void **state)
     assert_int_not_equal(kg_space_parse("a=", &back, &x), 0);
 }
 
+/* --knob: a subspace keeps the named values in the knob's own order, every
+ * configuration of it is one of the whole space's; each bad spec is named. */
+static void restrict_space(void **state)
+{
+    (void)state;
+    kg_space s, orig;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_space_parse("block_m=64|128|256;group=1|8;warps=4|8", &s, &e), 0);
+    orig = s;
+    const char *ok[] = {"group=1", "block_m=256,64"};
+    assert_int_equal(kg_space_restrict(&s, ok, 2, &e), 0);
+    assert_true(kg_space_size(&s) == 4);
+    assert_int_equal(s.n_values[0], 2);
+    assert_true(s.values[0][0] == 64 && s.values[0][1] == 256); /* the knob's order, not the spec's */
+    assert_true(s.n_values[1] == 1 && s.values[1][0] == 1);
+    assert_int_equal(s.n_values[2], 2);
+    char why[100];
+    for (uint64_t i = 0; i < 4; i++) {
+        int64_t cfg[3];
+        kg_space_config(&s, i, cfg);
+        assert_true(kg_config_check(&orig, cfg, 3, why, sizeof why));
+        assert_true(cfg[1] == 1 && cfg[0] != 128);
+    }
+    struct {
+        const char *spec, *msg;
+    } bad[] = {
+        {"warps", "expected KNOB=V[,V...]"},
+        {"warps=", "expected KNOB=V[,V...]"},
+        {"warps=,", "expected KNOB=V[,V...]"},
+        {"=4", "expected KNOB=V[,V...]"},
+        {"stages=3", "the space has no knob 'stages' (its knobs: block_m, group, warps)"},
+        {"warps=2", "knob 'warps' does not take 2 (its values: 4,8)"},
+        {"warps=4,x", "'x' is not an integer"},
+        {"warps=4,4", "4 given twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kg_space t = orig;
+        kg_err x = {0, ""};
+        if (kg_space_restrict(&t, &bad[i].spec, 1, &x) != KG_EXIT_USAGE || !strstr(x.msg, bad[i].msg))
+            fail_msg("%s: '%s', want '%s'", bad[i].spec, x.msg, bad[i].msg);
+    }
+    kg_space t = orig;
+    kg_err x = {0, ""};
+    const char *twice[] = {"warps=4", "warps=8"};
+    assert_int_equal(kg_space_restrict(&t, twice, 2, &x), KG_EXIT_USAGE);
+    assert_non_null(strstr(x.msg, "knob 'warps' given twice"));
+}
+
 static void job_config(void **state)
 {
     (void)state;
@@ -159,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(validation),
         cmocka_unit_test(spaces),
+        cmocka_unit_test(restrict_space),
         cmocka_unit_test(job_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

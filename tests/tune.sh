@@ -26,6 +26,22 @@ for d in 1:"knob 'block' appears twice" 2:"names no kernel of the table ('relu_m
     expect "broken tunables ${d%%:*}: exit" 4 "$rc"
     expect "broken tunables ${d%%:*}: one line naming it" 1 "$(echo "$out" | grep -c "${d#*:}")"
 done
+# --knob: a subspace of the listed space; a knob or value the space lacks is
+# a usage error naming it, before any GPU work
+run tune "$plugins/libcand_tunable0.so:relu_tuned" --shape small --knob passes=1,2 --knob block=256
+if "$kgate" devices >/dev/null 2>&1; then
+    expect "--knob: a subspace, judged" 1 "$(echo "$out" | grep -c '2 configuration(s) of 2 (the subspace --knob leaves)')"
+else
+    expect "--knob: a valid subspace, then no GPU" 5 "$rc"
+fi
+run tune "$plugins/libcand_tunable0.so:relu_tuned" --knob stages=3
+expect "--knob: an unknown knob, exit" 3 "$rc"
+expect "--knob: ... named with the space's knobs" 1 "$(echo "$out" | grep -c "no knob 'stages' (its knobs: block, passes)")"
+run tune "$plugins/libcand_tunable0.so:relu_tuned" --knob passes=3
+expect "--knob: a value the knob lacks, exit" 3 "$rc"
+expect "--knob: ... named with its values" 1 "$(echo "$out" | grep -c "does not take 3 (its values: 1,2,4,8)")"
+run check "$plugins/libcand_tunable0.so" --knob passes=1
+expect "--knob outside tune, exit" 3 "$rc"
 run check "$plugins/libcand_tunable1.so"
 expect "a broken tunables table is refused by check too" 4 "$rc"
 echo "$((n - fails)) passed, $fails failed"

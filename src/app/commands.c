@@ -935,7 +935,7 @@ int kg_cmd_tune(const kg_options *o)
                    KGATE_TUNABLES_SYMBOL);
         return fail(&err);
     }
-    if (kg_space_parse(t.space, &sp, &err) ||
+    if (kg_space_parse(t.space, &sp, &err) || kg_space_restrict(&sp, o->knobs, o->n_knobs, &err) ||
         kg_space_pick(&sp, o->budget, 4096, o->seed ^ 0x74756e65ull, &idx, &n, &err) ||
         kg_shape_parse(t.op, o->n_shapes ? o->shape_texts[0] : "large", &shape, &err)) {
         free(idx);
@@ -1006,9 +1006,10 @@ int kg_cmd_tune(const kg_options *o)
         }
     }
     char buf[3][32];
-    printf("\ntune %s at %s: %ld configuration(s) of %.0f; %d correct and timed, %d cannot run this shape, "
+    printf("\ntune %s at %s: %ld configuration(s) of %.0f%s; %d correct and timed, %d cannot run this shape, "
            "%d wrong or failed\n",
-           t.kernel, rep.n ? rep.results[0].shape : "?", n, kg_space_size(&sp), n_ok, n_skip, n_bad);
+           t.kernel, rep.n ? rep.results[0].shape : "?", n, kg_space_size(&sp),
+           o->n_knobs ? " (the subspace --knob leaves)" : "", n_ok, n_skip, n_bad);
     if (best >= 0) {
         const kg_result *b = &rep.results[best];
         double e = 0;

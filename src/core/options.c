@@ -48,6 +48,8 @@ static const char check_help[] =
     "  --trials N          random-input correctness trials (default 3)\n"
     "  --seed N            first seed (default 1); each trial uses a fresh one\n"
     "  --budget N          tune: time N configurations drawn from --seed (default: all, up to 4096)\n"
+    "  --knob K=V[,V..]    tune: search only these values of knob K (repeatable), e.g.\n"
+    "                      --knob group_size_m=1 --knob num_warps=4,8 (a subspace)\n"
     "  --time-budget S     check, run, tune: start no job after S seconds; what ran is reported,\n"
     "                      the rest is listed as not run (`incomplete` in the JSON)\n"
     "  --torch, --torch-compile  also time PyTorch's call (and torch.compile of it) as library\n"
@@ -275,6 +277,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--format", STR, &o->format, 0, 0, NULL},
         {"--regress", NUM, &o->regress, 0, 100, NULL},
         {"--budget", INT, &o->budget, 1, 100000, NULL},
+        {"--knob", STR, NULL, 0, 0, NULL},
         {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL},
         {"--torch", FLAG, &o->torch, 1, 0, NULL},
         {"--torch-compile", FLAG, &o->torch, 2, 0, NULL},
@@ -320,6 +323,14 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         if (strcmp(a, "--diag-set") == 0) {
             if (kg_diag_params_set(&o->diag, v, err))
                 return err->code;
+            continue;
+        }
+        if (strcmp(a, "--knob") == 0) {
+            if (strcmp(o->command, "tune") != 0)
+                return kg_err_set(err, KG_EXIT_USAGE, "--knob is for kgate tune");
+            if (o->n_knobs == (int)(sizeof o->knobs / sizeof o->knobs[0]))
+                return kg_err_set(err, KG_EXIT_USAGE, "--knob: at most %d", o->n_knobs);
+            o->knobs[o->n_knobs++] = v;
             continue;
         }
         if (strcmp(a, "--param") == 0) {

@@ -30,6 +30,8 @@ typedef struct kg_options {
     int torch;             /* check, run: also PyTorch's paths (1 eager, 2 and torch.compile) */
     const char *pin_sha256; /* check: a Python candidate's SHA-256 (64 lowercase hex digits) */
     int budget;            /* tune: at most this many configurations (0: all, up to 4096) */
+    const char *knobs[16]; /* tune: --knob KNOB=V[,V...], as given (checked against the space) */
+    int n_knobs;
     double time_budget_s;  /* check, run, tune: start no job after this many seconds (0: none) */
     const char *op_name, *dtype_name, *json, *roof;
     const kg_op *op;       /* set when --op was given */

@@ -48,6 +48,12 @@ void kg_space_config(const kg_space *s, uint64_t index, int64_t *cfg);
 int kg_config_format(const kg_space *s, const int64_t *cfg, char *buf, size_t size);
 /* Whether every value of cfg is allowed for its knob; msg names the first that is not. */
 int kg_config_check(const kg_space *s, const int64_t *cfg, int n, char *msg, size_t size);
+/* Restricts s to the values that specs name, each "KNOB=V[,V...]" (--knob):
+ * the knob keeps those of its values, in its own order. Errors
+ * (KG_EXIT_USAGE, naming the spec): not KNOB=V,..; a knob the space lacks
+ * (the knobs listed); a value the knob does not take (its values listed); a
+ * knob or a value given twice. */
+int kg_space_restrict(kg_space *s, const char *const *specs, int n, kg_err *err);
 /* The configurations to time: all of them when there are at most `budget`
  * (or budget <= 0 and at most `cap`), else `budget` distinct ones drawn from
  * seed, in increasing index order. *idx is malloc'd. Errors: an empty
