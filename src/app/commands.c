@@ -699,11 +699,18 @@ stop:
     return 0;
 }
 
-static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
+/* The end of a measuring command, in two steps so that tune can print its
+ * summary between them: the report (and why it is incomplete), then the
+ * JSON, the error line and the exit code. */
+static void finish_print(const kg_options *o, kg_report *rep, int rc, const kg_err *err)
 {
     if (rc == KG_EXIT_STOPPED && !rep->incomplete[0])
         snprintf(rep->incomplete, sizeof rep->incomplete, "%s", err->msg);
     kg_report_print(rep, stdout, o->suite);
+}
+
+static int finish_exit(const kg_options *o, kg_report *rep, int rc, kg_err *err)
+{
     if (o->json && rep->n) {
         kg_err jerr = {0, ""};
         if (kg_report_write_json(rep, o->json, &jerr)) {
@@ -717,6 +724,12 @@ static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
         return rc;
     }
     return kg_report_exit_code(rep);
+}
+
+static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
+{
+    finish_print(o, rep, rc, err);
+    return finish_exit(o, rep, rc, err);
 }
 
 /* Opens the device, gets the roofs, checks every target, prints and writes
@@ -978,7 +991,6 @@ int kg_cmd_tune(const kg_options *o)
     }
     progress((int)n, (int)n, NULL);
     free(idx);
-    kg_report_print(&rep, stdout, 0);
     /* the tuning's own summary: the best configuration, the spread, the default */
     double *times = malloc(sizeof(double) * (size_t)(rep.n + 1)), t_def = 0, t_best = 0;
     int n_ok = 0, n_skip = 0, n_bad = 0, best = -1;
@@ -1006,6 +1018,9 @@ int kg_cmd_tune(const kg_options *o)
         }
     }
     char buf[3][32];
+    if (!rc && n_ok == 0 && n > 0)
+        rc = kg_err_set(&err, KG_EXIT_FAIL, "tune: no configuration of '%s' ran this shape correctly", t.kernel) != 0;
+    finish_print(o, &rep, rc ? err.code : 0, &err);
     printf("\ntune %s at %s: %ld configuration(s) of %.0f%s; %d correct and timed, %d cannot run this shape, "
            "%d wrong or failed\n",
            t.kernel, rep.n ? rep.results[0].shape : "?", n, kg_space_size(&sp),
@@ -1025,9 +1040,7 @@ int kg_cmd_tune(const kg_options *o)
                    kg_fmt_time(t_def, buf[0], sizeof buf[0]), kg_verdict_name(rep.results[0].verdict), t_def / t_best);
     }
     free(times);
-    if (!rc && n_ok == 0 && n > 0)
-        rc = kg_err_set(&err, KG_EXIT_FAIL, "tune: no configuration of '%s' ran this shape correctly", t.kernel) != 0;
-    rc = finish(o, &rep, rc ? err.code : 0, &err);
+    rc = finish_exit(o, &rep, rc ? err.code : 0, &err);
     kg_report_free(&rep);
     return rc;
 }
