@@ -1,8 +1,8 @@
 #!/bin/sh
 # --sandbox for a Python candidate (tests/python/escape_cand.py), the same
 # rules as the .so one in tests/sandbox.sh: without the sandbox its import
-# opens an IPv4 socket and writes a file in /tmp (and refuses to load:
-# exit 4); with it both are refused, the scratch directory still works, and
+# opens an IPv4 socket, writes a file in /tmp and signals kgate (and refuses
+# to load: exit 4); with it all three are refused, the scratch directory still works, and
 # the candidate loads. With a GPU its kernel then runs (wrong on purpose:
 # exit 2); without one the command stops at the GPU (exit 5).
 #   tests/sandbox_python.sh KGATE PYTHON
@@ -15,7 +15,7 @@ out=$(mktemp)
 trap 'rm -f "$out" /tmp/kgate-pyescape-$$' EXIT
 "$kgate" check "$cand" --shape small --verify-only >"$out" 2>&1
 t "without --sandbox the import gets out (exit 4)" 4 $?
-t "... and says what got out" 1 "$(grep -c 'escaped: socket,file' "$out")"
+t "... and says what got out" 1 "$(grep -c 'escaped: socket,file,signal' "$out")"
 rm -f /tmp/kgate-pyescape-$$
 "$kgate" check "$cand" --shape small --verify-only --sandbox >"$out" 2>&1
 rc=$?

@@ -82,10 +82,79 @@ static int landlock(const char *scratch, kg_err *err)
     return rc ? err->code : 0;
 }
 
+#define MAX_ANCESTORS 16
+
+/* The parent and process group of `pid` from /proc (its comm may hold
+ * spaces and parentheses: the fields follow the last ')'). */
+static int proc_parent(pid_t pid, pid_t *ppid, pid_t *pgrp)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *r = strrchr(buf, ')');
+    int pp, pg;
+    if (!r || sscanf(r + 1, " %*c %d %d", &pp, &pg) != 2)
+        return -1;
+    *ppid = pp;
+    *pgrp = pg;
+    return 0;
+}
+
+/* kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo and pidfd_open aimed at
+ * pid (the first argument's low 32 bits) fail with EPERM. */
+static int deny_signals_to(scmp_filter_ctx ctx, pid_t pid)
+{
+    const int calls[] = {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo),
+                         SCMP_SYS(pidfd_open)};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof calls / sizeof calls[0]; i++) {
+        struct scmp_arg_cmp a0 = {0, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)(uint32_t)pid};
+        rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), calls[i], 1, &a0);
+    }
+    return rc;
+}
+
+/* No signal to kgate or any process above the worker, nor to their process
+ * groups, nor to every process (-1): a candidate cannot stop or kill the
+ * supervisor (a SIGTERM would stop the whole command as if the user had
+ * asked) or the batch above it. tkill, which names a thread alone (any of
+ * kgate's, its CUDA driver threads included), is refused outright; libc
+ * signals threads with tgkill. Signals to the worker's own children stay
+ * allowed (compiler pools of Triton and torch use them). */
+static int deny_signals_up(scmp_filter_ctx ctx)
+{
+    pid_t me = getpid(), p = getppid(), groups[MAX_ANCESTORS];
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 0), ng = 0;
+    if (!rc)
+        rc = deny_signals_to(ctx, -1);
+    for (int depth = 0; !rc && p > 1 && depth < MAX_ANCESTORS; depth++) {
+        pid_t pp, pg;
+        if (proc_parent(p, &pp, &pg))
+            return errno ? -errno : -ESRCH;
+        rc = deny_signals_to(ctx, p);
+        int seen = pg == getpgid(me);
+        for (int i = 0; i < ng && !seen; i++)
+            seen = groups[i] == pg;
+        if (!rc && !seen && pg > 1) {
+            groups[ng++] = pg;
+            rc = deny_signals_to(ctx, -pg);
+        }
+        p = pp;
+    }
+    return rc;
+}
+
 static int seccomp_rules(kg_err *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int rc = ctx ? 0 : -ENOMEM;
+    if (!rc)
+        rc = deny_signals_up(ctx);
     const int families[] = {AF_INET, AF_INET6, AF_PACKET};
     for (size_t i = 0; !rc && i < sizeof families / sizeof families[0]; i++) {
         struct scmp_arg_cmp domain = {0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0};

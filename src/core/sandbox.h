@@ -11,7 +11,10 @@
  *     directory) and opened for writing below /dev (the GPU's device nodes);
  *     with Landlock ABI 4 or later, TCP bind and connect are refused;
  *   - seccomp (libseccomp): creating IPv4, IPv6 or packet sockets, ptrace and
- *     reading or writing another process's memory fail with EACCES.
+ *     reading or writing another process's memory fail with EACCES; signals
+ *     to kgate, to every process above the worker and to their process
+ *     groups (kill, tgkill, sigqueue, pidfd_open), to every process (-1),
+ *     and tkill at all, fail with EPERM.
  * Reading files stays allowed: a candidate must load its own libraries.
  * Any part that cannot be applied is an error: a sandbox that was asked for
  * is never silently weaker. Plain C; Linux only. */

@@ -1,8 +1,10 @@
 /* A candidate whose constructor tries to reach out of the worker: it opens
- * an IPv4 socket and creates a file outside the worker's scratch directory.
- * Under --sandbox both are refused and it loads normally; without the
- * sandbox either succeeds and it aborts (so the two runs can be told apart). */
+ * an IPv4 socket, creates a file outside the worker's scratch directory and
+ * probes kgate with a signal (0: nothing is delivered). Under --sandbox all
+ * are refused and it loads normally; without the sandbox any succeeds and it
+ * aborts (so the two runs can be told apart). */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -16,13 +18,14 @@ __attribute__((constructor)) static void reach_out(void)
     snprintf(path, sizeof path, "/tmp/kgate-escape-%d", (int)getpid());
     int s = socket(AF_INET, SOCK_STREAM, 0);
     int f = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-    fprintf(stderr, "escape: socket %s, file outside %s\n", s >= 0 ? "OPENED" : "refused",
-            f >= 0 ? "CREATED" : "refused");
+    int k = kill(getppid(), 0);
+    fprintf(stderr, "escape: socket %s, file outside %s, signal to kgate %s\n", s >= 0 ? "OPENED" : "refused",
+            f >= 0 ? "CREATED" : "refused", k == 0 ? "SENT" : "refused");
     if (f >= 0) {
         close(f);
         unlink(path);
     }
-    if (s >= 0 || f >= 0)
+    if (s >= 0 || f >= 0 || k == 0)
         abort();
 }
 

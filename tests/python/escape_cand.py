@@ -1,7 +1,7 @@
 """A Python candidate whose import tries to get out of kgate's sandbox, for
-tests/sandbox_python.sh: it opens an IPv4 socket and writes a file outside
-its scratch directory, and refuses to load (SystemExit, naming what got out)
-if either worked. It must still be able to write in its scratch directory
+tests/sandbox_python.sh: it opens an IPv4 socket, writes a file outside its
+scratch directory and probes kgate with signal 0, and refuses to load
+(SystemExit, naming what got out) if any worked. It must still be able to write in its scratch directory
 (tempfile's directory, which the worker points there) and to import. Its one
 kernel returns its input: INCORRECT for relu where it runs."""
 import os
@@ -22,6 +22,11 @@ try:
     with open(outside, "w") as f:
         f.write("out")
     got.append("file")
+except OSError:
+    pass
+try:
+    os.kill(os.getppid(), 0)  # a probe: signal 0 delivers nothing
+    got.append("signal")
 except OSError:
     pass
 if got:
