@@ -37,6 +37,13 @@ closes_and_waits)
     exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 2>&- 1>&-
     eval "exec $fd>&-"
     sleep 30 ;;
+lib_twice)
+    # a candidate's own library path (a problem outside the catalog) sending
+    # its time a second time, faster, to move E_lib
+    ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":9e-4}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 libcrash)
     ev '{"ev":"subject","subject":"lib","path":"cublaslt","note":"fake"}'
     ev '{"ev":"fail","subject":"lib","path":"cublaslt","kind":"crash","msg":"an illegal memory access was encountered"}'

@@ -249,6 +249,9 @@ static void library_failure_is_not_the_candidates(void **state)
     assert_int_equal(run_mode("libcrash", KG_JOB_LIBRARY, 10, &r, &lib, &e), KG_EXIT_ENV);
     assert_non_null(strstr(e.msg, "library path cublaslt failed"));
     assert_int_not_equal(r.verdict, KG_V_CRASH);
+    /* a library time sent twice is a violation, not a second value */
+    assert_int_equal(run_mode("lib_twice", KG_JOB_LIBRARY, 10, &r, &lib, &e), KG_EXIT_ENV);
+    assert_non_null(strstr(e.msg, "a library time reported twice ('time/gpu/median')"));
 }
 
 /* Forged or broken lines end the job as a protocol violation: no crash of

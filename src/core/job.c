@@ -461,6 +461,13 @@ static int on_line(void *ud, const char *line)
                 if (median)
                     js->lib->have_best = 1;
             }
+            if (dst && *dst > 0) {
+                /* each library or best time once: a candidate that brings its
+                 * own library paths (a problem outside the catalog) may not
+                 * send a path's time again to move E_lib */
+                stop = violate(js, "a library time reported twice ('%s')", e.name);
+                break;
+            }
             if (dst)
                 *dst = e.value;
         } else {
