@@ -18,9 +18,10 @@ export XDG_CACHE_HOME=$OUT/cache
 steps=${*:-info peaks refs variants faults adversarial sandbox run verdicts}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
 pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
-# stopped from outside (a `timeout` around the call): what the steps wrote still comes
-# back (the shell runs the trap once the command in the foreground returns)
-trap 'pack; exit 143' TERM INT
+# stopped from outside (a `timeout` around the call): what the steps wrote so far
+# comes back (the step running is left to the machine's end)
+trap 'pack; exit 143' TERM
+trap 'pack; exit 130' INT
 # seconds of wall time of a command, process start to exit, its output dropped
 walltime() { python3 -c 'import subprocess, sys, time; t = time.time(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print("%.2f" % (time.time() - t))' "$@"; }
 # a GPU test script: its log under $OUT, its summary line on stdout
@@ -58,8 +59,10 @@ suite2_run() { # suite2_run verify|time
         fi
     done
 }
-for step in $steps; do
-    pack
+# one step; run in the background and waited for, so that a TERM to this
+# script is handled at once (a trap waits for a foreground command)
+run_step() {
+    step=$1
     case $step in
     info)
         log info
@@ -282,5 +285,10 @@ EOF2
         ;;
     *) echo "unknown step '$step'" ;;
     esac
+}
+for step in $steps; do
+    pack
+    run_step "$step" &
+    wait $!
 done
 pack

@@ -18,7 +18,7 @@ while read -r kernel op dtype shape extents; do
     tag=$kernel-$shape
     "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes --diagnose --max-time 0.5 \
         --json "$OUT/dc-$tag.json" >"$OUT/dc-$tag.txt" 2>&1
-    printf '{"proto":"kgate.worker/1","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
+    printf '{"proto":"kgate.worker/2","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
         "$plug" "$kernel" "$op" "$dtype" "$extents" |
         "$NCU" --csv --page raw --clock-control none --cache-control none --replay-mode kernel \
             --kernel-name-base mangled --metrics "$metrics" --disable-extra-suffixes \

@@ -28,7 +28,7 @@ while read -r kernel op dtype shape extents regex; do
     tag=$kernel-$(echo "$shape" | tr , x)$TAG
     "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes --json "$OUT/xc-$tag.json" >/dev/null 2>&1
     # the worker, run directly under ncu: one job (docs/worker.md) on stdin
-    printf '{"proto":"kgate.worker/1","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"nonce":"x","stop":{"max_time":2,"min_time":0.05}}' \
+    printf '{"proto":"kgate.worker/2","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"nonce":"x","stop":{"max_time":2,"min_time":0.05}}' \
         "$plug" "$kernel" "$op" "$dtype" "$extents" |
         "$NCU" --csv --page raw --clock-control none --cache-control $CACHE --replay-mode kernel \
             --kernel-name-base function -k "regex:$regex" -s 6 -c 30 \

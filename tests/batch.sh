@@ -111,9 +111,11 @@ expect "64 ranks: merged, every job once" "500 500" "$(ids merged.jsonl)"
 expect "64 ranks: each job run once" "500 500" "$(echo $(wc -l <log6) $(cut -d' ' -f1,3 log6 | sort -u | wc -l))"
 "$kgate" batch --merge -o merged2.jsonl merged.jsonl part.jsonl.rank-00000-of-00064 >out11.txt 2>&1
 expect "merge drops duplicate lines" 1 "$(grep -c '500 job(s), 8 duplicate line(s) dropped' out11.txt)"
-# 6b. resharding after losing ranks: rank 0 of 2 finished, rank 1 lost; the
-# batch is rerun on 3 ranks with --done naming what rank 0 finished: the
-# finished jobs are not run again, the merge has every job once
+# 6b. resharding after losing ranks: of the 64 ranks' files only those of
+# ranks 0 and 1 are kept (the other nodes lost); the batch is rerun on 3
+# ranks with --done naming the two kept files: the jobs they finished are not
+# run again, and the merge of the kept files with the new ones has every job
+# once
 mv log6 log6.before
 for r in 0 1 2; do
     SLURM_PROCID=$r SLURM_NTASKS=3 KG_FAKE_LOG=$t/log6b "$kgate" batch big.jsonl -o re.jsonl \
@@ -133,6 +135,17 @@ echo '{"schema":"kgate.batch/0","id":"x"}' >old.jsonl
 expect "--done: another schema, exit" 6 "$?"
 expect "--done: ... named" 1 "$(grep -c 'old.jsonl: schema kgate.batch/0' out14.txt)"
 expect "--done: refused before the results file is made" no "$(test -e re2.jsonl && echo yes || echo no)"
+mkdir adir
+"$kgate" batch big.jsonl -o re2.jsonl --done adir >out15.txt 2>&1
+expect "--done: a directory, exit" 6 "$?"
+expect "--done: ... named in one line" 1 "$(grep -c '^kgate: --done adir: read: Is a directory' out15.txt)"
+printf 'id,exit\njob1,0\njob2,1\n' >notes.csv
+"$kgate" batch big.jsonl -o re2.jsonl --done notes.csv >out16.txt 2>&1
+expect "--done: a file with no results line, exit" 6 "$?"
+expect "--done: ... named" 1 "$(grep -c '^kgate: --done notes.csv: no results line (3 line(s)' out16.txt)"
+"$kgate" batch big.jsonl -o re2.jsonl --done >out17.txt 2>&1
+expect "--done without a value: exit" 3 "$?"
+expect "--done without a value: said" 1 "$(grep -c 'option --done needs a value' out17.txt)"
 if command -v mpirun >/dev/null 2>&1; then
     mpirun --oversubscribe --allow-run-as-root -n 64 -x KG_BATCH_RUNNER -x KG_BATCH_GPUS -x KG_FAKE_LOG=$t/log7 \
         "$kgate" batch big.jsonl -o mpi.jsonl >/dev/null 2>&1

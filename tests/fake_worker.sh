@@ -4,10 +4,10 @@
 fd=1
 while [ $# -gt 0 ]; do [ "$1" = --fd ] && fd=$2; shift; done
 job=$(cat)
-case $job in *'"proto":"kgate.worker/1"'*) ;; *) echo "fake worker: no job on stdin" >&2; exit 9 ;; esac
+case $job in *'"proto":"kgate.worker/2"'*) ;; *) echo "fake worker: no job on stdin" >&2; exit 9 ;; esac
 nonce=$(printf '%s' "$job" | sed -n 's/.*"nonce":"\([0-9a-f]*\)".*/\1/p')
 ev() { echo "$1" | sed "s/NONCE/$nonce/" >&"$fd"; }
-hello='{"ev":"hello","proto":"kgate.worker/1","device":"fake","pid":1}'
+hello='{"ev":"hello","proto":"kgate.worker/2","device":"fake","pid":1}'
 ev "$hello"
 case $KG_FAKE in
 ok)

@@ -10,6 +10,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 fails=0 n=0
 t() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: got $3, want $2"; fails=$((fails + 1)); fi; }
 out=$(mktemp)
+# the workers' scratch directories go here, apart from other tests' (ctest -j)
+scratch=$(mktemp -d)
+export TMPDIR=$scratch
 "$kgate" check "$plug/libcand_escape.so" --shape small --verify-only >"$out" 2>&1
 t "without --sandbox the constructor gets out (exit 4)" 4 $?
 (cd "$plug" && "$kgate" check libcand_escape.so --shape small --verify-only --sandbox) >"$out" 2>&1
@@ -22,7 +25,7 @@ else
     t "the stop is the missing GPU, not the sandbox" 1 "$(grep -c 'no usable CUDA GPU\|no CUDA GPU' "$out")"
 fi
 t "no file left outside" 0 "$(ls /tmp/kgate-escape-* 2>/dev/null | wc -l)"
-t "scratch directories cleaned up" 0 "$(ls -d "${TMPDIR:-/tmp}"/kgate-worker-* 2>/dev/null | wc -l)"
-rm -f "$out"
+t "scratch directories cleaned up" 0 "$(ls -d "$scratch"/kgate-worker-* 2>/dev/null | wc -l)"
+rm -rf "$out" "$scratch"
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

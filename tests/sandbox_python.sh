@@ -12,7 +12,10 @@ cand=$(cd "$(dirname "$0")/python" && pwd)/escape_cand.py
 fails=0 n=0
 t() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: got $3, want $2"; fails=$((fails + 1)); fi; }
 out=$(mktemp)
-trap 'rm -f "$out" /tmp/kgate-pyescape-$$' EXIT
+# the workers' scratch directories go here, apart from other tests' (ctest -j)
+scratch=$(mktemp -d)
+trap 'rm -rf "$out" "$scratch" /tmp/kgate-pyescape-$$' EXIT
+export TMPDIR=$scratch
 "$kgate" check "$cand" --shape small --verify-only >"$out" 2>&1
 t "without --sandbox the import gets out (exit 4)" 4 $?
 t "... and says what got out" 1 "$(grep -c 'escaped: socket,file,signal' "$out")"
@@ -27,5 +30,6 @@ else
     t "the stop is the missing GPU, not the sandbox" 1 "$(grep -c 'no usable CUDA GPU\|no CUDA GPU' "$out")"
 fi
 t "no file left outside" 0 "$(ls /tmp/kgate-pyescape-$$ 2>/dev/null | wc -l)"
+t "scratch directories cleaned up" 0 "$(ls -d "$scratch"/kgate-worker-* 2>/dev/null | wc -l)"
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

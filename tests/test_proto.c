@@ -78,27 +78,27 @@ static void bad_jobs(void **state)
         {"[]", "not a JSON object"},
         {"{\"mode\":\"kernel\"}", "missing 'proto'"},
         {"{\"proto\":\"kgate.worker/9\",\"mode\":\"list\",\"plugin\":\"x\"}", "this worker speaks"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"dance\"}", "unknown mode"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"list\"}", "missing 'plugin'"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"conv9\"}", "unknown operator"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"int64\"}",
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"dance\"}", "unknown mode"},
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"list\"}", "missing 'plugin'"},
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"conv9\"}", "unknown operator"},
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"int64\"}",
          "does not take dtype"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[1,2,3]}",
          "must hold 2 extents"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[8,8],\"extra_shapes\":[[1,2],[3]]}",
          "must hold 2 extents"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[1,0.5]}",
          "whole numbers"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[8,8],\"scalars\":{\"eps\":1}}",
          "scalar 'eps'"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[8,8],\"trials\":0}",
          "'trials' must be a number in [1, 1000]"},
-        {"{\"proto\":\"kgate.worker/1\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[8,8],\"seed\":\"12x\"}",
          "seed '12x'"},
     };
@@ -209,6 +209,14 @@ static void event_round_trips(void **state)
     assert_int_equal(b.code, 4);
     assert_string_equal(b.text, a.text);
     assert_string_equal(b.nonce, a.nonce);
+
+    /* a text is one printable line however it was written */
+    kg_event c;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_event_parse("{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"crash\","
+                                     "\"msg\":\"line one\\nFAKE: line two\\t\\u001b[31m\"}", &c, &e), 0);
+    assert_string_equal(c.text, "line one FAKE: line two ?[31m");
+    kg_event_free(&c);
 }
 
 /* A kernel's facts and the diag summary survive the wire; bad facts are
@@ -318,7 +326,7 @@ static void bad_events(void **state)
         {"{\"ev\":\"unsupported\",\"subject\":\"kernel\",\"msg\":\"x\"}", "only a library path"},
         {"{\"ev\":\"done\",\"code\":1.5}", "whole number"},
         /* fuzz_event's first find: a pid no long holds (undefined behaviour) */
-        {"{\"ev\":\"hello\",\"proto\":\"kgate.worker/1\",\"device\":\"I\",\"pid\":6555555555555555555555}",
+        {"{\"ev\":\"hello\",\"proto\":\"kgate.worker/2\",\"device\":\"I\",\"pid\":6555555555555555555555}",
          "not a process id"},
         {"{\"ev\":\"done\",\"code\":0}", "'nonce' is missing"},
         /* an error stops the command: only the worker's own, with the nonce */

@@ -161,12 +161,30 @@ static void restrict_space(void **state)
         {"warps=2", "knob 'warps' does not take 2 (its values: 4,8)"},
         {"warps=4,x", "'x' is not an integer"},
         {"warps=4,4", "4 given twice"},
+        {"warps=4,,8", "expected KNOB=V[,V...]"},
+        {"warps=4,", "expected KNOB=V[,V...]"},
+        {"warps=+4", "'+4' is not an integer"},
+        {"warps= 4", "' 4' is not an integer"},
+        {"warps=99999999999999999999", "is not an integer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kg_space t = orig;
         kg_err x = {0, ""};
         if (kg_space_restrict(&t, &bad[i].spec, 1, &x) != KG_EXIT_USAGE || !strstr(x.msg, bad[i].msg))
             fail_msg("%s: '%s', want '%s'", bad[i].spec, x.msg, bad[i].msg);
+    }
+    /* a spec longer than the parser holds is refused, not cut */
+    char longspec[600];
+    memset(longspec, '0', sizeof longspec);
+    memcpy(longspec, "warps=", 6);
+    longspec[sizeof longspec - 2] = '8';
+    longspec[sizeof longspec - 1] = '\0';
+    {
+        kg_space t = orig;
+        kg_err x = {0, ""};
+        const char *one = longspec;
+        assert_int_equal(kg_space_restrict(&t, &one, 1, &x), KG_EXIT_USAGE);
+        assert_non_null(strstr(x.msg, "longer than 511 bytes"));
     }
     kg_space t = orig;
     kg_err x = {0, ""};
@@ -196,7 +214,7 @@ static void job_config(void **state)
     assert_int_equal(b.n_config, 2);
     assert_true(b.config[0] == 256 && b.config[1] == -3);
     free(t);
-    const char *bad = "{\"proto\":\"kgate.worker/1\",\"mode\":\"kernel\",\"plugin\":\"/c.so\",\"kernel\":\"k\","
+    const char *bad = "{\"proto\":\"kgate.worker/2\",\"mode\":\"kernel\",\"plugin\":\"/c.so\",\"kernel\":\"k\","
                       "\"op\":\"relu\",\"dtype\":\"fp16\",\"shape\":[4,4],\"config\":[1.5]}";
     assert_int_equal(kg_job_from_json(bad, &b, &e), KG_EXIT_USAGE);
     assert_non_null(strstr(e.msg, "config"));

@@ -597,6 +597,11 @@ int kg_cmd_batch(int argc, char **argv)
             fputs(kg_usage("batch"), stdout);
             return 0;
         }
+        if (i + 1 == argc && (strcmp(a, "-o") == 0 || strcmp(a, "--gpus") == 0 || strcmp(a, "--done") == 0 ||
+                              strcmp(a, "--shard") == 0 || strcmp(a, "--timeout") == 0)) {
+            fprintf(stderr, "kgate: batch: option %s needs a value\n", a);
+            return KG_EXIT_USAGE;
+        }
         if (strcmp(a, "--") == 0) {
             c.check = argv + i + 1;
             c.n_check = argc - i - 1;
@@ -627,7 +632,7 @@ int kg_cmd_batch(int argc, char **argv)
     }
     if (!c.input || !c.out)
         return usage("batch: usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1] "
-                     "[--shard I/N] [--done R.jsonl] [--timeout S] [-- CHECK OPTIONS]");
+                     "[--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]");
     kg_self_exe(c.exe, sizeof c.exe);
     kg_err err = {0, ""};
     int rank, size;
@@ -666,6 +671,8 @@ int kg_cmd_batch(int argc, char **argv)
             kg_batch_jobs_free(&jobs);
             return err.code;
         }
+        if (t2)
+            fprintf(stderr, "kgate: --done %s: %d torn or unreadable line(s) ignored\n", c.done[k], t2);
     }
     if (kg_results_open(c.results, &fd, &done, &torn, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);

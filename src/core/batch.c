@@ -385,8 +385,13 @@ int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), voi
     if (!f)
         return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
     int rc = each_line(f, fn, ud, torn);
+    int bad = ferror(f), e = errno; /* a directory opens, then fails to read */
     fclose(f);
-    return rc < 0 ? kg_err_set(err, KG_EXIT_ENV, "out of memory") : rc;
+    if (rc < 0)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory");
+    if (!rc && bad)
+        return kg_err_set(err, KG_EXIT_IO, "%s: read: %s", path, strerror(e));
+    return rc;
 }
 
 typedef struct scan {
@@ -449,15 +454,34 @@ int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err
     return 0;
 }
 
+typedef struct done_scan {
+    scan s;
+    long lines; /* results lines read */
+} done_scan;
+
+static int done_line(void *ud, const char *line)
+{
+    done_scan *d = ud;
+    int torn = *d->s.torn, rc = scan_line(&d->s, line);
+    d->lines += !rc && *d->s.torn == torn;
+    return rc;
+}
+
 int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err)
 {
     kg_err inner = {0, ""};
-    scan s = {done, torn, &inner};
-    int rc = kg_results_each(path, scan_line, &s, torn, &inner);
+    done_scan d = {{done, torn, &inner}, 0};
+    *torn = 0;
+    int rc = kg_results_each(path, done_line, &d, torn, &inner);
     if (rc && inner.code)
         return strncmp(inner.msg, path, strlen(path)) == 0 ? kg_err_set(err, inner.code, "%s", inner.msg)
                                                             : kg_err_set(err, inner.code, "%s: %s", path, inner.msg);
-    return rc ? kg_err_set(err, KG_EXIT_ENV, "%s: out of memory", path) : 0;
+    if (rc)
+        return kg_err_set(err, KG_EXIT_ENV, "%s: out of memory", path);
+    if (!d.lines && *torn)
+        return kg_err_set(err, KG_EXIT_IO, "%s: no results line (%d line(s) that are not kgate batch results)", path,
+                          *torn);
+    return 0;
 }
 
 int kg_results_append(int fd, const char *line, kg_err *err)

@@ -86,8 +86,9 @@ void kg_idset_free(kg_idset *s);
 int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err *err);
 /* Adds the ids that results file `path` finishes (another run's file, or a
  * merge of several) to *done, streaming; torn lines are counted in *torn.
- * A missing or unreadable file, or lines of another schema, are an error
- * naming the file (KG_EXIT_IO). */
+ * A missing or unreadable file (a directory), lines of another schema, or a
+ * file with lines but none a results line are an error naming the file
+ * (KG_EXIT_IO). An empty file finishes nothing. */
 int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err);
 /* Appends one line (a newline is added) with one write(). */
 int kg_results_append(int fd, const char *line, kg_err *err);

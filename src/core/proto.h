@@ -1,4 +1,4 @@
-/* The worker protocol, version 1 ("kgate.worker/1"): the contract between
+/* The worker protocol, version 2 ("kgate.worker/2"): the contract between
  * kgate (the supervisor) and `kgate __worker`, the process that loads a
  * candidate. docs/worker.md is its prose form; tests/test_proto.c its spec.
  *
@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-#define KG_PROTO "kgate.worker/1"
+#define KG_PROTO "kgate.worker/2"
 #define KG_JOB_MAX 16384    /* bytes of a job */
 #define KG_EVENT_MAX 65536  /* bytes of one event line */
 #define KG_TABLE_MAX 1024   /* kernels in one table event */

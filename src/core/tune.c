@@ -1,6 +1,8 @@
 /* Configuration spaces: validation, text, enumeration, sampling (core/tune.h). */
 #include "tune.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +134,7 @@ int kg_space_parse(const char *text, kg_space *s, kg_err *err)
     return 0;
 }
 
-/* "64|128|256" (for an error) */
+/* "64,128,256" (for an error) */
 static void knob_values(const kg_space *s, int k, char *buf, size_t size)
 {
     size_t u = 0;
@@ -146,9 +148,12 @@ int kg_space_restrict(kg_space *s, const char *const *specs, int n, kg_err *err)
     int given[KG_MAX_KNOBS] = {0};
     for (int i = 0; i < n; i++) {
         char buf[512], list[600];
+        if (strlen(specs[i]) >= sizeof buf)
+            return kg_err_set(err, KG_EXIT_USAGE, "--knob '%.40s...': longer than %zu bytes", specs[i], sizeof buf - 1);
         snprintf(buf, sizeof buf, "%s", specs[i]);
         char *eq = strchr(buf, '=');
-        if (!eq || eq == buf || !eq[1])
+        size_t n = strlen(buf);
+        if (!eq || eq == buf || !eq[1] || eq[1] == ',' || buf[n - 1] == ',' || strstr(eq, ",,"))
             return kg_err_set(err, KG_EXIT_USAGE, "--knob '%.80s': expected KNOB=V[,V...]", specs[i]);
         *eq = '\0';
         int k = 0;
@@ -159,27 +164,29 @@ int kg_space_restrict(kg_space *s, const char *const *specs, int n, kg_err *err)
             list[0] = '\0';
             for (int j = 0; j < s->n_knobs && u < sizeof list; j++)
                 u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", j ? ", " : "", s->name[j]);
-            return kg_err_set(err, KG_EXIT_USAGE, "--knob %s: the space has no knob '%s' (its knobs: %s)", specs[i],
+            return kg_err_set(err, KG_EXIT_USAGE, "--knob %.80s: the space has no knob '%s' (its knobs: %s)", specs[i],
                               buf, list);
         }
         if (given[k]++)
-            return kg_err_set(err, KG_EXIT_USAGE, "--knob %s: knob '%s' given twice", specs[i], buf);
+            return kg_err_set(err, KG_EXIT_USAGE, "--knob %.80s: knob '%s' given twice", specs[i], buf);
         int keep[KG_MAX_KNOB_VALUES] = {0};
         for (char *sv = NULL, *v = strtok_r(eq + 1, ",", &sv); v; v = strtok_r(NULL, ",", &sv)) {
             char *end;
+            errno = 0;
             long long x = strtoll(v, &end, 10);
             int j = 0;
-            if (*end || end == v)
-                return kg_err_set(err, KG_EXIT_USAGE, "--knob %s: '%.20s' is not an integer", specs[i], v);
+            if (*end || end == v || !(isdigit((unsigned char)v[0]) || (v[0] == '-' && isdigit((unsigned char)v[1]))) ||
+                errno == ERANGE)
+                return kg_err_set(err, KG_EXIT_USAGE, "--knob %.80s: '%.20s' is not an integer", specs[i], v);
             while (j < s->n_values[k] && s->values[k][j] != x)
                 j++;
             if (j == s->n_values[k]) {
                 knob_values(s, k, list, sizeof list);
-                return kg_err_set(err, KG_EXIT_USAGE, "--knob %s: knob '%s' does not take %lld (its values: %s)",
+                return kg_err_set(err, KG_EXIT_USAGE, "--knob %.80s: knob '%s' does not take %lld (its values: %s)",
                                   specs[i], s->name[k], x, list);
             }
             if (keep[j]++)
-                return kg_err_set(err, KG_EXIT_USAGE, "--knob %s: %lld given twice", specs[i], x);
+                return kg_err_set(err, KG_EXIT_USAGE, "--knob %.80s: %lld given twice", specs[i], x);
         }
         int m = 0;
         for (int j = 0; j < s->n_values[k]; j++)

@@ -2,7 +2,7 @@
 kgate=$1 build=$2
 # absolute, so that a test may cd (gpu.sh passes the packed build as a relative path)
 case $kgate in /*) ;; */*) kgate=$PWD/$kgate ;; esac
-build=$(cd "$build" && pwd) || exit 1
+build=$(CDPATH='' cd -P -- "$build" && pwd) || exit 1
 if ! "$kgate" devices >/dev/null 2>&1; then
     echo "SKIP: no CUDA GPU here ($("$kgate" devices 2>&1 | head -1))"
     exit 77

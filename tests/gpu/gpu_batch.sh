@@ -1,11 +1,12 @@
 #!/bin/sh
 # kgate batch on every GPU of this machine (issue 10's GPU test): a small
 # manifest of a naive kernel (SLOW), its fast variant (OK), a kernel that
-# kills its CUDA context (CRASH) and a candidate that does not exist, plus
-# the fast kernel pinned to each GPU present. Every valid job is recorded
-# exactly once with the verdict it should get, every GPU judged a job, the
-# missing candidate is named in one line while the rest went on (exit 3),
-# and a rerun of the same command finds nothing left to run.
+# kills its CUDA context (CRASH; tests/adversarial's library, built beside)
+# and a candidate that does not exist, plus the fast kernel pinned to each
+# GPU present. Every valid job is recorded exactly once with the verdict it
+# should get, every GPU judged a job, the missing candidate is named in one
+# line while the rest went on (exit 3), and a rerun of the same command runs
+# nothing and adds no line.
 . "$(dirname "$0")/common.sh"
 t=$build/tests/batch-gpu
 rm -rf "$t" && mkdir -p "$t" || exit 1
@@ -17,7 +18,7 @@ ngpu=$("$kgate" devices 2>/dev/null | grep -c '^[0-9]')
     echo "{\"id\": \"add-v2\", \"candidate\": \"$b\", \"kernel\": \"add_v2_fp16\", \"shape\": \"large\"}"
     echo "{\"id\": \"softmax-v1\", \"candidate\": \"$b\", \"kernel\": \"softmax_v1_fp16\", \"shape\": \"large\"}"
     echo "{\"id\": \"softmax-v2\", \"candidate\": \"$b\", \"kernel\": \"softmax_v2_fp16\", \"shape\": \"large\"}"
-    [ -f "$adv" ] && echo "{\"id\": \"illegal\", \"candidate\": \"$adv\", \"kernel\": \"illegal_address\", \"shape\": \"small\"}"
+    echo "{\"id\": \"illegal\", \"candidate\": \"$adv\", \"kernel\": \"illegal_address\", \"shape\": \"small\"}"
     echo "{\"id\": \"missing\", \"candidate\": \"$t/no-such.so\"}"
     g=0
     while [ "$g" -lt "$ngpu" ]; do
@@ -42,8 +43,7 @@ for k, v in sorted(seen.items()):
     print(k, len(v), v[0][0], v[0][1])
 PY
 get() { awk -v k="$1" '$1 == k {print $'"$2"'}' "$t/got.txt"; }
-want="add-v1:SLOW add-v2:OK softmax-v1:SLOW softmax-v2:OK"
-[ -f "$adv" ] && want="$want illegal:CRASH"
+want="add-v1:SLOW add-v2:OK softmax-v1:SLOW softmax-v2:OK illegal:CRASH"
 for kv in $want; do
     k=${kv%%:*}
     expect "$k recorded once" 1 "$(get "$k" 2)"
@@ -57,5 +57,7 @@ done
 expect "nothing recorded for the missing candidate" "" "$(get missing 2)"
 n1=$(wc -l <"$t/r.jsonl")
 "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
+expect "a rerun: exit (the missing candidate again)" 3 "$?"
+expect "a rerun runs nothing" 1 "$(grep -c '^batch: 0 job(s) run' "$t/out2.txt")"
 expect "a rerun adds no line" "$n1" "$(wc -l <"$t/r.jsonl")"
 finish
