@@ -186,7 +186,8 @@ int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err)
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
           "img-src data:\"><title>kgate report</title>\n<style>"
           "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;font-size:12px}"
-          "td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left}td.n{text-align:right}"
+          "td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left}td.n{text-align:right;white-space:nowrap}"
+          "td.w{white-space:nowrap}td.r{min-width:26em}"
           ".OK{color:#1a9850}.SLOW{color:#f28e2b}.IMPOSSIBLE{color:#8e44ad}.INCORRECT,.CRASH,.TIMEOUT{color:#d62728}"
           "code{font-size:11px}</style></head><body>\n<h1>kgate report</h1>\n",
           f);
@@ -233,11 +234,11 @@ int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err)
             cell_num(f, x, "lib/efficiency", "%.2f");
             cell_num(f, x, "roof/fraction", "%.2f");
             cell_num(f, x, "cliff", "%.1fx");
-            fputs("<td>", f);
+            fputs("<td class=\"w\">", f);
             esc(f, top_cause(x, cause, sizeof cause));
             fputs("</td><td>", f);
             esc(f, fl);
-            fputs("</td><td>", f);
+            fputs("</td><td class=\"r\">", f);
             esc(f, x->reason);
             fputs("</td></tr>\n", f);
         }
