@@ -37,7 +37,7 @@ static FILE *ev_out;
 static char watch_note[400]; /* why launches could not be watched (--diagnose) */
 static const kg_provider *py_provider; /* set by the Python host (kg_worker_main_with) */
 static const char *opening;            /* kg_worker_opening() */
-static int candidate_ran;              /* a kernel job has run candidate code (its open) */
+static int candidate_ran;              /* a kernel job has opened its candidate */
 static const kg_problem *opened_problem; /* the problem the opened candidate described, if any */
 static void *so_handle;                   /* the last shared library opened */
 static const kgate_tunables *so_tunables; /* its configuration spaces (kgate tune), or NULL */
@@ -1095,11 +1095,11 @@ static int do_measure(const kg_job *j, kg_err *err)
             snprintf(watch_note, sizeof watch_note, "launches not watched: %.360s", werr.msg);
         double t_open = kg_mono();
         opening = j->kernel;
-        candidate_ran = 1;
         int orc = open_source(j->plugin, &plug, &b.prov, err);
         opening = NULL;
-        if (orc)
+        if (orc) /* a file that does not open (exit 4): its own command stops, as when listing */
             return err->code;
+        candidate_ran = 1;
         phase_open_s = kg_mono() - t_open;
         if (!(b.kernel = kg_plugin_find(plug, j->kernel)))
             return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", j->plugin, j->kernel);
@@ -1232,10 +1232,10 @@ int kg_worker_main(int argc, char **argv)
     if (err.code && err.code != KG_EXIT_FAIL) { /* a crash was reported with its subject */
         kg_event e;
         if (candidate_ran) {
-            /* once the candidate's own code has run (its constructors, its
-             * import), what fails is its doing (the memory it took, a stream
-             * it destroyed, a table that changed since the list job): this
-             * kernel's CRASH, not a stop of the whole command */
+            /* once the candidate is open, what fails may be its doing (the
+             * memory it took, a stream it destroyed, a table that changed
+             * since the list job): this kernel's CRASH, not a stop of the
+             * whole command */
             e = ev(KG_EV_FAIL, KG_SUBJ_KERNEL, NULL);
             snprintf(e.fail_kind, sizeof e.fail_kind, "crash");
             err.code = KG_EXIT_FAIL;
