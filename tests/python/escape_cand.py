@@ -1,5 +1,5 @@
 """A Python candidate whose import tries to get out of kgate's sandbox, for
-tests/sandbox_python.sh: it opens an IPv4 socket, writes a file outside its
+tests/sandbox.sh --python: it opens an IPv4 socket, writes a file outside its
 scratch directory and probes kgate with signal 0, and refuses to load
 (SystemExit, naming what got out) if any worked. It must still be able to write in its scratch directory
 (tempfile's directory, which the worker points there) and to import. Its one
