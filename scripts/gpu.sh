@@ -87,6 +87,7 @@ run_step() {
     sandbox)
         log sandbox
         gtest sandbox tests/sandbox.sh "$B/kgate" "$B/tests/plugins"
+        gtest sandbox-python tests/sandbox.sh "$B/kgate" --python python3
         timeout 200 "$B/kgate" check "$B/libkgate_bundled.so" --op layer_norm --sandbox \
             --json "$OUT/sandbox-layer_norm.json" >"$OUT/sandbox-layer_norm.txt" 2>&1
         echo "layer_norm under --sandbox: exit $?"; grep -E '^layer_norm' "$OUT/sandbox-layer_norm.txt" | head -4
