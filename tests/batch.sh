@@ -47,21 +47,6 @@ expect "drain: lines, distinct ids" "62 62" "$(ids r3.jsonl)"
 expect "drain: GPU 1 named" 1 "$(grep -c 'GPU 1 failed its health check' out3.txt)"
 expect "drain: no job recorded from GPU 1" 0 "$(grep -c '"gpu":1' r3.jsonl)"
 
-# 3b. GPU 1 fails only once candidates are loaded (their CRASH): the health
-# check after a crash drains it all the same
-KG_FAKE_LOG=$t/log3b KG_FAKE_BAD_GPU=1 KG_FAKE_BAD_CRASH=1 "$kgate" batch m.jsonl -o r3b.jsonl >out3b.txt 2>&1
-expect "drain after a crash: exit" 0 "$?"
-expect "drain after a crash: lines, distinct ids" "62 62" "$(ids r3b.jsonl)"
-expect "drain after a crash: GPU 1 named" 1 "$(grep -c 'GPU 1 failed its health check' out3b.txt)"
-expect "drain after a crash: no CRASH recorded" 0 "$(grep -c CRASH r3b.jsonl)"
-
-# 3c. a crash on a healthy GPU is the candidate's: recorded, nothing drained
-: >c_crash.so
-{ echo '{"candidate":"c_crash.so"}'; echo '{"candidate":"c1.so"}'; } >mc.jsonl
-KG_FAKE_LOG=$t/log3c "$kgate" batch mc.jsonl -o r3c.jsonl >out3c.txt 2>&1
-expect "a crash on a healthy GPU: recorded" "1 0" \
-    "$(echo $(grep -c '"verdict":"CRASH"' r3c.jsonl) $(grep -c 'failed its health check' out3c.txt))"
-
 # 4. killed mid-run, then resumed: every job recorded exactly once
 (KG_FAKE_SLEEP=0.05 KG_FAKE_LOG=$t/log4 setsid "$kgate" batch m.jsonl -o r4.jsonl >/dev/null 2>&1 & echo $! >pid)
 sleep 0.8

@@ -15,19 +15,13 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
-if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ] && [ -n "${KG_FAKE_BAD_CRASH:-}" ]; then
-    # a GPU that fails once the candidate is loaded: the kernel's CRASH
-    printf '{"schema":"kgate.results/2","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"CRASH","flags":[],"reason":"cudaMalloc: unspecified launch failure","detail":"","baseline":"","baseline_note":"","stop":"","summaries":{}}]}\n' \
-        "$dev" "$spec" >"$json"
-    exit 2
-fi
 if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ]; then
     echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
     exit 5
 fi
 echo "$spec $dev $shape" >>"$log"
 verdict=OK
-case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; *crash*) verdict=CRASH ;; esac
+case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; esac
 # a median time: the same on every GPU, except for a candidate named *skew*,
 # 5% slower on GPU 1
 t=0.000100

@@ -124,24 +124,10 @@ static int healthy(const cfg *c, int g, const char *dir)
     return run_timed(argv, log, 60) == 0;
 }
 
-/* Whether a results document holds a CRASH. */
-static int has_crash(const cJSON *doc)
-{
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(doc, "results"), *x;
-    cJSON_ArrayForEach(x, rs)
-    {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(x, "verdict");
-        if (cJSON_IsString(v) && strcmp(v->valuestring, "CRASH") == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* One job on GPU g: `kgate check ... --device g --json TMP`; *text gets its
- * results line (malloc'd), *crashed whether a kernel of it crashed. Returns
- * the job's exit code (124: time limit), or -1 with err. */
-static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, char **text, int *crashed,
-                   kg_err *err)
+ * results line (malloc'd). Returns the job's exit code (124: time limit),
+ * or -1 with err. */
+static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, char **text, kg_err *err)
 {
     char *argv[64], spec[PATH_MAX + 100], dev[16], json[PATH_MAX + 32], log[PATH_MAX + 32];
     int n = 0;
@@ -198,7 +184,6 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, 
         }
         fclose(f);
     }
-    *crashed = doc && has_crash(doc);
     if (doc)
         cJSON_AddItemToObject(line, "check", doc);
     if (rc >= 3) {
@@ -231,13 +216,10 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
             break;
         kg_err err = {0, ""};
         char *text = NULL;
-        int crashed = 0;
-        int rc = run_job(c, &jobs->v[job], g, dir, &text, &crashed, &err);
-        /* an environment failure, a killed supervisor or a crash (after its
-         * candidate is loaded a failing GPU looks like the candidate's
-         * crash): is it the GPU? Then the job is not recorded here but
-         * handed to another GPU */
-        if (rc >= 0 && (rc == KG_EXIT_ENV || rc > 128 || crashed) && !healthy(c, g, dir)) {
+        int rc = run_job(c, &jobs->v[job], g, dir, &text, &err);
+        /* an environment failure or a killed supervisor: is it the GPU? Then
+         * the job is not recorded here but handed to another GPU */
+        if (rc >= 0 && (rc == KG_EXIT_ENV || rc > 128) && !healthy(c, g, dir)) {
             free(text);
             msg d = {M_DRAIN, slot, job};
             if (write(status, &d, sizeof d) != sizeof d)
