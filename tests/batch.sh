@@ -47,6 +47,13 @@ expect "drain: lines, distinct ids" "62 62" "$(ids r3.jsonl)"
 expect "drain: GPU 1 named" 1 "$(grep -c 'GPU 1 failed its health check' out3.txt)"
 expect "drain: no job recorded from GPU 1" 0 "$(grep -c '"gpu":1' r3.jsonl)"
 
+# 3c. a candidate's crash is recorded as it is, nothing drained
+: >c_crash.so
+{ echo '{"candidate":"c_crash.so"}'; echo '{"candidate":"c1.so"}'; } >mc.jsonl
+KG_FAKE_LOG=$t/log3c "$kgate" batch mc.jsonl -o r3c.jsonl >out3c.txt 2>&1
+expect "a crash: recorded, nothing drained" "1 0" \
+    "$(echo $(grep -c '"verdict":"CRASH"' r3c.jsonl) $(grep -c 'failed its health check' out3c.txt))"
+
 # 4. killed mid-run, then resumed: every job recorded exactly once
 (KG_FAKE_SLEEP=0.05 KG_FAKE_LOG=$t/log4 setsid "$kgate" batch m.jsonl -o r4.jsonl >/dev/null 2>&1 & echo $! >pid)
 sleep 0.8

@@ -21,7 +21,7 @@ if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ]; then
 fi
 echo "$spec $dev $shape" >>"$log"
 verdict=OK
-case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; esac
+case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; *crash*) verdict=CRASH ;; esac
 # a median time: the same on every GPU, except for a candidate named *skew*,
 # 5% slower on GPU 1
 t=0.000100

@@ -1231,11 +1231,15 @@ int kg_worker_main(int argc, char **argv)
         err.code = j.mode == KG_JOB_LIST ? do_list(&j, &err) : do_measure(&j, &err);
     if (err.code && err.code != KG_EXIT_FAIL) { /* a crash was reported with its subject */
         kg_event e;
-        if (candidate_ran) {
-            /* once the candidate is open, what fails may be its doing (the
-             * memory it took, a stream it destroyed, a table that changed
-             * since the list job): this kernel's CRASH, not a stop of the
-             * whole command */
+        if (candidate_ran && (err.code == KG_EXIT_CANDIDATE || err.code == KG_EXIT_USAGE)) {
+            /* once the candidate is open, a candidate or job error is its
+             * doing (a table that changed since the list job, a problem
+             * whose inputs or reference raise, a patch found at a later
+             * reference): this kernel's CRASH, not a stop of the whole
+             * command or group. An environment error (5: no memory, a
+             * context that cannot be made, a throttled GPU) stays one: it
+             * may be the GPU's, and the command stops, as a batch then
+             * checks the GPU's health */
             e = ev(KG_EV_FAIL, KG_SUBJ_KERNEL, NULL);
             snprintf(e.fail_kind, sizeof e.fail_kind, "crash");
             err.code = KG_EXIT_FAIL;
