@@ -13,7 +13,7 @@ kgate=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 if [ "$2" = --python ]; then
     export KGATE_PYTHON=$3 KG_ESCAPE_TAG=$$
     dir=$(cd "$(dirname "$0")/python" && pwd) cand=escape_cand.py left=/tmp/kgate-pyescape-$$
-    said='escaped: socket,file,signal' # the import says what got out
+    said='escaped: socket,file,signal,pidfd,owner' # the import says what got out
 else
     dir=$2 cand=libcand_escape.so left='/tmp/kgate-escape-*' said= # the constructor aborts
 fi

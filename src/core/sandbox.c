@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -119,30 +120,56 @@ static int deny_signals_to(scmp_filter_ctx ctx, pid_t pid)
     return rc;
 }
 
-/* No signal to kgate or any process above the worker, nor to their process
- * groups, nor to every process (-1): a candidate cannot stop or kill the
- * supervisor (a SIGTERM would stop the whole command as if the user had
- * asked) or the batch above it. tkill, which names a thread alone (any of
- * kgate's, its CUDA driver threads included), is refused outright; libc
- * signals threads with tgkill. Signals to the worker's own children stay
- * allowed (compiler pools of Triton and torch use them). */
+/* call(fd, cmd, ...) with cmd (the second argument) == value fails with EPERM. */
+static int deny_cmd(scmp_filter_ctx ctx, int call, unsigned long value)
+{
+    struct scmp_arg_cmp a1 = {1, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)(uint32_t)value};
+    return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, &a1);
+}
+
+/* No signal to kgate or any process above the worker (pid 1 included), nor
+ * to their process groups, nor to every process (-1): a candidate cannot
+ * stop or kill the supervisor (a SIGTERM would stop the whole command as if
+ * the user had asked) or the batch above it. Closed with them: tkill, which
+ * names a thread alone (any of kgate's; libc signals threads with tgkill);
+ * pidfd_send_signal (a pidfd can come from opening /proc/PID; callers fall
+ * back to kill on ENOSYS); a descriptor's owner (F_SETOWN, FIOSETOWN,
+ * SIOCSPGRP, TIOCSPGRP: I/O signals sent to a chosen process); and joining
+ * an ancestor's process group (setpgid), which kill(0) would then reach.
+ * Signals to the worker's own children stay allowed (compiler pools of
+ * Triton and torch use them). The walk up stops at an ancestor /proc does
+ * not show (another user's, under hidepid: not one this process may signal). */
 static int deny_signals_up(scmp_filter_ctx ctx)
 {
     pid_t me = getpid(), p = getppid(), groups[MAX_ANCESTORS];
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 0), ng = 0;
     if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(pidfd_send_signal), 0);
+    const struct {
+        int call;
+        unsigned long cmd;
+    } owner[] = {{SCMP_SYS(fcntl), F_SETOWN},   {SCMP_SYS(fcntl), F_SETOWN_EX}, {SCMP_SYS(ioctl), FIOSETOWN},
+                 {SCMP_SYS(ioctl), SIOCSPGRP}, {SCMP_SYS(ioctl), TIOCSPGRP}};
+    for (size_t i = 0; !rc && i < sizeof owner / sizeof owner[0]; i++)
+        rc = deny_cmd(ctx, owner[i].call, owner[i].cmd);
+    if (!rc)
         rc = deny_signals_to(ctx, -1);
+    if (!rc)
+        rc = deny_signals_to(ctx, 1);
     for (int depth = 0; !rc && p > 1 && depth < MAX_ANCESTORS; depth++) {
         pid_t pp, pg;
         if (proc_parent(p, &pp, &pg))
-            return errno ? -errno : -ESRCH;
+            break;
         rc = deny_signals_to(ctx, p);
         int seen = pg == getpgid(me);
         for (int i = 0; i < ng && !seen; i++)
             seen = groups[i] == pg;
         if (!rc && !seen && pg > 1) {
+            struct scmp_arg_cmp a1 = {1, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)(uint32_t)pg};
             groups[ng++] = pg;
             rc = deny_signals_to(ctx, -pg);
+            if (!rc)
+                rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpgid), 1, &a1);
         }
         p = pp;
     }

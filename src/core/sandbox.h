@@ -12,9 +12,11 @@
  *     with Landlock ABI 4 or later, TCP bind and connect are refused;
  *   - seccomp (libseccomp): creating IPv4, IPv6 or packet sockets, ptrace and
  *     reading or writing another process's memory fail with EACCES; signals
- *     to kgate, to every process above the worker and to their process
- *     groups (kill, tgkill, sigqueue, pidfd_open), to every process (-1),
- *     and tkill at all, fail with EPERM.
+ *     to kgate, to every process above the worker, to pid 1 and to their
+ *     process groups (kill, tgkill, sigqueue, pidfd_open), to every process
+ *     (-1), tkill and pidfd_send_signal at all, making a process a
+ *     descriptor's signal owner, and joining an ancestor's process group
+ *     fail (EPERM; ENOSYS for pidfd_send_signal).
  * Reading files stays allowed: a candidate must load its own libraries.
  * Any part that cannot be applied is an error: a sandbox that was asked for
  * is never silently weaker. Plain C; Linux only. */

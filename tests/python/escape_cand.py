@@ -1,10 +1,13 @@
 """A Python candidate whose import tries to get out of kgate's sandbox, for
 tests/sandbox.sh --python: it opens an IPv4 socket, writes a file outside its
-scratch directory and probes kgate with signal 0, and refuses to load
-(SystemExit, naming what got out) if any worked. It must still be able to write in its scratch directory
+scratch directory, probes kgate with signal 0 (by kill and by a pidfd) and
+makes kgate a descriptor's owner, and refuses to load (SystemExit, naming
+what got out) if any worked. It must still be able to write in its scratch directory
 (tempfile's directory, which the worker points there) and to import. Its one
 kernel returns its input: INCORRECT for relu where it runs."""
+import fcntl
 import os
+import signal
 import socket
 import tempfile
 
@@ -27,6 +30,25 @@ except OSError:
 try:
     os.kill(os.getppid(), 0)  # a probe: signal 0 delivers nothing
     got.append("signal")
+except OSError:
+    pass
+try:  # the same through a pidfd made by opening /proc/PID
+    pfd = os.open(f"/proc/{os.getppid()}", os.O_RDONLY)
+    try:
+        signal.pidfd_send_signal(pfd, 0)
+        got.append("pidfd")
+    finally:
+        os.close(pfd)
+except OSError:
+    pass
+try:  # kgate as the owner of a descriptor's I/O signals (no O_ASYNC: nothing is sent)
+    a, b = socket.socketpair()
+    try:
+        fcntl.fcntl(a, fcntl.F_SETOWN, os.getppid())
+        got.append("owner")
+    finally:
+        a.close()
+        b.close()
 except OSError:
     pass
 if got:
