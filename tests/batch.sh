@@ -47,6 +47,17 @@ expect "drain: lines, distinct ids" "62 62" "$(ids r3.jsonl)"
 expect "drain: GPU 1 named" 1 "$(grep -c 'GPU 1 failed its health check' out3.txt)"
 expect "drain: no job recorded from GPU 1" 0 "$(grep -c '"gpu":1' r3.jsonl)"
 
+# 3b. a candidate that breaks every GPU it runs on moves on once: it drains
+# two GPUs of three, not all, and is left undone (exit 5); the rest is judged
+mkdir brk
+: >c_breaker.so
+{ echo '{"candidate":"c_breaker.so"}'; for i in $(seq 1 10); do echo "{\"candidate\":\"c$i.so\"}"; done; } >mb.jsonl
+KG_BATCH_GPUS=3 KG_FAKE_BREAK_DIR=$t/brk KG_FAKE_SLEEP=0.05 "$kgate" batch mb.jsonl -o rb.jsonl >outb.txt 2>&1
+expect "a GPU breaker: exit (a job left undone)" 5 "$?"
+expect "a GPU breaker: two GPUs drained, not three" 2 "$(ls brk | wc -l)"
+expect "a GPU breaker: named, left undone" 1 "$(grep -c 'the second GPU it drained: drained, the job left undone' outb.txt)"
+expect "a GPU breaker: the other jobs judged" "10 10" "$(ids rb.jsonl)"
+
 # 3c. a candidate's crash is recorded as it is, nothing drained
 : >c_crash.so
 { echo '{"candidate":"c_crash.so"}'; echo '{"candidate":"c1.so"}'; } >mc.jsonl

@@ -6,6 +6,7 @@
 log=${KG_FAKE_LOG:-/dev/null}
 if [ "$1" = __health ]; then
     [ "$2" = "${KG_FAKE_BAD_GPU:--1}" ] && { echo "kgate: GPU $2: unspecified launch failure" >&2; exit 5; }
+    [ -n "${KG_FAKE_BREAK_DIR:-}" ] && [ -e "$KG_FAKE_BREAK_DIR/$2" ] && { echo "kgate: GPU $2: broken" >&2; exit 5; }
     exit 0
 fi
 [ "$1" = check ] || { echo "fake_check: not a check" >&2; exit 3; }
@@ -15,6 +16,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
+# a candidate named *breaker* breaks every GPU it runs on (KG_FAKE_BREAK_DIR)
+case $spec in *breaker*) [ -n "${KG_FAKE_BREAK_DIR:-}" ] && : >"$KG_FAKE_BREAK_DIR/$dev" && {
+    echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
+    exit 5
+}; esac
 if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ]; then
     echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
     exit 5

@@ -269,7 +269,12 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
     int *queue = malloc(sizeof(int) * (size_t)(2 * n_todo + MAX_GPUS + 1)), head = 0, tail = 0;
     int *pinned = malloc(sizeof(int) * (size_t)(n_todo + 1) * (size_t)c->n_gpus), phead[MAX_GPUS] = {0},
         ptail[MAX_GPUS] = {0}, lost_pinned = 0;
-    if (!queue || !pinned || pipe2(status, O_CLOEXEC))
+    /* how many GPUs each job has drained: a job moves on once; one that
+     * drains a second GPU is left undone, so that a candidate that breaks
+     * GPUs cannot drain them one by one */
+    unsigned char *drains = calloc((size_t)jobs->n + 1, 1);
+    int breakers = 0;
+    if (!queue || !pinned || !drains || pipe2(status, O_CLOEXEC))
         return KG_EXIT_ENV;
     for (int i = 0; i < n_todo; i++) {
         int s = -1;
@@ -313,13 +318,21 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                     progress(*n_done, total, drained[s]);
                 } else if (m.kind == M_DRAIN) {
                     drained[s] = 1;
+                    int again = m.job >= 0 && m.job < jobs->n && drains[m.job]++ > 0;
                     if (m.job >= 0 && jobs->v[m.job].gpu >= 0)
                         lost_pinned++; /* pinned to this GPU: nowhere else to go */
+                    else if (again)
+                        breakers++; /* the second GPU this job drained: not moved again */
                     else if (m.job >= 0 && attempts_left-- > 0)
                         queue[tail++] = m.job; /* the job goes to another GPU */
                     inflight[s] = -1;
-                    fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
-                            c->gpus[s]);
+                    if (again)
+                        fprintf(stderr, "kgate: GPU %d failed its health check after job %s, the second GPU it "
+                                        "drained: drained, the job left undone\n",
+                                c->gpus[s], jobs->v[m.job].id);
+                    else
+                        fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
+                                c->gpus[s]);
                 } else if (m.kind == M_READY) {
                     waiting[s] = 1;
                 }
@@ -370,9 +383,10 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
         }
     }
     close(status[0]);
-    int lost = tail - head + lost_pinned;
+    int lost = tail - head + lost_pinned + breakers;
     free(queue);
     free(pinned);
+    free(drains);
     progress(*n_done, total, 0);
     return lost; /* jobs no GPU could take */
 }
@@ -484,7 +498,7 @@ static void summarize(const char *path, int ran, int skipped, int lost, const cf
         fprintf(stderr, "kgate: %s\n", err.msg);
     printf("batch: %d job(s) run, %d already done, %ld in %s", ran, skipped, y.lines, path);
     if (lost)
-        printf(", %d left undone (every GPU drained)", lost);
+        printf(", %d left undone (no GPU left to take them, or a job that drained two)", lost);
     printf("\nverdicts:");
     for (int k = 0; k < 7; k++)
         printf(" %s %ld", verdict_names[k], y.counts[k]);
