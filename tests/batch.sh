@@ -68,7 +68,7 @@ expect "a crash: recorded, nothing drained" "1 0" \
 # 4. killed mid-run, then resumed: every job recorded exactly once
 (KG_FAKE_SLEEP=0.05 KG_FAKE_LOG=$t/log4 setsid "$kgate" batch m.jsonl -o r4.jsonl >/dev/null 2>&1 & echo $! >pid)
 # killed once some jobs are recorded (however loaded the machine), long before all 62
-for _ in $(seq 100); do [ "$(wc -l <r4.jsonl 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(cat r4.jsonl 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.1; done
 kill -9 -"$(cat pid)" 2>/dev/null
 sleep 0.2
 before=$(wc -l <r4.jsonl)

@@ -388,7 +388,7 @@ int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), voi
     int bad = ferror(f), e = errno; /* a directory opens, then fails to read */
     fclose(f);
     if (rc < 0)
-        return kg_err_set(err, KG_EXIT_ENV, "out of memory");
+        return kg_err_set(err, KG_EXIT_ENV, "%s: out of memory", path);
     if (!rc && bad)
         return kg_err_set(err, KG_EXIT_IO, "%s: read: %s", path, strerror(e));
     return rc;
@@ -456,6 +456,7 @@ int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err
 
 typedef struct done_scan {
     scan s;
+    const char *path;
     long lines; /* results lines read */
 } done_scan;
 
@@ -463,21 +464,21 @@ static int done_line(void *ud, const char *line)
 {
     done_scan *d = ud;
     int torn = *d->s.torn, rc = scan_line(&d->s, line);
+    if (rc) { /* the line's error, with the file it is in */
+        char m[sizeof d->s.err->msg];
+        snprintf(m, sizeof m, "%s", d->s.err->msg);
+        snprintf(d->s.err->msg, sizeof d->s.err->msg, "%s: %s", d->path, m);
+    }
     d->lines += !rc && *d->s.torn == torn;
     return rc;
 }
 
 int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err)
 {
-    kg_err inner = {0, ""};
-    done_scan d = {{done, torn, &inner}, 0};
+    done_scan d = {{done, torn, err}, path, 0};
     *torn = 0;
-    int rc = kg_results_each(path, done_line, &d, torn, &inner);
-    if (rc && inner.code)
-        return strncmp(inner.msg, path, strlen(path)) == 0 ? kg_err_set(err, inner.code, "%s", inner.msg)
-                                                            : kg_err_set(err, inner.code, "%s: %s", path, inner.msg);
-    if (rc)
-        return kg_err_set(err, KG_EXIT_ENV, "%s: out of memory", path);
+    if (kg_results_each(path, done_line, &d, torn, err)) /* its errors name the file */
+        return err->code;
     if (!d.lines && *torn)
         return kg_err_set(err, KG_EXIT_IO, "%s: no results line (%d line(s) that are not kgate batch results)", path,
                           *torn);

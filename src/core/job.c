@@ -57,19 +57,9 @@ static void reap_orphans(void)
         while (d && (e = readdir(d))) {
             if (!isdigit((unsigned char)e->d_name[0]))
                 continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            size_t n = fread(buf, 1, sizeof buf - 1, f);
-            fclose(f);
-            buf[n] = '\0';
-            char *rp = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-            int ppid = 0;
-            char state;
+            long ppid, pgrp;
             pid_t pid = (pid_t)atoi(e->d_name);
-            if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == self && pid != spare) {
+            if (kg_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == self && pid != spare) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 found = 1;

@@ -202,6 +202,20 @@ int kg_stop_requested(void)
     return stop_sig;
 }
 
+int kg_proc_parent(long pid, long *ppid, long *pgrp)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *r = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return r && sscanf(r + 1, " %*c %ld %ld", ppid, pgrp) == 2 ? 0 : -1;
+}
+
 void kg_close_from(int lo)
 {
 #ifdef SYS_close_range

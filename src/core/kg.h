@@ -113,6 +113,10 @@ void kg_self_dir(char *buf, size_t size);
 /* In a forked child before exec: closes every descriptor from lo up. */
 void kg_close_from(int lo);
 
+/* The parent and process group of process `pid`, from /proc/PID/stat;
+ * -1 when it cannot be read (gone, or hidden). */
+int kg_proc_parent(long pid, long *ppid, long *pgrp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,27 +85,6 @@ static int landlock(const char *scratch, kg_err *err)
 
 #define MAX_ANCESTORS 16
 
-/* The parent and process group of `pid` from /proc (its comm may hold
- * spaces and parentheses: the fields follow the last ')'). */
-static int proc_parent(pid_t pid, pid_t *ppid, pid_t *pgrp)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *r = strrchr(buf, ')');
-    int pp, pg;
-    if (!r || sscanf(r + 1, " %*c %d %d", &pp, &pg) != 2)
-        return -1;
-    *ppid = pp;
-    *pgrp = pg;
-    return 0;
-}
-
 /* kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo and pidfd_open aimed at
  * pid (the first argument's low 32 bits) fail with EPERM. */
 static int deny_signals_to(scmp_filter_ctx ctx, pid_t pid)
@@ -120,7 +99,8 @@ static int deny_signals_to(scmp_filter_ctx ctx, pid_t pid)
     return rc;
 }
 
-/* call(fd, cmd, ...) with cmd (the second argument) == value fails with EPERM. */
+/* call(x, value, ...), the second argument's low 32 bits == value, fails
+ * with EPERM (a descriptor's command, setpgid's group). */
 static int deny_cmd(scmp_filter_ctx ctx, int call, unsigned long value)
 {
     struct scmp_arg_cmp a1 = {1, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)(uint32_t)value};
@@ -141,7 +121,7 @@ static int deny_cmd(scmp_filter_ctx ctx, int call, unsigned long value)
  * not show (another user's, under hidepid: not one this process may signal). */
 static int deny_signals_up(scmp_filter_ctx ctx)
 {
-    pid_t me = getpid(), p = getppid(), groups[MAX_ANCESTORS];
+    long me_group = getpgrp(), p = getppid(), groups[MAX_ANCESTORS];
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 0), ng = 0;
     if (!rc)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(pidfd_send_signal), 0);
@@ -157,19 +137,18 @@ static int deny_signals_up(scmp_filter_ctx ctx)
     if (!rc)
         rc = deny_signals_to(ctx, 1);
     for (int depth = 0; !rc && p > 1 && depth < MAX_ANCESTORS; depth++) {
-        pid_t pp, pg;
-        if (proc_parent(p, &pp, &pg))
+        long pp, pg;
+        if (kg_proc_parent(p, &pp, &pg))
             break;
-        rc = deny_signals_to(ctx, p);
-        int seen = pg == getpgid(me);
+        rc = deny_signals_to(ctx, (pid_t)p);
+        int seen = pg == me_group;
         for (int i = 0; i < ng && !seen; i++)
             seen = groups[i] == pg;
         if (!rc && !seen && pg > 1) {
-            struct scmp_arg_cmp a1 = {1, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)(uint32_t)pg};
             groups[ng++] = pg;
-            rc = deny_signals_to(ctx, -pg);
-            if (!rc)
-                rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpgid), 1, &a1);
+            rc = deny_signals_to(ctx, (pid_t)-pg);
+            if (!rc) /* setpgid(pid, pgid): into that group */
+                rc = deny_cmd(ctx, SCMP_SYS(setpgid), (unsigned long)pg);
         }
         p = pp;
     }

@@ -15,4 +15,6 @@ expect() { # expect NAME WANT GOT
 verdict() { # verdict JSON KERNEL SHAPE -> prints the verdict
     python3 -c "import json,sys; r=json.load(open('$1'))['results']; print(' '.join(x['verdict'] for x in r if x['kernel']=='$2' and ('$3'=='' or x['shape']=='$3')) or 'MISSING')"
 }
+# each operator's bundled fast variant (op_vN), as `kgate ops` names it
+fast_variants() { "$kgate" ops | sed -n 's/.*bundled fast variant \([a-z0-9_]*\)$/\1/p' | tr '\n' ' '; }
 finish() { echo "$((n - fails)) passed, $fails failed"; [ "$fails" = 0 ]; }

@@ -23,7 +23,7 @@ expect "kgate explain: prints causes" yes "$(grep -q '^  why: ' "$build/tests/ex
 # neither v1 nor its operator's fast variant is an intermediate version (conv2d
 # v2 where v3 is the fast one), slower than the library by design, so reported
 # apart from the optimized set
-fast=$("$kgate" ops | sed -n 's/.*bundled fast variant \([a-z0-9_]*\)$/\1/p' | tr '\n' ' ')
+fast=$(fast_variants)
 [ -n "$fast" ] || expect "kgate ops names each operator's fast variant" present missing
 python3 - "$json" "$build/tests/diag-matrix.json" "$fast" >"$build/tests/diag-matrix.txt" <<'PY'
 import json, re, sys, collections

@@ -11,7 +11,7 @@ if [ ! -f "$out" ]; then
     "$kgate" check "$build/libkgate_bundled.so" --timeout 300 --json "$out" \
         >"$build/tests/gpu_verdicts.txt" 2>&1
 fi
-fast=$("$kgate" ops | sed -n 's/.*bundled fast variant \([a-z0-9_]*\)$/\1/p' | tr '\n' ' ')
+fast=$(fast_variants)
 [ -n "$fast" ] || expect "kgate ops names each operator's fast variant" present missing
 python3 - "$out" "$fast" <<'PY' >"$out.expect"
 import json, sys
