@@ -4,13 +4,18 @@
 //
 // The fp64 reference is src/ops/attention.cu.
 //
-// v1 naive (RC4, NOTC): the unfused algorithm of eager PyTorch: S = Q.K^T * scale
+// v1 naive (NOTC, RC4): the unfused algorithm of eager PyTorch: S = Q.K^T * scale
 //            written to DRAM in fp32 ([B,H,S,S]: 4.3 GB at 8x32x2048x128), a
 //            softmax pass over it (read, write P in place), then O = P.V reading
 //            P again: the O(S^2) round trips a fused kernel never makes (RC4,
 //            the algorithm the library does not use). Its two GEMMs are 64x64
 //            tiles of fp32 FMAs on converted operands (no tensor cores, NOTC).
-//            Handles every shape; v2's fallback.
+//            NOTC first, by accounting rather than a measured ablation: the
+//            two FMA GEMMs are 89% of its time at the large preset with DRAM
+//            under 8% busy (session 8's counters), so a fused kernel on the
+//            same FMAs would save at most the softmax pass's 11%; tensor cores
+//            would take the GEMMs to about a millisecond. Handles every shape;
+//            v2's fallback.
 // v2:        FlashAttention-2's algorithm and layout, fused: one 128-thread
 //            block per (batch, head, 128-query tile), four warps of 32 query
 //            rows (two m16 row tiles) each. 64-key K and V tiles stream through
@@ -839,7 +844,7 @@ static int attn_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const k
 
 } // namespace attn
 
-#define ATTN_V1_SUM "S = Q.K^T written to DRAM in fp32, a softmax pass, then P.V: O(S^2) traffic (RC4, NOTC)"
+#define ATTN_V1_SUM "S = Q.K^T written to DRAM in fp32, a softmax pass, then P.V: O(S^2) traffic (NOTC, RC4)"
 #define ATTN_V2_SUM "fused FlashAttention-2: mma.sync m16n8k16, online softmax, cp.async K/V tiles, 4 warps x 32 rows"
 #define ATTN_V3_SUM                                                                                                \
     "Hopper: TMA K/V ring, wgmma S = Q.K^T from shared memory, P.V with P in registers, 2 consumer warpgroups; "   \

@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup tune tune-matmul kb-compare kb-group batch-bench gpu-batch (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -176,6 +176,12 @@ EOF2
                     "$B/kgate" check "$B/libkgate_bundled.so:$k" --max-time 1 $d --json "$OUT/dwall-$k$d.json")
                 echo "$k ${d:-(plain)}: $w s wall"
             done
+            # where the diagnosis's time went (the worker's summaries)
+            python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+s = {n: v["value"] for n, v in r.get("summaries", {}).items()}
+print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s) if n.startswith(("time/phase/diagnose", "time/diagnose/"))))' \
+                "$OUT/dwall-$k--diagnose.json" 2>&1
         done | tee "$OUT/diag-wall.txt"
         ;;
     repeat)
@@ -207,6 +213,23 @@ EOF2
         mkdir -p "$OUT/python"
         cp "$B"/tests/python/*.json "$B"/tests/python/*.txt "$OUT/python/" 2>/dev/null
         python3 scripts/python_route.py "$OUT/python" >"$OUT/python-route.json" && cat "$OUT/python-route.json"
+        ;;
+    ablation)
+        # which of a two-defect naive variant's causes costs more: its v1, each single-fix
+        # ablation (kernels/ablation/single_fix.cu) and the fast variant, at the large preset
+        log ablation
+        for spec in max_reduction:max_reduction_v1_fp16,max_reduction_v2_fp16 \
+            index_select:index_select_v1_fp16,index_select_v2_fp16; do
+            op=${spec%%:*}
+            for k in $(echo "${spec#*:}" | tr , ' '); do
+                timeout 120 "$B/kgate" check "$B/libkgate_bundled.so:$k" --shape large --no-extra-shapes \
+                    --json "$OUT/ablation-$k.json" >"$OUT/ablation-$k.txt" 2>&1
+                echo "$k: exit $?"; grep -E "^$k " "$OUT/ablation-$k.txt"
+            done
+            timeout 200 "$B/kgate" check "$B/libkgate_ablation.so" --op "$op" --shape large --no-extra-shapes \
+                --json "$OUT/ablation-$op-fixes.json" >"$OUT/ablation-$op-fixes.txt" 2>&1
+            echo "$op single fixes: exit $?"; grep -E "^${op}_fix" "$OUT/ablation-$op-fixes.txt"
+        done
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
     rtc) log rtc; gtest rtc tests/gpu/gpu_rtc.sh "$B/kgate" "$B" ;;

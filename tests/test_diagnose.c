@@ -113,9 +113,40 @@ static void local_latency_is_rc3_not_rc0a(void **state)
     kg_kfacts k = kernel("ls_v1", 8192, 64, DRAM, 12.2, LS, 0.85, LAT, 1.0, ISSUE, 0.06, OCC, 12.3, USE_LD, 100.0,
                          LOC_LD, 68.0, LOC_ST, 0.0, GLD, 32.0, NULL);
     k.regs = 255, k.local_bytes = 1104;
-    kg_diag_ctx c = {.reduction = 1, .rho = 0.054};
+    kg_diag_ctx c = {.reduction = 1, .row = 16384, .rho = 0.054}; /* 1104 B: a slice, not the row */
     kg_cause out[KG_CAUSES_MAX];
     int n = diagnose(&k, 1, &c, out);
+    assert_true(n >= 1);
+    assert_string_equal(out[0].id, "RC3");
+    for (int i = 0; i < n; i++)
+        assert_string_not_equal(out[i].id, "RC0a");
+}
+
+/* Recorded on the H200 (session 8, run --diagnose): TileLang's naive
+ * layer_norm, T.serial over a row-sized fp32 fragment: 32768 B of local
+ * memory per thread for rows of 8192, 92% of the L1 sectors local, DRAM
+ * 87% busy with the spill. The paper's RC0a (its fix, T.reduce, removes
+ * the walk and the spill with it): RC0a first, RC3 after it and saying so. */
+static void whole_row_per_thread_is_rc0a(void **state)
+{
+    (void)state;
+    kg_kfacts k = kernel("tl_layer_norm_naive", 8192, 128, DRAM, 87.1, LS, 29.7, LAT, 63.0, BAR, 0.0, ISSUE, 0.06,
+                         OCC, 24.5, USE_LD, 10.4, LOC_LD, 2147483648.0, LOC_ST, 1073741824.0, GLD, 281018368.0, NULL);
+    k.regs = 115, k.local_bytes = 32768;
+    kg_diag_ctx c = {.reduction = 1, .row = 8192, .rho = 0.003};
+    kg_cause out[KG_CAUSES_MAX];
+    int n = diagnose(&k, 1, &c, out);
+    assert_true(n >= 2);
+    assert_string_equal(out[0].id, "RC0a");
+    assert_true(fabs(out[0].saving - 0.997) < 1e-9); /* all but the roof */
+    assert_non_null(strstr(out[0].evidence, "32768 B of local memory per thread, a whole row of 8192"));
+    int rc3 = 0;
+    for (int i = 1; i < n; i++)
+        rc3 |= strcmp(out[i].id, "RC3") == 0 && strstr(out[i].evidence, "RC0a's rewrite removes it") != NULL;
+    assert_true(rc3);
+    /* half a row's bytes is a slice, not the row: RC3 alone */
+    k.local_bytes = 8192;
+    n = diagnose(&k, 1, &c, out);
     assert_true(n >= 1);
     assert_string_equal(out[0].id, "RC3");
     for (int i = 0; i < n; i++)
@@ -383,6 +414,7 @@ int main(void)
         cmocka_unit_test_setup(few_warps_without_reduction_is_rc2a, setup),
         cmocka_unit_test_setup(block_waiting_on_one_thread_is_rc0a, setup),
         cmocka_unit_test_setup(local_latency_is_rc3_not_rc0a, setup),
+        cmocka_unit_test_setup(whole_row_per_thread_is_rc0a, setup),
         cmocka_unit_test_setup(few_narrow_stores_are_not_rc1, setup),
         cmocka_unit_test_setup(stride_copy_is_rc1, setup),
         cmocka_unit_test_setup(scalar_copy_is_rc0b, setup),

@@ -34,6 +34,11 @@ void kg_explain_ctx(const kg_result *r, const kg_op *op, const kg_shape *sh, kg_
         /* a reduction along rows: the tolerance's reductions, and the
          * index-returning ones (argmax) */
         c->reduction = op->reduction || op->out[0].cmp == KG_CMP_ARG;
+        if (c->reduction) {
+            int64_t rows, cols;
+            kg_input0_matrix(op, sh, &rows, &cols);
+            c->row = cols > 0 ? (double)cols : 0;
+        }
         c->matrix = op->family == KG_FAMILY_GEMM || op->family == KG_FAMILY_ATTENTION ||
                     op->family == KG_FAMILY_CONVOLUTION;
     }

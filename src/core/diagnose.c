@@ -147,14 +147,34 @@ typedef double (*rule_fn)(const rule_in *in, char *ev, size_t n);
 
 static int sms_of(const kg_kfacts *k) { return k->sms > 0 ? k->sms : 132; }
 
+/* Each thread keeps a local array at least as large as the row (at 2 bytes
+ * an element, the narrowest dtype): every thread holds and walks the whole
+ * row (TileLang's T.serial over a row-sized fragment), and its spill is a
+ * consequence, which the cooperative rewrite removes with the walk. */
+static int whole_row_local(const rule_in *in)
+{
+    return in->c->reduction && in->c->row > 0 && in->k->local_bytes >= 2 * in->c->row;
+}
+
 static double rc0a(const rule_in *in, char *ev, size_t n)
 {
     /* a reduction that leaves memory idle because one thread walks each
      * row: either its siblings wait at a barrier while it does, or there
-     * are only as many threads as rows (few warps); local-memory latency is
-     * RC3's, a busy memory system not this cause's */
+     * are only as many threads as rows (few warps); or every thread holds
+     * the whole row in local memory. Other local-memory latency is RC3's,
+     * a busy memory system not this cause's */
     const derived *d = in->d;
     const kg_diag_params *p = in->p;
+    if (whole_row_local(in)) {
+        snprintf(ev, n, "%d B of local memory per thread, a whole row of %.0f elements (>= 2 B each): every thread "
+                 "holds and walks the row; long-scoreboard stalls %.2f of warp latency, local-memory sectors %.0f%% "
+                 "of L1 traffic (the spill is the walk's)",
+                 in->k->local_bytes, in->c->row, isnan(d->ls) ? 0 : d->ls,
+                 isnan(d->local_share) ? 0 : 100 * d->local_share);
+        /* the rewrite removes the walk and the spill: all but the roof
+         * (add() caps the saving at 1 - rho) */
+        return 1;
+    }
     if (!in->c->reduction || (!isnan(d->dram_pct) && d->dram_pct >= p->busy_max) ||
         (!isnan(d->local_share) && d->local_share >= p->local_share_min))
         return 0;
@@ -278,9 +298,10 @@ static double rc3(const rule_in *in, char *ev, size_t n)
         if (d->local_share < p->local_share_min)
             return 0;
         snprintf(ev, n, "local-memory sectors %.0f%% of L1 traffic (>= %.0f%%); %d registers, %d B of local memory "
-                 "per thread%s%s",
+                 "per thread%s%s%s",
                  100 * d->local_share, 100 * p->local_share_min, k->regs, k->local_bytes,
-                 k->limiter[0] ? "; occupancy limited by " : "", k->limiter);
+                 k->limiter[0] ? "; occupancy limited by " : "", k->limiter,
+                 whole_row_local(in) ? "; a whole row per thread: RC0a's rewrite removes it" : "");
         return d->local_share;
     }
     /* no counters: the code alone */

@@ -35,6 +35,11 @@ extern "C" {
     X("time/phase/checks", "s", "the kernel job's correctness checks before timing")    \
     X("time/phase/timing", "s", "the kernel job's timing: inputs, references, sampling") \
     X("time/phase/recheck", "s", "the kernel job's check on fresh inputs after timing")  \
+    X("time/phase/diagnose", "s", "the kernel job's diagnosis (--diagnose): facts, counters, SASS") \
+    X("time/diagnose/profiler-setup", "s", "the diagnosis: Range Profiler setup (config and counter images)") \
+    X("time/diagnose/passes", "s", "the diagnosis: the profiled call and its replayed passes") \
+    X("time/diagnose/evaluate", "s", "the diagnosis: decoding and evaluating the counters, teardown") \
+    X("time/diagnose/sass", "s", "the diagnosis: cuobjdump and the SASS scan") \
     X("time/clock", "MHz", "median SM clock over the samples")                          \
     X("time/batch/mean", "s", "mean time per launch in a CUDA graph batch (warm L2)")   \
     X("time/escaped", "s", "device still busy after the end event")                     \

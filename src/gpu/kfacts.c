@@ -6,12 +6,18 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/sass.h"
@@ -22,6 +28,8 @@
 #define MAX_CUBINS 256
 #define CUBIN_BYTES_MAX (512ull << 20) /* all captured cubins together */
 #define SASS_TEXT_MAX (64u << 20)      /* cuobjdump output read per cubin */
+#define SASS_DEADLINE_S 30.0           /* cuobjdump's time, a diagnosis's cubins together */
+#define SASS_DEADLINE_TEXT "30 s"
 
 typedef struct launch {
     CUfunction f;      /* NULL: a memset (it may be a profiler range too) */
@@ -302,54 +310,134 @@ out:
     return err->code;
 }
 
-/* The SASS counts of every kernel in ks, from the captured cubins. */
-static void sass_facts(kg_kfacts *ks, int nk, const char *tmpdir, kg_diagnosis *d)
+/* A kernel name that can go into cuobjdump's -fun list as it is (a comma
+ * would split it; anything unusual takes the whole cubin instead). */
+static int listable(const char *name)
+{
+    if (!*name)
+        return 0;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+              *c == '$' || *c == '.'))
+            return 0;
+    return 1;
+}
+
+/* One cuobjdump at work on one captured cubin, its SASS going to a file
+ * (not a pipe: it runs while the profiler does, unread). */
+typedef struct sass_job {
+    pid_t pid;
+    char cubin[4096], out[4096];
+} sass_job;
+#define SASS_JOBS_MAX 32
+
+/* Starts a cuobjdump (no shell: kernel names are the candidate's) for each
+ * captured cubin that holds one of the nn names, asked for those kernels
+ * only (-fun: a large cubin's whole disassembly takes seconds). Returns
+ * the number of jobs started; what failed is said in d->note. */
+static int sass_start(char (*names)[KG_KNAME_MAX], int nn, const char *tmpdir, sass_job *jobs, kg_diagnosis *d)
 {
     char tool_buf[4096];
     const char *tool = kg_find_tool("cuobjdump", "KG_CUOBJDUMP", tool_buf, sizeof tool_buf);
+    const char *dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+    int nj = 0;
     if (!tool) {
-        for (int i = 0; i < nk; i++)
-            snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");
         note(d, "%s", "no SASS: cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");
-        return;
+        return 0;
     }
-    kg_sass_fn *fns = malloc(sizeof *fns * 4096);
-    char *text = malloc(SASS_TEXT_MAX + 1);
-    if (!fns || !text) {
-        free(fns);
-        free(text);
+    char *funs = malloc((size_t)nn * KG_KNAME_MAX + 1);
+    if (!funs) {
         note(d, "%s", "no SASS: out of memory");
-        return;
+        return 0;
     }
-    for (int c = 0; c < W.n_cubins; c++) {
-        int wanted = 0;
-        for (int i = 0; i < nk; i++)
-            wanted |= !ks[i].sass.found &&
-                      memmem(W.cubin[c].bytes, W.cubin[c].size, ks[i].name, strlen(ks[i].name) + 1) != NULL;
+    for (int c = 0; c < W.n_cubins && nj < SASS_JOBS_MAX; c++) {
+        int wanted = 0, whole = 0;
+        size_t fl = 0;
+        funs[0] = '\0';
+        for (int i = 0; i < nn; i++) {
+            if (!memmem(W.cubin[c].bytes, W.cubin[c].size, names[i], strlen(names[i]) + 1))
+                continue;
+            wanted = 1;
+            if (!listable(names[i]))
+                whole = 1;
+            else
+                fl += (size_t)sprintf(funs + fl, "%s%s", fl ? "," : "", names[i]);
+        }
         if (!wanted)
             continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/kg-cubin-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-        int fd = mkstemp(path);
-        if (fd < 0) {
-            note(d, "no SASS: cannot write a cubin under %s", tmpdir && *tmpdir ? tmpdir : "/tmp");
+        sass_job *j = &jobs[nj];
+        snprintf(j->cubin, sizeof j->cubin, "%s/kg-cubin-XXXXXX", dir);
+        snprintf(j->out, sizeof j->out, "%s/kg-sass-XXXXXX", dir);
+        int cfd = mkstemp(j->cubin);
+        if (cfd < 0) {
+            note(d, "no SASS: cannot write a cubin under %s", dir);
             break;
         }
-        ssize_t w = write(fd, W.cubin[c].bytes, W.cubin[c].size);
-        close(fd);
-        size_t len = 0;
-        if (w == (ssize_t)W.cubin[c].size) {
-            char cmd[8400];
-            snprintf(cmd, sizeof cmd, "'%s' -sass '%s' 2>/dev/null", tool, path);
-            FILE *p = popen(cmd, "r");
-            if (p) {
-                size_t k;
-                while (len < SASS_TEXT_MAX && (k = fread(text + len, 1, SASS_TEXT_MAX - len, p)) > 0)
-                    len += k;
-                pclose(p);
+        int ofd = mkstemp(j->out);
+        ssize_t w = write(cfd, W.cubin[c].bytes, W.cubin[c].size);
+        close(cfd);
+        if (ofd < 0 || w != (ssize_t)W.cubin[c].size) {
+            if (ofd >= 0) {
+                close(ofd);
+                unlink(j->out);
             }
+            unlink(j->cubin);
+            note(d, "no SASS: cannot write a cubin under %s", dir);
+            break;
         }
-        unlink(path);
+        char *argv[] = {(char *)tool, "-sass", whole ? j->cubin : "-fun", whole ? NULL : funs, j->cubin, NULL};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, ofd, STDOUT_FILENO);
+        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        extern char **environ;
+        int rc = posix_spawn(&j->pid, tool, &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(ofd);
+        if (rc != 0) {
+            unlink(j->cubin);
+            unlink(j->out);
+            note(d, "no SASS: cannot run %s", tool);
+            break;
+        }
+        nj++;
+    }
+    free(funs);
+    return nj;
+}
+
+/* Waits for the jobs (SASS_DEADLINE_S from now, all together; one still
+ * running then is killed), scans their SASS and gives each kernel of ks
+ * without counts yet the counts of its function. Removes the files. */
+static void sass_finish(sass_job *jobs, int nj, kg_kfacts *ks, int nk, kg_diagnosis *d)
+{
+    kg_sass_fn *fns = malloc(sizeof *fns * 4096);
+    char *text = malloc(SASS_TEXT_MAX + 1);
+    const double end = kg_mono() + SASS_DEADLINE_S;
+    int late = 0;
+    for (int j = 0; j < nj; j++) {
+        int st = 0;
+        pid_t r;
+        while ((r = waitpid(jobs[j].pid, &st, WNOHANG)) == 0 && kg_mono() < end) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+        if (r == 0) {
+            kill(jobs[j].pid, SIGKILL);
+            while (waitpid(jobs[j].pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            late = 1;
+        }
+        size_t len = 0;
+        FILE *f = r > 0 && fns && text ? fopen(jobs[j].out, "rb") : NULL;
+        if (f) {
+            len = fread(text, 1, SASS_TEXT_MAX, f);
+            fclose(f);
+        }
+        unlink(jobs[j].cubin);
+        unlink(jobs[j].out);
+        if (r <= 0 || !fns || !text)
+            continue;
         text[len] = '\0';
         int n = 0, trunc = 0;
         kg_err e = {0, ""};
@@ -358,24 +446,95 @@ static void sass_facts(kg_kfacts *ks, int nk, const char *tmpdir, kg_diagnosis *
             continue;
         }
         for (int i = 0; i < nk; i++) {
-            const kg_sass_fn *f = ks[i].sass.found ? NULL : kg_sass_find(fns, n, ks[i].name);
-            if (f)
-                ks[i].sass = f->s;
+            const kg_sass_fn *fn = ks[i].sass.found ? NULL : kg_sass_find(fns, n, ks[i].name);
+            if (fn)
+                ks[i].sass = fn->s;
         }
     }
-    for (int i = 0; i < nk; i++)
-        if (!ks[i].sass.found && !ks[i].sass_note[0])
-            snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "%s",
-                     W.cubins_dropped ? "no captured cubin holds it (some cubins were not kept: too many)"
-                                      : "no captured cubin holds it (stripped, or loaded before kgate watched)");
+    if (late)
+        note(d, "%s", "cuobjdump ran past its " SASS_DEADLINE_TEXT ": stopped, some kernels have no SASS counts");
+    if (!fns || !text)
+        note(d, "%s", "no SASS: out of memory");
     free(fns);
     free(text);
 }
+
+/* The SASS counts of the kernels of ks that have none yet and are not
+ * among the nt already asked for, now. */
+static void sass_facts(kg_kfacts *ks, int nk, char (*tried)[KG_KNAME_MAX], int nt, const char *tmpdir,
+                       kg_diagnosis *d)
+{
+    char(*names)[KG_KNAME_MAX] = malloc(sizeof *names * (size_t)(nk > 0 ? nk : 1));
+    sass_job *jobs = malloc(sizeof *jobs * SASS_JOBS_MAX);
+    int nn = 0;
+    if (names && jobs) {
+        for (int i = 0; i < nk; i++) {
+            int t = 0;
+            while (t < nt && strcmp(tried[t], ks[i].name) != 0)
+                t++;
+            if (!ks[i].sass.found && t == nt)
+                snprintf(names[nn++], KG_KNAME_MAX, "%s", ks[i].name);
+        }
+        if (nn)
+            sass_finish(jobs, sass_start(names, nn, tmpdir, jobs, d), ks, nk, d);
+    } else {
+        note(d, "%s", "no SASS: out of memory");
+    }
+    free(names);
+    free(jobs);
+}
+
+/* Says why each kernel of ks without SASS counts has none. */
+static void sass_notes(kg_kfacts *ks, int nk)
+{
+    char tool_buf[4096];
+    int have_tool = kg_find_tool("cuobjdump", "KG_CUOBJDUMP", tool_buf, sizeof tool_buf) != NULL;
+    for (int i = 0; i < nk; i++)
+        if (!ks[i].sass.found && !ks[i].sass_note[0])
+            snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "%s",
+                     !have_tool         ? "cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)"
+                     : W.cubins_dropped ? "no captured cubin holds it (some cubins were not kept: too many)"
+                                        : "no captured cubin holds it (stripped, or loaded before kgate watched)");
+}
+
+/* The names of the distinct functions among the launches watched, at most
+ * max of them. */
+static int launched_names(char (*names)[KG_KNAME_MAX], int max)
+{
+    int nn = 0;
+    kg_err e = {0, ""};
+    if (driver(&e))
+        return 0;
+    pthread_mutex_lock(&W.mu);
+    for (int i = 0; i < W.n && nn < max; i++) {
+        if (!W.l[i].f)
+            continue;
+        const char *name = NULL;
+        CUfunction f = W.l[i].f;
+        if (D.get_name(&name, f) != CUDA_SUCCESS && D.kernel_function &&
+            D.kernel_function(&f, (CUkernel)W.l[i].f) == CUDA_SUCCESS && D.get_name(&name, f) != CUDA_SUCCESS)
+            name = NULL;
+        if (!name)
+            continue;
+        int k;
+        for (k = 0; k < nn && strncmp(names[k], name, KG_KNAME_MAX - 1) != 0; k++)
+            ;
+        if (k == nn)
+            snprintf(names[nn++], KG_KNAME_MAX, "%s", name);
+    }
+    pthread_mutex_unlock(&W.mu);
+    return nn;
+}
+
+static double last_sass_s; /* the last describe's time in cuobjdump and the scan */
+
+double kg_kf_last_sass_s(void) { return last_sass_s; }
 
 int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
                    const char *tmpdir, kg_diagnosis *d, kg_err *err)
 {
     double t0 = kg_mono();
+    last_sass_s = 0;
     kg_kfacts *ranges = calloc(MAX_LAUNCHES, sizeof *ranges);
     int n_ranges = 0, dropped = 0, profiled = 0;
     kg_err derr = {0, ""};
@@ -384,6 +543,35 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
     if (!W.on)
         note(d, "%s", "no static facts: launches were not watched (another CUPTI subscriber?)");
+    sass_job jobs[SASS_JOBS_MAX];
+    char(*tried)[KG_KNAME_MAX] = NULL; /* the kernels whose SASS was asked for early */
+    int n_jobs = 0, n_tried = 0;
+    double t_sass = 0;
+    if (n_metrics > 0 && W.on) {
+        /* a plain call first, to learn which kernels the subject launches:
+         * their disassembly then runs while the profiler does */
+        double ts = kg_mono();
+        pthread_mutex_lock(&W.mu);
+        W.n = W.dropped = 0;
+        W.capturing = 1;
+        pthread_mutex_unlock(&W.mu);
+        launch(ctx, err);
+        cudaError_t rc = cudaDeviceSynchronize();
+        if (rc != cudaSuccess && !err->code)
+            kg_err_set(err, KG_EXIT_FAIL, "the call being described failed: %s", cudaGetErrorString(rc));
+        pthread_mutex_lock(&W.mu);
+        W.capturing = 0;
+        pthread_mutex_unlock(&W.mu);
+        if (err->code)
+            goto out;
+        tried = malloc(sizeof *tried * KG_DIAG_KERNELS_MAX);
+        if (tried) {
+            n_tried = launched_names(tried, KG_DIAG_KERNELS_MAX);
+            if (n_tried)
+                n_jobs = sass_start(tried, n_tried, tmpdir, jobs, d);
+        }
+        t_sass += kg_mono() - ts;
+    }
     pthread_mutex_lock(&W.mu);
     W.n = W.dropped = 0;
     W.capturing = W.on;
@@ -489,9 +677,21 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
             d->kernels[k].time_share = t > 0 ? t / total : 0;
         }
     }
-    if (d->n_kernels)
-        sass_facts(d->kernels, d->n_kernels, tmpdir, d);
+    {
+        double ts = kg_mono();
+        if (n_jobs) /* started before the profiler */
+            sass_finish(jobs, n_jobs, d->kernels, d->n_kernels, d);
+        n_jobs = 0;
+        if (d->n_kernels) /* kernels the plain call did not launch, or all of them */
+            sass_facts(d->kernels, d->n_kernels, tried, n_tried, tmpdir, d);
+        sass_notes(d->kernels, d->n_kernels);
+        t_sass += kg_mono() - ts;
+        last_sass_s = t_sass;
+    }
 out:
+    if (n_jobs) /* a failure after they started: reaped, their files removed */
+        sass_finish(jobs, n_jobs, d->kernels, 0, d);
+    free(tried);
     free(ranges);
     d->wall_s = kg_mono() - t0;
     return err->code;

@@ -7,10 +7,11 @@
  *   - Each function's registers, static shared and local memory come from
  *     cuFuncGetAttribute, its theoretical occupancy from the occupancy API
  *     (the limiter is the resource whose own limit equals it).
- *   - Its SASS comes from `cuobjdump -sass` on the cubin CUPTI hands over
- *     when a module loads (so Triton's cuModuleLoadData cubins count too),
- *     scanned by core/sass.h. Watching must start before the candidate is
- *     loaded (kg_kf_watch).
+ *   - Its SASS comes from `cuobjdump -sass -fun NAMES` on the cubin CUPTI
+ *     hands over when a module loads (so Triton's cuModuleLoadData cubins
+ *     count too), scanned by core/sass.h. A plain call first names the
+ *     launched functions, so that cuobjdump runs while the profiler does.
+ *     Watching must start before the candidate is loaded (kg_kf_watch).
  *   - Counters come from the CUPTI Range Profiler (gpu/profile.h) during
  *     the same call, matched to launches by order.
  * Driver functions are looked up through the runtime, so kgate does not
@@ -30,13 +31,17 @@ extern "C" {
  * diagnosis then goes on without static facts. */
 int kg_kf_watch(kg_err *err);
 
-/* Runs `launch` once (under the Range Profiler when metrics are given) and
- * describes what it launched in d (kernels, launches, busy time, note; not
- * the causes). tmpdir: where cubins may be written for cuobjdump. What
+/* Runs `launch` once plainly and once under the Range Profiler when
+ * metrics are given (else once), and describes what it launched in d
+ * (kernels, launches, busy time, note; not the causes). tmpdir: where cubins may be written for cuobjdump. What
  * could not be collected is said in d->note, not returned as an error;
  * an error is only a failure of the launch itself (its code). */
 int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
                    const char *tmpdir, kg_diagnosis *d, kg_err *err);
+
+/* Seconds the last kg_kf_describe spent reading SASS (cuobjdump and the
+ * scan); 0 when it read none. */
+double kg_kf_last_sass_s(void);
 
 #ifdef __cplusplus
 }

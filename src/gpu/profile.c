@@ -121,8 +121,16 @@ const int kg_prof_n_extended = (int)(sizeof kg_prof_extended_metrics / sizeof kg
 #undef KG_PROF_STR
 
 static int last_passes;
+static double last_times[3]; /* setup, passes, evaluation (s) */
 
 int kg_prof_last_passes(void) { return last_passes; }
+
+void kg_prof_last_times(double *setup_s, double *passes_s, double *eval_s)
+{
+    *setup_s = last_times[0];
+    *passes_s = last_times[1];
+    *eval_s = last_times[2];
+}
 
 /* ------------------------------------------------------------- checking */
 
@@ -417,6 +425,8 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
     *n = 0;
     *dropped = 0;
     last_passes = 0;
+    last_times[0] = last_times[1] = last_times[2] = 0;
+    double t0 = kg_mono(), t_setup = t0, t_passes = t0;
     if (!launch || !out || max < 1)
         return kg_err_set(err, KG_EXIT_USAGE, "kg_prof_collect needs a launch function and room for a range");
     if (check_names(metrics, n_metrics, err))
@@ -515,6 +525,7 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
     KG_CUPTI_P(cuptiRangeProfilerSetConfig(&sc));
 
     /* 5. the call, as many rounds as CUPTI asks for (one with kernel replay) */
+    t_setup = kg_mono();
     for (int round = 0;; round++) {
         if (round == MAX_ROUNDS) {
             kg_err_set(err, KG_EXIT_ENV, "the Range Profiler still wanted passes after %d calls of the subject "
@@ -541,6 +552,7 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
 
     /* 6. the values of each range */
     KG_CU(dv, dv.sync());
+    t_passes = kg_mono();
     CUpti_RangeProfiler_DecodeData_Params dd = {
         .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
     KG_CUPTI_P(cuptiRangeProfilerDecodeData(&dd));
@@ -596,6 +608,9 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
     inited = 0;
     KG_CUPTI_P(cuptiProfilerDeInitialize(&de));
     last_passes = (int)h.passes;
+    last_times[0] = t_setup - t0;
+    last_times[1] = t_passes - t_setup;
+    last_times[2] = kg_mono() - t_passes;
 
 out:
     /* after a failure: best effort, in reverse order, errors ignored (the

@@ -68,6 +68,12 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
  * (0 before one succeeded). */
 int kg_prof_last_passes(void);
 
+/* Where the last successful kg_prof_collect's wall time went, in seconds:
+ * setup (profiler, chip, config image, counter data), the passes (the
+ * launches and their replays, to the sync after them), evaluation (decoding
+ * and evaluating the ranges, teardown). All 0 before one succeeded. */
+void kg_prof_last_times(double *setup_s, double *passes_s, double *eval_s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Diagnosis on the H200 (docs/diagnosis.md): the whole suite under
 # --diagnose (or the run KG_DIAG_JSON names), then
-#   - every correct kernel was described: launches, static facts, counters;
+#   - every correct kernel was described: launches, static facts, counters,
+#     SASS counts;
 #   - every naive variant (its summary names a planted label) got causes;
 #   - kgate explain re-renders the causes of the saved result;
 # and the confusion matrix of planted label against top-1 cause, with the
@@ -43,6 +44,9 @@ for r in rep["results"]:
         fails.append(f"{r['kernel']} {r['shape']}: no kernel described ({d['note']})")
     if d["passes"] <= 0:
         fails.append(f"{r['kernel']} {r['shape']}: no counters ({d['note']})")
+    for k in d["kernels"]:
+        if not k["sass"]["found"]:
+            fails.append(f"{r['kernel']} {r['shape']}: {k['name'][:60]}: no SASS counts ({k.get('sass_note', '')})")
     if planted and not d["causes"]:
         fails.append(f"{r['kernel']} {r['shape']}: planted {planted} but no cause fired")
     top = d["causes"][0] if d["causes"] else None
@@ -52,7 +56,9 @@ for r in rep["results"]:
                  "intermediate": inter,
                  "top1": top["id"] if top else None, "top1_score": top["score"] if top else 0,
                  "causes": [(c["id"], round(c["score"], 3)) for c in d["causes"]],
-                 "passes": d["passes"], "wall_s": d.get("wall_s"), "note": d["note"]})
+                 "passes": d["passes"], "wall_s": d.get("wall_s"), "note": d["note"],
+                 "phases": {n.split("/")[-1]: v["value"] for n, v in r.get("summaries", {}).items()
+                            if n.startswith("time/diagnose/")}})
 naive = [x for x in rows if x["planted"]]
 fast = [x for x in rows if not x["planted"] and not x["intermediate"]]
 mid = [x for x in rows if x["intermediate"]]
@@ -89,6 +95,10 @@ for x in fast:
         print(f"  high on optimized: {x['kernel']} {x['shape']} {x['causes'][:3]}")
 for x in mid:
     print(f"  intermediate: {x['kernel']} {x['shape']} {x['verdict']} {x['causes'][:2]}")
+walls = sorted(x["wall_s"] for x in rows if x["wall_s"] is not None)
+if walls:
+    print(f"diagnosis wall time in the worker: median {walls[len(walls) // 2]:.2f} s, max {walls[-1]:.2f} s, "
+          f"{sum(1 for w in walls if w <= 2.0)} of {len(walls)} within 2 s")
 for f in fails:
     print(f"FAIL: {f}")
 PY
