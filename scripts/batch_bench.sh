@@ -11,7 +11,16 @@
 # Writes OUT/batch-bench.json and the logs beside it. A device call allows
 # 600 s, so the phases can go in separate calls while the machine stays
 # warm (OUT kept between them): BENCH_PHASES="one two" then "pinned resume
-# report" (default: all of them, in that order).
+# report" (default: all of them, in that order). A phase longer than a call
+# (125 jobs on one H200 take about 13 minutes) spans calls: BENCH_DEADLINE=S
+# stops this call's batch after S seconds (its process group killed, as a
+# lost node would be), and BENCH_CONTINUE=1 in the next call resumes the
+# phase's results instead of starting afresh; a phase's wall time is the sum
+# of its calls' (the job cut short at a deadline is run again, so the sum
+# errs long). On one GPU, the resume
+# phase alone: BENCH_PHASES="resume report" BENCH_GPUS=0, with
+# BENCH_MAX_JOBS to take the manifest's first N jobs; the report then leaves
+# the phases that did not run out (null).
 #   scripts/batch_bench.sh OUT
 set -u
 out=${1:?usage: scripts/batch_bench.sh OUT}
@@ -21,9 +30,15 @@ mkdir -p "$out"
 k=$B/kgate
 m=$out/jobs.jsonl
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
-for ph in one:one-gpu two:two-gpus pinned:pinned resume:resume; do
-    has "${ph%%:*}" && rm -f "$out/${ph#*:}.jsonl" # a fresh measurement of that phase
-done
+t_start=$(date +%s)
+if [ -z "${BENCH_CONTINUE:-}" ]; then
+    for ph in one:one-gpu two:two-gpus pinned:pinned resume:resume; do
+        # a fresh measurement of that phase
+        has "${ph%%:*}" && rm -f "$out/${ph#*:}.jsonl" "$out/wall-${ph%%:*}" "$out/lines-before" "$out/resume-rc"
+    done
+fi
+# seconds this call may still run a batch (BENCH_DEADLINE), at least 1
+left() { echo "${BENCH_DEADLINE:-100000} $t_start $(date +%s)" | awk '{l = $1 - ($3 - $2); print l < 1 ? 1 : l}'; }
 : >"$m"
 ops=$("$k" ops | sed -n 's/^\([a-z0-9_]*\): .*/\1/p')
 # every operator at each dtype it takes: its naive and its fast kernel, each a job
@@ -38,7 +53,11 @@ for kern in illegal spin zeros mutate simple; do
         echo "{\"candidate\":\"$B/tests/plugins/libcand_faults.so\",\"kernel\":\"$kern\",\"shape\":\"$shape\"}" >>"$m"
     done
 done
+if [ -n "${BENCH_MAX_JOBS:-}" ]; then
+    head -n "$BENCH_MAX_JOBS" "$m" >"$m.head" && mv "$m.head" "$m"
+fi
 n=$(wc -l <"$m")
+gpus=${BENCH_GPUS:-0,1}
 # ten kernels pinned to each GPU
 p=$out/jobs-pinned.jsonl
 : >"$p"
@@ -47,40 +66,65 @@ for op in $(echo "$ops" | head -10); do
         echo "{\"candidate\":\"$B/libkgate_bundled.so\",\"op\":\"$op\",\"shape\":\"medium\",\"gpu\":$g}" >>"$p"
     done
 done
-run() { # run NAME GPUS MANIFEST: wall seconds
+run() { # run PHASE NAME GPUS MANIFEST: adds this call's wall seconds to OUT/wall-PHASE
     t0=$(date +%s.%N)
-    "$k" batch "$3" -o "$out/$1.jsonl" --gpus "$2" --timeout 300 -- --timeout 20 >"$out/$1.txt" 2>"$out/$1.err"
-    echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}'
+    # timeout signals the batch's whole process group: supervisors and workers go with it
+    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" --timeout 300 -- --timeout 20 \
+        >>"$out/$2.txt" 2>>"$out/$2.err"
+    rc=$?
+    prev=$(cat "$out/wall-$1" 2>/dev/null || echo 0)
+    echo "$(date +%s.%N) $t0 $prev" | awk '{printf "%.1f", $1 - $2 + $3}' >"$out/wall-$1"
+    [ $rc = 124 ] || [ $rc = 137 ] &&
+        echo "phase $1 stopped at BENCH_DEADLINE: $(wc -l <"$out/$2.jsonl") of $(wc -l <"$4") jobs recorded; BENCH_CONTINUE=1 BENCH_PHASES=$1 goes on"
+    return 0
 }
 # each phase's wall time is kept in OUT, so that a later call can report it
-has one && run one-gpu 0 "$m" >"$out/wall-one"
-has two && run two-gpus 0,1 "$m" >"$out/wall-two"
-has pinned && run pinned 0,1 "$p" >"$out/wall-pinned"
+has one && run one one-gpu 0 "$m"
+has two && run two two-gpus 0,1 "$m"
+has pinned && run pinned pinned 0,1 "$p"
 if has resume; then
     # killed and resumed
-    (setsid "$k" batch "$m" -o "$out/resume.jsonl" --gpus 0,1 --timeout 300 -- --timeout 20 >"$out/resume-1.txt" 2>&1 &
+    (setsid "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" --timeout 300 -- --timeout 20 >"$out/resume-1.txt" 2>&1 &
         echo $! >"$out/pid")
     sleep "${KILL_AFTER:-40}"
     kill -9 -"$(cat "$out/pid")" 2>/dev/null
     wc -l <"$out/resume.jsonl" >"$out/lines-before"
-    "$k" batch "$m" -o "$out/resume.jsonl" --gpus 0,1 --timeout 300 -- --timeout 20 >"$out/resume-2.txt" 2>&1
+    t0=$(date +%s.%N)
+    timeout -k 5 "$(left)" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" --timeout 300 -- --timeout 20 \
+        >"$out/resume-2.txt" 2>&1
+    echo "$? $(date +%s.%N) $t0" | awk '{printf "%d %.1f", $1, $2 - $3}' >"$out/resume-rc"
 fi
 has report || exit 0
-w1=$(cat "$out/wall-one") w2=$(cat "$out/wall-two") wp=$(cat "$out/wall-pinned") before=$(cat "$out/lines-before")
-python3 - "$out" "$n" "$w1" "$w2" "$wp" "$before" <<'PY'
+val() { cat "$out/$1" 2>/dev/null || echo null; }
+python3 - "$out" "$n" "$(val wall-one)" "$(val wall-two)" "$(val wall-pinned)" "$(val lines-before)" "$gpus" <<'PY'
 import json, os, shutil, subprocess, sys, datetime
-out, n, w1, w2, wp, before = sys.argv[1], int(sys.argv[2]), *map(float, sys.argv[3:6]), int(sys.argv[6])
-ids = [json.loads(l)["id"] for l in open(os.path.join(out, "resume.jsonl")) if l.strip()]
+out, n, gpus = sys.argv[1], int(sys.argv[2]), sys.argv[7]
+w1, w2, wp, before = (None if a == "null" else float(a) for a in sys.argv[3:7])
+def lines(name):
+    p = os.path.join(out, name)
+    return [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else None
+res = lines("resume.jsonl")
+done1, done2 = (None if lines(f) is None else len({r["id"] for r in lines(f)}) for f in ("one-gpu.jsonl", "two-gpus.jsonl"))
+rc = open(os.path.join(out, "resume-rc")).read().split() if os.path.exists(os.path.join(out, "resume-rc")) else None
 doc = {"command": "scripts/batch_bench.sh OUT (BENCH_PHASES in one or more calls)",
        "commit": subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip(),
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "device": (subprocess.run(["nvidia-smi", "--query-gpu=name,uuid", "--format=csv,noheader"],
                                  capture_output=True, text=True).stdout.strip().splitlines()
                   if shutil.which("nvidia-smi") else "no nvidia-smi (a rehearsal with fake GPUs)"),
-       "jobs": n, "one_gpu_wall_s": w1, "two_gpu_wall_s": w2,
-       "verdicts_per_min_1": 60 * n / w1, "verdicts_per_min_2": 60 * n / w2, "speedup": w1 / w2,
-       "pinned_wall_s": wp, "pinned_summary": open(os.path.join(out, "pinned.txt")).read().splitlines()[-4:],
-       "resume": {"lines_after_kill": before, "lines_after_resume": len(ids), "distinct": len(set(ids)), "jobs": n}}
+       "jobs": n, "gpus": gpus, "one_gpu_wall_s": w1, "two_gpu_wall_s": w2,
+       "one_gpu_done": done1, "two_gpu_done": done2}
+# a phase's rate only once every job is recorded (a phase may span calls)
+c1, c2 = w1 and done1 == n, w2 and done2 == n
+doc.update({"verdicts_per_min_1": 60 * n / w1 if c1 else None, "verdicts_per_min_2": 60 * n / w2 if c2 else None,
+       "speedup": w1 / w2 if c1 and c2 else None, "pinned_wall_s": wp,
+       "pinned_summary": open(os.path.join(out, "pinned.txt")).read().splitlines()[-4:]
+       if os.path.exists(os.path.join(out, "pinned.txt")) else None,
+       "resume": None if res is None else {
+           "lines_after_kill": None if before is None else int(before), "lines_after_resume": len(res),
+           "distinct": len({r["id"] for r in res}), "jobs": n,
+           "rerun_exit": int(rc[0]) if rc else None, "rerun_wall_s": float(rc[1]) if rc else None,
+           "verdicts": {v: sum(1 for r in res if r.get("verdict") == v) for v in sorted({r.get("verdict") for r in res}, key=str)}}})
 json.dump(doc, open(os.path.join(out, "batch-bench.json"), "w"), indent=1)
 print(json.dumps(doc, indent=1))
 PY

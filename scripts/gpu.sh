@@ -17,7 +17,12 @@ mkdir -p "$DEST" "$B/tests"
 export XDG_CACHE_HOME=$OUT/cache
 steps=${*:-info peaks refs variants faults adversarial sandbox run verdicts}
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
-pack() { tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"; }
+# the batch bench's folder (kept on the machine between calls), copied in at every pack
+BATCH_DIR=${BATCH_OUT:-/tmp/kgate-batch}
+pack() {
+    if [ -d "$BATCH_DIR" ]; then rm -rf "$OUT/batch" && cp -r "$BATCH_DIR" "$OUT/batch"; fi
+    tar czf "$DEST/kgate-gpu-out.tgz.tmp" -C "$OUT" . && mv "$DEST/kgate-gpu-out.tgz.tmp" "$DEST/kgate-gpu-out.tgz"
+}
 # stopped from outside (a `timeout` around the call): what the steps wrote so far
 # comes back (the step running is left to the machine's end)
 trap 'pack; exit 143' TERM
@@ -274,13 +279,12 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         ;;
     batch-bench)
         # issue 10 on a 2-GPU machine (kind nvidia-h200-x2): 1 GPU against 2, pinned
-        # kernels on both, a kill and resume (scripts/batch_bench.sh)
+        # kernels on both, a kill and resume (scripts/batch_bench.sh). BENCH_PHASES splits it
+        # over calls; a phase longer than a call stops at BENCH_DEADLINE (default 540 s) and
+        # goes on in the next with BENCH_CONTINUE=1. The folder stays on the machine between
+        # calls and comes back with every pack, a stopped call's too.
         log batch-bench
-        # BENCH_PHASES splits it over calls (scripts/batch_bench.sh); its folder stays on the
-        # machine between them and is copied here after each
-        bo=${BATCH_OUT:-/tmp/kgate-batch}
-        BUILD=$B timeout 590 scripts/batch_bench.sh "$bo" 2>&1 | tail -30
-        cp -r "$bo" "$OUT/batch"
+        BUILD=$B BENCH_DEADLINE=${BENCH_DEADLINE:-540} timeout 590 scripts/batch_bench.sh "$BATCH_DIR" 2>&1 | tail -30
         ;;
     tune-matmul)
         # the paper's RC2a at 16384^2: the Triton tutorial's eight configurations, then a
