@@ -526,6 +526,19 @@ static int launched_names(char (*names)[KG_KNAME_MAX], int max)
     return nn;
 }
 
+/* One plain call of the subject, the launches it makes recorded afresh
+ * (while W.capturing); its failure is the subject's (KG_EXIT_FAIL). */
+static void plain_call(int (*launch)(void *ctx, kg_err *err), void *ctx, kg_err *err)
+{
+    pthread_mutex_lock(&W.mu);
+    W.n = W.dropped = 0;
+    pthread_mutex_unlock(&W.mu);
+    launch(ctx, err);
+    cudaError_t rc = cudaDeviceSynchronize();
+    if (rc != cudaSuccess && !err->code)
+        kg_err_set(err, KG_EXIT_FAIL, "the call being described failed: %s", cudaGetErrorString(rc));
+}
+
 static double last_sass_s; /* the last describe's time in cuobjdump and the scan */
 
 double kg_kf_last_sass_s(void) { return last_sass_s; }
@@ -552,13 +565,9 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
          * their disassembly then runs while the profiler does */
         double ts = kg_mono();
         pthread_mutex_lock(&W.mu);
-        W.n = W.dropped = 0;
         W.capturing = 1;
         pthread_mutex_unlock(&W.mu);
-        launch(ctx, err);
-        cudaError_t rc = cudaDeviceSynchronize();
-        if (rc != cudaSuccess && !err->code)
-            kg_err_set(err, KG_EXIT_FAIL, "the call being described failed: %s", cudaGetErrorString(rc));
+        plain_call(launch, ctx, err);
         pthread_mutex_lock(&W.mu);
         W.capturing = 0;
         pthread_mutex_unlock(&W.mu);
@@ -591,13 +600,7 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
     }
     if (!profiled && !err->code) {
         /* no counters: one plain call for the launches */
-        pthread_mutex_lock(&W.mu);
-        W.n = W.dropped = 0;
-        pthread_mutex_unlock(&W.mu);
-        launch(ctx, err);
-        cudaError_t rc = cudaDeviceSynchronize();
-        if (rc != cudaSuccess && !err->code)
-            kg_err_set(err, KG_EXIT_FAIL, "the call being described failed: %s", cudaGetErrorString(rc));
+        plain_call(launch, ctx, err);
     }
     pthread_mutex_lock(&W.mu);
     W.capturing = 0;
