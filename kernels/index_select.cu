@@ -5,15 +5,14 @@
 //
 // The fp64 reference is src/ops/index_select.cu.
 //
-// v1 naive (RC2a, RC1): one thread per output row copies its D elements one at a
-//            time: only I threads exist (16 blocks at the large preset), and
-//            at each step the 32 lanes of a warp touch 32 rows, D elements
-//            apart in out and scattered in src, so every warp access is 32
-//            separate sectors for 64 or 128 useful bytes. RC2a first: fixing
-//            it alone (64 threads a row, lanes still apart) took the large
-//            preset from 834.5 to 102.3 us; fixing RC1 alone (a warp a row,
-//            I threads) to 749.3 us (kernels/ablation/single_fix.cu,
-//            results/h200/session9-*).
+// v1 naive (RC1, RC2a): one thread per output row copies its D elements one at a
+//            time: at each step the 32 lanes of a warp touch 32 rows, D
+//            elements apart in out and scattered in src, so every warp access
+//            is 32 separate sectors for 64 or 128 useful bytes (and only I
+//            threads exist: a few blocks for the presets). The order of the
+//            two labels is as written: session 9's single-fix ablation
+//            (kernels/ablation/single_fix.cu) was not a fair one, and its
+//            revised kernels are not yet measured.
 // v2 fast:   the row gather of gather.cuh (shared with embedding): a warp per
 //            segment of an output row, 4 x 16-byte loads in flight per lane,
 //            streaming stores; unaligned rows take a warp-per-row kernel.
@@ -82,7 +81,7 @@ static int isel_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const k
     return 0;
 }
 
-#define ISEL_V1_SUM "one thread an output row, element by element: only as many threads as rows, lanes D apart (RC2a, RC1)"
+#define ISEL_V1_SUM "one thread an output row, element by element: lanes D apart, and only as many threads as rows (RC1, RC2a)"
 #define ISEL_V2_SUM "a warp per row segment, 4 x 16-byte loads in flight per lane, streaming stores"
 static const kgate_kernel variants[] = {
     {"index_select_v1_fp16", "index_select", "fp16", NULL, 2, 1, isel_v1<__half, int64_t>,

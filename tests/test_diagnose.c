@@ -104,53 +104,93 @@ static void block_waiting_on_one_thread_is_rc0a(void **state)
     assert_true(fabs(out[0].saving - 0.96) < 1e-9);
 }
 
-/* Recorded on the H200: logsumexp v1 keeps row slices in a local array:
- * 255 registers, 68% of the L1 sectors local. Long-scoreboard stalls are
- * local-memory waits: RC3, not RC0a, though few warps run. */
+/* Recorded on the H200: logsumexp v1 keeps row slices in a local array,
+ * 64 threads a row: 255 registers, 68% of the L1 sectors local, 4 global
+ * load instructions a warp. Long-scoreboard stalls are local-memory waits:
+ * RC3, not RC0a, though few warps run; and not the whole-row RC0a at a
+ * short row either, where the array is as large as the row (1104 B for 256
+ * fp32) but a warp issues a few loads, not the row's. */
 static void local_latency_is_rc3_not_rc0a(void **state)
 {
     (void)state;
     kg_kfacts k = kernel("ls_v1", 8192, 64, DRAM, 12.2, LS, 0.85, LAT, 1.0, ISSUE, 0.06, OCC, 12.3, USE_LD, 100.0,
-                         LOC_LD, 68.0, LOC_ST, 0.0, GLD, 32.0, NULL);
+                         LOC_LD, 68.0, LOC_ST, 0.0, GLD, 32.0, LD_INST, 16384.0 * 4, NULL);
     k.regs = 255, k.local_bytes = 1104;
-    kg_diag_ctx c = {.reduction = 1, .row = 16384, .rho = 0.054}; /* 1104 B: a slice, not the row */
-    kg_cause out[KG_CAUSES_MAX];
-    int n = diagnose(&k, 1, &c, out);
-    assert_true(n >= 1);
-    assert_string_equal(out[0].id, "RC3");
-    for (int i = 0; i < n; i++)
-        assert_string_not_equal(out[i].id, "RC0a");
+    const kg_diag_ctx cs[] = {{.reduction = 1, .row = 16384, .elem = 4, .rho = 0.054},
+                              {.reduction = 1, .row = 256, .elem = 4, .rho = 0.054}};
+    for (int t = 0; t < 2; t++) {
+        kg_cause out[KG_CAUSES_MAX];
+        int n = diagnose(&k, 1, &cs[t], out);
+        assert_true(n >= 1);
+        assert_string_equal(out[0].id, "RC3");
+        for (int i = 0; i < n; i++)
+            assert_string_not_equal(out[i].id, "RC0a");
+    }
 }
 
 /* Recorded on the H200 (session 8, run --diagnose): TileLang's naive
  * layer_norm, T.serial over a row-sized fp32 fragment: 32768 B of local
- * memory per thread for rows of 8192, 92% of the L1 sectors local, DRAM
- * 87% busy with the spill. The paper's RC0a (its fix, T.reduce, removes
- * the walk and the spill with it): RC0a first, RC3 after it and saying so. */
+ * memory per thread for bf16 rows of 8192, 8216 global load instructions
+ * per warp (the walk), 92% of the L1 sectors local, DRAM 87% busy with the
+ * spill. The paper's RC0a (its fix, T.reduce, removes the walk and the
+ * spill with it): RC0a first, RC3 after it and saying so. */
+static kg_kfacts tl_naive_norm(void)
+{
+    kg_kfacts k = kernel("tl_layer_norm_naive", 8192, 128, DRAM, 87.1, LS, 29.7, LAT, 63.0, BAR, 0.0, ISSUE, 0.06,
+                         OCC, 24.5, USE_LD, 10.4, LOC_LD, 2147483648.0, LOC_ST, 1073741824.0, GLD, 281018368.0,
+                         LD_INST, 269221888.0, NULL);
+    k.regs = 115, k.local_bytes = 32768;
+    return k;
+}
+
+static int fires_rc0a(const kg_kfacts *k, const kg_diag_ctx *c)
+{
+    kg_cause out[KG_CAUSES_MAX];
+    int n = diagnose(k, 1, c, out);
+    for (int i = 0; i < n; i++)
+        if (strcmp(out[i].id, "RC0a") == 0)
+            return 1;
+    return 0;
+}
+
 static void whole_row_per_thread_is_rc0a(void **state)
 {
     (void)state;
-    kg_kfacts k = kernel("tl_layer_norm_naive", 8192, 128, DRAM, 87.1, LS, 29.7, LAT, 63.0, BAR, 0.0, ISSUE, 0.06,
-                         OCC, 24.5, USE_LD, 10.4, LOC_LD, 2147483648.0, LOC_ST, 1073741824.0, GLD, 281018368.0, NULL);
-    k.regs = 115, k.local_bytes = 32768;
-    kg_diag_ctx c = {.reduction = 1, .row = 8192, .rho = 0.003};
+    kg_kfacts k = tl_naive_norm();
+    kg_diag_ctx c = {.reduction = 1, .row = 8192, .elem = 2, .rho = 0.003};
     kg_cause out[KG_CAUSES_MAX];
     int n = diagnose(&k, 1, &c, out);
     assert_true(n >= 2);
     assert_string_equal(out[0].id, "RC0a");
     assert_true(fabs(out[0].saving - 0.997) < 1e-9); /* all but the roof */
     assert_non_null(strstr(out[0].evidence, "32768 B of local memory per thread, a whole row of 8192"));
+    assert_non_null(strstr(out[0].evidence, "8216 global load instructions per warp"));
     int rc3 = 0;
     for (int i = 1; i < n; i++)
         rc3 |= strcmp(out[i].id, "RC3") == 0 && strstr(out[i].evidence, "RC0a's rewrite removes it") != NULL;
     assert_true(rc3);
-    /* half a row's bytes is a slice, not the row: RC3 alone */
-    k.local_bytes = 8192;
-    n = diagnose(&k, 1, &c, out);
-    assert_true(n >= 1);
-    assert_string_equal(out[0].id, "RC3");
-    for (int i = 0; i < n; i++)
-        assert_string_not_equal(out[i].id, "RC0a");
+    /* the threshold: a row of the data dtype, no less */
+    k.local_bytes = 16384;
+    assert_true(fires_rc0a(&k, &c));
+    k.local_bytes = 16383;
+    assert_false(fires_rc0a(&k, &c));
+    c.elem = 4; /* fp32 data: 32768 B is the row */
+    k.local_bytes = 32767;
+    assert_false(fires_rc0a(&k, &c));
+    k.local_bytes = 32768;
+    assert_true(fires_rc0a(&k, &c));
+    /* not without a catalog reduction's row, nor without the walk's loads */
+    kg_diag_ctx none = c;
+    none.row = 0;
+    assert_false(fires_rc0a(&k, &none));
+    none = c;
+    none.reduction = 0;
+    assert_false(fires_rc0a(&k, &none));
+    kg_kfacts few = k;
+    kg_kfacts_set(&few, LD_INST, 32768.0 * 4095); /* under half a row a warp */
+    assert_false(fires_rc0a(&few, &c));
+    kg_kfacts_set(&few, LD_INST, NAN); /* no counters: no claim */
+    assert_false(fires_rc0a(&few, &c));
 }
 
 /* Recorded on the H200: max_reduction v2 writes one value a row (6.25% of

@@ -18,18 +18,24 @@
 
 #include "core/job.h"
 
+/* A softmax job of kernel k in x.so, for the fake worker. */
+static void fake_job(kg_job *job, kg_job_mode jm)
+{
+    kg_job_defaults(job);
+    job->mode = jm;
+    snprintf(job->plugin, sizeof job->plugin, "x.so");
+    snprintf(job->kernel, sizeof job->kernel, "k");
+    job->op = kg_op_find("softmax");
+    job->types.data = KG_FP16;
+    job->shape = job->op->presets[0].shape;
+    kg_scalars_default(job->op, &job->scalars);
+}
+
 static int run_mode(const char *mode, kg_job_mode jm, double timeout, kg_result *r, kg_libref *lib,
                     kg_err *e)
 {
     kg_job job;
-    kg_job_defaults(&job);
-    job.mode = jm;
-    snprintf(job.plugin, sizeof job.plugin, "x.so");
-    snprintf(job.kernel, sizeof job.kernel, "k");
-    job.op = kg_op_find("softmax");
-    job.types.data = KG_FP16;
-    job.shape = job.op->presets[0].shape;
-    kg_scalars_default(job.op, &job.scalars);
+    fake_job(&job, jm);
     job.trials = 1;
     setenv("KG_FAKE", mode, 1);
     memset(r, 0, sizeof *r);
@@ -362,6 +368,43 @@ static void nothing_is_left_behind(void **state)
     assert_int_equal(n, 0);
 }
 
+/* A diagnosing worker writes cubins to a scratch directory that the
+ * supervisor makes and removes, even when the worker is killed mid-way;
+ * a job that does not diagnose (and is not sandboxed) gets none. */
+static void diagnosis_scratch_is_removed(void **state)
+{
+    (void)state;
+    for (int diag = 1; diag >= 0; diag--) {
+        char note[] = "/tmp/kgate-test-note-XXXXXX", dir[4096] = "";
+        int fd = mkstemp(note);
+        assert_true(fd >= 0);
+        close(fd);
+        setenv("KG_FAKE_NOTE", note, 1);
+        kg_job job;
+        fake_job(&job, KG_JOB_KERNEL);
+        job.diagnose = diag;
+        setenv("KG_FAKE", "scratch", 1);
+        kg_result r;
+        kg_err e = {0, ""};
+        memset(&r, 0, sizeof r);
+        kg_job_run(KG_TEST_SRC "/fake_worker.sh", &job, 10, &r, NULL, NULL, NULL, &e);
+        assert_int_equal(r.verdict, KG_V_CRASH); /* killed: the kernel's crash */
+        FILE *f = fopen(note, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(dir, sizeof dir, f));
+        fclose(f);
+        unlink(note);
+        dir[strcspn(dir, "\n")] = '\0';
+        if (diag) {
+            assert_non_null(strstr(dir, "kgate-worker-"));
+            assert_int_not_equal(access(dir, F_OK), 0); /* removed, with the file in it */
+        } else {
+            assert_string_equal(dir, "none");
+        }
+    }
+    unsetenv("KG_FAKE_NOTE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +420,7 @@ int main(void)
         cmocka_unit_test(forged_events_are_violations),
         cmocka_unit_test(stderr_flood_is_bounded),
         cmocka_unit_test(nothing_is_left_behind),
+        cmocka_unit_test(diagnosis_scratch_is_removed),
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };

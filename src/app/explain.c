@@ -11,6 +11,7 @@
 
 #include "../core/diag_json.h"
 #include "../core/ncu_csv.h"
+#include "../core/problem.h"
 #include "../core/report.h"
 #include "../gpu/profile.h"
 
@@ -34,10 +35,13 @@ void kg_explain_ctx(const kg_result *r, const kg_op *op, const kg_shape *sh, kg_
         /* a reduction along rows: the tolerance's reductions, and the
          * index-returning ones (argmax) */
         c->reduction = op->reduction || op->out[0].cmp == KG_CMP_ARG;
-        if (c->reduction) {
+        /* a problem (KernelBench, Python) counts as a reduction for its
+         * tolerance, whatever it computes: its rows mean nothing here */
+        if (c->reduction && !kg_problem_of(op)) {
             int64_t rows, cols;
             kg_input0_matrix(op, sh, &rows, &cols);
             c->row = cols > 0 ? (double)cols : 0;
+            c->elem = (double)kg_dtype_size(ty.data);
         }
         c->matrix = op->family == KG_FAMILY_GEMM || op->family == KG_FAMILY_ATTENTION ||
                     op->family == KG_FAMILY_CONVOLUTION;

@@ -217,13 +217,13 @@ void kg_input0_matrix(const kg_op *op, const kg_shape *s, int64_t *rows, int64_t
 {
     int64_t ext[KG_MAX_RANK];
     int64_t n = kg_tensor_extents(&op->in[0], s, ext);
-    if (op->in[0].rank == 1) {
+    if (op->in[0].rank <= 1) { /* a scalar is one element */
         *rows = n >= 64 ? 8 : 1;
         *cols = n / *rows;
         return;
     }
     *cols = ext[op->in[0].rank - 1];
-    *rows = n / *cols;
+    *rows = *cols > 0 ? n / *cols : 0;
 }
 
 void kg_work_default(const kg_op *op, const kg_shape *s, kg_types t, kg_work *w)

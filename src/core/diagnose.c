@@ -147,13 +147,21 @@ typedef double (*rule_fn)(const rule_in *in, char *ev, size_t n);
 
 static int sms_of(const kg_kfacts *k) { return k->sms > 0 ? k->sms : 132; }
 
-/* Each thread keeps a local array at least as large as the row (at 2 bytes
- * an element, the narrowest dtype): every thread holds and walks the whole
- * row (TileLang's T.serial over a row-sized fragment), and its spill is a
- * consequence, which the cooperative rewrite removes with the walk. */
+/* Every thread holds and walks the whole row (TileLang's T.serial over a
+ * row-sized fragment): its local memory holds at least a row of the data
+ * dtype, each warp issues at least half a row's worth of global load
+ * instructions (one element each: the walk), and local memory carries the
+ * traffic (the spill is the walk's, and the cooperative rewrite removes it
+ * with the walk). A slice of a row in a local array (logsumexp v1's 64
+ * threads a row) issues far fewer loads a warp and is RC3's alone. */
 static int whole_row_local(const rule_in *in)
 {
-    return in->c->reduction && in->c->row > 0 && in->k->local_bytes >= 2 * in->c->row;
+    const kg_diag_ctx *c = in->c;
+    const derived *d = in->d;
+    double ld = M(in->k, "smsp__sass_inst_executed_op_global_ld.sum");
+    return c->reduction && c->row > 0 && in->k->local_bytes >= (c->elem > 0 ? c->elem : 2) * c->row &&
+           ld > 0 && d->warps > 0 && ld / d->warps >= c->row / 2 && !isnan(d->local_share) &&
+           d->local_share >= in->p->local_share_min;
 }
 
 static double rc0a(const rule_in *in, char *ev, size_t n)
@@ -166,11 +174,13 @@ static double rc0a(const rule_in *in, char *ev, size_t n)
     const derived *d = in->d;
     const kg_diag_params *p = in->p;
     if (whole_row_local(in)) {
-        snprintf(ev, n, "%d B of local memory per thread, a whole row of %.0f elements (>= 2 B each): every thread "
-                 "holds and walks the row; long-scoreboard stalls %.2f of warp latency, local-memory sectors %.0f%% "
-                 "of L1 traffic (the spill is the walk's)",
-                 in->k->local_bytes, in->c->row, isnan(d->ls) ? 0 : d->ls,
-                 isnan(d->local_share) ? 0 : 100 * d->local_share);
+        snprintf(ev, n, "%d B of local memory per thread, a whole row of %.0f elements (%.0f B each), and %.0f "
+                 "global load instructions per warp for the row's %.0f: every thread holds and walks the row; "
+                 "long-scoreboard stalls %.2f of warp latency, local-memory sectors %.0f%% of L1 traffic (the spill "
+                 "is the walk's)",
+                 in->k->local_bytes, in->c->row, in->c->elem > 0 ? in->c->elem : 2,
+                 M(in->k, "smsp__sass_inst_executed_op_global_ld.sum") / d->warps, in->c->row,
+                 isnan(d->ls) ? 0 : d->ls, 100 * d->local_share);
         /* the rewrite removes the walk and the spill: all but the roof
          * (add() caps the saving at 1 - rho) */
         return 1;
@@ -543,8 +553,8 @@ void kg_diagnose(const kg_kfacts *kernels, int nk, const kg_diag_ctx *ctx, const
                 continue;
             ev[0] = '\0';
             double s = rules[r].fn(&in, ev, sizeof ev);
-            if (rules[r].fn == rc0a) /* first in the table: RC2a, later, defers to it */
-                in.fired_rc0a = s > 0;
+            if (rules[r].fn == rc0a) /* first in the table: RC2a, later, defers to its latency cases */
+                in.fired_rc0a = s > 0 && !whole_row_local(&in);
             if (rules[r].fn == rc1 && s > 0)
                 any_rc1 = 1;
             add(out, max, n, &rules[r], kernels[i].name, s, share[i], ctx, ev);

@@ -72,7 +72,8 @@ typedef struct kg_diag_ctx {
     double flops;        /* essential FLOPs */
     int matrix;          /* a matrix workload (FLOPs dominate: matmul and kin) */
     int reduction;       /* the operator reduces along rows (reductions, norms, softmax) */
-    double row;          /* elements in the row it reduces (input 0's last extent), 0 when unknown */
+    double row;          /* elements in the row a catalog reduction reduces (input 0's last extent), 0 when unknown */
+    double elem;         /* bytes of an element of its data dtype, 0 when unknown */
     double busy_s;       /* summed kernel time of one call (s), 0 when unknown */
     int launches;        /* kernel launches in one call, 0 when unknown */
     double host_s;       /* host time of the launch call (s) */

@@ -627,7 +627,10 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     sent->budget_s = timeout_s;
     kg_random_hex(sent->nonce, 33);
     js.job = sent; /* the nonce the done event must carry */
-    if (sent->sandbox && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
+    /* a scratch directory, removed below however the worker ends: the
+     * sandbox's only writable place, and where a diagnosis writes cubins
+     * for cuobjdump (so that a worker killed mid-way leaves none behind) */
+    if ((sent->sandbox || sent->diagnose) && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
         free(sent);
         return err->code;
     }
@@ -637,8 +640,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     int rc = text ? spawn_worker(z, run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
                   : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);
-    if (sent->sandbox)
-        kg_sandbox_cleanup(sent->scratch);
+    kg_sandbox_cleanup(sent->scratch);
     free(sent);
     if (rc)
         return err->code;

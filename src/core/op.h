@@ -281,7 +281,8 @@ int64_t kg_tensor_extents(const kg_tensor_spec *t, const kg_shape *s, int64_t *e
 kg_dtype kg_tensor_dtype_of(const kg_tensor_spec *t, kg_types types);
 
 /* Rows and columns of input 0 viewed as a matrix (last extent = columns;
- * a rank-1 input is viewed as 8 rows when it has at least 64 elements). */
+ * a rank-1 input is viewed as 8 rows when it has at least 64 elements, a
+ * rank-0 one as one element). */
 void kg_input0_matrix(const kg_op *op, const kg_shape *s, int64_t *rows, int64_t *cols);
 
 /* Three shapes to check a kernel at beyond the timed one, drawn from seed:

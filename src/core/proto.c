@@ -49,7 +49,7 @@ char *kg_job_to_json(const kg_job *j)
     cJSON_AddStringToObject(o, "plugin", j->plugin);
     cJSON_AddStringToObject(o, "nonce", j->nonce);
     cJSON_AddBoolToObject(o, "sandbox", j->sandbox);
-    if (j->sandbox)
+    if (j->scratch[0])
         cJSON_AddStringToObject(o, "scratch", j->scratch);
     cJSON_AddNumberToObject(o, "budget", j->budget_s);
     if (j->mode == KG_JOB_KERNEL)

@@ -183,7 +183,7 @@ int kg_sandbox_scratch(char *scratch, size_t size, kg_err *err)
     const char *tmp = getenv("TMPDIR");
     snprintf(scratch, size, "%s/kgate-worker-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(scratch))
-        return kg_err_set(err, KG_EXIT_ENV, "sandbox: mkdtemp %s: %s", scratch, strerror(errno));
+        return kg_err_set(err, KG_EXIT_ENV, "the worker's scratch directory: mkdtemp %s: %s", scratch, strerror(errno));
     return 0;
 }
 

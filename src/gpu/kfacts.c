@@ -6,30 +6,22 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/sass.h"
+#include "../core/sass_run.h"
 #include "check.h"
 #include "profile.h"
 
 #define MAX_LAUNCHES 256
 #define MAX_CUBINS 256
 #define CUBIN_BYTES_MAX (512ull << 20) /* all captured cubins together */
-#define SASS_TEXT_MAX (64u << 20)      /* cuobjdump output read per cubin */
-#define SASS_DEADLINE_S 30.0           /* cuobjdump's time, a diagnosis's cubins together */
-#define SASS_DEADLINE_TEXT "30 s"
 
 typedef struct launch {
     CUfunction f;      /* NULL: a memset (it may be a profiler range too) */
@@ -246,15 +238,6 @@ out:
 
 /* ------------------------------------------------------------ the facts */
 
-static void note(kg_diagnosis *d, const char *fmt, const char *what)
-{
-    size_t u = strlen(d->note);
-    if (u + 3 >= sizeof d->note)
-        return;
-    if (u)
-        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
-    snprintf(d->note + u, sizeof d->note - u, fmt, what);
-}
 
 /* Registers, memory, occupancy and its limiter of one function at one launch. */
 static int function_facts(const launch *l, kg_kfacts *k, kg_err *err)
@@ -310,178 +293,52 @@ out:
     return err->code;
 }
 
-/* A kernel name that can go into cuobjdump's -fun list as it is (a comma
- * would split it; anything unusual takes the whole cubin instead). */
-static int listable(const char *name)
+/* The captured cubins, as sass_run takes them (the bytes stay W's: kept
+ * for the process's life). */
+static int cubins(kg_sass_cubin *out)
 {
-    if (!*name)
-        return 0;
-    for (const char *c = name; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
-              *c == '$' || *c == '.'))
-            return 0;
-    return 1;
+    pthread_mutex_lock(&W.mu);
+    int n = W.n_cubins;
+    for (int c = 0; c < n; c++)
+        out[c] = (kg_sass_cubin){W.cubin[c].bytes, W.cubin[c].size};
+    pthread_mutex_unlock(&W.mu);
+    return n;
 }
 
-/* One cuobjdump at work on one captured cubin, its SASS going to a file
- * (not a pipe: it runs while the profiler does, unread). */
-typedef struct sass_job {
-    pid_t pid;
-    char cubin[4096], out[4096];
-} sass_job;
-#define SASS_JOBS_MAX 32
-
-/* Starts a cuobjdump (no shell: kernel names are the candidate's) for each
- * captured cubin that holds one of the nn names, asked for those kernels
- * only (-fun: a large cubin's whole disassembly takes seconds). Returns
- * the number of jobs started; what failed is said in d->note. */
-static int sass_start(char (*names)[KG_KNAME_MAX], int nn, const char *tmpdir, sass_job *jobs, kg_diagnosis *d)
+/* Starts cuobjdump on the cubins that hold the nn names (core/sass_run.h). */
+static kg_sass_run *sass_start(const char (*names)[KG_KNAME_MAX], int nn, const char *tmpdir, kg_diagnosis *d)
 {
-    char tool_buf[4096];
-    const char *tool = kg_find_tool("cuobjdump", "KG_CUOBJDUMP", tool_buf, sizeof tool_buf);
-    const char *dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
-    int nj = 0;
-    if (!tool) {
-        note(d, "%s", "no SASS: cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");
-        return 0;
+    kg_sass_cubin *cs = malloc(sizeof *cs * MAX_CUBINS);
+    if (!cs) {
+        kg_diag_note(d, "%s", "no SASS: out of memory");
+        return NULL;
     }
-    char *funs = malloc((size_t)nn * KG_KNAME_MAX + 1);
-    if (!funs) {
-        note(d, "%s", "no SASS: out of memory");
-        return 0;
-    }
-    for (int c = 0; c < W.n_cubins && nj < SASS_JOBS_MAX; c++) {
-        int wanted = 0, whole = 0;
-        size_t fl = 0;
-        funs[0] = '\0';
-        for (int i = 0; i < nn; i++) {
-            if (!memmem(W.cubin[c].bytes, W.cubin[c].size, names[i], strlen(names[i]) + 1))
-                continue;
-            wanted = 1;
-            if (!listable(names[i]))
-                whole = 1;
-            else
-                fl += (size_t)sprintf(funs + fl, "%s%s", fl ? "," : "", names[i]);
-        }
-        if (!wanted)
-            continue;
-        sass_job *j = &jobs[nj];
-        snprintf(j->cubin, sizeof j->cubin, "%s/kg-cubin-XXXXXX", dir);
-        snprintf(j->out, sizeof j->out, "%s/kg-sass-XXXXXX", dir);
-        int cfd = mkstemp(j->cubin);
-        if (cfd < 0) {
-            note(d, "no SASS: cannot write a cubin under %s", dir);
-            break;
-        }
-        int ofd = mkstemp(j->out);
-        ssize_t w = write(cfd, W.cubin[c].bytes, W.cubin[c].size);
-        close(cfd);
-        if (ofd < 0 || w != (ssize_t)W.cubin[c].size) {
-            if (ofd >= 0) {
-                close(ofd);
-                unlink(j->out);
-            }
-            unlink(j->cubin);
-            note(d, "no SASS: cannot write a cubin under %s", dir);
-            break;
-        }
-        char *argv[] = {(char *)tool, "-sass", whole ? j->cubin : "-fun", whole ? NULL : funs, j->cubin, NULL};
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, ofd, STDOUT_FILENO);
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        extern char **environ;
-        int rc = posix_spawn(&j->pid, tool, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(ofd);
-        if (rc != 0) {
-            unlink(j->cubin);
-            unlink(j->out);
-            note(d, "no SASS: cannot run %s", tool);
-            break;
-        }
-        nj++;
-    }
-    free(funs);
-    return nj;
-}
-
-/* Waits for the jobs (SASS_DEADLINE_S from now, all together; one still
- * running then is killed), scans their SASS and gives each kernel of ks
- * without counts yet the counts of its function. Removes the files. */
-static void sass_finish(sass_job *jobs, int nj, kg_kfacts *ks, int nk, kg_diagnosis *d)
-{
-    kg_sass_fn *fns = malloc(sizeof *fns * 4096);
-    char *text = malloc(SASS_TEXT_MAX + 1);
-    const double end = kg_mono() + SASS_DEADLINE_S;
-    int late = 0;
-    for (int j = 0; j < nj; j++) {
-        int st = 0;
-        pid_t r;
-        while ((r = waitpid(jobs[j].pid, &st, WNOHANG)) == 0 && kg_mono() < end) {
-            struct timespec ts = {0, 2000000};
-            nanosleep(&ts, NULL);
-        }
-        if (r == 0) {
-            kill(jobs[j].pid, SIGKILL);
-            while (waitpid(jobs[j].pid, &st, 0) < 0 && errno == EINTR)
-                ;
-            late = 1;
-        }
-        size_t len = 0;
-        FILE *f = r > 0 && fns && text ? fopen(jobs[j].out, "rb") : NULL;
-        if (f) {
-            len = fread(text, 1, SASS_TEXT_MAX, f);
-            fclose(f);
-        }
-        unlink(jobs[j].cubin);
-        unlink(jobs[j].out);
-        if (r <= 0 || !fns || !text)
-            continue;
-        text[len] = '\0';
-        int n = 0, trunc = 0;
-        kg_err e = {0, ""};
-        if (len == 0 || kg_sass_scan(text, len, fns, 4096, &n, &trunc, &e)) {
-            note(d, "cuobjdump read no SASS from a cubin: %s", e.msg[0] ? e.msg : "empty output");
-            continue;
-        }
-        for (int i = 0; i < nk; i++) {
-            const kg_sass_fn *fn = ks[i].sass.found ? NULL : kg_sass_find(fns, n, ks[i].name);
-            if (fn)
-                ks[i].sass = fn->s;
-        }
-    }
-    if (late)
-        note(d, "%s", "cuobjdump ran past its " SASS_DEADLINE_TEXT ": stopped, some kernels have no SASS counts");
-    if (!fns || !text)
-        note(d, "%s", "no SASS: out of memory");
-    free(fns);
-    free(text);
+    kg_sass_run *r = kg_sass_run_start(cs, cubins(cs), names, nn, tmpdir, d);
+    free(cs);
+    return r;
 }
 
 /* The SASS counts of the kernels of ks that have none yet and are not
  * among the nt already asked for, now. */
-static void sass_facts(kg_kfacts *ks, int nk, char (*tried)[KG_KNAME_MAX], int nt, const char *tmpdir,
+static void sass_facts(kg_kfacts *ks, int nk, const char (*tried)[KG_KNAME_MAX], int nt, const char *tmpdir,
                        kg_diagnosis *d)
 {
     char(*names)[KG_KNAME_MAX] = malloc(sizeof *names * (size_t)(nk > 0 ? nk : 1));
-    sass_job *jobs = malloc(sizeof *jobs * SASS_JOBS_MAX);
     int nn = 0;
-    if (names && jobs) {
-        for (int i = 0; i < nk; i++) {
-            int t = 0;
-            while (t < nt && strcmp(tried[t], ks[i].name) != 0)
-                t++;
-            if (!ks[i].sass.found && t == nt)
-                snprintf(names[nn++], KG_KNAME_MAX, "%s", ks[i].name);
-        }
-        if (nn)
-            sass_finish(jobs, sass_start(names, nn, tmpdir, jobs, d), ks, nk, d);
-    } else {
-        note(d, "%s", "no SASS: out of memory");
+    if (!names) {
+        kg_diag_note(d, "%s", "no SASS: out of memory");
+        return;
     }
+    for (int i = 0; i < nk; i++) {
+        int t = 0;
+        while (t < nt && strcmp(tried[t], ks[i].name) != 0)
+            t++;
+        if (!ks[i].sass.found && t == nt)
+            snprintf(names[nn++], KG_KNAME_MAX, "%s", ks[i].name);
+    }
+    if (nn)
+        kg_sass_run_finish(sass_start((const char(*)[KG_KNAME_MAX])names, nn, tmpdir, d), ks, nk, 0, d);
     free(names);
-    free(jobs);
 }
 
 /* Says why each kernel of ks without SASS counts has none. */
@@ -494,27 +351,34 @@ static void sass_notes(kg_kfacts *ks, int nk)
             snprintf(ks[i].sass_note, sizeof ks[i].sass_note, "%s",
                      !have_tool         ? "cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)"
                      : W.cubins_dropped ? "no captured cubin holds it (some cubins were not kept: too many)"
-                                        : "no captured cubin holds it (stripped, or loaded before kgate watched)");
+                                        : "no captured cubin holds it, or cuobjdump gave none (see the note)");
 }
 
 /* The names of the distinct functions among the launches watched, at most
- * max of them. */
+ * max of them. The handles are copied under the lock and named outside it:
+ * the driver may load a module, whose callback takes the lock. */
 static int launched_names(char (*names)[KG_KNAME_MAX], int max)
 {
-    int nn = 0;
+    int nn = 0, nf = 0;
     kg_err e = {0, ""};
+    CUfunction fs[MAX_LAUNCHES];
     if (driver(&e))
         return 0;
     pthread_mutex_lock(&W.mu);
-    for (int i = 0; i < W.n && nn < max; i++) {
-        if (!W.l[i].f)
-            continue;
+    for (int i = 0; i < W.n; i++)
+        if (W.l[i].f)
+            fs[nf++] = W.l[i].f;
+    pthread_mutex_unlock(&W.mu);
+    for (int i = 0; i < nf && nn < max; i++) {
         const char *name = NULL;
-        CUfunction f = W.l[i].f;
-        if (D.get_name(&name, f) != CUDA_SUCCESS && D.kernel_function &&
-            D.kernel_function(&f, (CUkernel)W.l[i].f) == CUDA_SUCCESS && D.get_name(&name, f) != CUDA_SUCCESS)
+        CUfunction f = fs[i];
+        if (D.get_name(&name, f) != CUDA_SUCCESS) {
             name = NULL;
-        if (!name)
+            if (D.kernel_function && D.kernel_function(&f, (CUkernel)fs[i]) == CUDA_SUCCESS &&
+                D.get_name(&name, f) != CUDA_SUCCESS)
+                name = NULL;
+        }
+        if (!name || !*name)
             continue;
         int k;
         for (k = 0; k < nn && strncmp(names[k], name, KG_KNAME_MAX - 1) != 0; k++)
@@ -522,7 +386,6 @@ static int launched_names(char (*names)[KG_KNAME_MAX], int max)
         if (k == nn)
             snprintf(names[nn++], KG_KNAME_MAX, "%s", name);
     }
-    pthread_mutex_unlock(&W.mu);
     return nn;
 }
 
@@ -555,10 +418,10 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
     if (!ranges)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
     if (!W.on)
-        note(d, "%s", "no static facts: launches were not watched (another CUPTI subscriber?)");
-    sass_job jobs[SASS_JOBS_MAX];
-    char(*tried)[KG_KNAME_MAX] = NULL; /* the kernels whose SASS was asked for early */
-    int n_jobs = 0, n_tried = 0;
+        kg_diag_note(d, "%s", "no static facts: launches were not watched (another CUPTI subscriber?)");
+    kg_sass_run *early = NULL;          /* cuobjdump started before the profiler */
+    char(*tried)[KG_KNAME_MAX] = NULL; /* the kernels it was asked for */
+    int n_tried = 0;
     double t_sass = 0;
     if (n_metrics > 0 && W.on) {
         /* a plain call first, to learn which kernels the subject launches:
@@ -577,7 +440,7 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
         if (tried) {
             n_tried = launched_names(tried, KG_DIAG_KERNELS_MAX);
             if (n_tried)
-                n_jobs = sass_start(tried, n_tried, tmpdir, jobs, d);
+                early = sass_start((const char(*)[KG_KNAME_MAX])tried, n_tried, tmpdir, d);
         }
         t_sass += kg_mono() - ts;
     }
@@ -595,7 +458,7 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
             /* the launch itself failed under the profiler: the subject's fault */
             *err = perr;
         } else {
-            note(d, "no counters: %.400s", perr.msg);
+            kg_diag_note(d, "no counters: %.400s", perr.msg);
         }
     }
     if (!profiled && !err->code) {
@@ -606,7 +469,7 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
     W.capturing = 0;
     int n = W.n;
     if (W.dropped)
-        note(d, "%s", "more launches than kgate keeps; the rest are not described");
+        kg_diag_note(d, "%s", "more launches than kgate keeps; the rest are not described");
     pthread_mutex_unlock(&W.mu);
     if (err->code)
         goto out;
@@ -615,7 +478,7 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
         n_kern += W.l[i].f != NULL;
     d->launches = n_kern;
     if (dropped)
-        note(d, "%s", "the profiler dropped ranges");
+        kg_diag_note(d, "%s", "the profiler dropped ranges");
     /* ranges follow launch order; a memset is a range on some drivers and
      * not on others: match by order only where the counts say how */
     const int memsets_ranged = profiled && n_ranges == n;
@@ -624,11 +487,11 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
         char m[160];
         snprintf(m, sizeof m, "%d profiled ranges for %d launches and %d memsets: counters left out", n_ranges,
                  n_kern, n - n_kern);
-        note(d, "%s", m);
+        kg_diag_note(d, "%s", m);
     }
     /* one kgate fact record per function, in first-launch order */
     if (n_kern > 0 && driver(&derr) != 0) {
-        note(d, "no static facts: %s", derr.msg);
+        kg_diag_note(d, "no static facts: %s", derr.msg);
     } else {
         CUfunction seen[KG_DIAG_KERNELS_MAX];
         for (int i = 0, r = 0; i < n; i++) {
@@ -643,14 +506,14 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
             kg_kfacts *kf = &d->kernels[k];
             if (k == d->n_kernels) {
                 if (d->n_kernels == KG_DIAG_KERNELS_MAX) {
-                    note(d, "%s", "more distinct kernels than kgate describes; the rest are left out");
+                    kg_diag_note(d, "%s", "more distinct kernels than kgate describes; the rest are left out");
                     continue;
                 }
                 kg_kfacts_init(kf);
                 seen[d->n_kernels++] = W.l[i].f;
                 kg_err ferr = {0, ""};
                 if (function_facts(&W.l[i], kf, &ferr))
-                    note(d, "a kernel's attributes: %s", ferr.msg);
+                    kg_diag_note(d, "a kernel's attributes: %s", ferr.msg);
             }
             kf->launches++;
             /* counters of its range: sums add up over launches, the rest
@@ -682,18 +545,16 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
     }
     {
         double ts = kg_mono();
-        if (n_jobs) /* started before the profiler */
-            sass_finish(jobs, n_jobs, d->kernels, d->n_kernels, d);
-        n_jobs = 0;
+        kg_sass_run_finish(early, d->kernels, d->n_kernels, 0, d);
+        early = NULL;
         if (d->n_kernels) /* kernels the plain call did not launch, or all of them */
-            sass_facts(d->kernels, d->n_kernels, tried, n_tried, tmpdir, d);
+            sass_facts(d->kernels, d->n_kernels, (const char(*)[KG_KNAME_MAX])tried, n_tried, tmpdir, d);
         sass_notes(d->kernels, d->n_kernels);
         t_sass += kg_mono() - ts;
         last_sass_s = t_sass;
     }
 out:
-    if (n_jobs) /* a failure after they started: reaped, their files removed */
-        sass_finish(jobs, n_jobs, d->kernels, 0, d);
+    kg_sass_run_finish(early, NULL, 0, 1, d); /* a failure after it started: killed, its files removed */
     free(tried);
     free(ranges);
     d->wall_s = kg_mono() - t0;

@@ -9,8 +9,9 @@
  *     (the limiter is the resource whose own limit equals it).
  *   - Its SASS comes from `cuobjdump -sass -fun NAMES` on the cubin CUPTI
  *     hands over when a module loads (so Triton's cuModuleLoadData cubins
- *     count too), scanned by core/sass.h. A plain call first names the
- *     launched functions, so that cuobjdump runs while the profiler does.
+ *     count too), run by core/sass_run.h and scanned by core/sass.h. A
+ *     plain call first names the launched functions, so that cuobjdump
+ *     runs while the profiler does.
  *     Watching must start before the candidate is loaded (kg_kf_watch).
  *   - Counters come from the CUPTI Range Profiler (gpu/profile.h) during
  *     the same call, matched to launches by order.
@@ -39,8 +40,9 @@ int kg_kf_watch(kg_err *err);
 int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
                    const char *tmpdir, kg_diagnosis *d, kg_err *err);
 
-/* Seconds the last kg_kf_describe spent reading SASS (cuobjdump and the
- * scan); 0 when it read none. */
+/* Seconds the last kg_kf_describe spent on SASS: the plain call that names
+ * the kernels, the wait for cuobjdump beyond the profiler's passes, and the
+ * scan (core/sass_run.h); 0 before one ran. */
 double kg_kf_last_sass_s(void);
 
 #ifdef __cplusplus

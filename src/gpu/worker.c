@@ -168,8 +168,9 @@ static int free_refs(bench *b, kg_err *err)
     for (int s = 0; s < MAX_SETS; s++)
         for (int i = 0; i < KG_MAX_TENSORS; i++)
             if (b->ref[s][i]) {
-                KG_CUDA(cudaFree(b->ref[s][i]));
-                b->ref[s][i] = NULL;
+                void *p = b->ref[s][i];
+                b->ref[s][i] = NULL; /* not freed twice, whatever happens */
+                KG_CUDA(cudaFree(p));
             }
 out:
     return err->code;

@@ -1,0 +1,273 @@
+/* cuobjdump on captured cubins, in the background (core/sass_run.h). */
+#include "sass_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kg.h"
+#include "sass.h"
+
+extern char **environ;
+
+typedef struct job {
+    pid_t pid;           /* its process group too */
+    int out;             /* its listing: an unlinked file */
+    char cubin[4096];    /* the cubin it reads */
+} job;
+
+struct kg_sass_run {
+    int n;
+    job j[KG_SASS_JOBS_MAX];
+};
+
+void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what)
+{
+    size_t u = strlen(d->note);
+    if (u + 3 >= sizeof d->note)
+        return;
+    if (u)
+        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
+    snprintf(d->note + u, sizeof d->note - u, fmt, what);
+}
+
+/* A name that can go into -fun as it is: no option, no comma. */
+static int listable(const char *name)
+{
+    if (!*name || *name == '-')
+        return 0;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+              *c == '$' || *c == '.'))
+            return 0;
+    return 1;
+}
+
+static int holds(const kg_sass_cubin *c, const char *name)
+{
+    return c->bytes && memmem(c->bytes, c->size, name, strlen(name) + 1) != NULL;
+}
+
+static int wanted(const char *name) { return name[0] && strcmp(name, "?") != 0; }
+
+/* Writes the cubin and starts cuobjdump on it; 0, or -1 with a note. */
+static int spawn(job *j, const char *tool, const kg_sass_cubin *c, const char *funs, int whole, const char *dir,
+                 kg_diagnosis *d)
+{
+    char out[4096];
+    snprintf(j->cubin, sizeof j->cubin, "%s/kg-cubin-XXXXXX", dir);
+    snprintf(out, sizeof out, "%s/kg-sass-XXXXXX", dir);
+    int cfd = mkostemp(j->cubin, O_CLOEXEC);
+    if (cfd < 0) {
+        kg_diag_note(d, "no SASS: cannot write a cubin under %s", dir);
+        j->cubin[0] = '\0';
+        return -1;
+    }
+    size_t done = 0;
+    while (done < c->size) {
+        ssize_t w = write(cfd, c->bytes + done, c->size - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    close(cfd);
+    j->out = done == c->size ? mkostemp(out, O_CLOEXEC) : -1;
+    if (j->out < 0) {
+        kg_diag_note(d, "no SASS: cannot write a cubin under %s", dir);
+        unlink(j->cubin);
+        j->cubin[0] = '\0';
+        return -1;
+    }
+    unlink(out); /* read back through j->out; nothing to remove later */
+    char *argv[] = {(char *)tool, "-sass", whole ? j->cubin : "-fun", whole ? NULL : (char *)funs, j->cubin, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP); /* a group of its own (pgroup 0) */
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, j->out, STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    int rc = posix_spawn(&j->pid, tool, &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    if (rc != 0) {
+        kg_diag_note(d, "no SASS: cannot run %s", tool);
+        close(j->out);
+        unlink(j->cubin);
+        j->cubin[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const char (*names)[KG_KNAME_MAX],
+                               int nn, const char *tmpdir, kg_diagnosis *d)
+{
+    char tool_buf[4096];
+    const char *tool = kg_find_tool("cuobjdump", "KG_CUOBJDUMP", tool_buf, sizeof tool_buf);
+    const char *dir = tmpdir && *tmpdir ? tmpdir : getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    if (!tool) {
+        kg_diag_note(d, "%s", "no SASS: cuobjdump not found (PATH, CUDA_HOME, KG_CUOBJDUMP)");
+        return NULL;
+    }
+    kg_sass_run *r = calloc(1, sizeof *r);
+    int *first = malloc(sizeof *first * (size_t)(nn > 0 ? nn : 1)); /* the cubin each name is asked of */
+    const size_t cap = (size_t)(nn > 0 ? nn : 1) * KG_KNAME_MAX + 1; /* "," + a name < KG_KNAME_MAX each */
+    char *funs = malloc(cap);
+    if (!r || !first || !funs) {
+        kg_diag_note(d, "%s", "no SASS: out of memory");
+        free(r);
+        free(first);
+        free(funs);
+        return NULL;
+    }
+    for (int i = 0; i < nn; i++) {
+        first[i] = -1;
+        int held = 0;
+        for (int c = 0; c < n_cubins && wanted(names[i]); c++)
+            if (holds(&cubins[c], names[i]) && held++ == 0)
+                first[i] = c;
+        if (held > 1) {
+            char m[KG_KNAME_MAX + 96];
+            snprintf(m, sizeof m, "%.100s is in %d cubins (autotuned configurations?): its SASS counts are the "
+                     "first loaded one's", names[i], held);
+            kg_diag_note(d, "%s", m);
+        }
+    }
+    for (int c = 0; c < n_cubins; c++) {
+        int any = 0, whole = 0;
+        size_t fl = 0;
+        funs[0] = '\0';
+        for (int i = 0; i < nn; i++) {
+            if (first[i] != c)
+                continue;
+            any = 1;
+            if (!listable(names[i]))
+                whole = 1;
+            else
+                fl += (size_t)snprintf(funs + fl, cap - fl, "%s%s", fl ? "," : "", names[i]);
+        }
+        if (!any)
+            continue;
+        if (r->n == KG_SASS_JOBS_MAX) {
+            kg_diag_note(d, "%s", "more cubins to disassemble than kgate runs cuobjdump on: the rest have no SASS");
+            break;
+        }
+        if (spawn(&r->j[r->n], tool, &cubins[c], funs, whole, dir, d) == 0)
+            r->n++;
+        else
+            break;
+    }
+    free(first);
+    free(funs);
+    if (!r->n) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The wait's deadline: KG_SASS_DEADLINE may shorten it (a test hook). */
+static double deadline_s(void)
+{
+    const char *e = getenv("KG_SASS_DEADLINE");
+    double v = e ? strtod(e, NULL) : 0;
+    return v > 0 && v < KG_SASS_DEADLINE_S ? v : KG_SASS_DEADLINE_S;
+}
+
+static void kill_group(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+}
+
+/* Reads a job's listing, at most KG_SASS_TEXT_MAX bytes; its length. */
+static size_t listing(int fd, char *text)
+{
+    size_t len = 0;
+    if (lseek(fd, 0, SEEK_SET) != 0)
+        return 0;
+    while (len < KG_SASS_TEXT_MAX) {
+        ssize_t k = read(fd, text + len, KG_SASS_TEXT_MAX - len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        len += (size_t)k;
+    }
+    return len;
+}
+
+void kg_sass_run_finish(kg_sass_run *r, kg_kfacts *ks, int nk, int abandon, kg_diagnosis *d)
+{
+    if (!r)
+        return;
+    kg_sass_fn *fns = abandon ? NULL : malloc(sizeof *fns * 4096);
+    char *text = abandon ? NULL : malloc(KG_SASS_TEXT_MAX + 1);
+    if (!abandon && (!fns || !text))
+        kg_diag_note(d, "%s", "no SASS: out of memory");
+    const double wait_s = deadline_s(), end = kg_mono() + wait_s;
+    int late = 0, failed = 0;
+    for (int i = 0; i < r->n; i++) {
+        job *j = &r->j[i];
+        int st = 0;
+        pid_t w = 0;
+        if (abandon) {
+            kill_group(j->pid);
+        } else {
+            while ((w = waitpid(j->pid, &st, WNOHANG)) == 0 && kg_mono() < end) {
+                struct timespec ts = {0, 2000000};
+                nanosleep(&ts, NULL);
+            }
+            if (w == 0) {
+                kill_group(j->pid);
+                late = 1;
+            }
+        }
+        if (w == 0 || abandon) {
+            while (waitpid(j->pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            kill(-j->pid, SIGKILL); /* what it started and left in its group */
+        } else if (w < 0 || !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            failed = 1; /* w < 0: not ours to wait for (SIGCHLD ignored?): its output is not known whole */
+        } else if (fns && text) {
+            size_t len = listing(j->out, text);
+            text[len] = '\0';
+            int n = 0, trunc = 0;
+            kg_err e = {0, ""};
+            if (len == 0 || kg_sass_scan(text, len, fns, 4096, &n, &trunc, &e)) {
+                kg_diag_note(d, "cuobjdump read no SASS from a cubin: %s", e.msg[0] ? e.msg : "empty output");
+            } else {
+                for (int k = 0; k < nk; k++) {
+                    const kg_sass_fn *f = ks[k].sass.found ? NULL : kg_sass_find(fns, n, ks[k].name);
+                    if (f)
+                        ks[k].sass = f->s;
+                }
+            }
+        }
+        close(j->out);
+        unlink(j->cubin);
+    }
+    if (late) {
+        char m[96];
+        snprintf(m, sizeof m, "cuobjdump ran past its %.0f s: stopped, some kernels have no SASS counts", wait_s);
+        kg_diag_note(d, "%s", m);
+    }
+    if (failed)
+        kg_diag_note(d, "%s", "cuobjdump failed on a cubin (an exit status or a signal): its kernels have no SASS "
+                     "counts");
+    free(fns);
+    free(text);
+    free(r);
+}
