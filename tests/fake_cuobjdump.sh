@@ -2,8 +2,9 @@
 # Stands in for cuobjdump in tests/test_sass_run.c (KG_CUOBJDUMP). A test
 # cubin is NUL-separated text: a tag, then the names of its functions; a tag
 # holding WIDE gives each function a 16-byte load. Prints `-sass` listings
-# for the -fun names (all of the file's without -fun), and logs to
-# $FAKE_LOG its argv, whether fd 9 is open and what its stdin is.
+# for the -fun names the file holds (all of the file's without -fun; a
+# name it lacks only warns, as cuobjdump does), and logs to $FAKE_LOG its
+# argv, whether fd 9 is open, what its stdin is and its TMPDIR.
 #   FAKE_FAIL=1      exit 3 after printing
 #   FAKE_SLEEP=S     first start a child `sleep 61.5` (its pid to $FAKE_LOG.child), then sleep S
 fun="" file="" whole=1
@@ -18,6 +19,7 @@ done
     echo "argv: fun=[$fun] whole=$whole"
     [ -e /proc/$$/fd/9 ] && echo "fd9: open" || echo "fd9: closed"
     echo "stdin: $(readlink /proc/$$/fd/0)"
+    echo "tmpdir: ${TMPDIR:-}"
 } >>"$FAKE_LOG"
 if [ -n "${FAKE_SLEEP:-}" ]; then
     sleep 61.5 &
@@ -25,7 +27,15 @@ if [ -n "${FAKE_SLEEP:-}" ]; then
     sleep "$FAKE_SLEEP"
 fi
 tag=$(tr '\0' '\n' <"$file" | head -1)
-if [ $whole = 1 ]; then names=$(tr '\0' '\n' <"$file" | tail -n +2); else names=$(echo "$fun" | tr ',' '\n'); fi
+has=$(tr '\0' '\n' <"$file" | tail -n +2)
+if [ $whole = 1 ]; then
+    names=$has
+else
+    names=
+    for f in $(echo "$fun" | tr ',' ' '); do
+        if echo "$has" | grep -qx -- "$f"; then names="$names $f"; else echo "cuobjdump warning : Function listed in --function '$f' not found" >&2; fi
+    done
+fi
 echo "Fatbin elf code:"
 for f in $names; do
     printf '\t\tFunction : %s\n' "$f"

@@ -630,9 +630,15 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     /* a scratch directory, removed below however the worker ends: the
      * sandbox's only writable place, and where a diagnosis writes cubins
      * for cuobjdump (so that a worker killed mid-way leaves none behind) */
-    if ((sent->sandbox || sent->diagnose) && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
+    sent->scratch[0] = '\0';
+    if (sent->sandbox && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
         free(sent);
         return err->code;
+    }
+    if (!sent->sandbox && sent->diagnose) {
+        kg_err serr = {0, ""};
+        if (kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, &serr))
+            sent->scratch[0] = '\0'; /* the worker's TMPDIR then, as it would have been */
     }
     char *text = kg_job_to_json(sent);
     js.t_start = kg_mono();

@@ -57,9 +57,31 @@ static int holds(const kg_sass_cubin *c, const char *name)
 
 static int wanted(const char *name) { return name[0] && strcmp(name, "?") != 0; }
 
+/* environ with TMPDIR=dir: cuobjdump's own temporary files (a copy of the
+ * cubin for nvdisasm) go where kgate's go. The strings are environ's and
+ * one static buffer; the array is the caller's to free. */
+static char **env_with_tmpdir(const char *dir)
+{
+    static char tmpdir[4200];
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    char **e = malloc(sizeof *e * (n + 2));
+    if (!e)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+            e[k++] = environ[i];
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", dir);
+    e[k++] = tmpdir;
+    e[k] = NULL;
+    return e;
+}
+
 /* Writes the cubin and starts cuobjdump on it; 0, or -1 with a note. */
 static int spawn(job *j, const char *tool, const kg_sass_cubin *c, const char *funs, int whole, const char *dir,
-                 kg_diagnosis *d)
+                 char **env, kg_diagnosis *d)
 {
     char out[4096];
     snprintf(j->cubin, sizeof j->cubin, "%s/kg-cubin-XXXXXX", dir);
@@ -91,16 +113,21 @@ static int spawn(job *j, const char *tool, const kg_sass_cubin *c, const char *f
     char *argv[] = {(char *)tool, "-sass", whole ? j->cubin : "-fun", whole ? NULL : (char *)funs, j->cubin, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP); /* a group of its own (pgroup 0) */
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, j->out, STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    int rc = posix_spawn(&j->pid, tool, &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0 && (rc = posix_spawnattr_init(&at)) != 0)
+        posix_spawn_file_actions_destroy(&fa);
+    if (rc == 0) {
+        /* the listing's descriptor first: stdin's /dev/null may not land on it */
+        rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP) /* a group of its own (pgroup 0) */ ||
+             posix_spawn_file_actions_adddup2(&fa, j->out, STDOUT_FILENO) ||
+             posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) ||
+             posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0) ||
+             posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        if (rc == 0)
+            rc = posix_spawn(&j->pid, tool, &fa, &at, argv, env);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
+    }
     if (rc != 0) {
         kg_diag_note(d, "no SASS: cannot run %s", tool);
         close(j->out);
@@ -122,35 +149,25 @@ kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const 
         return NULL;
     }
     kg_sass_run *r = calloc(1, sizeof *r);
-    int *first = malloc(sizeof *first * (size_t)(nn > 0 ? nn : 1)); /* the cubin each name is asked of */
     const size_t cap = (size_t)(nn > 0 ? nn : 1) * KG_KNAME_MAX + 1; /* "," + a name < KG_KNAME_MAX each */
     char *funs = malloc(cap);
-    if (!r || !first || !funs) {
+    char **env = env_with_tmpdir(dir);
+    if (!r || !funs || !env) {
         kg_diag_note(d, "%s", "no SASS: out of memory");
         free(r);
-        free(first);
         free(funs);
+        free(env);
         return NULL;
     }
-    for (int i = 0; i < nn; i++) {
-        first[i] = -1;
-        int held = 0;
-        for (int c = 0; c < n_cubins && wanted(names[i]); c++)
-            if (holds(&cubins[c], names[i]) && held++ == 0)
-                first[i] = c;
-        if (held > 1) {
-            char m[KG_KNAME_MAX + 96];
-            snprintf(m, sizeof m, "%.100s is in %d cubins (autotuned configurations?): its SASS counts are the "
-                     "first loaded one's", names[i], held);
-            kg_diag_note(d, "%s", m);
-        }
-    }
+    /* every cubin that seems to hold a name is asked for it: the search
+     * also finds a name at the end of a longer one, and cuobjdump answers
+     * only for a function the cubin has */
     for (int c = 0; c < n_cubins; c++) {
         int any = 0, whole = 0;
         size_t fl = 0;
         funs[0] = '\0';
         for (int i = 0; i < nn; i++) {
-            if (first[i] != c)
+            if (!wanted(names[i]) || !holds(&cubins[c], names[i]))
                 continue;
             any = 1;
             if (!listable(names[i]))
@@ -164,12 +181,12 @@ kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const 
             kg_diag_note(d, "%s", "more cubins to disassemble than kgate runs cuobjdump on: the rest have no SASS");
             break;
         }
-        if (spawn(&r->j[r->n], tool, &cubins[c], funs, whole, dir, d) == 0)
+        if (spawn(&r->j[r->n], tool, &cubins[c], funs, whole, dir, env, d) == 0)
             r->n++;
         else
             break;
     }
-    free(first);
+    free(env);
     free(funs);
     if (!r->n) {
         free(r);
@@ -184,12 +201,6 @@ static double deadline_s(void)
     const char *e = getenv("KG_SASS_DEADLINE");
     double v = e ? strtod(e, NULL) : 0;
     return v > 0 && v < KG_SASS_DEADLINE_S ? v : KG_SASS_DEADLINE_S;
-}
-
-static void kill_group(pid_t pid)
-{
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
 }
 
 /* Reads a job's listing, at most KG_SASS_TEXT_MAX bytes; its length. */
@@ -209,56 +220,75 @@ static size_t listing(int fd, char *text)
     return len;
 }
 
+/* Whether the job has ended, without reaping it (its pid, and so its
+ * process group, stay ours until waitpid): 1 ended, 0 running, -1 not ours
+ * to wait for. */
+static int ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return -1;
+    return si.si_pid == pid;
+}
+
 void kg_sass_run_finish(kg_sass_run *r, kg_kfacts *ks, int nk, int abandon, kg_diagnosis *d)
 {
     if (!r)
         return;
     kg_sass_fn *fns = abandon ? NULL : malloc(sizeof *fns * 4096);
     char *text = abandon ? NULL : malloc(KG_SASS_TEXT_MAX + 1);
-    if (!abandon && (!fns || !text))
+    int *seen = abandon ? NULL : calloc((size_t)(nk > 0 ? nk : 1), sizeof *seen); /* listings holding each kernel */
+    if (!abandon && (!fns || !text || !seen))
         kg_diag_note(d, "%s", "no SASS: out of memory");
     const double wait_s = deadline_s(), end = kg_mono() + wait_s;
     int late = 0, failed = 0;
     for (int i = 0; i < r->n; i++) {
         job *j = &r->j[i];
-        int st = 0;
-        pid_t w = 0;
-        if (abandon) {
-            kill_group(j->pid);
-        } else {
-            while ((w = waitpid(j->pid, &st, WNOHANG)) == 0 && kg_mono() < end) {
-                struct timespec ts = {0, 2000000};
-                nanosleep(&ts, NULL);
-            }
-            if (w == 0) {
-                kill_group(j->pid);
-                late = 1;
-            }
+        int e = 0;
+        while (!abandon && (e = ended(j->pid)) == 0 && kg_mono() < end) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
         }
-        if (w == 0 || abandon) {
-            while (waitpid(j->pid, &st, 0) < 0 && errno == EINTR)
-                ;
-            kill(-j->pid, SIGKILL); /* what it started and left in its group */
-        } else if (w < 0 || !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-            failed = 1; /* w < 0: not ours to wait for (SIGCHLD ignored?): its output is not known whole */
-        } else if (fns && text) {
+        late |= !abandon && e == 0;
+        /* the group goes while its leader is unreaped (its id cannot be
+         * reused yet): what cuobjdump started (nvdisasm) with it */
+        kill(-j->pid, SIGKILL);
+        int st = 0;
+        pid_t w;
+        while ((w = waitpid(j->pid, &st, 0)) < 0 && errno == EINTR)
+            ;
+        if (abandon || e == 0) {
+            /* killed: no listing */
+        } else if (e < 0 || w != j->pid || !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            failed = 1; /* e < 0: not ours to wait for (SIGCHLD ignored?): its listing is not known whole */
+        } else if (fns && text && seen) {
             size_t len = listing(j->out, text);
             text[len] = '\0';
             int n = 0, trunc = 0;
-            kg_err e = {0, ""};
-            if (len == 0 || kg_sass_scan(text, len, fns, 4096, &n, &trunc, &e)) {
-                kg_diag_note(d, "cuobjdump read no SASS from a cubin: %s", e.msg[0] ? e.msg : "empty output");
+            kg_err err = {0, ""};
+            if (len == 0 || kg_sass_scan(text, len, fns, 4096, &n, &trunc, &err)) {
+                kg_diag_note(d, "cuobjdump read no SASS from a cubin: %s", err.msg[0] ? err.msg : "empty output");
             } else {
                 for (int k = 0; k < nk; k++) {
-                    const kg_sass_fn *f = ks[k].sass.found ? NULL : kg_sass_find(fns, n, ks[k].name);
-                    if (f)
-                        ks[k].sass = f->s;
+                    const kg_sass_fn *f = kg_sass_find(fns, n, ks[k].name);
+                    if (!f)
+                        continue;
+                    if (seen[k]++ == 0 && !ks[k].sass.found)
+                        ks[k].sass = f->s; /* the first loaded cubin's */
                 }
             }
         }
         close(j->out);
         unlink(j->cubin);
     }
+    for (int k = 0; seen && k < nk; k++)
+        if (seen[k] > 1) {
+            char m[KG_KNAME_MAX + 96];
+            snprintf(m, sizeof m, "%.100s is in %d cubins (autotuned configurations?): its SASS counts are the "
+                     "first loaded one's", ks[k].name, seen[k]);
+            kg_diag_note(d, "%s", m);
+        }
     if (late) {
         char m[96];
         snprintf(m, sizeof m, "cuobjdump ran past its %.0f s: stopped, some kernels have no SASS counts", wait_s);
@@ -269,5 +299,6 @@ void kg_sass_run_finish(kg_sass_run *r, kg_kfacts *ks, int nk, int abandon, kg_d
                      "counts");
     free(fns);
     free(text);
+    free(seen);
     free(r);
 }
