@@ -31,6 +31,14 @@
 //                           contiguous 1/64 of the row.
 // All copy with four loads in flight before the stores and __restrict__
 // pointers, as v1's compiled code does.
+// attention v1 (NOTC, RC4): S = Q.K^T in DRAM in fp32, a softmax pass, P.V,
+// both GEMMs on fp32 FMAs (its order by accounting so far: the FMA GEMMs
+// are 89% of its time).
+//   attention_fix_notc:     v1's three passes, the GEMMs on tensor cores
+//                           (WMMA), P written in the inputs' dtype for them.
+//   attention_fix_rc4:      the fused algorithm on fp32 FMAs, staged as
+//                           v1's GEMM stages its tiles.
+// Written in session 9 without a GPU; not yet run.
 //
 // Session 9 measured a first version of these (results/h200/session9-*/
 // ablation/), in which the RC1 fixes had fewer loads in flight than v1 and
@@ -39,6 +47,10 @@
 // written until this version is measured.
 #include <math.h>
 #include <stdint.h>
+
+#include <mma.h>
+
+#include <type_traits>
 
 #include "../common.cuh"
 
@@ -188,6 +200,240 @@ static int isel_ab(const DLTensor *in, int nin, DLTensor *out, int nout, const k
     return 0;
 }
 
+
+// ---------------------------------------------------------------- attention
+// v1 (NOTC, RC4): S = Q.K^T to DRAM in fp32, a softmax pass, O = P.V, both
+// GEMMs on fp32 FMAs. Q, K, V, O are [B,H,S,D]; these take S a multiple of
+// 64 and D of 64 or 128 (the presets), and fail any other shape.
+
+// A softmax pass as v1's, writing P in the inputs' dtype (what the tensor
+// cores read) to p: row i of a head sees keys j < S, or j <= i when causal.
+template <typename T>
+__global__ __launch_bounds__(256) void at_softmax_to(const float *__restrict__ sc, T *__restrict__ p, int64_t rows,
+                                                     int S, int causal)
+{
+    __shared__ float red[32];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const float *s = sc + (size_t)row * S;
+        T *o = p + (size_t)row * S;
+        const int i = (int)(row % S), n = causal ? i + 1 : S;
+        float m = -INFINITY, sum = 0.f;
+        for (int j = threadIdx.x; j < n; j += blockDim.x)
+            m = fmaxf(m, s[j]);
+        m = block_max(m, red);
+        for (int j = threadIdx.x; j < n; j += blockDim.x)
+            sum += expf(s[j] - m);
+        const float inv = 1.f / block_sum(sum, red);
+        for (int j = threadIdx.x; j < S; j += blockDim.x)
+            o[j] = from_f<T>(j < n ? expf(s[j] - m) * inv : 0.f);
+    }
+}
+
+// C[z] (M x N) = alpha * A[z] (M x K, row-major) . B(z), on tensor cores (WMMA
+// m16n16k16, fp32 accumulate): B(z) is Bm[z] as [N][K] row-major (BT: K's
+// rows, for Q.K^T) or [K][N] row-major (V, for P.V). A 64x64 tile of C a
+// block of 4 warps, 32x32 a warp; operands read straight from global memory.
+template <typename T, typename TC, bool BT>
+__global__ __launch_bounds__(128) void at_wmma(const T *__restrict__ A, const T *__restrict__ Bm, TC *__restrict__ C,
+                                               int M, int N, int K, float alpha, int tiles_n)
+{
+    using namespace nvcuda;
+    const int64_t per_z = (int64_t)(M / 64) * tiles_n;
+    const int64_t z = blockIdx.x / per_z;
+    const int rem = (int)(blockIdx.x % per_z), w = threadIdx.x / 32;
+    const int m0 = (rem / tiles_n) * 64 + (w / 2) * 32, n0 = (rem % tiles_n) * 64 + (w % 2) * 32;
+    A += (size_t)z * M * K;
+    Bm += (size_t)z * K * N;
+    C += (size_t)z * M * N;
+    using BL = typename std::conditional<BT, wmma::col_major, wmma::row_major>::type;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            wmma::fill_fragment(acc[i][j], 0.f);
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[2];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, BL> b[2];
+        for (int i = 0; i < 2; i++)
+            wmma::load_matrix_sync(a[i], A + (size_t)(m0 + 16 * i) * K + k0, K);
+        for (int j = 0; j < 2; j++) {
+            if constexpr (BT)
+                wmma::load_matrix_sync(b[j], Bm + (size_t)(n0 + 16 * j) * K + k0, K);
+            else
+                wmma::load_matrix_sync(b[j], Bm + (size_t)k0 * N + n0 + 16 * j, N);
+        }
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+    }
+    __shared__ float st[4][16 * 16];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            for (int e = 0; e < acc[i][j].num_elements; e++)
+                acc[i][j].x[e] *= alpha;
+            if constexpr (std::is_same<TC, float>::value) {
+                wmma::store_matrix_sync(C + (size_t)(m0 + 16 * i) * N + n0 + 16 * j, acc[i][j], N,
+                                        wmma::mem_row_major);
+            } else {
+                wmma::store_matrix_sync(st[w], acc[i][j], 16, wmma::mem_row_major);
+                __syncwarp();
+                for (int e = threadIdx.x % 32; e < 256; e += 32)
+                    C[(size_t)(m0 + 16 * i + e / 16) * N + n0 + 16 * j + e % 16] = from_f<TC>(st[w][e]);
+                __syncwarp();
+            }
+        }
+}
+
+static void *at_buf_s, *at_buf_p;
+static size_t at_have_s, at_have_p;
+
+// attention_fix_notc: v1's algorithm (S in DRAM in fp32, a softmax pass, P
+// read again), its GEMMs on tensor cores (P in the inputs' dtype for them).
+template <typename T>
+static int at_fix_notc(const T *Q, const T *Kt, const T *V, T *O, int64_t bh, int S, int D, int causal,
+                       cudaStream_t s, const kgate_params *p)
+{
+    float *sc = (float *)scratch_get(&at_buf_s, &at_have_s, (size_t)bh * S * S * sizeof(float));
+    T *pm = (T *)scratch_get(&at_buf_p, &at_have_p, (size_t)bh * S * S * sizeof(T));
+    if (!sc || !pm)
+        return kernel_fail(p, (int)cudaErrorMemoryAllocation, "attention ablation: no room for S and P");
+    const int ts = S / 64, td = D / 64;
+    at_wmma<T, float, true><<<(unsigned)(bh * ts * ts), 128, 0, s>>>(Q, Kt, sc, S, S, D,
+                                                                     (float)(1.0 / sqrt((double)D)), ts);
+    KG_KERNEL_LAUNCHED(p);
+    const int64_t rows = bh * S;
+    at_softmax_to<T><<<wave_grid<at_softmax_to<T>, 256>(rows), 256, 0, s>>>(sc, pm, rows, S, causal);
+    KG_KERNEL_LAUNCHED(p);
+    at_wmma<T, T, false><<<(unsigned)(bh * ts * td), 128, 0, s>>>(pm, V, O, S, D, S, 1.f, td);
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
+// attention_fix_rc4: the fused algorithm (FlashAttention's: 64 queries a
+// block, 64-key tiles of K and V through shared memory, an online softmax,
+// nothing of S in DRAM), its products on fp32 FMAs as v1's: 256 threads,
+// each 4 rows x 4 keys of S and 4 rows x D/16 columns of O, operands staged
+// k-major as v1_gemm stages them.
+template <typename T, int D>
+__global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, const T *__restrict__ K,
+                                                    const T *__restrict__ V, T *__restrict__ O, int S, int causal,
+                                                    float scale)
+{
+    extern __shared__ float sm[];
+    float *Qs = sm;              // [D][64]: Qs[d][row]
+    float *Ks = Qs + D * 64;     // [D][64]: Ks[d][key]
+    float *Vs = Ks + D * 64;     // [64][D]: Vs[key][d]
+    float *Ps = Vs + 64 * D;     // [64][65]: Ps[key][row]
+    constexpr int DC = D / 16;   // O columns a thread
+    const int nq = S / 64, tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int64_t z = blockIdx.x / nq;
+    const int q0 = (int)(blockIdx.x % nq) * 64;
+    Q += (size_t)z * S * D, K += (size_t)z * S * D, V += (size_t)z * S * D, O += (size_t)z * S * D;
+    for (int e = threadIdx.x; e < 64 * D; e += 256) {
+        const int r = e / D, d = e % D;
+        Qs[d * 64 + r] = to_f(Q[(size_t)(q0 + r) * D + d]);
+    }
+    float o[4][DC] = {}, m[4], l[4];
+    for (int i = 0; i < 4; i++)
+        m[i] = -INFINITY, l[i] = 0.f;
+    const int kend = causal ? q0 + 64 : S;
+    for (int k0 = 0; k0 < kend; k0 += 64) {
+        __syncthreads(); // the previous tile's P.V is done with Ks, Vs, Ps
+        for (int e = threadIdx.x; e < 64 * D; e += 256) {
+            const int r = e / D, d = e % D;
+            Ks[d * 64 + r] = to_f(K[(size_t)(k0 + r) * D + d]);
+            Vs[r * D + d] = to_f(V[(size_t)(k0 + r) * D + d]);
+        }
+        __syncthreads();
+        float sc[4][4] = {};
+        for (int d = 0; d < D; d++) {
+            float a[4], b[4];
+            for (int i = 0; i < 4; i++)
+                a[i] = Qs[d * 64 + ty * 4 + i], b[i] = Ks[d * 64 + tx * 4 + i];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    sc[i][j] = fmaf(a[i], b[j], sc[i][j]);
+        }
+        for (int i = 0; i < 4; i++) {
+            const int row = q0 + ty * 4 + i;
+            float tmax = -INFINITY;
+            for (int j = 0; j < 4; j++) {
+                const int key = k0 + tx * 4 + j;
+                sc[i][j] = causal && key > row ? -INFINITY : sc[i][j] * scale;
+                tmax = fmaxf(tmax, sc[i][j]);
+            }
+            for (int off = 8; off > 0; off >>= 1) // the 16 threads of a row: lanes ty*16.. of the warp
+                tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, off));
+            const float mn = fmaxf(m[i], tmax);
+            const float alpha = mn == -INFINITY ? 1.f : expf(m[i] - mn);
+            float rs = 0.f;
+            for (int j = 0; j < 4; j++) {
+                const float pv = mn == -INFINITY ? 0.f : expf(sc[i][j] - mn);
+                Ps[(tx * 4 + j) * 65 + ty * 4 + i] = pv;
+                rs += pv;
+            }
+            for (int off = 8; off > 0; off >>= 1)
+                rs += __shfl_xor_sync(0xffffffffu, rs, off);
+            l[i] = l[i] * alpha + rs;
+            m[i] = mn;
+            for (int c = 0; c < DC; c++)
+                o[i][c] *= alpha;
+        }
+        __syncthreads();
+        for (int key = 0; key < 64; key++) {
+            float a[4], b[DC];
+            for (int i = 0; i < 4; i++)
+                a[i] = Ps[key * 65 + ty * 4 + i];
+            for (int c = 0; c < DC; c++)
+                b[c] = Vs[key * D + tx * DC + c];
+            for (int i = 0; i < 4; i++)
+                for (int c = 0; c < DC; c++)
+                    o[i][c] = fmaf(a[i], b[c], o[i][c]);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < DC; c++)
+            O[(size_t)(q0 + ty * 4 + i) * D + tx * DC + c] = from_f<T>(o[i][c] / l[i]);
+}
+
+template <typename T, int D>
+static int at_fix_rc4_d(const T *Q, const T *Kt, const T *V, T *O, int64_t bh, int S, int causal, cudaStream_t s,
+                        const kgate_params *p)
+{
+    const size_t smem = sizeof(float) * (3 * 64 * D + 64 * 65);
+    cudaError_t e = cudaFuncSetAttribute(at_fused_fma<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return kernel_fail(p, (int)e, cudaGetErrorString(e));
+    at_fused_fma<T, D><<<(unsigned)(bh * (S / 64)), 256, smem, s>>>(Q, Kt, V, O, S, causal,
+                                                                   (float)(1.0 / sqrt((double)D)));
+    KG_KERNEL_LAUNCHED(p);
+    return 0;
+}
+
+template <typename T, int FIX>
+static int at_ab(const DLTensor *in, int nin, DLTensor *out, int nout, const kgate_params *p, kgate_stream st)
+{
+    bool ok = nin == 3 && nout == 1;
+    for (int i = 0; ok && i < 4; i++) {
+        const DLTensor *t = i < 3 ? &in[i] : &out[0];
+        ok = dl_is<T>(t, 4);
+        for (int d = 0; ok && d < 4; d++)
+            ok = t->shape[d] == in[0].shape[d];
+    }
+    if (!ok)
+        return kernel_fail(p, 1, "attention ablation: expected Q, K, V [B,H,S,D] -> O [B,H,S,D]");
+    const int64_t bh = in[0].shape[0] * in[0].shape[1], S = in[0].shape[2], D = in[0].shape[3];
+    if (S % 64 || S > (1 << 20) || (D != 64 && D != 128) || bh * (S / 64) * (S / 64) > 0x7fffffff)
+        return kernel_fail(p, 2, "attention ablation: S a multiple of 64 and D of 64 or 128 only");
+    const T *q = (const T *)in[0].data, *k = (const T *)in[1].data, *v = (const T *)in[2].data;
+    T *o = (T *)out[0].data;
+    const int causal = kgate_scalar_get(p, "causal", 0) != 0;
+    cudaStream_t s = (cudaStream_t)st;
+    if (FIX == 0)
+        return at_fix_notc<T>(q, k, v, o, bh, (int)S, (int)D, causal, s, p);
+    return D == 64 ? at_fix_rc4_d<T, 64>(q, k, v, o, bh, (int)S, causal, s, p)
+                   : at_fix_rc4_d<T, 128>(q, k, v, o, bh, (int)S, causal, s, p);
+}
+
 static const kgate_kernel kernels[] = {
     {"max_reduction_fix_rc1_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_ab<__half, 1>,
      "v1 with coalesced loads (64 x 32 tiles through shared memory, 32 loads in flight a lane), still one thread "
@@ -203,6 +449,12 @@ static const kgate_kernel kernels[] = {
      "64 threads per output row, each copying a contiguous 1/64, consecutive threads on consecutive rows (lanes "
      "rows apart)",
      NULL, NULL},
+    {"attention_fix_notc_fp16", "attention", "fp16", NULL, 3, 1, at_ab<__half, 0>,
+     "v1's algorithm (S in DRAM in fp32, a softmax pass, P read again), its GEMMs on tensor cores (WMMA)",
+     "causal", NULL},
+    {"attention_fix_rc4_fp16", "attention", "fp16", NULL, 3, 1, at_ab<__half, 1>,
+     "the fused algorithm (64-key tiles, an online softmax, no S in DRAM), its products on fp32 FMAs as v1's",
+     "causal", NULL},
 };
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
 extern "C" const kgate_plugin *kgate_plugin_v2(void) { return &plugin; }
