@@ -36,8 +36,8 @@
 // are 89% of its time).
 //   attention_fix_notc:     v1's three passes, the GEMMs on tensor cores
 //                           (WMMA), P written in the inputs' dtype for them.
-//   attention_fix_rc4:      the fused algorithm on fp32 FMAs, staged as
-//                           v1's GEMM stages its tiles.
+//   attention_fix_rc4:      the fused algorithm on fp32 FMAs, its loops
+//                           tighter than v1's (an upper bound on the fix).
 // Written in session 9 without a GPU; not yet run.
 //
 // Session 9 measured a first version of these (results/h200/session9-*/
@@ -206,15 +206,16 @@ static int isel_ab(const DLTensor *in, int nin, DLTensor *out, int nout, const k
 // GEMMs on fp32 FMAs. Q, K, V, O are [B,H,S,D]; these take S a multiple of
 // 64 and D of 64 or 128 (the presets), and fail any other shape.
 
-// A softmax pass as v1's, writing P in the inputs' dtype (what the tensor
-// cores read) to p: row i of a head sees keys j < S, or j <= i when causal.
+// A softmax pass as v1's, P written in place in fp32 as v1 writes it, and
+// in the inputs' dtype (what the tensor cores read) to p: row i of a head
+// sees keys j < S, or j <= i when causal.
 template <typename T>
-__global__ __launch_bounds__(256) void at_softmax_to(const float *__restrict__ sc, T *__restrict__ p, int64_t rows,
-                                                     int S, int causal)
+__global__ __launch_bounds__(256) void at_softmax_to(float *__restrict__ sc, T *__restrict__ p, int64_t rows, int S,
+                                                     int causal)
 {
     __shared__ float red[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const float *s = sc + (size_t)row * S;
+        float *s = sc + (size_t)row * S;
         T *o = p + (size_t)row * S;
         const int i = (int)(row % S), n = causal ? i + 1 : S;
         float m = -INFINITY, sum = 0.f;
@@ -224,8 +225,11 @@ __global__ __launch_bounds__(256) void at_softmax_to(const float *__restrict__ s
         for (int j = threadIdx.x; j < n; j += blockDim.x)
             sum += expf(s[j] - m);
         const float inv = 1.f / block_sum(sum, red);
-        for (int j = threadIdx.x; j < S; j += blockDim.x)
-            o[j] = from_f<T>(j < n ? expf(s[j] - m) * inv : 0.f);
+        for (int j = threadIdx.x; j < S; j += blockDim.x) {
+            const float v = j < n ? expf(s[j] - m) * inv : 0.f;
+            s[j] = v; /* in place, as v1 writes it: the ablation moves no fewer bytes than v1 */
+            o[j] = from_f<T>(v);
+        }
     }
 }
 
@@ -311,8 +315,12 @@ static int at_fix_notc(const T *Q, const T *Kt, const T *V, T *O, int64_t bh, in
 // attention_fix_rc4: the fused algorithm (FlashAttention's: 64 queries a
 // block, 64-key tiles of K and V through shared memory, an online softmax,
 // nothing of S in DRAM), its products on fp32 FMAs as v1's: 256 threads,
-// each 4 rows x 4 keys of S and 4 rows x D/16 columns of O, operands staged
-// k-major as v1_gemm stages them.
+// each 4 rows x 4 keys of S and 4 rows x D/16 columns of O. Its FMA loops
+// are tighter than v1_gemm's (whole tiles between barriers, 16-byte shared
+// reads without bank conflicts), so what it recovers is an upper bound on
+// what the fused algorithm alone recovers; attention_fix_notc's WMMA GEMMs
+// read their fragments straight from memory, unpipelined, a lower bound on
+// what tensor cores alone recover. NOTC is first only if it wins even so.
 template <typename T, int D>
 __global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, const T *__restrict__ K,
                                                     const T *__restrict__ V, T *__restrict__ O, int S, int causal,
@@ -323,14 +331,19 @@ __global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, con
     float *Ks = Qs + D * 64;     // [D][64]: Ks[d][key]
     float *Vs = Ks + D * 64;     // [64][D]: Vs[key][d]
     float *Ps = Vs + 64 * D;     // [64][65]: Ps[key][row]
-    constexpr int DC = D / 16;   // O columns a thread
+    constexpr int DC = D / 16;   // O columns a thread: 4 in each 64-column group, interleaved
+    // Qs and Ks are written with consecutive threads on consecutive d: an XOR
+    // swizzle of the row by d spreads those stores over 8 banks instead of 1
+#define SW(d) (((d) & 7) << 2)
+    // thread tx's O and V columns: 4 contiguous in each group of 64 (16-byte reads, no bank conflict)
+#define COL(c) (((c) / 4) * 64 + tx * 4 + (c) % 4)
     const int nq = S / 64, tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const int64_t z = blockIdx.x / nq;
     const int q0 = (int)(blockIdx.x % nq) * 64;
     Q += (size_t)z * S * D, K += (size_t)z * S * D, V += (size_t)z * S * D, O += (size_t)z * S * D;
     for (int e = threadIdx.x; e < 64 * D; e += 256) {
         const int r = e / D, d = e % D;
-        Qs[d * 64 + r] = to_f(Q[(size_t)(q0 + r) * D + d]);
+        Qs[d * 64 + (r ^ SW(d))] = to_f(Q[(size_t)(q0 + r) * D + d]);
     }
     float o[4][DC] = {}, m[4], l[4];
     for (int i = 0; i < 4; i++)
@@ -340,15 +353,15 @@ __global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, con
         __syncthreads(); // the previous tile's P.V is done with Ks, Vs, Ps
         for (int e = threadIdx.x; e < 64 * D; e += 256) {
             const int r = e / D, d = e % D;
-            Ks[d * 64 + r] = to_f(K[(size_t)(k0 + r) * D + d]);
+            Ks[d * 64 + (r ^ SW(d))] = to_f(K[(size_t)(k0 + r) * D + d]);
             Vs[r * D + d] = to_f(V[(size_t)(k0 + r) * D + d]);
         }
         __syncthreads();
         float sc[4][4] = {};
         for (int d = 0; d < D; d++) {
             float a[4], b[4];
-            for (int i = 0; i < 4; i++)
-                a[i] = Qs[d * 64 + ty * 4 + i], b[i] = Ks[d * 64 + tx * 4 + i];
+            for (int i = 0; i < 4; i++) /* (4t + i) ^ SW(d) = 4 (t ^ (d & 7)) + i */
+                a[i] = Qs[d * 64 + (ty ^ (d & 7)) * 4 + i], b[i] = Ks[d * 64 + (tx ^ (d & 7)) * 4 + i];
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++)
                     sc[i][j] = fmaf(a[i], b[j], sc[i][j]);
@@ -361,7 +374,7 @@ __global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, con
                 sc[i][j] = causal && key > row ? -INFINITY : sc[i][j] * scale;
                 tmax = fmaxf(tmax, sc[i][j]);
             }
-            for (int off = 8; off > 0; off >>= 1) // the 16 threads of a row: lanes ty*16.. of the warp
+            for (int off = 8; off > 0; off >>= 1) // a row's 16 threads: lanes (ty & 1) * 16.. of a warp
                 tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, off));
             const float mn = fmaxf(m[i], tmax);
             const float alpha = mn == -INFINITY ? 1.f : expf(m[i] - mn);
@@ -384,7 +397,7 @@ __global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, con
             for (int i = 0; i < 4; i++)
                 a[i] = Ps[key * 65 + ty * 4 + i];
             for (int c = 0; c < DC; c++)
-                b[c] = Vs[key * D + tx * DC + c];
+                b[c] = Vs[key * D + COL(c)];
             for (int i = 0; i < 4; i++)
                 for (int c = 0; c < DC; c++)
                     o[i][c] = fmaf(a[i], b[c], o[i][c]);
@@ -392,8 +405,11 @@ __global__ __launch_bounds__(256) void at_fused_fma(const T *__restrict__ Q, con
     }
     for (int i = 0; i < 4; i++)
         for (int c = 0; c < DC; c++)
-            O[(size_t)(q0 + ty * 4 + i) * D + tx * DC + c] = from_f<T>(o[i][c] / l[i]);
+            O[(size_t)(q0 + ty * 4 + i) * D + COL(c)] = from_f<T>(o[i][c] / l[i]);
 }
+
+#undef SW
+#undef COL
 
 template <typename T, int D>
 static int at_fix_rc4_d(const T *Q, const T *Kt, const T *V, T *O, int64_t bh, int S, int causal, cudaStream_t s,
