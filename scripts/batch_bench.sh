@@ -66,11 +66,13 @@ for op in $(echo "$ops" | head -10); do
         echo "{\"candidate\":\"$B/libkgate_bundled.so\",\"op\":\"$op\",\"shape\":\"medium\",\"gpu\":$g}" >>"$p"
     done
 done
+# every batch's limits: each job's, and each check's (word-split on use)
+judge="--timeout 300 -- --timeout 20"
+# A batch stopped by `timeout` goes whole: timeout signals its process group,
+# supervisors and workers with it.
 run() { # run PHASE NAME GPUS MANIFEST: adds this call's wall seconds to OUT/wall-PHASE
     t0=$(date +%s.%N)
-    # timeout signals the batch's whole process group: supervisors and workers go with it
-    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" --timeout 300 -- --timeout 20 \
-        >>"$out/$2.txt" 2>>"$out/$2.err"
+    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" $judge >>"$out/$2.txt" 2>>"$out/$2.err"
     rc=$?
     prev=$(cat "$out/wall-$1" 2>/dev/null || echo 0)
     echo "$(date +%s.%N) $t0 $prev" | awk '{printf "%.1f", $1 - $2 + $3}' >"$out/wall-$1"
@@ -83,15 +85,12 @@ has one && run one one-gpu 0 "$m"
 has two && run two two-gpus 0,1 "$m"
 has pinned && run pinned pinned 0,1 "$p"
 if has resume; then
-    # killed and resumed
-    (setsid "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" --timeout 300 -- --timeout 20 >"$out/resume-1.txt" 2>&1 &
-        echo $! >"$out/pid")
-    sleep "${KILL_AFTER:-40}"
-    kill -9 -"$(cat "$out/pid")" 2>/dev/null
+    # killed (SIGKILL to the whole batch after KILL_AFTER seconds) and resumed
+    timeout -s KILL "${KILL_AFTER:-40}" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge \
+        >"$out/resume-1.txt" 2>&1
     wc -l <"$out/resume.jsonl" >"$out/lines-before"
     t0=$(date +%s.%N)
-    timeout -k 5 "$(left)" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" --timeout 300 -- --timeout 20 \
-        >"$out/resume-2.txt" 2>&1
+    timeout -k 5 "$(left)" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge >"$out/resume-2.txt" 2>&1
     echo "$? $(date +%s.%N) $t0" | awk '{printf "%d %.1f", $1, $2 - $3}' >"$out/resume-rc"
 fi
 has report || exit 0

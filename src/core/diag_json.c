@@ -1,9 +1,20 @@
-/* JSON forms of kernel facts, causes and diagnoses (core/diag_json.h). */
+/* JSON forms of kernel facts, causes and diagnoses, and a diagnosis's note
+ * (core/diag_json.h). */
 #include "diag_json.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what)
+{
+    size_t u = strlen(d->note);
+    if (u + 3 >= sizeof d->note)
+        return;
+    if (u)
+        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
+    snprintf(d->note + u, sizeof d->note - u, fmt, what);
+}
 
 /* ----------------------------------------------------------------- write */
 

@@ -27,6 +27,10 @@ typedef struct kg_diagnosis {
     kg_cause causes[KG_CAUSES_MAX];
 } kg_diagnosis;
 
+/* Appends "; "-separated text (fmt with one %s) to d->note, dropping what
+ * does not fit. */
+void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what);
+
 /* New objects (caller owns); NULL when out of memory. */
 cJSON *kg_kfacts_to_cjson(const kg_kfacts *k);
 cJSON *kg_cause_to_cjson(const kg_cause *c);

@@ -28,16 +28,6 @@ struct kg_sass_run {
     job j[KG_SASS_JOBS_MAX];
 };
 
-void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what)
-{
-    size_t u = strlen(d->note);
-    if (u + 3 >= sizeof d->note)
-        return;
-    if (u)
-        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
-    snprintf(d->note + u, sizeof d->note - u, fmt, what);
-}
-
 /* A name that can go into -fun as it is: no option, no comma. */
 static int listable(const char *name)
 {
@@ -84,13 +74,14 @@ static int spawn(job *j, const char *tool, const kg_sass_cubin *c, const char *f
                  char **env, kg_diagnosis *d)
 {
     char out[4096];
+    const char *why = "no SASS: cannot write a cubin under %s", *what = dir;
     snprintf(j->cubin, sizeof j->cubin, "%s/kg-cubin-XXXXXX", dir);
     snprintf(out, sizeof out, "%s/kg-sass-XXXXXX", dir);
+    j->out = -1;
     int cfd = mkostemp(j->cubin, O_CLOEXEC);
     if (cfd < 0) {
-        kg_diag_note(d, "no SASS: cannot write a cubin under %s", dir);
         j->cubin[0] = '\0';
-        return -1;
+        goto fail;
     }
     size_t done = 0;
     while (done < c->size) {
@@ -102,13 +93,8 @@ static int spawn(job *j, const char *tool, const kg_sass_cubin *c, const char *f
         done += (size_t)w;
     }
     close(cfd);
-    j->out = done == c->size ? mkostemp(out, O_CLOEXEC) : -1;
-    if (j->out < 0) {
-        kg_diag_note(d, "no SASS: cannot write a cubin under %s", dir);
-        unlink(j->cubin);
-        j->cubin[0] = '\0';
-        return -1;
-    }
+    if (done < c->size || (j->out = mkostemp(out, O_CLOEXEC)) < 0)
+        goto fail;
     unlink(out); /* read back through j->out; nothing to remove later */
     char *argv[] = {(char *)tool, "-sass", whole ? j->cubin : "-fun", whole ? NULL : (char *)funs, j->cubin, NULL};
     posix_spawn_file_actions_t fa;
@@ -128,14 +114,17 @@ static int spawn(job *j, const char *tool, const kg_sass_cubin *c, const char *f
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&at);
     }
-    if (rc != 0) {
-        kg_diag_note(d, "no SASS: cannot run %s", tool);
+    if (rc == 0)
+        return 0;
+    why = "no SASS: cannot run %s", what = tool;
+fail:
+    kg_diag_note(d, why, what);
+    if (j->out >= 0)
         close(j->out);
+    if (j->cubin[0])
         unlink(j->cubin);
-        j->cubin[0] = '\0';
-        return -1;
-    }
-    return 0;
+    j->cubin[0] = '\0';
+    return -1;
 }
 
 kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const char (*names)[KG_KNAME_MAX],

@@ -58,10 +58,6 @@ kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const 
  * run; r may be NULL. */
 void kg_sass_run_finish(kg_sass_run *r, kg_kfacts *ks, int nk, int abandon, kg_diagnosis *d);
 
-/* Appends "; "-separated text (fmt with one %s) to d->note, dropping what
- * does not fit. */
-void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what);
-
 #ifdef __cplusplus
 }
 #endif

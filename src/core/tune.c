@@ -152,8 +152,8 @@ int kg_space_restrict(kg_space *s, const char *const *specs, int n, kg_err *err)
             return kg_err_set(err, KG_EXIT_USAGE, "--knob '%.40s...': longer than %zu bytes", specs[i], sizeof buf - 1);
         snprintf(buf, sizeof buf, "%s", specs[i]);
         char *eq = strchr(buf, '=');
-        size_t n = strlen(buf);
-        if (!eq || eq == buf || !eq[1] || eq[1] == ',' || buf[n - 1] == ',' || strstr(eq, ",,"))
+        size_t len = strlen(buf);
+        if (!eq || eq == buf || !eq[1] || eq[1] == ',' || buf[len - 1] == ',' || strstr(eq, ",,"))
             return kg_err_set(err, KG_EXIT_USAGE, "--knob '%.80s': expected KNOB=V[,V...]", specs[i]);
         *eq = '\0';
         int k = 0;

@@ -238,6 +238,16 @@ out:
 
 /* ------------------------------------------------------------ the facts */
 
+/* The name of a launched function, *f made the context's function on the
+ * way: the runtime launches through context-independent CUkernel handles,
+ * which the function API does not take. */
+static CUresult function_name(CUfunction *f, const char **name)
+{
+    CUresult r = D.get_name(name, *f);
+    if (r != CUDA_SUCCESS && D.kernel_function && (r = D.kernel_function(f, (CUkernel)*f)) == CUDA_SUCCESS)
+        r = D.get_name(name, *f);
+    return r;
+}
 
 /* Registers, memory, occupancy and its limiter of one function at one launch. */
 static int function_facts(const launch *l, kg_kfacts *k, kg_err *err)
@@ -246,11 +256,7 @@ static int function_facts(const launch *l, kg_kfacts *k, kg_err *err)
     int a = 0;
     const char *name = NULL;
     CUfunction f = l->f;
-    /* the runtime launches through context-independent CUkernel handles,
-     * which the function API does not take: ask for the context's function */
-    if (D.get_name(&name, f) != CUDA_SUCCESS && D.kernel_function)
-        KG_CU(D.kernel_function(&f, (CUkernel)l->f));
-    KG_CU(D.get_name(&name, f));
+    KG_CU(function_name(&f, &name));
     snprintf(k->name, sizeof k->name, "%s", name ? name : "?");
     KG_CU(D.get_attr(&a, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
     k->regs = a;
@@ -371,14 +377,7 @@ static int launched_names(char (*names)[KG_KNAME_MAX], int max)
     pthread_mutex_unlock(&W.mu);
     for (int i = 0; i < nf && nn < max; i++) {
         const char *name = NULL;
-        CUfunction f = fs[i];
-        if (D.get_name(&name, f) != CUDA_SUCCESS) {
-            name = NULL;
-            if (D.kernel_function && D.kernel_function(&f, (CUkernel)fs[i]) == CUDA_SUCCESS &&
-                D.get_name(&name, f) != CUDA_SUCCESS)
-                name = NULL;
-        }
-        if (!name || !*name)
+        if (function_name(&fs[i], &name) != CUDA_SUCCESS || !name || !*name)
             continue;
         int k;
         for (k = 0; k < nn && strncmp(names[k], name, KG_KNAME_MAX - 1) != 0; k++)

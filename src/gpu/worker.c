@@ -148,6 +148,26 @@ static int launch_cb(void *p, int set, kgate_stream s, kg_err *err)
     return 0;
 }
 
+/* Frees one buffer and forgets it (kg_err_set keeps the first failure). */
+static int free_ref(double **p, kg_err *err)
+{
+    double *q = *p;
+    *p = NULL;
+    KG_CUDA(cudaFree(q));
+out:
+    return err->code;
+}
+
+/* Frees the fp64 references, every one; err gets the first failure. */
+static int free_refs(bench *b, kg_err *err)
+{
+    for (int s = 0; s < MAX_SETS; s++)
+        for (int i = 0; i < KG_MAX_TENSORS; i++)
+            if (b->ref[s][i])
+                free_ref(&b->ref[s][i], err);
+    return err->code;
+}
+
 static void free_bench(bench *b)
 {
     for (int s = 0; s < b->n_sets; s++) {
@@ -156,24 +176,8 @@ static void free_bench(bench *b)
         for (int i = 0; i < b->n_out; i++)
             kg_tensor_free(&b->out[s][i]);
     }
-    for (int s = 0; s < MAX_SETS; s++)
-        for (int i = 0; i < KG_MAX_TENSORS; i++)
-            if (b->ref[s][i])
-                cudaFree(b->ref[s][i]);
-}
-
-/* Frees the fp64 references (free_bench skips what is freed here). */
-static int free_refs(bench *b, kg_err *err)
-{
-    for (int s = 0; s < MAX_SETS; s++)
-        for (int i = 0; i < KG_MAX_TENSORS; i++)
-            if (b->ref[s][i]) {
-                void *p = b->ref[s][i];
-                b->ref[s][i] = NULL; /* not freed twice, whatever happens */
-                KG_CUDA(cudaFree(p));
-            }
-out:
-    return err->code;
+    kg_err ignored = {0, ""};
+    free_refs(b, &ignored);
 }
 
 static int alloc_bench(bench *b, kg_err *err)
