@@ -88,7 +88,7 @@ if has resume; then
     # killed (SIGKILL to the whole batch after KILL_AFTER seconds) and resumed
     timeout -s KILL "${KILL_AFTER:-40}" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge \
         >"$out/resume-1.txt" 2>&1
-    wc -l <"$out/resume.jsonl" >"$out/lines-before"
+    cat "$out/resume.jsonl" 2>/dev/null | wc -l >"$out/lines-before" # none yet when killed early
     t0=$(date +%s.%N)
     timeout -k 5 "$(left)" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge >"$out/resume-2.txt" 2>&1
     echo "$? $(date +%s.%N) $t0" | awk '{printf "%d %.1f", $1, $2 - $3}' >"$out/resume-rc"
