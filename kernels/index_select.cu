@@ -5,14 +5,16 @@
 //
 // The fp64 reference is src/ops/index_select.cu.
 //
-// v1 naive (RC1, RC2a): one thread per output row copies its D elements one at a
-//            time: at each step the 32 lanes of a warp touch 32 rows, D
-//            elements apart in out and scattered in src, so every warp access
-//            is 32 separate sectors for 64 or 128 useful bytes (and only I
-//            threads exist: a few blocks for the presets). The order of the
-//            two labels is as written: session 9's single-fix ablation
-//            (kernels/ablation/single_fix.cu) was not a fair one, and its
-//            revised kernels are not yet measured.
+// v1 naive (RC2a, RC1): one thread per output row copies its D elements one
+//            at a time, so only I threads exist (a few blocks for the
+//            presets), and at each step the 32 lanes of a warp touch 32 rows,
+//            D elements apart in out and scattered in src: every warp access
+//            is 32 separate sectors for 64 or 128 useful bytes. The labels'
+//            order is measured (kernels/ablation/single_fix.cu, session 10 on
+//            the H200, fp16 65536 x 2048, 4096 rows): v1 838.0 us; coalesced
+//            with as many threads 213.3 us; 64 threads a row but still
+//            uncoalesced 135.3 us, so the launch configuration (RC2a) costs
+//            more than the access pattern (RC1).
 // v2 fast:   the row gather of gather.cuh (shared with embedding): a warp per
 //            segment of an output row, 4 x 16-byte loads in flight per lane,
 //            streaming stores; unaligned rows take a warp-per-row kernel.
@@ -81,7 +83,7 @@ static int isel_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const k
     return 0;
 }
 
-#define ISEL_V1_SUM "one thread an output row, element by element: lanes D apart, and only as many threads as rows (RC1, RC2a)"
+#define ISEL_V1_SUM "one thread an output row, element by element: only as many threads as rows, lanes D apart (RC2a, RC1)"
 #define ISEL_V2_SUM "a warp per row segment, 4 x 16-byte loads in flight per lane, streaming stores"
 static const kgate_kernel variants[] = {
     {"index_select_v1_fp16", "index_select", "fp16", NULL, 2, 1, isel_v1<__half, int64_t>,

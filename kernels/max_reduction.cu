@@ -3,14 +3,15 @@
 //
 // The fp64 reference is src/ops/max_reduction.cu.
 //
-// v1 naive (RC1, RC0a): uncoalesced access: one thread per row, consecutive
+// v1 naive (RC0a, RC1): one thread per row walks it serially, consecutive
 //            threads on consecutive rows, so the 32 loads of a warp
-//            instruction are COLS elements apart (32 different cache lines,
-//            a few bytes used of each per instruction) and each thread has one
-//            2- or 4-byte load in flight. The order of the two labels is
-//            as written: session 9's single-fix ablation
-//            (kernels/ablation/single_fix.cu) was not a fair one, and its
-//            revised kernels are not yet measured.
+//            instruction are also COLS elements apart (32 different cache
+//            lines, a few bytes used of each per instruction) and each thread
+//            has one 2- or 4-byte load in flight. The labels' order is
+//            measured (kernels/ablation/single_fix.cu, session 10 on the H200,
+//            fp16 8192 x 32768): v1 2.134 ms; coalesced but still a thread a
+//            row 2.038 ms; 32 threads a row but still uncoalesced 1.066 ms, so
+//            the serial walk (RC0a) costs more than the access pattern (RC1).
 // v2 fast:   a group of 32..512 threads per row (at most 16 vectors of 16
 //            bytes a thread, more threads while the rows alone would not fill
 //            the SMs; several rows per 256-thread block for short rows),
@@ -182,15 +183,15 @@ static int mx_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 
 static const kgate_kernel variants[] = {
     {"max_reduction_v1_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_v1<__half>,
-     "one thread per row, a warp's loads COLS apart, each thread walking its row (RC1, RC0a)", NULL, NULL},
+     "one thread per row walking it, a warp's loads COLS apart (RC0a, RC1)", NULL, NULL},
     {"max_reduction_v2_fp16", "max_reduction", "fp16", NULL, 1, 1, mx_v2<__half>,
      "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL, NULL},
     {"max_reduction_v1_bf16", "max_reduction", "bf16", NULL, 1, 1, mx_v1<__nv_bfloat16>,
-     "one thread per row, a warp's loads COLS apart, each thread walking its row (RC1, RC0a)", NULL, NULL},
+     "one thread per row walking it, a warp's loads COLS apart (RC0a, RC1)", NULL, NULL},
     {"max_reduction_v2_bf16", "max_reduction", "bf16", NULL, 1, 1, mx_v2<__nv_bfloat16>,
      "thread group per row, 16-byte loads, packed NaN-max, shuffle reduction", NULL, NULL},
     {"max_reduction_v1_fp32", "max_reduction", "fp32", NULL, 1, 1, mx_v1<float>,
-     "one thread per row, a warp's loads COLS apart, each thread walking its row (RC1, RC0a)", NULL, NULL},
+     "one thread per row walking it, a warp's loads COLS apart (RC0a, RC1)", NULL, NULL},
     {"max_reduction_v2_fp32", "max_reduction", "fp32", NULL, 1, 1, mx_v2<float>,
      "thread group per row, 16-byte loads, NaN-max, shuffle reduction", NULL, NULL},
 };

@@ -4,7 +4,7 @@
 # tests, benchmarks and cross-checks and writes every log and JSON under $OUT.
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
-#        ncu-bias memcheck diag-smoke diagnosis counters diag-wall repeat wall smoke
+#        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
 #        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
@@ -164,8 +164,13 @@ EOF2
         log diagnosis
         KG_DIAG_JSON=${KG_DIAG_JSON:-} gtest diagnosis tests/gpu/gpu_diagnosis.sh "$B/kgate" "$B"
         cp "$B/tests/diag-matrix.json" "$B/tests/diag-matrix.txt" "$B/tests/run-diag.json" "$B/tests/run-diag.txt" \
-            "$B/tests/explain.txt" "$OUT/" 2>/dev/null
+            "$B/tests/explain.txt" "$B/tests/diag-unpatched.json" "$B/tests/diag-unpatched.txt" "$OUT/" 2>/dev/null
         cat "$B/tests/diag-matrix.txt" | head -40
+        ;;
+    stalls)
+        log stalls
+        timeout 300 scripts/ncu_stalls.sh "$B" "$OUT" >"$OUT/stalls.log" 2>&1; echo "stalls: $?"
+        tail -20 "$OUT/stalls.log"
         ;;
     counters)
         log counters

@@ -14,6 +14,7 @@
 
 #define DEFAULT_PASSES 3   /* measured: 25 metrics */
 #define EXTENDED_PASSES 12 /* measured: 32 metrics */
+#define UNPATCHED_PASSES 2 /* measured: the default set less its 7 smsp__sass_ metrics */
 
 /* The counters the diagnosis needs from the default set (the brief's list
  * and what core/diagnose.c reads). */
@@ -164,6 +165,43 @@ static void bad_set_shapes(void **state)
     assert_non_null(strstr(e3.msg, "longer"));
 }
 
+/* A long kernel's diagnosis leaves the SASS-patched metrics out
+ * (--diagnose-patched-max): what is left is every other name of the set, in
+ * order, and one pass fewer. */
+static void unpatched_set_drops_the_sass_metrics(void **state)
+{
+    (void)state;
+    const char *out[64];
+    assert_true(kg_prof_n_extended <= 64);
+    int n = kg_prof_unpatched(kg_prof_default_metrics, kg_prof_n_default, out);
+    int patched = 0;
+    for (int i = 0; i < kg_prof_n_default; i++)
+        patched += strncmp(kg_prof_default_metrics[i], "smsp__sass_", 11) == 0;
+    assert_int_equal(patched, 7);
+    assert_int_equal(n, kg_prof_n_default - patched);
+    for (int i = 0, k = 0; i < kg_prof_n_default; i++) {
+        if (strncmp(kg_prof_default_metrics[i], "smsp__sass_", 11) == 0)
+            continue;
+        assert_ptr_equal(out[k], kg_prof_default_metrics[i]); /* the same names, in order */
+        k++;
+    }
+    /* the stall and DRAM counters the rules lean on stay */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        kept += strcmp(out[i], "smsp__average_warp_latency_per_inst_issued.ratio") == 0 ||
+                strcmp(out[i], "dram__bytes_read.sum") == 0;
+    assert_int_equal(kept, 2);
+    assert_int_equal(kg_prof_unpatched(kg_prof_default_metrics, 0, out), 0);
+    if (!host_api_or_skip())
+        skip();
+    kg_err e = {0, ""};
+    int passes = 0;
+    assert_int_equal(kg_prof_passes_offline("GH100", out, n, &passes, &e), 0);
+    assert_int_equal(passes, UNPATCHED_PASSES);
+    n = kg_prof_unpatched(kg_prof_extended_metrics, kg_prof_n_extended, out);
+    assert_int_equal(n, kg_prof_n_extended - patched);
+}
+
 static void unknown_chip_is_an_error(void **state)
 {
     (void)state;
@@ -190,6 +228,7 @@ int main(void)
         cmocka_unit_test(bad_metric_is_usage_and_named),
         cmocka_unit_test(bad_set_shapes),
         cmocka_unit_test(unknown_chip_is_an_error),
+        cmocka_unit_test(unpatched_set_drops_the_sass_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core/options.h"
+#include "core/proto.h"
 
 static int parse(kg_options *o, kg_err *e, const char *const *args, int n)
 {
@@ -32,6 +33,10 @@ static void check_with_everything(void **state)
     assert_int_equal(o.n_shapes, 2);
     assert_true(o.hot && o.trials == 5 && o.timeout_s == 9);
     assert_true(o.stop.max_noise == 0.005 && o.gate.e_ok == 0.8);
+    assert_true(o.patched_max_s == KG_PATCHED_MAX_DEFAULT);
+    const char *b[] = {"check", "x.so", "--diagnose", "--diagnose-patched-max", "0"};
+    assert_int_equal(parse(&o, &e, b, 5), 0);
+    assert_true(o.diagnose == KG_DIAG_ALWAYS && o.patched_max_s == 0);
 }
 
 /* --sizes all: each selected operator's presets, every name once; too many
@@ -104,6 +109,7 @@ static void usage_errors(void **state)
         {{"check", "x.so", "--op", "layer_norm", "--param", "eps=nan"}, 6, "not a finite number"},
         {{"run", "--bogus"}, 2, "unknown option '--bogus'"},
         {{"run", "--roof", "guess"}, 3, "--roof takes measured or datasheet"},
+        {{"check", "x.so", "--diagnose-patched-max", "-1"}, 4, "--diagnose-patched-max"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_options o;

@@ -40,6 +40,8 @@ static void job_round_trip(void **state)
     a.sandbox = 1;
     strcpy(a.scratch, "/tmp/kgate-worker-abc");
     a.budget_s = 120;
+    assert_true(a.patched_max_s == KG_PATCHED_MAX_DEFAULT);
+    a.patched_max_s = 0.25;
     a.seed = 18446744073709551615ull; /* beyond 2^53: must not round */
     a.stop.max_noise = 0.01;
     a.stop.min_samples = 12;
@@ -63,6 +65,7 @@ static void job_round_trip(void **state)
     assert_int_equal(b.flush, KG_FLUSH_MODE_MEMSET);
     assert_true(b.hot && b.trials == 7 && !b.edge && b.device == 1 && b.verify_only);
     assert_true(b.sandbox && b.budget_s == 120);
+    assert_true(b.patched_max_s == 0.25);
     assert_string_equal(b.scratch, "/tmp/kgate-worker-abc");
     assert_true(b.seed == a.seed);
     assert_true(b.stop.max_noise == 0.01 && b.stop.min_samples == 12 && b.stop.max_samples == 300);
@@ -101,6 +104,9 @@ static void bad_jobs(void **state)
         {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
          "\"shape\":[8,8],\"seed\":\"12x\"}",
          "seed '12x'"},
+        {"{\"proto\":\"kgate.worker/2\",\"mode\":\"library\",\"op\":\"softmax\",\"dtype\":\"fp16\","
+         "\"shape\":[8,8],\"patched_max\":-1}",
+         "'patched_max' must be a number in [0, 3600]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_job j;

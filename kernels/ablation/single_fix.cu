@@ -10,7 +10,7 @@
 // libkgate_ablation.so, judged with `kgate check` like any other
 // (scripts/gpu.sh ablation).
 //
-// max_reduction v1 (RC1, RC0a): one thread per row, a warp's loads COLS apart.
+// max_reduction v1 (RC0a, RC1): one thread per row, a warp's loads COLS apart.
 //   max_reduction_fix_rc1:  coalesced, still one thread walking each row: a
 //                           block of 64 rows stages 64 x 32 tiles through
 //                           shared memory, each warp issuing all 32 loads of
@@ -21,7 +21,7 @@
 //                           row, each scanning its own contiguous 1/32 of the
 //                           row (a warp's loads COLS/32 elements apart),
 //                           combined by shuffles.
-// index_select v1 (RC1, RC2a): one thread per output row, I threads in all.
+// index_select v1 (RC2a, RC1): one thread per output row, I threads in all.
 //   index_select_fix_rc1:   coalesced, same threads: a warp copies one row at
 //                           a time, lanes on consecutive elements, each warp
 //                           taking 32 rows in turn.
@@ -38,13 +38,15 @@
 //                           (WMMA), P written in the inputs' dtype for them.
 //   attention_fix_rc4:      the fused algorithm on fp32 FMAs, its loops
 //                           tighter than v1's (an upper bound on the fix).
-// Written in session 9 without a GPU; not yet run.
 //
-// Session 9 measured a first version of these (results/h200/session9-*/
-// ablation/), in which the RC1 fixes had fewer loads in flight than v1 and
-// the index_select ones lacked __restrict__: an audit showed that this, not
-// the coalescing, set their times, so the labels stay in the order they were
-// written until this version is measured.
+// Measured in session 10 (results/h200/session10-*/ablation/, fp16, large
+// preset): max_reduction v1 2.134 ms, fix_rc1 2.038, fix_rc0a 1.066;
+// index_select v1 838.0 us, fix_rc1 213.3, fix_rc2a 135.3; attention v1
+// 33.74 ms, fix_notc 14.21, fix_rc4 20.11. So the v1s' labels read (RC0a,
+// RC1), (RC2a, RC1) and (NOTC, RC4). Session 9 measured a first version, in
+// which the RC1 fixes had fewer loads in flight than v1 and the index_select
+// ones lacked __restrict__ (results/h200/session9-*/ablation/, not a fair
+// comparison).
 #include <math.h>
 #include <stdint.h>
 

@@ -480,6 +480,7 @@ static void job_from_options(const kg_options *o, kg_job *j)
     j->verify_only = o->verify_only;
     j->sandbox = o->sandbox;
     j->diagnose = o->diagnose == KG_DIAG_ALWAYS ? 1 : o->diagnose == KG_DIAG_EXTENDED ? 2 : 0;
+    j->patched_max_s = o->patched_max_s;
     j->torch = o->torch;
 }
 

@@ -1,6 +1,8 @@
 /* Option parsing for the kgate CLI. */
 #include "options.h"
 
+#include "proto.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,6 +68,9 @@ static const char check_help[] =
     "                      (docs/diagnosis.md); --diagnose=auto only for SLOW verdicts,\n"
     "                      --diagnose=extended adds the SOL throughputs (more replay passes)\n"
     "  --diag-set N=V      change a diagnosis threshold (kgate explain --rules lists them)\n"
+    "  --diagnose-patched-max S  leave out the SASS-patched counters (sector use, load width),\n"
+    "                      which slow a kernel many times over, when one call takes longer than\n"
+    "                      S seconds (default 0.1; 0: never collect them)\n"
     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
     "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
@@ -207,6 +212,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->seed = 1;
     o->timeout_s = 120;
     o->roof = "measured";
+    o->patched_max_s = KG_PATCHED_MAX_DEFAULT;
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
     kg_diag_params_defaults(&o->diag);
@@ -254,6 +260,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--rules", FLAG, &o->rules, 1, 0, NULL},
         {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL},
         {"--diag-set", STR, NULL, 0, 0, NULL},
+        {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},

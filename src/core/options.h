@@ -46,6 +46,7 @@ typedef struct kg_options {
     int sandbox;           /* run workers in core/sandbox.h's sandbox */
     int memcheck;          /* one checked call under compute-sanitizer memcheck and racecheck */
     int diagnose;          /* KG_DIAG_*: when to say why a kernel is slow */
+    double patched_max_s;  /* --diagnose-patched-max: SASS-patched metrics only for calls this short */
     kg_diag_params diag;   /* the rules' thresholds (--diag-set NAME=VALUE) */
     const char *from_ncu;  /* explain: counters from an ncu CSV */
     int rules;             /* explain: list the rules and thresholds */

@@ -36,6 +36,7 @@ void kg_job_defaults(kg_job *j)
     j->seed = 1;
     j->types.index = KG_I64;
     j->flush = KG_FLUSH_MODE_READ;
+    j->patched_max_s = KG_PATCHED_MAX_DEFAULT;
     kg_stop_defaults(&j->stop);
 }
 
@@ -82,6 +83,7 @@ char *kg_job_to_json(const kg_job *j)
         cJSON_AddNumberToObject(o, "device", j->device);
         cJSON_AddBoolToObject(o, "verify_only", j->verify_only);
         cJSON_AddNumberToObject(o, "diagnose", j->diagnose);
+        cJSON_AddNumberToObject(o, "patched_max", j->patched_max_s);
         if (j->torch)
             cJSON_AddNumberToObject(o, "torch", j->torch);
         if (j->n_config) {
@@ -291,7 +293,7 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
     if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
         get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
         get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err) ||
-        get_int(o, "torch", 0, 2, &j->torch, err))
+        get_num(o, "patched_max", 0, 3600, &j->patched_max_s, err) || get_int(o, "torch", 0, 2, &j->torch, err))
         goto out;
     {
         const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "config"), *x;

@@ -27,6 +27,7 @@ extern "C" {
 
 #define KG_PROTO "kgate.worker/2"
 #define KG_JOB_MAX 16384    /* bytes of a job */
+#define KG_PATCHED_MAX_DEFAULT 0.1 /* s: --diagnose-patched-max's default (docs/diagnosis.md) */
 #define KG_EVENT_MAX 65536  /* bytes of one event line */
 #define KG_TABLE_MAX 1024   /* kernels in one table event */
 #define KG_MAX_EXTRA 4      /* extra shapes of one kernel job */
@@ -59,6 +60,8 @@ typedef struct kg_job {
     int64_t config[16];
     int diagnose;          /* KERNEL: after timing, collect the kernel's facts: 1 the default
                             * counters, 2 the extended ones (gpu/diagnose.c) */
+    double patched_max_s;  /* diagnose: leave the SASS-patched metrics out when one call of the
+                            * kernel takes longer than this (s; default 0.1) */
     char nonce[40];        /* a secret the worker's `done` and `error` must echo (random per job) */
     int sandbox;           /* apply core/sandbox.h before loading anything */
     char scratch[PATH_MAX]; /* the sandbox's scratch directory (made by the supervisor) */
@@ -67,7 +70,8 @@ typedef struct kg_job {
     kg_stop_cfg stop;
 } kg_job;
 
-/* Defaults: 3 trials, edges on, seed 1, read flush, the stop rule's defaults. */
+/* Defaults: 3 trials, edges on, seed 1, read flush, the stop rule's defaults,
+ * KG_PATCHED_MAX_DEFAULT. */
 void kg_job_defaults(kg_job *j);
 /* Serializes a job; malloc'd (caller frees), NULL when out of memory. */
 char *kg_job_to_json(const kg_job *j);

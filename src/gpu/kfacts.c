@@ -406,7 +406,7 @@ static double last_sass_s; /* the last describe's time in cuobjdump and the scan
 double kg_kf_last_sass_s(void) { return last_sass_s; }
 
 int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
-                   const char *tmpdir, kg_diagnosis *d, kg_err *err)
+                   double patched_max_s, const char *tmpdir, kg_diagnosis *d, kg_err *err)
 {
     double t0 = kg_mono();
     last_sass_s = 0;
@@ -422,24 +422,41 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
     char(*tried)[KG_KNAME_MAX] = NULL; /* the kernels it was asked for */
     int n_tried = 0;
     double t_sass = 0;
-    if (n_metrics > 0 && W.on) {
-        /* a plain call first, to learn which kernels the subject launches:
-         * their disassembly then runs while the profiler does */
+    const char *unpatched[KG_KMETRICS_MAX];
+    if (n_metrics > 0) {
+        /* a plain call first: it names the kernels the subject launches, so
+         * that their disassembly runs while the profiler does, and its time
+         * says whether the SASS-patched metrics are affordable */
         double ts = kg_mono();
         pthread_mutex_lock(&W.mu);
-        W.capturing = 1;
+        W.capturing = W.on;
         pthread_mutex_unlock(&W.mu);
         plain_call(launch, ctx, err);
+        const double call_s = kg_mono() - ts;
         pthread_mutex_lock(&W.mu);
         W.capturing = 0;
         pthread_mutex_unlock(&W.mu);
         if (err->code)
             goto out;
-        tried = malloc(sizeof *tried * KG_DIAG_KERNELS_MAX);
-        if (tried) {
-            n_tried = launched_names(tried, KG_DIAG_KERNELS_MAX);
-            if (n_tried)
-                early = sass_start((const char(*)[KG_KNAME_MAX])tried, n_tried, tmpdir, d);
+        if (call_s > patched_max_s && n_metrics <= KG_KMETRICS_MAX) {
+            int n = kg_prof_unpatched(metrics, n_metrics, unpatched);
+            if (n < n_metrics) {
+                char m[300];
+                snprintf(m, sizeof m, "one call took %.3g s (over --diagnose-patched-max %g s): the SASS-patched "
+                         "metrics (sector use, load width, load instructions) were left out, so RC1 and RC0b "
+                         "are judged without them", call_s, patched_max_s);
+                kg_diag_note(d, "%s", m);
+                metrics = unpatched;
+                n_metrics = n;
+            }
+        }
+        if (W.on) {
+            tried = malloc(sizeof *tried * KG_DIAG_KERNELS_MAX);
+            if (tried) {
+                n_tried = launched_names(tried, KG_DIAG_KERNELS_MAX);
+                if (n_tried)
+                    early = sass_start((const char(*)[KG_KNAME_MAX])tried, n_tried, tmpdir, d);
+            }
         }
         t_sass += kg_mono() - ts;
     }

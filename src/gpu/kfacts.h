@@ -34,11 +34,14 @@ int kg_kf_watch(kg_err *err);
 
 /* Runs `launch` once plainly and once under the Range Profiler when
  * metrics are given (else once), and describes what it launched in d
- * (kernels, launches, busy time, note; not the causes). tmpdir: where cubins may be written for cuobjdump. What
- * could not be collected is said in d->note, not returned as an error;
- * an error is only a failure of the launch itself (its code). */
+ * (kernels, launches, busy time, note; not the causes). When the plain
+ * call takes longer than patched_max_s seconds, the SASS-patched metrics
+ * (gpu/profile.h, kg_prof_unpatched) are left out and the note says so.
+ * tmpdir: where cubins may be written for cuobjdump. What could not be
+ * collected is said in d->note, not returned as an error; an error is only
+ * a failure of the launch itself (its code). */
 int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
-                   const char *tmpdir, kg_diagnosis *d, kg_err *err);
+                   double patched_max_s, const char *tmpdir, kg_diagnosis *d, kg_err *err);
 
 /* Seconds the last kg_kf_describe spent on SASS: the plain call that names
  * the kernels, the wait for cuobjdump beyond the profiler's passes, and the

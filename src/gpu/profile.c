@@ -120,6 +120,15 @@ const char *const kg_prof_extended_metrics[] = {KG_PROF_DEFAULT(KG_PROF_STR) KG_
 const int kg_prof_n_extended = (int)(sizeof kg_prof_extended_metrics / sizeof kg_prof_extended_metrics[0]);
 #undef KG_PROF_STR
 
+int kg_prof_unpatched(const char *const *metrics, int n, const char **out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (strncmp(metrics[i], "smsp__sass_", 11) != 0)
+            out[k++] = metrics[i];
+    return k;
+}
+
 static int last_passes;
 static double last_times[3]; /* setup, passes, evaluation (s) */
 

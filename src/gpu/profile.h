@@ -29,6 +29,14 @@ extern const int kg_prof_n_default;
 extern const char *const kg_prof_extended_metrics[];
 extern const int kg_prof_n_extended;
 
+/* The metrics of a set that need no SASS patching: every name but the
+ * smsp__sass_* ones, which CUPTI collects by instrumenting the kernel (one
+ * more pass on GH100, and that pass runs the kernel many times slower:
+ * 15 to 45 times one call for the suite's naive GEMMs and convolutions).
+ * Copies those names' pointers to out (room for n) in order; returns how
+ * many. The default set without them is 2 passes on GH100. */
+int kg_prof_unpatched(const char *const *metrics, int n, const char **out);
+
 /* Offline (no GPU, no driver): checks every name against chip's metric table
  * with the CUPTI host API and sets *passes to the number of replay passes
  * the set needs. chip: a CUPTI chip name such as "GH100". Returns 0;

@@ -661,7 +661,8 @@ static int diagnose_subject(bench *b, kg_err *err)
     const int ext = b->job->diagnose == 2;
     set_scalars(b, 0);
     if (kg_kf_describe(diag_launch, b, ext ? kg_prof_extended_metrics : kg_prof_default_metrics,
-                       ext ? kg_prof_n_extended : kg_prof_n_default, b->job->scratch, d, err)) {
+                       ext ? kg_prof_n_extended : kg_prof_n_default, b->job->patched_max_s, b->job->scratch, d,
+                       err)) {
         free(d);
         return err->code;
     }

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Why kgate's stall ratios read lower than ncu's for fast memory-bound
+# kernels (docs/diagnosis.md, Validation): the same kernels' stall counters
+# from kgate with three metric sets (default 3 passes, the 2-pass set
+# without SASS-patched metrics, extended 12 passes) and from ncu with the
+# default set and with the stall counters alone (one pass). If kgate's sets
+# agree with each other and ncu's two disagree, pass placement is ncu's
+# side; if all of kgate's differ from both of ncu's, it is not placement.
+#   scripts/ncu_stalls.sh BUILD OUTDIR   -> OUTDIR/ncu-stalls.json
+B=$1 OUT=$2
+NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
+plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
+all=$("$B/kgate" explain --rules | sed -n 's/^counters (default): //p')
+stalls=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warp_latency_per_inst_issued.ratio,smsp__issue_active.avg.per_cycle_active
+tags=""
+while read -r kernel op dtype shape extents frag; do
+    for set in default unpatched extended; do
+        case $set in
+        default) flags=--diagnose ;;
+        unpatched) flags="--diagnose --diagnose-patched-max 0" ;;
+        extended) flags=--diagnose=extended ;;
+        esac
+        "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes $flags --max-time 0.5 \
+            --json "$OUT/st-$kernel-$set.json" >"$OUT/st-$kernel-$set.txt" 2>&1
+        echo "$kernel $set: exit $?"
+    done
+    for set in default stalls; do
+        if [ $set = default ]; then m=$all; else m=$stalls; fi
+        printf '{"proto":"kgate.worker/2","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
+            "$plug" "$kernel" "$op" "$dtype" "$extents" |
+            "$NCU" --csv --page raw --clock-control none --cache-control none --replay-mode kernel \
+                --kernel-name-base mangled --metrics "$m" --disable-extra-suffixes \
+                --log-file "$OUT/st-$kernel-ncu-$set.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null 2>&1
+        echo "$kernel ncu-$set: exit $?"
+    done
+    tags="$tags $kernel:$frag"
+done <<'LIST'
+layer_norm_v2_bf16 layer_norm bf16 large 8192,8192 ln_v2_kernel
+softmax_v2_fp16 softmax fp16 large 4096,32768 sm_v2_kernel
+LIST
+python3 - "$OUT" "$stalls" $tags <<'PY'
+import csv, json, sys, datetime
+out, stalls, tags = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
+res = {"schema": "kgate.ncu-stalls/1", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+       "command": "scripts/ncu_stalls.sh BUILD OUT", "kernels": {}}
+for kf in tags:
+    k, frag = kf.split(":")
+    one = {}
+    for s in ("default", "unpatched", "extended"):
+        try:
+            r = json.load(open(f"{out}/st-{k}-{s}.json"))["results"][0]
+            d = r["diagnosis"]
+            res.setdefault("device", json.load(open(f"{out}/st-{k}-{s}.json")).get("device"))
+            res.setdefault("commit", json.load(open(f"{out}/st-{k}-{s}.json")).get("commit"))
+            kk = [x for x in d["kernels"] if frag in x["name"]][0]
+            one[f"kgate-{s}"] = {"passes": d["passes"], **{m: kk["metrics"].get(m) for m in stalls}}
+        except Exception as e:
+            one[f"kgate-{s}"] = {"error": str(e)[:200]}
+    for s in ("default", "stalls"):
+        try:
+            lines = [l for l in open(f"{out}/st-{k}-ncu-{s}.csv") if not l.startswith("==")]
+            rows = list(csv.reader(lines))
+            hdr, data = rows[0], rows[2:]
+            main = [r for r in data if frag in r[hdr.index("Kernel Name")]]
+            last = (main or data)[-1]
+            one[f"ncu-{s}"] = {"rows": len(data), **{m: float(last[hdr.index(m)].replace(",", "")) if m in hdr else None for m in stalls}}
+        except Exception as e:
+            one[f"ncu-{s}"] = {"error": str(e)[:200]}
+    res["kernels"][k] = one
+json.dump(res, open(f"{out}/ncu-stalls.json", "w"), indent=1)
+for k, one in res["kernels"].items():
+    print(k)
+    for s, v in one.items():
+        print(f"  {s:17s} " + " ".join(f"{x:.3f}" if isinstance(x, float) else str(x) for x in v.values()))
+PY
