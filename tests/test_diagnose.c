@@ -262,6 +262,33 @@ static void scalar_copy_is_rc0b(void **state)
     assert_int_equal(diagnose(&f, 1, &c, out), 0);
 }
 
+/* A long kernel's diagnosis leaves the SASS-patched counters out
+ * (--diagnose-patched-max): RC1 has no sector use to judge and does not
+ * fire; RC0b falls back to the SASS's load widths and says the width was
+ * not measured. */
+static void without_patched_counters(void **state)
+{
+    (void)state;
+    kg_kfacts k = kernel("stride33", 65536, 256, DRAM, 74.9, L2HIT, 11.6, LS, 230.0, LAT, 237.0, ISSUE, 0.1, OCC,
+                         99.0, CTAS, 65536.0, RD, 4.08e9, WR, 0.268e9, NULL);
+    kg_diag_ctx c = {.bytes = 0.536e9, .rho = 0.1};
+    kg_cause out[KG_CAUSES_MAX];
+    int n = diagnose(&k, 1, &c, out);
+    for (int i = 0; i < n; i++)
+        assert_string_not_equal(out[i].id, "RC1");
+    kg_kfacts s = kernel("scalar_copy", 65536, 256, DRAM, 63.5, LS, 89.0, LAT, 94.0, ISSUE, 0.3, OCC, 95.0, NULL);
+    s.sass.found = 1, s.sass.ldg_narrow = 1;
+    kg_diag_ctx c2 = {.rho = 0.6};
+    n = diagnose(&s, 1, &c2, out);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0].id, "RC0b");
+    assert_true(fabs(out[0].saving - P.narrow_cost * (1 - 2.0 / 16)) < 1e-9);
+    assert_non_null(strstr(out[0].evidence, "width not measured"));
+    /* without SASS either, nothing says the loads are narrow */
+    s.sass.found = 0;
+    assert_int_equal(diagnose(&s, 1, &c2, out), 0);
+}
+
 /* COUNTERS.md 1b: __maxnreg__(32) with 552 B spilled: local ld/st sectors
  * 102 M / 32 M against the global loads' 67 M. */
 static void spill_is_rc3(void **state)
@@ -458,6 +485,7 @@ int main(void)
         cmocka_unit_test_setup(few_narrow_stores_are_not_rc1, setup),
         cmocka_unit_test_setup(stride_copy_is_rc1, setup),
         cmocka_unit_test_setup(scalar_copy_is_rc0b, setup),
+        cmocka_unit_test_setup(without_patched_counters, setup),
         cmocka_unit_test_setup(spill_is_rc3, setup),
         cmocka_unit_test_setup(healthy_gemm_fires_nothing, setup),
         cmocka_unit_test_setup(fma_gemm_is_notc, setup),

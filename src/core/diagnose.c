@@ -217,10 +217,12 @@ static double rc0b(const rule_in *in, char *ev, size_t n)
         return 0; /* uncoalesced loads are RC1's */
     if (in->c->matrix && (k->sass.hgmma > 0 || k->sass.hmma > 0))
         return 0; /* a tensor-core GEMM stages through shared memory: its LDG width is not the limit */
+    /* unmeasured (a long kernel's diagnosis without the SASS-patched
+     * counters, an ncu CSV without them): the SASS says narrow, and the
+     * headroom assumes 2-byte loads */
     double w = isnan(d->width) ? 2 : d->width;
-    int o = snprintf(ev, n, "global loads of %.1f B per thread", w);
-    if (!isnan(d->width))
-        o += snprintf(ev + o, n - (size_t)o, " (< %.0f)", p->width_min);
+    int o = isnan(d->width) ? snprintf(ev, n, "global loads narrower than 16 B (width not measured; 2 B assumed)")
+                            : snprintf(ev, n, "global loads of %.1f B per thread (< %.0f)", w, p->width_min);
     if (k->sass.found)
         snprintf(ev + o, n - (size_t)o, "; SASS: %d LDG.128, %d narrower LDG", k->sass.ldg_128, k->sass.ldg_narrow);
     return p->narrow_cost * (1 - fmin(w, 16) / 16);
