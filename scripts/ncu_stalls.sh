@@ -12,7 +12,7 @@ NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
 all=$("$B/kgate" explain --rules | sed -n 's/^counters (default): //p')
 stalls=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warp_latency_per_inst_issued.ratio,smsp__issue_active.avg.per_cycle_active
-tags=""
+tags="" bad=0
 while read -r kernel op dtype shape extents frag; do
     for set in default unpatched extended; do
         case $set in
@@ -22,7 +22,9 @@ while read -r kernel op dtype shape extents frag; do
         esac
         "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes $flags --max-time 0.5 \
             --json "$OUT/st-$kernel-$set.json" >"$OUT/st-$kernel-$set.txt" 2>&1
-        echo "$kernel $set: exit $?"
+        rc=$?
+        echo "$kernel $set: exit $rc"
+        [ $rc -le 1 ] || bad=1 # 0 OK, 1 SLOW: judged; anything else is a failed run
     done
     for set in default stalls; do
         if [ $set = default ]; then m=$all; else m=$stalls; fi
@@ -30,8 +32,11 @@ while read -r kernel op dtype shape extents frag; do
             "$plug" "$kernel" "$op" "$dtype" "$extents" |
             "$NCU" --csv --page raw --clock-control none --cache-control none --replay-mode kernel \
                 --kernel-name-base mangled --metrics "$m" --disable-extra-suffixes \
-                --log-file "$OUT/st-$kernel-ncu-$set.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null 2>&1
-        echo "$kernel ncu-$set: exit $?"
+                --log-file "$OUT/st-$kernel-ncu-$set.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null \
+                2>"$OUT/st-$kernel-ncu-$set.err"
+        rc=$?
+        echo "$kernel ncu-$set: exit $rc"
+        [ $rc -eq 0 ] || bad=1
     done
     tags="$tags $kernel:$frag"
 done <<'LIST'
@@ -52,7 +57,10 @@ for kf in tags:
             d = r["diagnosis"]
             res.setdefault("device", json.load(open(f"{out}/st-{k}-{s}.json")).get("device"))
             res.setdefault("commit", json.load(open(f"{out}/st-{k}-{s}.json")).get("commit"))
-            kk = [x for x in d["kernels"] if frag in x["name"]][0]
+            kk = [x for x in d["kernels"] if frag in x["name"]]
+            if not kk:
+                raise ValueError(f"no kernel of kgate's names {frag}")
+            kk = kk[0]
             one[f"kgate-{s}"] = {"passes": d["passes"], **{m: kk["metrics"].get(m) for m in stalls}}
         except Exception as e:
             one[f"kgate-{s}"] = {"error": str(e)[:200]}
@@ -62,7 +70,9 @@ for kf in tags:
             rows = list(csv.reader(lines))
             hdr, data = rows[0], rows[2:]
             main = [r for r in data if frag in r[hdr.index("Kernel Name")]]
-            last = (main or data)[-1]
+            if not main:
+                raise ValueError(f"no row of ncu's names {frag}")
+            last = main[-1]
             one[f"ncu-{s}"] = {"rows": len(data), **{m: float(last[hdr.index(m)].replace(",", "")) if m in hdr else None for m in stalls}}
         except Exception as e:
             one[f"ncu-{s}"] = {"error": str(e)[:200]}
@@ -72,4 +82,7 @@ for k, one in res["kernels"].items():
     print(k)
     for s, v in one.items():
         print(f"  {s:17s} " + " ".join(f"{x:.3f}" if isinstance(x, float) else str(x) for x in v.values()))
+sys.exit(1 if any("error" in v for one in res["kernels"].values() for v in one.values()) else 0)
 PY
+py=$?
+[ $bad -eq 0 ] && [ $py -eq 0 ]

@@ -32,8 +32,7 @@
 // All copy with four loads in flight before the stores and __restrict__
 // pointers, as v1's compiled code does.
 // attention v1 (NOTC, RC4): S = Q.K^T in DRAM in fp32, a softmax pass, P.V,
-// both GEMMs on fp32 FMAs (its order by accounting so far: the FMA GEMMs
-// are 89% of its time).
+// both GEMMs on fp32 FMAs.
 //   attention_fix_notc:     v1's three passes, the GEMMs on tensor cores
 //                           (WMMA), P written in the inputs' dtype for them.
 //   attention_fix_rc4:      the fused algorithm on fp32 FMAs, its loops

@@ -442,9 +442,9 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
             int n = kg_prof_unpatched(metrics, n_metrics, unpatched);
             if (n < n_metrics) {
                 char m[300];
-                snprintf(m, sizeof m, "one call took %.3g s (over --diagnose-patched-max %g s): the SASS-patched "
-                         "metrics (sector use, load width, load instructions) were left out, so RC1 and RC0b "
-                         "are judged without them", call_s, patched_max_s);
+                snprintf(m, sizeof m, "one call took %.3f s (over --diagnose-patched-max %g s): the SASS-patched "
+                         "metrics (sector use, load width, load instructions) were left out, so RC1, RC0b and "
+                         "RC0a's whole-row case are judged without them", call_s, patched_max_s);
                 kg_diag_note(d, "%s", m);
                 metrics = unpatched;
                 n_metrics = n;

@@ -32,7 +32,7 @@ extern const int kg_prof_n_extended;
 /* The metrics of a set that need no SASS patching: every name but the
  * smsp__sass_* ones, which CUPTI collects by instrumenting the kernel (one
  * more pass on GH100, and that pass runs the kernel many times slower:
- * 15 to 45 times one call for the suite's naive GEMMs and convolutions).
+ * 7 to 43 times one call for the suite's naive GEMMs and convolutions).
  * Copies those names' pointers to out (room for n) in order; returns how
  * many. The default set without them is 2 passes on GH100. */
 int kg_prof_unpatched(const char *const *metrics, int n, const char **out);

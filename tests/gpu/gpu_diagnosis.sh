@@ -118,8 +118,9 @@ for x in mid:
     print(f"  intermediate: {x['kernel']} {x['shape']} {x['verdict']} {x['causes'][:2]}")
 for x in rows:
     if x["unpatched"]:
+        wall = f"{x['wall_s']:.2f} s" if x["wall_s"] is not None else "no wall time"
         print(f"  SASS-patched counters left out: {x['kernel']} {x['shape']} ({x['passes']} passes, "
-              f"{x['wall_s']:.2f} s): {x['causes'][:2]}")
+              f"{wall}): {x['causes'][:2]}")
 walls = sorted(x["wall_s"] for x in rows if x["wall_s"] is not None)
 if walls:
     print(f"diagnosis wall time in the worker: median {walls[len(walls) // 2]:.2f} s, max {walls[-1]:.2f} s, "
