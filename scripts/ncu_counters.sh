@@ -17,6 +17,7 @@
 # its passes (--cache-control none), as the Range Profiler's kernel replay
 # does: kgate cannot flush between passes it does not see.
 B=$1 OUT=$2
+. "$(dirname "$0")/ncu_job.sh"
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
 metrics=$("$B/kgate" explain --rules | sed -n 's/^counters (default): //p')
@@ -26,11 +27,7 @@ while read -r kernel op dtype shape extents; do
     tag=$kernel-$shape
     "$B/kgate" check "$plug:$kernel" --shape "$shape" --no-extra-shapes --diagnose --max-time 0.5 \
         --json "$OUT/dc-$tag.json" >"$OUT/dc-$tag.txt" 2>&1
-    printf '{"proto":"kgate.worker/2","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
-        "$plug" "$kernel" "$op" "$dtype" "$extents" |
-        "$NCU" --csv --page raw --clock-control none --cache-control none --replay-mode kernel \
-            --kernel-name-base mangled --metrics "$metrics" --disable-extra-suffixes \
-            --log-file "$OUT/nc-$tag.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null 2>&1
+    ncu_job "$plug" "$kernel" "$op" "$dtype" "$extents" "$metrics" "$OUT/nc-$tag.csv" /dev/null
     "$B/kgate" explain --from-ncu "$OUT/nc-$tag.csv" --op "$op" --dtype "$dtype" --shape "$shape" \
         >"$OUT/explain-ncu-$tag.txt" 2>&1
     echo "explain --from-ncu $tag: exit $?"

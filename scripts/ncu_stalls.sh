@@ -8,6 +8,7 @@
 # side; if all of kgate's differ from both of ncu's, it is not placement.
 #   scripts/ncu_stalls.sh BUILD OUTDIR   -> OUTDIR/ncu-stalls.json
 B=$1 OUT=$2
+. "$(dirname "$0")/ncu_job.sh"
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 plug=$(cd "$(dirname "$B/libkgate_bundled.so")" && pwd)/libkgate_bundled.so
 all=$("$B/kgate" explain --rules | sed -n 's/^counters (default): //p')
@@ -28,12 +29,8 @@ while read -r kernel op dtype shape extents frag; do
     done
     for set in default stalls; do
         if [ $set = default ]; then m=$all; else m=$stalls; fi
-        printf '{"proto":"kgate.worker/2","mode":"kernel","plugin":"%s","kernel":"%s","op":"%s","dtype":"%s","shape":[%s],"trials":1,"edge":false,"verify_only":true,"nonce":"x"}' \
-            "$plug" "$kernel" "$op" "$dtype" "$extents" |
-            "$NCU" --csv --page raw --clock-control none --cache-control none --replay-mode kernel \
-                --kernel-name-base mangled --metrics "$m" --disable-extra-suffixes \
-                --log-file "$OUT/st-$kernel-ncu-$set.csv" "$B/kgate" __worker --fd 3 3>/dev/null >/dev/null \
-                2>"$OUT/st-$kernel-ncu-$set.err"
+        ncu_job "$plug" "$kernel" "$op" "$dtype" "$extents" "$m" "$OUT/st-$kernel-ncu-$set.csv" \
+            "$OUT/st-$kernel-ncu-$set.err"
         rc=$?
         echo "$kernel ncu-$set: exit $rc"
         [ $rc -eq 0 ] || bad=1

@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+const kg_cause *kg_diag_top(const kg_diagnosis *d)
+{
+    return d && d->n_causes && d->causes[0].score >= 0.005 ? &d->causes[0] : NULL;
+}
+
 void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what)
 {
     size_t u = strlen(d->note);

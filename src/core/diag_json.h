@@ -27,6 +27,11 @@ typedef struct kg_diagnosis {
     kg_cause causes[KG_CAUSES_MAX];
 } kg_diagnosis;
 
+/* The cause a table shows for d: its top one, or NULL when none fired or
+ * the best scores under 0.005 (it would print as 0.00: a rule that holds
+ * with no gain to win). */
+const kg_cause *kg_diag_top(const kg_diagnosis *d);
+
 /* Appends "; "-separated text (fmt with one %s) to d->note, dropping what
  * does not fit. */
 void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what);

@@ -47,9 +47,9 @@ static const char *verdict_color(kg_verdict v)
 static const char *top_cause(const kg_result *x, char *buf, size_t size)
 {
     buf[0] = '\0';
-    /* as the text table: "-" when none fired or the best scores 0.00 */
-    if (x->diag && x->diag->n_causes && x->diag->causes[0].score >= 0.005)
-        snprintf(buf, size, "%s %.2f", x->diag->causes[0].id, x->diag->causes[0].score);
+    const kg_cause *top = kg_diag_top(x->diag); /* as the text table */
+    if (top)
+        snprintf(buf, size, "%s %.2f", top->id, top->score);
     else if (x->diag)
         snprintf(buf, size, "-");
     return buf;

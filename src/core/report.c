@@ -210,13 +210,12 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         fmt_num(x, "cliff", "%.1fx", cl, sizeof cl);
         kg_flags_text(x->flags, fl, sizeof fl);
         char cause[24] = "";
-        /* the top cause and its score, "-" when none fired or the best
-         * scores 0.00 (a rule that holds with no gain to win) */
-        int shown = x->diag && x->diag->n_causes && x->diag->causes[0].score >= 0.005;
-        if (diag)
-            snprintf(cause, sizeof cause, "%-11s", shown ? "" : "-");
-        if (shown)
-            snprintf(cause, sizeof cause, "%-6s %.2f ", x->diag->causes[0].id, x->diag->causes[0].score);
+        /* the top cause and its score, "-" when none is shown */
+        const kg_cause *top = kg_diag_top(x->diag);
+        if (top)
+            snprintf(cause, sizeof cause, "%-6s %.2f ", top->id, top->score);
+        else if (diag)
+            snprintf(cause, sizeof cause, "%-11s", "-");
         fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s%s\n", x->kernel, x->op,
                 x->dtype, x->shape, kg_verdict_name(x->verdict), t, tb, eb, e, rho, cl, cause, fl);
     }
