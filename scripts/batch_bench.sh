@@ -7,7 +7,11 @@
 #      INCORRECT, CRASH, TIMEOUT) on GPU 0 alone, then on both;
 #   2. the same ten kernels pinned to GPU 0 and to GPU 1: the batch summary's
 #      cross-GPU check (medians within 1%);
-#   3. a batch killed after 40 s and resumed: every job recorded once.
+#   3. a batch killed after 40 s and resumed: every job recorded once;
+#   4. (phase lib) many candidates of a few operators on the first GPU of
+#      BENCH_GPUS: four operators' naive and fast kernels, three copies each,
+#      with the library timed in every job and with --lib-cache (a fresh
+#      cache: its first job of each operator times it).
 # Writes OUT/batch-bench.json and the logs beside it. A device call allows
 # 600 s, so the phases can go in separate calls while the machine stays
 # warm (OUT kept between them): BENCH_PHASES="one two" then "pinned resume
@@ -32,9 +36,10 @@ m=$out/jobs.jsonl
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 t_start=$(date +%s)
 if [ -z "${BENCH_CONTINUE:-}" ]; then
-    for ph in one:one-gpu two:two-gpus pinned:pinned resume:resume; do
+    for ph in one:one-gpu two:two-gpus pinned:pinned resume:resume lib:lib-off lib:lib-on; do
         # a fresh measurement of that phase
-        has "${ph%%:*}" && rm -f "$out/${ph#*:}.jsonl" "$out/wall-${ph%%:*}" "$out/lines-before" "$out/resume-rc"
+        has "${ph%%:*}" && rm -f "$out/${ph#*:}.jsonl" "$out/wall-${ph%%:*}" "$out/wall-${ph#*:}" \
+            "$out/lines-before" "$out/resume-rc"
     done
 fi
 # seconds this call may still run a batch (BENCH_DEADLINE), at least 1
@@ -58,6 +63,16 @@ if [ -n "${BENCH_MAX_JOBS:-}" ]; then
 fi
 n=$(wc -l <"$m")
 gpus=${BENCH_GPUS:-0,1}
+# phase lib: four operators' naive and fast kernels, three copies each
+r=$out/jobs-repeat.jsonl
+: >"$r"
+for op in softmax layer_norm add matmul; do
+    for v in v1 v2; do
+        for copy in a b c; do
+            echo "{\"id\":\"${op}_$v-$copy\",\"candidate\":\"$B/libkgate_bundled.so\",\"kernel\":\"${op}_${v}_fp16\",\"shape\":\"small\"}" >>"$r"
+        done
+    done
+done
 # ten kernels pinned to each GPU
 p=$out/jobs-pinned.jsonl
 : >"$p"
@@ -72,7 +87,7 @@ judge="--timeout 300 -- --timeout 20"
 # supervisors and workers with it.
 run() { # run PHASE NAME GPUS MANIFEST: adds this call's wall seconds to OUT/wall-PHASE
     t0=$(date +%s.%N)
-    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" $judge >>"$out/$2.txt" 2>>"$out/$2.err"
+    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" $judge ${extra:-} >>"$out/$2.txt" 2>>"$out/$2.err"
     rc=$?
     prev=$(cat "$out/wall-$1" 2>/dev/null || echo 0)
     echo "$(date +%s.%N) $t0 $prev" | awk '{printf "%.1f", $1 - $2 + $3}' >"$out/wall-$1"
@@ -93,6 +108,19 @@ if has resume; then
     timeout -k 5 "$(left)" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge >"$out/resume-2.txt" 2>&1
     echo "$? $(date +%s.%N) $t0" | awk '{printf "%d %.1f", $1, $2 - $3}' >"$out/resume-rc"
 fi
+if has lib; then
+    g1=${gpus%%,*}
+    run lib-off lib-off "$g1" "$r"
+    # a fresh library cache beside the measured roofs
+    rm -rf "$out/xdg" && mkdir -p "$out/xdg/kgate"
+    cp "${XDG_CACHE_HOME:-$HOME/.cache}"/kgate/roofs-*.json "$out/xdg/kgate/" 2>/dev/null
+    (
+        XDG_CACHE_HOME=$out/xdg
+        export XDG_CACHE_HOME
+        extra=--lib-cache
+        run lib-on lib-on "$g1" "$r"
+    )
+fi
 has report || exit 0
 val() { cat "$out/$1" 2>/dev/null || echo null; }
 python3 - "$out" "$n" "$(val wall-one)" "$(val wall-two)" "$(val wall-pinned)" "$(val lines-before)" "$gpus" <<'PY'
@@ -104,6 +132,34 @@ def lines(name):
     return [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else None
 res = lines("resume.jsonl")
 done1, done2 = (None if lines(f) is None else len({r["id"] for r in lines(f)}) for f in ("one-gpu.jsonl", "two-gpus.jsonl"))
+def lib_phase():
+    # the same jobs with the library timed in every job and with --lib-cache
+    off, on = lines("lib-off.jsonl"), lines("lib-on.jsonl")
+    if not off or not on:
+        return None
+    def wall(name):
+        p = os.path.join(out, "wall-" + name)
+        return float(open(p).read()) if os.path.exists(p) else None
+    def row(x):
+        r = (x.get("check") or {}).get("results") or [{}]
+        s = r[0].get("summaries", {})
+        v = lambda k: s[k]["value"] if k in s else None
+        return {"verdict": r[0].get("verdict"), "e_lib": v("lib/efficiency"), "t_lib": v("lib/time/median"),
+                "cached": "lib/cache/age" in s, "wall_s": x.get("wall_s")}
+    a, b = {x["id"]: row(x) for x in off}, {x["id"]: row(x) for x in on}
+    both = sorted(set(a) & set(b))
+    rel = lambda p, q: abs(p / q - 1) if p and q else None
+    d_elib = [rel(b[i]["e_lib"], a[i]["e_lib"]) for i in both if rel(b[i]["e_lib"], a[i]["e_lib"]) is not None]
+    w_off, w_on = wall("lib-off"), wall("lib-on")
+    return {"jobs": len(both), "wall_off_s": w_off, "wall_on_s": w_on,
+            "verdicts_per_min_off": 60 * len(off) / w_off if w_off else None,
+            "verdicts_per_min_on": 60 * len(on) / w_on if w_on else None,
+            "speedup": w_off / w_on if w_off and w_on else None,
+            "library_jobs_on": sum(1 for i in b if not b[i]["cached"]),
+            "same_verdicts": sum(1 for i in both if a[i]["verdict"] == b[i]["verdict"]),
+            "e_lib_rel_diff_median": sorted(d_elib)[len(d_elib) // 2] if d_elib else None,
+            "e_lib_rel_diff_max": max(d_elib) if d_elib else None,
+            "per_job": {i: {"off": a[i], "on": b[i]} for i in both}}
 rc = open(os.path.join(out, "resume-rc")).read().split() if os.path.exists(os.path.join(out, "resume-rc")) else None
 doc = {"command": "scripts/batch_bench.sh OUT (BENCH_PHASES in one or more calls)",
        "commit": subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip(),
@@ -117,6 +173,7 @@ doc = {"command": "scripts/batch_bench.sh OUT (BENCH_PHASES in one or more calls
 c1, c2 = w1 and done1 == n, w2 and done2 == n
 doc.update({"verdicts_per_min_1": 60 * n / w1 if c1 else None, "verdicts_per_min_2": 60 * n / w2 if c2 else None,
        "speedup": w1 / w2 if c1 and c2 else None, "pinned_wall_s": wp,
+       "lib": lib_phase(),
        "pinned_summary": open(os.path.join(out, "pinned.txt")).read().splitlines()[-4:]
        if os.path.exists(os.path.join(out, "pinned.txt")) else None,
        "resume": None if res is None else {

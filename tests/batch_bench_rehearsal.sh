@@ -3,7 +3,8 @@
 # CPU: tests/fake_check.sh for each job and two fake GPUs, the phases split
 # over two runs as over two device calls. It must build a manifest of at
 # least 100 distinct jobs (every operator, conv2d's digits included), run
-# every phase, and resume a killed batch with every job recorded once; and,
+# every phase, resume a killed batch with every job recorded once, and pass
+# --lib-cache to every job of the lib phase's second batch and not its first;
 # as on one H200, the resume phase alone over the manifest's first 30 jobs
 # (each 0.2 s, killed after 1 s: they cannot all be done by then).
 #   tests/batch_bench_rehearsal.sh BUILD SRC
@@ -13,7 +14,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export KG_BATCH_RUNNER=$src/tests/fake_check.sh KG_BATCH_GPUS=2 KILL_AFTER=3 BUILD=$build
 BENCH_PHASES="one two" "$src/scripts/batch_bench.sh" "$out" >/dev/null 2>&1
-BENCH_PHASES="pinned resume report" "$src/scripts/batch_bench.sh" "$out" >/dev/null 2>&1
+BENCH_PHASES="pinned resume lib report" "$src/scripts/batch_bench.sh" "$out" >/dev/null 2>&1
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
@@ -27,6 +28,11 @@ checks = [
     ("every job run on two GPUs", sum(1 for _ in open(os.path.join(out, "two-gpus.jsonl"))) == d["jobs"]),
     ("resumed: every job once", d["resume"]["distinct"] == d["resume"]["lines_after_resume"] == d["jobs"]),
     ("pinned: a cross-GPU summary", any("cross-GPU" in line for line in d["pinned_summary"])),
+    ("lib: 24 jobs judged both ways", d["lib"] is not None and d["lib"]["jobs"] == 24),
+    ("lib: --lib-cache passed to every job of the second batch, none of the first",
+     all("--lib-cache" in json.loads(l)["check"]["command"] for l in open(os.path.join(out, "lib-on.jsonl")))
+     and not any("--lib-cache" in json.loads(l)["check"]["command"] for l in open(os.path.join(out, "lib-off.jsonl")))),
+    ("lib: the same verdicts", d["lib"] is not None and d["lib"]["same_verdicts"] == 24),
 ]
 bad = [name for name, ok in checks if not ok]
 for name, ok in checks:

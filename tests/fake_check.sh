@@ -11,6 +11,7 @@ if [ "$1" = __health ]; then
 fi
 [ "$1" = check ] || { echo "fake_check: not a check" >&2; exit 3; }
 spec=$2 dev= json= shape=
+cmd="kgate $*" # the results document's command, as kgate check writes it
 while [ $# -gt 0 ]; do
     case $1 in --device) dev=$2 ;; --json) json=$2 ;; --shape) shape=$2 ;; esac
     shift
@@ -32,8 +33,8 @@ case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; *crash*) ver
 # 5% slower on GPU 1
 t=0.000100
 case $spec in *skew*) [ "$dev" = 1 ] && t=0.000105 ;; esac
-printf '{"schema":"kgate.results/2","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"}}}]}\n' \
-    "$dev" "$spec" "$verdict" "$t" >"$json"
+printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"}}}]}\n' \
+    "$cmd" "$dev" "$spec" "$verdict" "$t" >"$json"
 [ $verdict = OK ] && exit 0
 [ $verdict = SLOW ] && exit 1
 exit 2

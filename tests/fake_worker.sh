@@ -23,6 +23,20 @@ library)
     ev '{"ev":"subject","subject":"best","path":"softmax_v2_fp16","note":"bundled"}'
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+lib_disturbed)
+    # library timing that saw throttled samples and another process's kernels
+    ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/throttled","value":2}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/foreign","value":0}'
+    ev '{"ev":"subject","subject":"best","path":"softmax_v2_fp16","note":"bundled"}'
+    ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
+    ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/foreign","value":3}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+lib_negative_foreign)
+    ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/foreign","value":-1}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 incorrect)
     ev '{"ev":"fail","subject":"kernel","kind":"incorrect","msg":"trial 1 (uniform): 3 of 100 elements wrong"}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;

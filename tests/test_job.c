@@ -63,6 +63,15 @@ static void ok_events_become_a_result(void **state)
     assert_string_equal(lib.best_name, "softmax_v2_fp16");
     /* the worker's own time: spawn to hello within spawn to exit */
     assert_true(lib.job_wall_s > 0 && lib.job_startup_s > 0 && lib.job_startup_s <= lib.job_wall_s);
+    assert_true(lib.disturbed == 0);
+    /* throttled samples and foreign kernels in the library's timing are
+     * counted (core/lib_cache.h keeps no such time); the times stand */
+    kg_libref other;
+    assert_int_equal(run_mode("lib_disturbed", KG_JOB_LIBRARY, 10, &dummy, &other, &e), 0);
+    assert_true(other.disturbed == 5);
+    assert_true(other.paths[0].t == 2e-4 && other.best_t == 5e-5);
+    assert_int_equal(run_mode("lib_negative_foreign", KG_JOB_LIBRARY, 10, &dummy, &other, &e), KG_EXIT_ENV);
+    assert_non_null(strstr(e.msg, "a negative or missing value for 'time/foreign'"));
     kg_libref lib2;
     assert_int_equal(run("ok", 10, &r, &lib2, &e), 0);
     assert_int_equal(r.verdict, KG_V_SKIPPED); /* measured, not judged yet */

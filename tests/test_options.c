@@ -6,6 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/lib_cache.h"
 #include "core/options.h"
 #include "core/proto.h"
 
@@ -37,6 +38,11 @@ static void check_with_everything(void **state)
     const char *b[] = {"check", "x.so", "--diagnose", "--diagnose-patched-max", "0"};
     assert_int_equal(parse(&o, &e, b, 5), 0);
     assert_true(o.diagnose == KG_DIAG_ALWAYS && o.patched_max_s == 0);
+    /* library times are measured afresh unless --lib-cache says otherwise */
+    assert_true(!o.lib_cache && o.lib_cache_age_s == KG_LIBCACHE_AGE_DEFAULT);
+    const char *c[] = {"check", "x.so", "--lib-cache", "--lib-cache-age", "600"};
+    assert_int_equal(parse(&o, &e, c, 5), 0);
+    assert_true(o.lib_cache && o.lib_cache_age_s == 600);
 }
 
 /* --sizes all: each selected operator's presets, every name once; too many
@@ -110,6 +116,8 @@ static void usage_errors(void **state)
         {{"run", "--bogus"}, 2, "unknown option '--bogus'"},
         {{"run", "--roof", "guess"}, 3, "--roof takes measured or datasheet"},
         {{"check", "x.so", "--diagnose-patched-max", "-1"}, 4, "--diagnose-patched-max"},
+        {{"check", "x.so", "--lib-cache-age", "0"}, 4, "--lib-cache-age"},
+        {{"check", "x.so", "--lib-cache", "yes"}, 4, "unexpected argument 'yes'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_options o;

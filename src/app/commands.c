@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/job.h"
+#include "../core/lib_cache.h"
 #include "../core/plugin_check.h"
 #include "../core/problem.h"
 #include "../core/tune.h"
@@ -597,6 +598,41 @@ static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
     memcpy(rep->incomplete, keep, sizeof keep);
 }
 
+/* A group's library job (job: its mode LIBRARY, its plugin set): with
+ * --lib-cache, from this GPU's cache when it holds a fresh entry of this
+ * very job (*age_s then its age, else -1); else run, and with --lib-cache
+ * kept there unless its timing was disturbed. A cache that cannot be
+ * written is said once and the command goes on. */
+static int library_job(const kg_options *o, const char *exe, const char *uuid, const kg_job *job, kg_libref *lib,
+                       double *age_s, kg_err *err)
+{
+    static int warned;
+    char path[PATH_MAX];
+    kg_err cerr = {0, ""};
+    struct timespec now;
+    *age_s = -1;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double t_now = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    char *key = o->lib_cache ? kg_libcache_key(job, uuid, KG_VERSION "+" KG_COMMIT) : NULL;
+    if (key && kg_libcache_path(uuid, path, sizeof path, &cerr) != 0) {
+        free(key);
+        key = NULL;
+    }
+    if (key && kg_libcache_get(path, key, o->lib_cache_age_s, t_now, lib, age_s) == 0) {
+        free(key);
+        return 0;
+    }
+    memset(lib, 0, sizeof *lib);
+    int rc = kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err);
+    if (!rc && key && !kg_libcache_unfit(lib)) {
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (kg_libcache_put(path, key, lib, (double)now.tv_sec + 1e-9 * (double)now.tv_nsec, &cerr) && !warned++)
+            fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
+    }
+    free(key);
+    return rc;
+}
+
 /* Checks every target at every shape; results go to rep in order. */
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
                      kg_report *rep, kg_err *err)
@@ -633,6 +669,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 continue; /* this shape names no extent of this operator */
             kg_job job;
             kg_libref lib;
+            double lib_age = -1;
             char shp[96], what[160];
             memset(&lib, 0, sizeof lib);
             if (group_job(o, tg->v[i].op, tg->v[i].types, &shape, rep->shapes_seed, &job, err))
@@ -647,7 +684,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name,
                          kg_dtype_name(job.types.data), shp);
                 progress(done++, total, what);
-                if (kg_job_run(exe, &job, o->timeout_s * 4, NULL, &lib, NULL, NULL, err))
+                if (library_job(o, exe, rep->device_uuid, &job, &lib, &lib_age, err))
                     return err->code;
             }
             /* cliff: against the first kernel of the same candidate in the group */
@@ -671,6 +708,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                     return err->code;
                 kg_judge(&r, t->op, t->types, &shape, &job.scalars, &rep->roofs,
                          o->verify_only ? NULL : &lib, &o->gate);
+                if (lib_age >= 0 && !o->verify_only)
+                    kg_result_set(&r, "lib/cache/age", lib_age);
                 if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
                     diagnose_again(exe, &job, o->timeout_s, &r, err))
                     return err->code;
@@ -906,7 +945,8 @@ static int by_time(const void *a, const void *b)
 /* One configuration (or, cfg NULL, the kernel's own launch) checked, timed
  * and judged into rep; returns non-zero only for errors that stop tune. */
 static int tune_one(const kg_options *o, const char *exe, const target *t, kg_job *job, const kg_shape *shape,
-                    const kg_libref *lib, const char *label, int done, int total, kg_report *rep, kg_err *err)
+                    const kg_libref *lib, double lib_age, const char *label, int done, int total, kg_report *rep,
+                    kg_err *err)
 {
     kg_result r;
     kernel_job(t, label, job, &r);
@@ -916,6 +956,8 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
         return err->code;
     }
     kg_judge(&r, t->op, t->types, shape, &job->scalars, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
+    if (lib_age >= 0 && !o->verify_only)
+        kg_result_set(&r, "lib/cache/age", lib_age);
     if (!kg_report_add(rep, &r))
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     checkpoint(o, rep, done, total);
@@ -967,6 +1009,7 @@ int kg_cmd_tune(const kg_options *o)
     report_header(&rep, o, &d);
     kg_job job;
     kg_libref lib;
+    double lib_age = -1;
     memset(&lib, 0, sizeof lib);
     rep.shapes_seed = fresh_seed();
     int rc = get_roofs(o, &d, &rep.roofs, &err) ||
@@ -974,11 +1017,11 @@ int kg_cmd_tune(const kg_options *o)
     if (!rc && !o->verify_only) {
         job.mode = KG_JOB_LIBRARY;
         snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
-        rc = kg_job_run(exe, &job, o->timeout_s * 4, NULL, &lib, NULL, NULL, &err) != 0;
+        rc = library_job(o, exe, rep.device_uuid, &job, &lib, &lib_age, &err) != 0;
     }
     /* the kernel's own launch first: what the tuning is measured against */
     if (!rc)
-        rc = tune_one(o, exe, &t, &job, &shape, &lib, "default (the kernel's own launch)", 1, (int)n + 1, &rep, &err) != 0;
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, lib_age, "default (the kernel's own launch)", 1, (int)n + 1, &rep, &err) != 0;
     for (long i = 0; i < n && !rc; i++) {
         char label[256], what[300];
         if (out_of_time(o, t0, (int)i + 1, (int)n + 1, &rep))
@@ -988,7 +1031,7 @@ int kg_cmd_tune(const kg_options *o)
         kg_config_format(&sp, job.config, label, sizeof label);
         snprintf(what, sizeof what, "%s [%s]", t.kernel, label);
         progress((int)i, (int)n, what);
-        rc = tune_one(o, exe, &t, &job, &shape, &lib, label, (int)i + 2, (int)n + 1, &rep, &err) != 0;
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, lib_age, label, (int)i + 2, (int)n + 1, &rep, &err) != 0;
     }
     progress((int)n, (int)n, NULL);
     free(idx);

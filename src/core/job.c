@@ -434,6 +434,14 @@ static int on_line(void *ud, const char *line)
             double *dst = NULL;
             kg_libpath *p = e.subject == KG_SUBJ_LIB ? lib_path(js->lib, e.path) : NULL;
             int median = strcmp(e.name, "time/gpu/median") == 0;
+            if (strcmp(e.name, "time/throttled") == 0 || strcmp(e.name, "time/foreign") == 0) {
+                /* what disturbed the library's timing: such a measurement is not cached */
+                if (!(e.value >= 0 && e.value < 1e9))
+                    stop = violate(js, "a negative or missing value for '%s'", e.name);
+                else
+                    js->lib->disturbed += e.value;
+                break;
+            }
             if (strcmp(e.name, "time/gpu/median") != 0 && strcmp(e.name, "time/gpu/ci_lo") != 0 &&
                 strcmp(e.name, "time/gpu/ci_hi") != 0)
                 break; /* other library summaries are not kept */

@@ -1,6 +1,7 @@
 /* Option parsing for the kgate CLI. */
 #include "options.h"
 
+#include "lib_cache.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -71,6 +72,10 @@ static const char check_help[] =
     "  --diagnose-patched-max S  leave out the SASS-patched counters (sector use, load width),\n"
     "                      which slow a kernel many times over, when one call takes longer than\n"
     "                      S seconds (default 0.1; 0: never collect them)\n"
+    "  --lib-cache         reuse library times this GPU measured for the very same library job\n"
+    "                      in the last --lib-cache-age seconds (default 3600), and keep new ones\n"
+    "                      ($XDG_CACHE_HOME/kgate/libtimes-<uuid>.jsonl): many candidates of one\n"
+    "                      operator time its library paths once (docs/scale.md)\n"
     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
     "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
@@ -213,6 +218,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->timeout_s = 120;
     o->roof = "measured";
     o->patched_max_s = KG_PATCHED_MAX_DEFAULT;
+    o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
     kg_diag_params_defaults(&o->diag);
@@ -261,6 +267,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL},
         {"--diag-set", STR, NULL, 0, 0, NULL},
         {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL},
+        {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL},
+        {"--lib-cache-age", NUM, &o->lib_cache_age_s, 1, 864000, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},

@@ -47,6 +47,8 @@ typedef struct kg_options {
     int memcheck;          /* one checked call under compute-sanitizer memcheck and racecheck */
     int diagnose;          /* KG_DIAG_*: when to say why a kernel is slow */
     double patched_max_s;  /* --diagnose-patched-max: SASS-patched metrics only for calls this short */
+    int lib_cache;         /* --lib-cache: reuse and keep library times (core/lib_cache.h) */
+    double lib_cache_age_s; /* --lib-cache-age: how long a kept library time is used */
     kg_diag_params diag;   /* the rules' thresholds (--diag-set NAME=VALUE) */
     const char *from_ncu;  /* explain: counters from an ncu CSV */
     int rules;             /* explain: list the rules and thresholds */

@@ -250,7 +250,11 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         }
         if (!x->n_libs)
             fprintf(f, " no vendor path (%.120s);", x->baseline_note);
-        fprintf(f, " best = %s\n", x->best[0] ? x->best : "none");
+        double age;
+        fprintf(f, " best = %s", x->best[0] ? x->best : "none");
+        if (kg_result_get(x, "lib/cache/age", &age))
+            fprintf(f, " (from --lib-cache, measured %.0f s before)", age);
+        fputc('\n', f);
     }
     if (summary && r->n) {
         kg_family_row rows[KG_FAMILY_COUNT];

@@ -29,6 +29,7 @@ extern "C" {
     X("job/startup", "s", "the kernel's worker from spawn to its hello (imports, driver)") \
     X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
     X("lib/job/startup", "s", "the library worker from spawn to its hello")             \
+    X("lib/cache/age", "s", "the library times came from --lib-cache, measured this long before") \
     X("time/phase/setup", "s", "the kernel job from its hello to its first check")        \
     X("time/phase/open", "s", "the kernel job opening the candidate (a Python file's imports)") \
     X("time/phase/context", "s", "the kernel job creating its CUDA context and stream")    \

@@ -1,0 +1,73 @@
+#!/bin/sh
+# kgate check --lib-cache on a GPU (core/lib_cache.h): the first check of
+# softmax fp16 at the small preset times the library paths and keeps them
+# (one entry in a fresh cache directory); a second check of another kernel of
+# the same operator, dtype and shape runs no library job and reports the very
+# same library and best times, with their age and the text saying so; another
+# shape, an entry past --lib-cache-age, and a check without --lib-cache all
+# time the library again; a batch of four candidates of one operator on every
+# GPU measures it at most once per GPU.
+. "$(dirname "$0")/common.sh"
+t=$build/tests/lib-cache-gpu
+rm -rf "$t" && mkdir -p "$t/cache" || exit 1
+export XDG_CACHE_HOME="$t/cache"
+b=$build/libkgate_bundled.so
+ngpu=$("$kgate" devices 2>/dev/null | grep -c '^[0-9]')
+# the datasheet's roofs: a fresh cache directory would otherwise measure them
+common="--roof datasheet --max-time 1 --no-extra-shapes"
+# sum JSON NAME -> the first result's summary, or "none"
+sum() {
+    python3 -c "import json; s=json.load(open('$1'))['results'][0]['summaries']; print(s['$2']['value'] if '$2' in s else 'none')"
+}
+field() { python3 -c "import json; print(json.load(open('$1'))['results'][0]['$2'])"; }
+wall() { python3 -c "import time; print(f'{time.time():.3f}')"; }
+
+t0=$(wall)
+"$kgate" check "$b:softmax_v2_fp16" --shape small $common --lib-cache --json "$t/a.json" >"$t/a.txt" 2>&1
+echo "first check: exit $?, $(python3 -c "print(f'{$(wall) - $t0:.2f}')") s"
+t0=$(wall)
+"$kgate" check "$b:softmax_v1_fp16" --shape small $common --lib-cache --json "$t/b.json" >"$t/b.txt" 2>&1
+echo "second check: exit $?, $(python3 -c "print(f'{$(wall) - $t0:.2f}')") s"
+cache=$(ls "$t"/cache/kgate/libtimes-*.jsonl 2>/dev/null | head -1)
+expect "the first check kept one entry" 1 "$(cat "$cache" 2>/dev/null | wc -l)"
+expect "the first check timed the library" yes "$([ "$(sum "$t/a.json" lib/job/wall)" != none ] && echo yes)"
+expect "the first check's library times are not from the cache" none "$(sum "$t/a.json" lib/cache/age)"
+expect "the second check ran no library job" none "$(sum "$t/b.json" lib/job/wall)"
+expect "the second check's library times are a few seconds old" yes \
+    "$(python3 -c "a=$(sum "$t/b.json" lib/cache/age); print('yes' if 0 <= a < 120 else a)")"
+expect "the same library time" "$(sum "$t/a.json" lib/time/median)" "$(sum "$t/b.json" lib/time/median)"
+expect "the same best time" "$(sum "$t/a.json" best/time/median)" "$(sum "$t/b.json" best/time/median)"
+expect "the same library path" "$(field "$t/a.json" baseline)" "$(field "$t/b.json" baseline)"
+expect "the naive kernel against it" SLOW "$(field "$t/b.json" verdict)"
+expect "the text says where the library times came from" 1 "$(grep -c 'from --lib-cache, measured' "$t/b.txt")"
+# another shape: another library job
+"$kgate" check "$b:softmax_v1_fp16" --shape medium $common --lib-cache --json "$t/c.json" >"$t/c.txt" 2>&1
+expect "another shape times the library" none "$(sum "$t/c.json" lib/cache/age)"
+expect "and keeps a second entry" 2 "$(wc -l <"$cache")"
+# an entry older than --lib-cache-age is measured again, and replaced
+sleep 2
+"$kgate" check "$b:softmax_v1_fp16" --shape small $common --lib-cache --lib-cache-age 1 --json "$t/d.json" \
+    >"$t/d.txt" 2>&1
+expect "an entry past --lib-cache-age is timed again" none "$(sum "$t/d.json" lib/cache/age)"
+expect "and replaced, not added" 2 "$(wc -l <"$cache")"
+# without --lib-cache the library is timed every time
+"$kgate" check "$b:softmax_v1_fp16" --shape small $common --json "$t/e.json" >"$t/e.txt" 2>&1
+expect "without --lib-cache the library is timed" yes "$([ "$(sum "$t/e.json" lib/job/wall)" != none ] && echo yes)"
+# a batch of four candidates of one operator: the library at most once per GPU
+rm -rf "$t/cache"
+for id in v1-a v1-b v2-a v2-b; do
+    echo "{\"candidate\": \"$b\", \"kernel\": \"layer_norm_${id%-*}_fp16\", \"shape\": \"small\", \"id\": \"$id\"}"
+done >"$t/m.jsonl"
+"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- $common --lib-cache >"$t/batch.txt" 2>&1
+expect "the batch: exit" 0 "$?"
+expect "the batch recorded every job" 4 "$(wc -l <"$t/r.jsonl")"
+measured=$(python3 -c "
+import json
+n = 0
+for line in open('$t/r.jsonl'):
+    s = json.loads(line)['check']['results'][0]['summaries']
+    n += 'lib/cache/age' not in s
+print(n)")
+expect "the batch timed the library at most once per GPU" yes "$([ "$measured" -ge 1 ] && [ "$measured" -le "$ngpu" ] && echo yes)"
+echo "library jobs in the batch of 4: $measured on $ngpu GPU(s)"
+finish
