@@ -25,6 +25,8 @@
 # phase alone: BENCH_PHASES="resume report" BENCH_GPUS=0, with
 # BENCH_MAX_JOBS to take the manifest's first N jobs; the report then leaves
 # the phases that did not run out (null).
+# BENCH_LIB_CACHE=1 gives the jobs of the other phases --lib-cache too (the
+# report's check_options says which options the jobs had).
 #   scripts/batch_bench.sh OUT
 set -u
 out=${1:?usage: scripts/batch_bench.sh OUT}
@@ -82,7 +84,21 @@ for op in $(echo "$ops" | head -10); do
     done
 done
 # every batch's limits: each job's, and each check's (word-split on use)
-judge="--timeout 300 -- --timeout 20"
+base="--timeout 300 -- --timeout 20"
+judge=$base
+# BENCH_LIB_CACHE=1: every job of phases one, two, pinned and resume with
+# --lib-cache (a fresh cache, in OUT/xdg-all); the default times the library
+# in every job, as the 1 GPU against 2 comparison wants (each GPU would
+# otherwise time each library job once for itself)
+if [ -n "${BENCH_LIB_CACHE:-}" ]; then
+    judge="$judge --lib-cache"
+    if [ ! -d "$out/xdg-all" ]; then
+        mkdir -p "$out/xdg-all/kgate"
+        cp "${XDG_CACHE_HOME:-$HOME/.cache}"/kgate/roofs-*.json "$out/xdg-all/kgate/" 2>/dev/null
+    fi
+    XDG_CACHE_HOME=$out/xdg-all
+    export XDG_CACHE_HOME
+fi
 # A batch stopped by `timeout` goes whole: timeout signals its process group,
 # supervisors and workers with it.
 run() { # run PHASE NAME GPUS MANIFEST: adds this call's wall seconds to OUT/wall-PHASE
@@ -108,7 +124,11 @@ if has resume; then
     timeout -k 5 "$(left)" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge >"$out/resume-2.txt" 2>&1
     echo "$? $(date +%s.%N) $t0" | awk '{printf "%d %.1f", $1, $2 - $3}' >"$out/resume-rc"
 fi
+BENCH_JUDGE=$judge
+export BENCH_JUDGE
 if has lib; then
+    # its own options: the library timed in every job, then --lib-cache
+    judge=$base
     g1=${gpus%%,*}
     run lib-off lib-off "$g1" "$r"
     # a fresh library cache beside the measured roofs
@@ -167,7 +187,7 @@ doc = {"command": "scripts/batch_bench.sh OUT (BENCH_PHASES in one or more calls
        "device": (subprocess.run(["nvidia-smi", "--query-gpu=name,uuid", "--format=csv,noheader"],
                                  capture_output=True, text=True).stdout.strip().splitlines()
                   if shutil.which("nvidia-smi") else "no nvidia-smi (a rehearsal with fake GPUs)"),
-       "jobs": n, "gpus": gpus, "one_gpu_wall_s": w1, "two_gpu_wall_s": w2,
+       "jobs": n, "gpus": gpus, "check_options": os.environ.get("BENCH_JUDGE", ""), "one_gpu_wall_s": w1, "two_gpu_wall_s": w2,
        "one_gpu_done": done1, "two_gpu_done": done2}
 # a phase's rate only once every job is recorded (a phase may span calls)
 c1, c2 = w1 and done1 == n, w2 and done2 == n
