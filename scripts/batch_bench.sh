@@ -142,9 +142,11 @@ if has lib; then
     )
 fi
 has report || exit 0
+BENCH_KGATE=$k
+export BENCH_KGATE
 val() { cat "$out/$1" 2>/dev/null || echo null; }
 python3 - "$out" "$n" "$(val wall-one)" "$(val wall-two)" "$(val wall-pinned)" "$(val lines-before)" "$gpus" <<'PY'
-import json, os, shutil, subprocess, sys, datetime
+import collections, datetime, json, os, re, shutil, subprocess, sys
 out, n, gpus = sys.argv[1], int(sys.argv[2]), sys.argv[7]
 w1, w2, wp, before = (None if a == "null" else float(a) for a in sys.argv[3:7])
 def lines(name):
@@ -152,6 +154,10 @@ def lines(name):
     return [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else None
 res = lines("resume.jsonl")
 done1, done2 = (None if lines(f) is None else len({r["id"] for r in lines(f)}) for f in ("one-gpu.jsonl", "two-gpus.jsonl"))
+def verdict(line):
+    # a results line's verdict: its one check result's, else how the job ended
+    r = (line.get("check") or {}).get("results") or []
+    return r[0].get("verdict", "?") if len(r) == 1 else "exit %s" % line.get("exit")
 def lib_phase():
     # the same jobs with the library timed in every job and with --lib-cache
     off, on = lines("lib-off.jsonl"), lines("lib-on.jsonl")
@@ -182,7 +188,9 @@ def lib_phase():
             "per_job": {i: {"off": a[i], "on": b[i]} for i in both}}
 rc = open(os.path.join(out, "resume-rc")).read().split() if os.path.exists(os.path.join(out, "resume-rc")) else None
 doc = {"command": "scripts/batch_bench.sh OUT (BENCH_PHASES in one or more calls)",
-       "commit": subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip(),
+       # the build's commit (`kgate version`): the GPU machine's copy of the tree may carry another .git
+       "commit": re.sub(r".*\(commit ([0-9a-f]+).*", r"\1",
+                        subprocess.run([os.environ["BENCH_KGATE"], "version"], capture_output=True, text=True).stdout.strip()),
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "device": (subprocess.run(["nvidia-smi", "--query-gpu=name,uuid", "--format=csv,noheader"],
                                  capture_output=True, text=True).stdout.strip().splitlines()
@@ -200,7 +208,7 @@ doc.update({"verdicts_per_min_1": 60 * n / w1 if c1 else None, "verdicts_per_min
            "lines_after_kill": None if before is None else int(before), "lines_after_resume": len(res),
            "distinct": len({r["id"] for r in res}), "jobs": n,
            "rerun_exit": int(rc[0]) if rc else None, "rerun_wall_s": float(rc[1]) if rc else None,
-           "verdicts": {v: sum(1 for r in res if r.get("verdict") == v) for v in sorted({r.get("verdict") for r in res}, key=str)}}})
+           "verdicts": dict(sorted(collections.Counter(verdict(r) for r in res).items()))}})
 json.dump(doc, open(os.path.join(out, "batch-bench.json"), "w"), indent=1)
 print(json.dumps(doc, indent=1))
 PY

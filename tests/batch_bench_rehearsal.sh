@@ -27,6 +27,9 @@ checks = [
     ("every job run on one GPU", sum(1 for _ in open(os.path.join(out, "one-gpu.jsonl"))) == d["jobs"]),
     ("every job run on two GPUs", sum(1 for _ in open(os.path.join(out, "two-gpus.jsonl"))) == d["jobs"]),
     ("resumed: every job once", d["resume"]["distinct"] == d["resume"]["lines_after_resume"] == d["jobs"]),
+    ("resumed: the verdicts counted from each job's results",
+     sum(d["resume"]["verdicts"].values()) == d["jobs"] and "OK" in d["resume"]["verdicts"]
+     and not any(v.startswith("exit") or v == "?" for v in d["resume"]["verdicts"])),
     ("pinned: a cross-GPU summary", any("cross-GPU" in line for line in d["pinned_summary"])),
     ("lib: 24 jobs judged both ways", d["lib"] is not None and d["lib"]["jobs"] == 24),
     ("lib: --lib-cache passed to every job of the second batch, none of the first",

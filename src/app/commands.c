@@ -606,7 +606,7 @@ static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
 static int library_job(const kg_options *o, const char *exe, const char *uuid, const kg_job *job, kg_libref *lib,
                        double *age_s, kg_err *err)
 {
-    static int warned;
+    static int warned, told;
     char path[PATH_MAX];
     kg_err cerr = {0, ""};
     struct timespec now;
@@ -614,6 +614,9 @@ static int library_job(const kg_options *o, const char *exe, const char *uuid, c
     clock_gettime(CLOCK_REALTIME, &now);
     double t_now = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
     char *key = o->lib_cache ? kg_libcache_key(job, uuid, KG_VERSION "+" KG_COMMIT) : NULL;
+    if (o->lib_cache && !o->sandbox && !told++)
+        fprintf(stderr, "kgate: --lib-cache without --sandbox: a candidate runs as you and could rewrite the "
+                        "library times later checks reuse (docs/security.md)\n");
     if (key && kg_libcache_path(uuid, path, sizeof path, &cerr) != 0) {
         free(key);
         key = NULL;
