@@ -40,8 +40,8 @@ t_start=$(date +%s)
 if [ -z "${BENCH_CONTINUE:-}" ]; then
     for ph in one:one-gpu two:two-gpus pinned:pinned resume:resume lib:lib-off lib:lib-on; do
         # a fresh measurement of that phase
-        has "${ph%%:*}" && rm -f "$out/${ph#*:}.jsonl" "$out/wall-${ph%%:*}" "$out/wall-${ph#*:}" \
-            "$out/lines-before" "$out/resume-rc"
+        has "${ph%%:*}" && rm -rf "$out/${ph#*:}.jsonl" "$out/wall-${ph%%:*}" "$out/wall-${ph#*:}" \
+            "$out/lines-before" "$out/resume-rc" "$out/xdg-${ph%%:*}" "$out/xdg-${ph#*:}"
     done
 fi
 # seconds this call may still run a batch (BENCH_DEADLINE), at least 1
@@ -87,21 +87,24 @@ done
 base="--timeout 300 -- --timeout 20"
 judge=$base
 # BENCH_LIB_CACHE=1: every job of phases one, two, pinned and resume with
-# --lib-cache (a fresh cache, in OUT/xdg-all); the default times the library
-# in every job, as the 1 GPU against 2 comparison wants (each GPU would
-# otherwise time each library job once for itself)
-if [ -n "${BENCH_LIB_CACHE:-}" ]; then
-    judge="$judge --lib-cache"
-    if [ ! -d "$out/xdg-all" ]; then
-        mkdir -p "$out/xdg-all/kgate"
-        cp "${XDG_CACHE_HOME:-$HOME/.cache}"/kgate/roofs-*.json "$out/xdg-all/kgate/" 2>/dev/null
+# --lib-cache, each phase from an empty cache of its own (OUT/xdg-PHASE, the
+# measured roofs copied in: phase two must not reuse what GPU 0 kept in phase
+# one); the default times the library in every job, as the 1 GPU against 2
+# comparison wants (each GPU would otherwise time each library job for itself)
+roofs_from=${XDG_CACHE_HOME:-$HOME/.cache}
+[ -n "${BENCH_LIB_CACHE:-}" ] && judge="$judge --lib-cache"
+cache_for() { # cache_for DIR: XDG_CACHE_HOME=OUT/DIR, made with the roofs when absent
+    if [ ! -d "$out/$1" ]; then
+        mkdir -p "$out/$1/kgate"
+        cp "$roofs_from"/kgate/roofs-*.json "$out/$1/kgate/" 2>/dev/null
     fi
-    XDG_CACHE_HOME=$out/xdg-all
+    XDG_CACHE_HOME=$out/$1
     export XDG_CACHE_HOME
-fi
+}
 # A batch stopped by `timeout` goes whole: timeout signals its process group,
 # supervisors and workers with it.
 run() { # run PHASE NAME GPUS MANIFEST: adds this call's wall seconds to OUT/wall-PHASE
+    [ -n "${BENCH_LIB_CACHE:-}" ] && cache_for "xdg-$1"
     t0=$(date +%s.%N)
     timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" $judge ${extra:-} >>"$out/$2.txt" 2>>"$out/$2.err"
     rc=$?
@@ -117,6 +120,7 @@ has two && run two two-gpus 0,1 "$m"
 has pinned && run pinned pinned 0,1 "$p"
 if has resume; then
     # killed (SIGKILL to the whole batch after KILL_AFTER seconds) and resumed
+    [ -n "${BENCH_LIB_CACHE:-}" ] && cache_for xdg-resume
     timeout -s KILL "${KILL_AFTER:-40}" "$k" batch "$m" -o "$out/resume.jsonl" --gpus "$gpus" $judge \
         >"$out/resume-1.txt" 2>&1
     cat "$out/resume.jsonl" 2>/dev/null | wc -l >"$out/lines-before" # none yet when killed early
@@ -130,13 +134,12 @@ if has lib; then
     # its own options: the library timed in every job, then --lib-cache
     judge=$base
     g1=${gpus%%,*}
-    run lib-off lib-off "$g1" "$r"
-    # a fresh library cache beside the measured roofs
-    rm -rf "$out/xdg" && mkdir -p "$out/xdg/kgate"
-    cp "${XDG_CACHE_HOME:-$HOME/.cache}"/kgate/roofs-*.json "$out/xdg/kgate/" 2>/dev/null
     (
-        XDG_CACHE_HOME=$out/xdg
-        export XDG_CACHE_HOME
+        BENCH_LIB_CACHE=
+        run lib-off lib-off "$g1" "$r"
+        # a fresh library cache beside the measured roofs
+        rm -rf "$out/xdg"
+        cache_for xdg
         extra=--lib-cache
         run lib-on lib-on "$g1" "$r"
     )

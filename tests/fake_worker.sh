@@ -24,7 +24,7 @@ library)
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 lib_disturbed)
-    # library timing that saw throttled samples and another process's kernels
+    # library timing that dropped throttled samples and saw work on other streams
     ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/throttled","value":2}'

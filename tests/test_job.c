@@ -64,8 +64,8 @@ static void ok_events_become_a_result(void **state)
     /* the worker's own time: spawn to hello within spawn to exit */
     assert_true(lib.job_wall_s > 0 && lib.job_startup_s > 0 && lib.job_startup_s <= lib.job_wall_s);
     assert_true(lib.disturbed == 0);
-    /* throttled samples and foreign kernels in the library's timing are
-     * counted (core/lib_cache.h keeps no such time); the times stand */
+    /* throttled samples and work on other streams in the library's timing
+     * are counted (core/lib_cache.h keeps no such time); the times stand */
     kg_libref other;
     assert_int_equal(run_mode("lib_disturbed", KG_JOB_LIBRARY, 10, &dummy, &other, &e), 0);
     assert_true(other.disturbed == 5);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cjson/cJSON.h>
 
@@ -599,28 +600,33 @@ static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
 }
 
 /* A group's library job (job: its mode LIBRARY, its plugin set): with
- * --lib-cache, from this GPU's cache when it holds a fresh entry of this
- * very job (*age_s then its age, else -1); else run, and with --lib-cache
- * kept there unless its timing was disturbed. A cache that cannot be
- * written is said once and the command goes on. */
-static int library_job(const kg_options *o, const char *exe, const char *uuid, const kg_job *job, kg_libref *lib,
-                       double *age_s, kg_err *err)
+ * --lib-cache, from this GPU's cache when it holds a confirmed, fresh entry
+ * of this very job (*age_s then its age, else -1); else run, and with
+ * --lib-cache stored there unless kg_libcache_unfit says why not. A cache
+ * that cannot be used is said once on stderr and the command goes on. */
+static int library_job(const kg_options *o, const char *exe, const kg_report *rep, const kg_job *job,
+                       kg_libref *lib, double *age_s, kg_err *err)
 {
     static int warned, told;
-    char path[PATH_MAX];
+    char path[PATH_MAX], context[160];
     kg_err cerr = {0, ""};
     struct timespec now;
     *age_s = -1;
     clock_gettime(CLOCK_REALTIME, &now);
     double t_now = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
-    char *key = o->lib_cache ? kg_libcache_key(job, uuid, KG_VERSION "+" KG_COMMIT) : NULL;
-    if (o->lib_cache && !o->sandbox && !told++)
-        fprintf(stderr, "kgate: --lib-cache without --sandbox: a candidate runs as you and could rewrite the "
-                        "library times later checks reuse (docs/security.md)\n");
-    if (key && kg_libcache_path(uuid, path, sizeof path, &cerr) != 0) {
+    /* what outside the job the library's times depend on */
+    snprintf(context, sizeof context, "kgate %s+%s driver %s cublasLt %zu", KG_VERSION, KG_COMMIT, rep->driver,
+             cublasLtGetVersion());
+    char *key = o->lib_cache ? kg_libcache_key(job, rep->device_uuid, context) : NULL;
+    if (key && kg_libcache_path(rep->device_uuid, path, sizeof path, &cerr) != 0) {
+        if (!warned++)
+            fprintf(stderr, "kgate: --lib-cache: %s (library times neither reused nor kept)\n", cerr.msg);
         free(key);
         key = NULL;
     }
+    if (key && !o->sandbox && !told++)
+        fprintf(stderr, "kgate: --lib-cache without --sandbox: a candidate runs as you and could rewrite the "
+                        "library times later checks reuse (docs/security.md)\n");
     if (key && kg_libcache_get(path, key, o->lib_cache_age_s, t_now, lib, age_s) == 0) {
         free(key);
         return 0;
@@ -629,7 +635,9 @@ static int library_job(const kg_options *o, const char *exe, const char *uuid, c
     int rc = kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err);
     if (!rc && key && !kg_libcache_unfit(lib)) {
         clock_gettime(CLOCK_REALTIME, &now);
-        if (kg_libcache_put(path, key, lib, (double)now.tv_sec + 1e-9 * (double)now.tv_nsec, &cerr) && !warned++)
+        if (kg_libcache_put(path, key, lib, (double)now.tv_sec + 1e-9 * (double)now.tv_nsec, o->lib_cache_age_s,
+                            NULL, &cerr) &&
+            !warned++)
             fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
     }
     free(key);
@@ -687,7 +695,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name,
                          kg_dtype_name(job.types.data), shp);
                 progress(done++, total, what);
-                if (library_job(o, exe, rep->device_uuid, &job, &lib, &lib_age, err))
+                if (library_job(o, exe, rep, &job, &lib, &lib_age, err))
                     return err->code;
             }
             /* cliff: against the first kernel of the same candidate in the group */
@@ -1020,7 +1028,7 @@ int kg_cmd_tune(const kg_options *o)
     if (!rc && !o->verify_only) {
         job.mode = KG_JOB_LIBRARY;
         snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
-        rc = library_job(o, exe, rep.device_uuid, &job, &lib, &lib_age, &err) != 0;
+        rc = library_job(o, exe, &rep, &job, &lib, &lib_age, &err) != 0;
     }
     /* the kernel's own launch first: what the tuning is measured against */
     if (!rc)

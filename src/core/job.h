@@ -54,9 +54,10 @@ typedef struct kg_libref {
     char best_name[96];
     char best_note[256]; /* why there is no bundled time, when there is none */
     double job_wall_s, job_startup_s; /* its worker: spawn to exit, spawn to hello */
-    double disturbed;    /* timing samples the job dropped for a low SM clock, and kernels or
-                          * copies of other processes seen while sampling (time/throttled,
-                          * time/foreign): a measurement core/lib_cache.h does not keep */
+    double disturbed;    /* timing samples the job dropped for a low SM clock, and kgate's own
+                          * kernels or copies on other streams while sampling (time/throttled,
+                          * time/foreign; other processes' work is not visible): a measurement
+                          * core/lib_cache.h does not keep */
 } kg_libref;
 
 /* Runs one worker for job. KERNEL: the result goes to *r (its verdict is

@@ -12,16 +12,35 @@
 #include "problem.h"
 #include "roofs_io.h"
 
+#define CONFIRM 2      /* agreeing measurements before an entry is used */
+#define T_MAX 3600.0   /* s: no library call takes longer */
+
 int kg_libcache_path(const char *uuid, char *buf, size_t size, kg_err *err)
 {
     char file[128];
     if (!uuid[0] || strpbrk(uuid, "/\\") || strlen(uuid) > 80)
         return kg_err_set(err, KG_EXIT_IO, "library cache: not a GPU UUID: '%.80s'", uuid);
     snprintf(file, sizeof file, "libtimes-%s.jsonl", uuid);
-    return kg_cache_file(file, buf, size, err);
+    if (kg_cache_file(file, buf, size, err))
+        return err->code;
+    if (strncmp(buf, "/dev/", 5) == 0) /* the sandbox lets a candidate write there */
+        return kg_err_set(err, KG_EXIT_IO, "library cache: %s is under /dev, which a sandboxed candidate can write",
+                          buf);
+    return 0;
 }
 
-char *kg_libcache_key(const kg_job *j, const char *uuid, const char *build)
+/* "size:mtime" of a file, or "-" when it cannot be stat'ed. */
+static void file_ident(const char *path, char *buf, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%lld:%lld.%09ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                 st.st_mtim.tv_nsec);
+}
+
+char *kg_libcache_key(const kg_job *j, const char *uuid, const char *context)
 {
     if (!j->op || kg_problem_of(j->op))
         return NULL;
@@ -42,26 +61,40 @@ char *kg_libcache_key(const kg_job *j, const char *uuid, const char *build)
     n->scratch[0] = '\0';
     n->budget_s = 0;
     n->device = 0; /* the UUID names the GPU */
-    char ident[96] = "none";
-    struct stat st;
+    if (!kg_op_has_index(n->op))
+        n->types.index = KG_I64;
+    char plugin[96] = "none", exe[96];
     if (n->plugin[0]) {
-        if (stat(n->plugin, &st) != 0) {
+        file_ident(n->plugin, plugin, sizeof plugin);
+        if (strcmp(plugin, "-") == 0) {
             free(n);
             return NULL;
         }
-        snprintf(ident, sizeof ident, "%lld:%lld.%09ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                 st.st_mtim.tv_nsec);
     }
+    file_ident("/proc/self/exe", exe, sizeof exe); /* a rebuilt kgate of the same commit */
+    const char *py = getenv("KGATE_PYTHON"), *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
+    char env[600];
+    snprintf(env, sizeof env, "KGATE_PYTHON=%.256s NVIDIA_TF32_OVERRIDE=%.64s", py ? py : "", tf32 ? tf32 : "");
     char *job = kg_job_to_json(n);
     free(n);
     if (!job)
         return NULL;
-    size_t len = strlen(job) + strlen(uuid) + strlen(build) + strlen(ident) + 8;
+    size_t len = strlen(job) + strlen(uuid) + strlen(context) + strlen(plugin) + strlen(exe) + strlen(env) + 16;
     char *key = malloc(len);
     if (key)
-        snprintf(key, len, "%s|%s|%s|%s", uuid, build, ident, job);
+        snprintf(key, len, "%s|%s|exe %s|bundled %s|%s|%s", uuid, context, exe, plugin, env, job);
     free(job);
     return key;
+}
+
+/* ----------------------------------------------------------------- entries */
+
+/* A timed path's median and 95% interval: finite, positive, under an hour,
+ * the interval holding the median and at most KG_LIBCACHE_CI_MAX wide. */
+static int time_ok(double t, double lo, double hi)
+{
+    return isfinite(t) && t > 0 && t < T_MAX && isfinite(lo) && lo > 0 && lo <= t && isfinite(hi) && hi >= t &&
+           hi < T_MAX && (hi - lo) / t <= KG_LIBCACHE_CI_MAX;
 }
 
 const char *kg_libcache_unfit(const kg_libref *lib)
@@ -69,23 +102,38 @@ const char *kg_libcache_unfit(const kg_libref *lib)
     if (!lib->measured)
         return "the library job did not run";
     if (lib->disturbed > 0)
-        return "its timing saw other work on the GPU or a low clock";
+        return "its timing dropped throttled samples or saw other work of kgate's";
+    for (int i = 0; i < lib->n; i++) {
+        const kg_libpath *p = &lib->paths[i];
+        if (p->status == KG_LIB_WRONG)
+            return "a library path failed its check";
+        if (p->status == KG_LIB_OK && !time_ok(p->t, p->lo, p->hi))
+            return "a library time with a wide or missing confidence interval";
+    }
+    if (!lib->have_best && lib->best_name[0])
+        return "the bundled variant failed";
+    if (lib->have_best && !time_ok(lib->best_t, lib->best_lo, lib->best_hi))
+        return "the bundled variant's time has a wide or missing confidence interval";
     return NULL;
 }
 
-/* ----------------------------------------------------------------- entries */
-
-#define T_MAX 3600.0 /* s: no library call takes longer */
-
-static int time_ok(double t, double lo, double hi)
+static int close_to(double a, double b)
 {
-    if (!(isfinite(t) && t > 0 && t < T_MAX))
+    return fabs(a / b - 1) <= KG_LIBCACHE_AGREE;
+}
+
+int kg_libcache_agree(const kg_libref *a, const kg_libref *b)
+{
+    if (a->n != b->n || a->have_best != b->have_best || strcmp(a->best_name, b->best_name) != 0)
         return 0;
-    if (lo != 0 && !(isfinite(lo) && lo > 0 && lo <= t))
-        return 0;
-    if (hi != 0 && !(isfinite(hi) && hi >= t && hi < T_MAX))
-        return 0;
-    return 1;
+    for (int i = 0; i < a->n; i++) {
+        const kg_libpath *p = &a->paths[i], *q = &b->paths[i];
+        if (strcmp(p->name, q->name) != 0 || p->status != q->status)
+            return 0;
+        if (p->status == KG_LIB_OK && !close_to(p->t, q->t))
+            return 0;
+    }
+    return !a->have_best || close_to(a->best_t, b->best_t);
 }
 
 static cJSON *path_json(const char *name, const char *note, const char *status, double t, double lo, double hi)
@@ -102,12 +150,13 @@ static cJSON *path_json(const char *name, const char *note, const char *status, 
 }
 
 /* One entry's line (malloc'd), or NULL. */
-static char *entry_text(const char *key, const kg_libref *lib, double at)
+static char *entry_text(const char *key, const kg_libref *lib, double at, int n)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schema", KG_LIBCACHE_SCHEMA);
     cJSON_AddStringToObject(o, "key", key);
     cJSON_AddNumberToObject(o, "at", at);
+    cJSON_AddNumberToObject(o, "n", n);
     cJSON *paths = cJSON_AddArrayToObject(o, "paths");
     for (int i = 0; i < lib->n; i++) {
         const kg_libpath *p = &lib->paths[i];
@@ -124,7 +173,8 @@ static char *entry_text(const char *key, const kg_libref *lib, double at)
     return text;
 }
 
-/* Copies string item k of o into dst (under size bytes); 0 when it is one. */
+/* Copies string item k of o into dst (under size bytes, no control
+ * characters); 0 when it is one. */
 static int str_of(const cJSON *o, const char *k, char *dst, size_t size, int nonempty)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -155,12 +205,22 @@ static int path_of(const cJSON *p, char *name, size_t nsize, char *note, size_t 
                : 0;
 }
 
-/* Parses and validates an entry line into *lib and *at; 0 when it is a
- * valid entry, *mine then whether it is key's. */
-static int entry_parse(const char *line, size_t len, const char *key, kg_libref *lib, double *at, int *mine)
+/* A parsed entry. */
+typedef struct entry {
+    kg_libref lib;
+    double at;
+    int n;    /* agreeing measurements */
+    int mine; /* of the key asked about */
+} entry;
+
+/* Parses and validates an entry line (len bytes, NUL-terminated) into *x;
+ * 0 when it is a valid entry. */
+static int entry_parse(const char *line, size_t len, const char *key, entry *x)
 {
-    cJSON *o = cJSON_ParseWithLength(line, len);
+    cJSON *o = cJSON_ParseWithLengthOpts(line, len + 1, NULL, 1); /* nothing may follow the object */
     int bad = 1;
+    double n;
+    kg_libref *lib = &x->lib;
     if (!cJSON_IsObject(o))
         goto out;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(o, "schema");
@@ -168,34 +228,29 @@ static int entry_parse(const char *line, size_t len, const char *key, kg_libref 
     const cJSON *paths = cJSON_GetObjectItemCaseSensitive(o, "paths");
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(o, "best");
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, KG_LIBCACHE_SCHEMA) != 0 || !cJSON_IsString(k) ||
-        num_of(o, "at", at) || !isfinite(*at) || *at <= 0 ||
-        !cJSON_IsArray(paths) || cJSON_GetArraySize(paths) > KG_MAX_LIBPATHS)
+        num_of(o, "at", &x->at) || !isfinite(x->at) || x->at <= 0 || num_of(o, "n", &n) || !(n >= 1 && n <= 1e6) ||
+        n != floor(n) || !cJSON_IsArray(paths) || cJSON_GetArraySize(paths) > KG_MAX_LIBPATHS)
         goto out;
     memset(lib, 0, sizeof *lib);
+    x->n = (int)n;
     const cJSON *p;
     cJSON_ArrayForEach(p, paths)
     {
-        kg_libpath *x = &lib->paths[lib->n];
+        kg_libpath *q = &lib->paths[lib->n];
         char status[16];
-        if (path_of(p, x->name, sizeof x->name, x->note, sizeof x->note, &x->t, &x->lo, &x->hi) ||
+        if (path_of(p, q->name, sizeof q->name, q->note, sizeof q->note, &q->t, &q->lo, &q->hi) ||
             str_of(p, "status", status, sizeof status, 1))
             goto out;
-        if (strcmp(status, kg_lib_status_name(KG_LIB_OK)) == 0) {
-            x->status = KG_LIB_OK;
-            if (!time_ok(x->t, x->lo, x->hi))
-                goto out;
-        } else if (strcmp(status, kg_lib_status_name(KG_LIB_UNSUPPORTED)) == 0) {
-            x->status = KG_LIB_UNSUPPORTED;
-        } else if (strcmp(status, kg_lib_status_name(KG_LIB_WRONG)) == 0) {
-            x->status = KG_LIB_WRONG;
-        } else {
+        if (strcmp(status, kg_lib_status_name(KG_LIB_OK)) == 0)
+            q->status = KG_LIB_OK;
+        else if (strcmp(status, kg_lib_status_name(KG_LIB_UNSUPPORTED)) == 0)
+            q->status = KG_LIB_UNSUPPORTED;
+        else
+            goto out; /* unknown, or a failed check (never stored) */
+        if (q->status == KG_LIB_OK ? !time_ok(q->t, q->lo, q->hi) : (q->t != 0 || q->lo != 0 || q->hi != 0))
             goto out;
-        }
-        if (x->status != KG_LIB_OK && (x->t != 0 || x->lo != 0 || x->hi != 0) &&
-            !time_ok(x->t, x->lo, x->hi))
-            goto out;
-        for (int q = 0; q < lib->n; q++)
-            if (strcmp(lib->paths[q].name, x->name) == 0)
+        for (int i = 0; i < lib->n; i++)
+            if (strcmp(lib->paths[i].name, q->name) == 0)
                 goto out; /* a path twice */
         lib->n++;
     }
@@ -205,146 +260,168 @@ static int entry_parse(const char *line, size_t len, const char *key, kg_libref 
         char name[96];
         if (path_of(best, name, sizeof name, lib->best_note, sizeof lib->best_note, &lib->best_t, &lib->best_lo,
                     &lib->best_hi) ||
-            strcmp(name, lib->best_name) != 0 || !name[0] || !time_ok(lib->best_t, lib->best_lo, lib->best_hi))
+            !name[0] || strcmp(name, lib->best_name) != 0 || !time_ok(lib->best_t, lib->best_lo, lib->best_hi))
             goto out;
         lib->have_best = 1;
-    } else if (str_of(o, "no_best", lib->best_note, sizeof lib->best_note, 0)) {
-        goto out;
+    } else if (str_of(o, "no_best", lib->best_note, sizeof lib->best_note, 0) || lib->best_name[0]) {
+        goto out; /* no bundled time, and no name of one (a failed variant is never stored) */
     }
     lib->measured = 1;
-    *mine = strcmp(k->valuestring, key) == 0;
+    x->mine = strcmp(k->valuestring, key) == 0;
     bad = 0;
 out:
     cJSON_Delete(o);
     return bad;
 }
 
-/* Calls fn for each line of path shorter than KG_LIBCACHE_LINE_MAX (the
- * longer ones skipped), at most KG_LIBCACHE_MAX * 4 of them; 1 when the file
- * cannot be opened. */
-static int each_line(const char *path, void (*fn)(void *ud, const char *line, size_t len), void *ud)
+/* Reads one line of f into buf (cap bytes), without its newline; returns
+ * its length, -1 at the end of the file, -2 for a line that is too long or
+ * holds a NUL byte (read to its end and dropped). */
+static long read_line(FILE *f, char *buf, size_t cap)
+{
+    size_t len = 0;
+    int c, bad = 0;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == '\0' || len + 1 >= cap)
+            bad = 1;
+        else
+            buf[len++] = (char)c;
+    }
+    if (c == EOF && len == 0 && !bad)
+        return -1;
+    buf[len] = '\0';
+    return bad ? -2 : (long)len;
+}
+
+/* Calls fn for each valid entry of path, reading at most KG_LIBCACHE_MAX * 4
+ * lines; 0, 1 when the file cannot be opened, -1 out of memory. */
+static int each_entry(const char *path, const char *key, void (*fn)(void *ud, const char *line, size_t len, const entry *x),
+                      void *ud)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return 1;
     char *buf = malloc(KG_LIBCACHE_LINE_MAX);
-    for (int n = 0; buf && n < KG_LIBCACHE_MAX * 4 && fgets(buf, KG_LIBCACHE_LINE_MAX, f); n++) {
-        size_t len = strlen(buf);
-        if (len && buf[len - 1] != '\n' && !feof(f)) { /* too long: skip the rest of it */
-            int c;
-            while ((c = fgetc(f)) != EOF && c != '\n')
-                ;
-            continue;
-        }
-        if (len && buf[len - 1] == '\n')
-            buf[--len] = '\0';
-        if (len)
-            fn(ud, buf, len);
-    }
+    entry *x = malloc(sizeof *x);
+    int rc = buf && x ? 0 : -1;
+    long len;
+    for (int n = 0; !rc && n < KG_LIBCACHE_MAX * 4 && (len = read_line(f, buf, KG_LIBCACHE_LINE_MAX)) != -1; n++)
+        if (len > 0 && entry_parse(buf, (size_t)len, key, x) == 0)
+            fn(ud, buf, (size_t)len, x);
     free(buf);
+    free(x);
     fclose(f);
-    return 0;
+    return rc;
 }
 
 typedef struct finder {
-    const char *key;
-    double max_age, now, at;
-    kg_libref lib;
+    double max_age, now;
+    entry best; /* the newest entry of the key */
     int found;
 } finder;
 
-static void find_line(void *ud, const char *line, size_t len)
+static void find_line(void *ud, const char *line, size_t len, const entry *x)
 {
-    finder *x = ud;
-    kg_libref lib;
-    double at;
-    int mine;
-    if (entry_parse(line, len, x->key, &lib, &at, &mine) == 0 && mine && at <= x->now + 60 &&
-        x->now - at <= x->max_age &&
-        (!x->found || at >= x->at)) {
-        x->lib = lib;
-        x->at = at;
-        x->found = 1;
+    finder *s = ud;
+    (void)line;
+    (void)len;
+    if (x->mine && x->at <= s->now + 60 && (!s->found || x->at >= s->best.at)) {
+        s->best = *x;
+        s->found = 1;
     }
 }
 
 int kg_libcache_get(const char *path, const char *key, double max_age_s, double now, kg_libref *lib,
                     double *age_s)
 {
-    finder *x = calloc(1, sizeof *x);
-    if (!x)
+    finder *s = calloc(1, sizeof *s);
+    if (!s)
         return 1;
-    x->key = key;
-    x->max_age = max_age_s;
-    x->now = now;
-    int hit = each_line(path, find_line, x) == 0 && x->found;
+    s->max_age = max_age_s;
+    s->now = now;
+    int hit = each_entry(path, key, find_line, s) == 0 && s->found && s->best.n >= CONFIRM &&
+              now - s->best.at <= max_age_s;
     if (hit) {
-        *lib = x->lib;
-        *age_s = now - x->at > 0 ? now - x->at : 0;
+        *lib = s->best.lib;
+        *age_s = now - s->best.at > 0 ? now - s->best.at : 0;
     }
-    free(x);
+    free(s);
     return hit ? 0 : 1;
 }
 
-/* The lines kept on a rewrite: every valid entry of another key, newest last. */
+/* The lines kept on a rewrite: every valid entry of another key, newest
+ * last; and the newest entry of the key, which the new one replaces. */
 typedef struct keeper {
-    const char *key;
     char **lines;
     int n;
+    entry old;
+    int have_old;
 } keeper;
 
-static void keep_line(void *ud, const char *line, size_t len)
+static void keep_line(void *ud, const char *line, size_t len, const entry *x)
 {
-    keeper *x = ud;
-    kg_libref lib;
-    double at;
-    int mine;
-    if (entry_parse(line, len, x->key, &lib, &at, &mine) != 0 || mine)
-        return; /* broken, or the entry this put replaces */
-    if (x->n == KG_LIBCACHE_MAX - 1) { /* full: the oldest goes */
-        free(x->lines[0]);
-        memmove(x->lines, x->lines + 1, sizeof *x->lines * (size_t)(x->n - 1));
-        x->n--;
+    keeper *k = ud;
+    if (x->mine) {
+        if (!k->have_old || x->at >= k->old.at) {
+            k->old = *x;
+            k->have_old = 1;
+        }
+        return;
     }
-    x->lines[x->n] = strndup(line, len);
-    if (x->lines[x->n])
-        x->n++;
+    if (k->n == KG_LIBCACHE_MAX - 1) { /* full: the oldest goes */
+        free(k->lines[0]);
+        memmove(k->lines, k->lines + 1, sizeof *k->lines * (size_t)(k->n - 1));
+        k->n--;
+    }
+    k->lines[k->n] = strndup(line, len);
+    if (k->lines[k->n])
+        k->n++;
 }
 
-int kg_libcache_put(const char *path, const char *key, const kg_libref *lib, double now, kg_err *err)
+int kg_libcache_put(const char *path, const char *key, const kg_libref *lib, double now, double max_age_s,
+                    int *confirmed, kg_err *err)
 {
     const char *why = kg_libcache_unfit(lib);
     if (why)
         return kg_err_set(err, KG_EXIT_IO, "library cache: not stored: %s", why);
-    char *mine = entry_text(key, lib, now);
-    if (!mine || strlen(mine) >= KG_LIBCACHE_LINE_MAX - 1) {
-        free(mine);
-        return kg_err_set(err, KG_EXIT_IO, "library cache: an entry longer than %d bytes", KG_LIBCACHE_LINE_MAX);
-    }
-    keeper x = {key, calloc(KG_LIBCACHE_MAX, sizeof(char *)), 0};
-    if (!x.lines) {
-        free(mine);
+    keeper *k = calloc(1, sizeof *k);
+    char **lines = calloc(KG_LIBCACHE_MAX, sizeof(char *));
+    if (!k || !lines) {
+        free(k);
+        free(lines);
         return kg_err_set(err, KG_EXIT_IO, "library cache: out of memory");
     }
-    each_line(path, keep_line, &x);
-    size_t total = strlen(mine) + 1;
-    for (int i = 0; i < x.n; i++)
-        total += strlen(x.lines[i]) + 1;
-    char *text = malloc(total);
+    k->lines = lines;
     int rc = 0;
-    if (!text) {
-        rc = kg_err_set(err, KG_EXIT_IO, "library cache: out of memory");
-    } else {
-        size_t u = 0;
-        for (int i = 0; i < x.n; i++)
-            u += (size_t)sprintf(text + u, "%s\n", x.lines[i]);
-        sprintf(text + u, "%s", mine); /* kg_write_file_atomic ends the last line */
-        rc = kg_write_file_atomic(path, text, err);
+    if (each_entry(path, key, keep_line, k) < 0)
+        rc = kg_err_set(err, KG_EXIT_IO, "library cache: out of memory reading %s", path);
+    /* a second measurement that agrees with the first confirms the entry */
+    int n = k->have_old && now - k->old.at <= max_age_s && kg_libcache_agree(&k->old.lib, lib) ? k->old.n + 1 : 1;
+    char *mine = rc ? NULL : entry_text(key, lib, now, n > 1000000 ? 1000000 : n);
+    if (!rc && (!mine || strlen(mine) >= KG_LIBCACHE_LINE_MAX - 1))
+        rc = kg_err_set(err, KG_EXIT_IO, "library cache: an entry longer than %d bytes", KG_LIBCACHE_LINE_MAX);
+    if (!rc) {
+        size_t total = strlen(mine) + 1;
+        for (int i = 0; i < k->n; i++)
+            total += strlen(k->lines[i]) + 1;
+        char *text = malloc(total);
+        if (!text) {
+            rc = kg_err_set(err, KG_EXIT_IO, "library cache: out of memory");
+        } else {
+            size_t u = 0;
+            for (int i = 0; i < k->n; i++)
+                u += (size_t)sprintf(text + u, "%s\n", k->lines[i]);
+            sprintf(text + u, "%s", mine); /* kg_write_file_atomic ends the last line */
+            rc = kg_write_file_atomic(path, text, err);
+            free(text);
+        }
     }
-    for (int i = 0; i < x.n; i++)
-        free(x.lines[i]);
-    free(x.lines);
-    free(text);
+    if (!rc && confirmed)
+        *confirmed = n >= CONFIRM;
+    for (int i = 0; i < k->n; i++)
+        free(k->lines[i]);
+    free(k->lines);
+    free(k);
     free(mine);
     return rc;
 }

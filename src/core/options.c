@@ -72,10 +72,13 @@ static const char check_help[] =
     "  --diagnose-patched-max S  leave out the SASS-patched counters (sector use, load width),\n"
     "                      which slow a kernel many times over, when one call takes longer than\n"
     "                      S seconds (default 0.1; 0: never collect them)\n"
-    "  --lib-cache         reuse library times this GPU measured for the very same library job\n"
-    "                      in the last --lib-cache-age seconds (default 3600), and keep new ones\n"
+    "  --lib-cache         check, run, tune: reuse the library times this GPU measured for the\n"
+    "                      very same library job once two measurements agreed, and keep new ones\n"
     "                      ($XDG_CACHE_HOME/kgate/libtimes-<uuid>.jsonl): many candidates of one\n"
-    "                      operator time its library paths once (docs/scale.md)\n"
+    "                      operator time its library paths twice (docs/scale.md; with untrusted\n"
+    "                      candidates only with --sandbox, docs/security.md)\n"
+    "  --lib-cache-age S   use a kept library time for S seconds after it was measured (default\n"
+    "                      3600; 1 to 864000)\n"
     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
     "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
@@ -484,5 +487,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                           "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
+    if (o->lib_cache_age_s != KG_LIBCACHE_AGE_DEFAULT && !o->lib_cache)
+        return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
     return 0;
 }

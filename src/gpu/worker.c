@@ -497,7 +497,7 @@ static void emit_timing(const bench *b, const kg_timing *t)
     emit_sum(b, "time/gpu/ci_lo", t->st.ci_lo);
     emit_sum(b, "time/gpu/ci_hi", t->st.ci_hi);
     if (b->who != KG_SUBJ_KERNEL) {
-        /* what disturbed a library path's timing: such a time is not cached (core/lib_cache.h) */
+        /* what disturbed a library path's timing: such a time is not kept (core/lib_cache.h) */
         emit_sum(b, "time/throttled", t->n_throttled);
         emit_sum(b, "time/foreign", t->n_foreign);
     } else {
