@@ -25,6 +25,15 @@ expect "two GPUs: exit" 0 "$?"
 expect "two GPUs: lines, distinct ids" "62 62" "$(ids r1.jsonl)"
 expect "two GPUs: both GPUs ran jobs" 2 "$(cut -d' ' -f2 log1 | sort -u | wc -l)"
 expect "two GPUs: the summary counts the verdicts" 1 "$(grep -c 'OK 60 SLOW 1 INCORRECT 1' out1.txt)"
+expect "two GPUs: the summary's rate" 1 "$(grep -c '^time: 62 job(s) in [0-9.]* s on 2 GPU(s): [0-9.]* verdicts a minute$' out1.txt)"
+expect "without --lib-cache no line about it" 0 "$(grep -c '^library times' out1.txt)"
+# 1b. every job with --lib-cache: the summary counts the results that reused
+# library times and those that timed them (the first on each GPU)
+mkdir libdir
+KG_FAKE_LOG=$t/log1c KG_FAKE_LIBDIR=$t/libdir "$kgate" batch m.jsonl -o r1c.jsonl -- --lib-cache >out1c.txt 2>&1
+used=$(cut -d' ' -f2 log1c | sort -u | wc -l)
+expect "lib-cache: reused by all but the first job of each GPU used" "$((62 - used)) $used" \
+    "$(sed -n 's/^library times: reused from --lib-cache by \([0-9]*\) result(s) of the file, timed by \([0-9]*\)$/\1 \2/p' out1c.txt)"
 
 # the merged file reads as results: kgate report and kgate compare take it
 "$kgate" report r1.jsonl -o r1.md >/dev/null 2>&1

@@ -441,6 +441,7 @@ static const char *verdict_names[] = {"OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "
 /* What the summary counts over the results file's lines. */
 typedef struct tally {
     long counts[7], lines, errors, n_timed, cap;
+    long lib_reused, lib_timed; /* results whose library times came from --lib-cache, or were timed */
     timed *tv;
 } tally;
 
@@ -459,6 +460,9 @@ static int tally_line(void *ud, const char *line)
         for (int k = 0; k < 7; k++)
             if (cJSON_IsString(v) && strcmp(v->valuestring, verdict_names[k]) == 0)
                 y->counts[k]++;
+        const cJSON *sums = cJSON_GetObjectItemCaseSensitive(r, "summaries");
+        y->lib_reused += cJSON_GetObjectItemCaseSensitive(sums, "lib/cache/age") != NULL;
+        y->lib_timed += cJSON_GetObjectItemCaseSensitive(sums, "lib/job/wall") != NULL;
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summaries"), "time/gpu/median"),
             "value");
@@ -488,7 +492,8 @@ static int tally_line(void *ud, const char *line)
 }
 
 /* Counts the verdicts of the results file's lines for the summary. */
-static void summarize(const char *path, int ran, int skipped, int lost, const cfg *c, const int *drained)
+static void summarize(const char *path, int ran, int skipped, int lost, double wall_s, const cfg *c,
+                      const int *drained)
 {
     tally y;
     int torn = 0;
@@ -503,6 +508,12 @@ static void summarize(const char *path, int ran, int skipped, int lost, const cf
     for (int k = 0; k < 7; k++)
         printf(" %s %ld", verdict_names[k], y.counts[k]);
     printf("; jobs that could not be judged: %ld\n", y.errors);
+    if (ran > 0 && wall_s > 0)
+        printf("time: %d job(s) in %.1f s on %d GPU(s): %.1f verdicts a minute\n", ran, wall_s, c->n_gpus,
+               60.0 * ran / wall_s);
+    if (y.lib_reused)
+        printf("library times: reused from --lib-cache by %ld result(s) of the file, timed by %ld\n", y.lib_reused,
+               y.lib_timed);
     cross_gpu(y.tv, y.n_timed);
     free(y.tv);
     for (int s = 0; s < c->n_gpus; s++)
@@ -723,9 +734,10 @@ int kg_cmd_batch(int argc, char **argv)
         fprintf(stderr, "kgate: batch: rank %d of %d (%s): %d job(s) to run, %d done before%s\n", rank, size, src,
                 n_todo, skipped, torn ? "; a torn line of a killed run ignored" : "");
     int drained[MAX_GPUS] = {0}, n_done = 0;
+    double t0 = kg_mono();
     int lost = n_todo ? dispatch(&c, &jobs, todo, n_todo, fd, drained, &n_done) : 0;
     close(fd);
-    summarize(c.results, n_done, skipped, lost, &c, drained);
+    summarize(c.results, n_done, skipped, lost, kg_mono() - t0, &c, drained);
     free(todo);
     kg_idset_free(&done);
     kg_batch_jobs_free(&jobs);
