@@ -76,28 +76,21 @@ static void the_key_is_the_library_job(void **state)
     b.n_config = 2;
     b.types.index = KG_I32; /* softmax has no index tensor */
     assert_true(same_key(&a, &b));
-    /* what the library's times depend on */
-    b = a;
-    b.flush = KG_FLUSH_MODE_MEMSET;
-    assert_false(same_key(&a, &b));
-    b = a;
-    b.hot = 1;
-    assert_false(same_key(&a, &b));
-    b = a;
-    b.stop.min_gpu_s = 1.0;
-    assert_false(same_key(&a, &b));
-    b = a;
-    b.seed = 7;
-    assert_false(same_key(&a, &b));
-    b = a;
-    b.torch = 1;
-    assert_false(same_key(&a, &b));
-    b = a;
-    b.sandbox = 1;
-    assert_false(same_key(&a, &b));
-    b = a;
-    b.edge = 0;
-    assert_false(same_key(&a, &b));
+    /* what the library's times depend on: each changed alone */
+    kg_job v[8];
+    for (int i = 0; i < 8; i++)
+        v[i] = a;
+    v[0].flush = KG_FLUSH_MODE_MEMSET;
+    v[1].hot = 1;
+    v[2].stop.min_gpu_s = 1.0;
+    v[3].seed = 7;
+    v[4].torch = 1;
+    v[5].sandbox = 1;
+    v[6].edge = 0;
+    v[7].types.data = KG_BF16;
+    for (int i = 0; i < 8; i++)
+        if (same_key(&a, &v[i]))
+            fail_msg("change %d left the key as it was", i);
     /* the environment that changes library paths */
     char *k0 = kg_libcache_key(&a, UUID, BUILD);
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
@@ -106,9 +99,6 @@ static void the_key_is_the_library_job(void **state)
     assert_string_not_equal(k0, k1);
     free(k0);
     free(k1);
-    b = a;
-    b.types.data = KG_BF16;
-    assert_false(same_key(&a, &b));
     b = softmax_job("medium", plugin);
     assert_false(same_key(&a, &b));
     /* the GPU and the caller's context (kgate's build, driver, libraries) */
@@ -191,6 +181,22 @@ static void put_twice(const char *path, const char *key, const kg_libref *l, dou
     assert_int_equal(confirmed, 0);
     assert_int_equal(kg_libcache_put(path, key, l, t2, 3600, &confirmed, &e), 0);
     assert_int_equal(confirmed, 1);
+}
+
+/* The line of a confirmed entry of key "k" holding l, measured at t1 and t2
+ * (without its newline when strip). */
+static void entry_line(const kg_libref *l, double t1, double t2, char *line, size_t size, int strip)
+{
+    char one[256];
+    temp_path(one, sizeof one, "one");
+    unlink(one);
+    put_twice(one, "k", l, t1, t2);
+    FILE *g = fopen(one, "r");
+    assert_non_null(fgets(line, (int)size, g));
+    fclose(g);
+    unlink(one);
+    if (strip)
+        line[strcspn(line, "\n")] = '\0';
 }
 
 static void an_entry_is_used_once_two_measurements_agree(void **state)
@@ -334,17 +340,9 @@ static void an_unfit_measurement_is_not_kept(void **state)
  * `from` replaced by `to`, then `suffix`. */
 static void forged_file(const char *path, const char *prefix, const char *from, const char *to, const char *suffix)
 {
-    char one[256];
     static char line[KG_LIBCACHE_LINE_MAX];
     kg_libref l = measured();
-    temp_path(one, sizeof one, "one");
-    unlink(one);
-    put_twice(one, "k", &l, NOW - 2, NOW - 1);
-    FILE *g = fopen(one, "r");
-    assert_non_null(fgets(line, sizeof line, g));
-    fclose(g);
-    unlink(one);
-    line[strcspn(line, "\n")] = '\0';
+    entry_line(&l, NOW - 2, NOW - 1, line, sizeof line, 1);
     char *at = strstr(line, from);
     assert_non_null(at); /* the test's own mistake otherwise */
     FILE *f = fopen(path, "w");
@@ -432,17 +430,11 @@ static void forged_and_broken_lines_are_ignored(void **state)
 static void a_nul_byte_spoils_only_its_line(void **state)
 {
     (void)state;
-    char path[256], good[256];
+    char path[256];
     static char line[KG_LIBCACHE_LINE_MAX];
     kg_libref l = measured(), got;
     double age;
-    temp_path(good, sizeof good, "good");
-    unlink(good);
-    put_twice(good, "k", &l, NOW - 2, NOW - 1);
-    FILE *g = fopen(good, "r");
-    assert_non_null(fgets(line, sizeof line, g));
-    fclose(g);
-    unlink(good);
+    entry_line(&l, NOW - 2, NOW - 1, line, sizeof line, 0);
     size_t len = strlen(line);
     temp_path(path, sizeof path, "nul");
     FILE *f = fopen(path, "w");
@@ -461,23 +453,13 @@ static void a_nul_byte_spoils_only_its_line(void **state)
 static void the_newest_entry_of_a_key_wins(void **state)
 {
     (void)state;
-    char a[256], path[256];
+    char path[256];
     static char older[KG_LIBCACHE_LINE_MAX], newer[KG_LIBCACHE_LINE_MAX];
     kg_libref l = measured(), got;
     double age;
-    temp_path(a, sizeof a, "a");
-    unlink(a);
-    put_twice(a, "k", &l, NOW - 60, NOW - 50);
-    FILE *g = fopen(a, "r");
-    assert_non_null(fgets(older, sizeof older, g));
-    fclose(g);
-    unlink(a);
+    entry_line(&l, NOW - 60, NOW - 50, older, sizeof older, 0);
     l.paths[0].t = 12.6e-6;
-    put_twice(a, "k", &l, NOW - 20, NOW - 10);
-    g = fopen(a, "r");
-    assert_non_null(fgets(newer, sizeof newer, g));
-    fclose(g);
-    unlink(a);
+    entry_line(&l, NOW - 20, NOW - 10, newer, sizeof newer, 0);
     /* two writers' files joined: the newer in either order */
     temp_path(path, sizeof path, "two");
     FILE *f = fopen(path, "w");
