@@ -31,6 +31,7 @@ expect "without --lib-cache no line about it" 0 "$(grep -c '^library times' out1
 # library times and those that timed them (the first on each GPU)
 mkdir libdir
 KG_FAKE_LOG=$t/log1c KG_FAKE_LIBDIR=$t/libdir "$kgate" batch m.jsonl -o r1c.jsonl -- --lib-cache >out1c.txt 2>&1
+expect "lib-cache: exit, lines" "0 62" "$? $(wc -l <r1c.jsonl)"
 used=$(cut -d' ' -f2 log1c | sort -u | wc -l)
 expect "lib-cache: reused by all but the first job of each GPU used" "$((62 - used)) $used" \
     "$(sed -n 's/^library times: reused from --lib-cache by \([0-9]*\) result(s) of the file, timed by \([0-9]*\)$/\1 \2/p' out1c.txt)"
@@ -48,6 +49,7 @@ expect "a batch line whose check is of another schema: exit" 6 "$?"
 KG_FAKE_LOG=$t/log1b "$kgate" batch m.jsonl -o r1.jsonl >out1b.txt 2>&1
 expect "rerun: jobs run" 0 "$(cat log1b 2>/dev/null | wc -l)"
 expect "rerun: says so" 1 "$(grep -c '0 job(s) run, 62 already done' out1b.txt)"
+expect "rerun: no rate for no job" 0 "$(grep -c '^time:' out1b.txt)"
 
 # 3. GPU 1 fails its health check: drained, its job moved, each job once
 KG_FAKE_LOG=$t/log3 KG_FAKE_BAD_GPU=1 "$kgate" batch m.jsonl -o r3.jsonl >out3.txt 2>&1

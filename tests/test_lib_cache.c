@@ -290,6 +290,32 @@ static void a_measurement_that_disagrees_starts_again(void **state)
     assert_false(kg_libcache_agree(&l, &other));
     other.best_t = 11.3e-6;
     assert_true(kg_libcache_agree(&l, &other));
+    /* another reason for a path that cannot run, another path, another
+     * bundled variant, one path fewer: not the same facts */
+    other = measured();
+    snprintf(other.paths[1].note, sizeof other.paths[1].note, "CUDNN_STATUS_ALLOC_FAILED");
+    assert_false(kg_libcache_agree(&l, &other));
+    other = measured();
+    snprintf(other.paths[0].name, sizeof other.paths[0].name, "cudnn-softmax-log");
+    assert_false(kg_libcache_agree(&l, &other));
+    other = measured();
+    snprintf(other.best_name, sizeof other.best_name, "softmax_v3_fp16");
+    assert_false(kg_libcache_agree(&l, &other));
+    other = measured();
+    other.n = 1;
+    assert_false(kg_libcache_agree(&l, &other));
+    /* a short --lib-cache-age still lets two checks ten seconds apart agree
+     * (KG_LIBCACHE_AGREE_WINDOW) */
+    unlink(path);
+    assert_int_equal(kg_libcache_put(path, "k", &l, NOW - 10, 5, &confirmed, &e), 0);
+    assert_int_equal(kg_libcache_put(path, "k", &l, NOW, 5, &confirmed, &e), 0);
+    assert_int_equal(confirmed, 1);
+    assert_int_equal(kg_libcache_get(path, "k", 5, NOW + 1, &got, &age), 0);
+    /* a first measurement from the future does not confirm one made now */
+    unlink(path);
+    assert_int_equal(kg_libcache_put(path, "k", &l, NOW + 120, 3600, &confirmed, &e), 0);
+    assert_int_equal(kg_libcache_put(path, "k", &l, NOW, 3600, &confirmed, &e), 0);
+    assert_int_equal(confirmed, 0);
     /* a first measurement older than the age limit does not count */
     unlink(path);
     assert_int_equal(kg_libcache_put(path, "k", &l, NOW - 7200, 3600, &confirmed, &e), 0);
@@ -330,6 +356,26 @@ static void an_unfit_measurement_is_not_kept(void **state)
     l = measured();
     l.best_hi = 0;
     assert_non_null(kg_libcache_unfit(&l));
+    l = measured(); /* the bundled candidate did not open this time (src/gpu/worker.c's words) */
+    l.have_best = 0;
+    l.best_name[0] = '\0';
+    snprintf(l.best_note, sizeof l.best_note, "the bundled candidate did not load: out of memory");
+    assert_non_null(kg_libcache_unfit(&l));
+    /* what would not read back is not written: a control character in a
+     * note, a key too long for a line */
+    l = measured();
+    snprintf(l.paths[1].note, sizeof l.paths[1].note, "rows\tlonger");
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(kg_libcache_put(path, "k", &l, NOW, 3600, &confirmed, &e), 0);
+    assert_non_null(strstr(e.msg, "valid entry"));
+    static char longkey[KG_LIBCACHE_LINE_MAX];
+    memset(longkey, 'k', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = '\0';
+    l = measured();
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(kg_libcache_put(path, longkey, &l, NOW, 3600, &confirmed, &e), 0);
+    assert_non_null(strstr(e.msg, "longer than"));
+    assert_int_equal(count_lines(path), 0);
     l = measured();
     l.measured = 0;
     assert_non_null(kg_libcache_unfit(&l));
@@ -396,6 +442,10 @@ static void forged_and_broken_lines_are_ignored(void **state)
         {"\"t\":1.1e-05,\"lo\":1.09e-05,\"hi\":1.12e-05", "\"t\":0,\"lo\":0,\"hi\":0"}, /* a best time that is none */
         {"\"paths\":[", "\"paths\":{\"a\":["},    /* not JSON any more */
         {"\"key\":\"k\"", "\"key\":7"},
+        /* a bundled variant's name without its time */
+        {"\"best\":{\"name\":\"softmax_v2_fp16\",\"note\":\"bundled softmax_v2_fp16: one warp a row\",\"t\":1.1e-05,"
+         "\"lo\":1.09e-05,\"hi\":1.12e-05}",
+         "\"no_best\":\"\""},
     };
     assert_true(forged_hits("", "\"key\":\"k\"", "\"key\":\"k\"", "")); /* the line as written */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -417,7 +467,9 @@ static void forged_and_broken_lines_are_ignored(void **state)
     static char pad[KG_LIBCACHE_LINE_MAX + 2];
     memset(pad, ' ', KG_LIBCACHE_LINE_MAX);
     pad[KG_LIBCACHE_LINE_MAX] = '\0';
-    assert_false(forged_hits("", "{\"schema\"", pad, ""));
+    static char padded[KG_LIBCACHE_LINE_MAX + 16];
+    snprintf(padded, sizeof padded, "%s{\"schema\"", pad);
+    assert_false(forged_hits("", "{\"schema\"", padded, ""));
     pad[KG_LIBCACHE_LINE_MAX] = '\n';
     pad[KG_LIBCACHE_LINE_MAX + 1] = '\0';
     assert_true(forged_hits(pad, "\"key\":\"k\"", "\"key\":\"k\"", ""));
@@ -519,6 +571,17 @@ static void the_path_names_the_gpu(void **state)
         if (!strstr(e.msg, "under /dev"))
             fail_msg("%s", e.msg);
         rmdir("/dev/shm/kgate");
+        /* and through a link, which the directory's real path shows */
+        char link[300];
+        snprintf(link, sizeof link, "%s/to-shm", dir);
+        assert_int_equal(symlink("/dev/shm", link), 0);
+        setenv("XDG_CACHE_HOME", link, 1);
+        memset(&e, 0, sizeof e);
+        assert_int_not_equal(kg_libcache_path(UUID, path, sizeof path, &e), 0);
+        if (!strstr(e.msg, "/dev/shm/kgate is under /dev"))
+            fail_msg("%s", e.msg);
+        rmdir("/dev/shm/kgate");
+        unlink(link);
         setenv("XDG_CACHE_HOME", dir, 1);
     }
     char sub[300];

@@ -119,6 +119,7 @@ static void usage_errors(void **state)
         {{"check", "x.so", "--lib-cache-age", "0"}, 4, "--lib-cache-age"},
         {{"check", "x.so", "--lib-cache", "yes"}, 4, "unexpected argument 'yes'"},
         {{"check", "x.so", "--lib-cache-age", "60"}, 4, "--lib-cache-age without --lib-cache"},
+        {{"check", "x.so", "--lib-cache-age", "3600"}, 4, "--lib-cache-age without --lib-cache"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_options o;

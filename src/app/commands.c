@@ -25,6 +25,7 @@
 #include "../core/report.h"
 #include "../core/roofs_io.h"
 #include "../gpu/baseline.h"
+#include "../gpu/cudnn_api.h"
 #include "../gpu/device.h"
 #include "kgate_build.h"
 
@@ -614,9 +615,12 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
     *age_s = -1;
     clock_gettime(CLOCK_REALTIME, &now);
     double t_now = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
-    /* what outside the job the library's times depend on */
-    snprintf(context, sizeof context, "kgate %s+%s driver %s cublasLt %zu", KG_VERSION, KG_COMMIT, rep->driver,
-             cublasLtGetVersion());
+    /* what outside the job the library's times depend on (cuDNN is loaded
+     * only to ask its version: 0 when it cannot be, as its paths then say) */
+    kg_err derr = {0, ""};
+    const kg_cudnn_api *dn = o->lib_cache ? kg_cudnn_load(&derr) : NULL;
+    snprintf(context, sizeof context, "kgate %s+%s driver %s cublasLt %zu cudnn %zu", KG_VERSION, KG_COMMIT,
+             rep->driver, cublasLtGetVersion(), dn ? dn->cudnnGetVersion() : (size_t)0);
     char *key = o->lib_cache ? kg_libcache_key(job, rep->device_uuid, context) : NULL;
     if (key && kg_libcache_path(rep->device_uuid, path, sizeof path, &cerr) != 0) {
         if (!warned++)

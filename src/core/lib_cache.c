@@ -1,6 +1,8 @@
 /* The remembered library times (lib_cache.h): a JSON Lines file per GPU. */
 #include "lib_cache.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +19,22 @@
 
 int kg_libcache_path(const char *uuid, char *buf, size_t size, kg_err *err)
 {
-    char file[128];
+    char file[128], dir[PATH_MAX], real[PATH_MAX];
     if (!uuid[0] || strpbrk(uuid, "/\\") || strlen(uuid) > 80)
         return kg_err_set(err, KG_EXIT_IO, "library cache: not a GPU UUID: '%.80s'", uuid);
     snprintf(file, sizeof file, "libtimes-%s.jsonl", uuid);
     if (kg_cache_file(file, buf, size, err))
         return err->code;
-    if (strncmp(buf, "/dev/", 5) == 0) /* the sandbox lets a candidate write there */
+    /* the directory as it really is (links, "//dev", relative paths resolved) */
+    snprintf(dir, sizeof dir, "%s", buf);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    if (!realpath(slash ? dir : ".", real))
+        return kg_err_set(err, KG_EXIT_IO, "library cache: %s: %s", dir, strerror(errno));
+    if (strcmp(real, "/dev") == 0 || strncmp(real, "/dev/", 5) == 0) /* the sandbox lets a candidate write there */
         return kg_err_set(err, KG_EXIT_IO, "library cache: %s is under /dev, which a sandboxed candidate can write",
-                          buf);
+                          real);
     return 0;
 }
 
@@ -112,6 +121,10 @@ const char *kg_libcache_unfit(const kg_libref *lib)
     }
     if (!lib->have_best && lib->best_name[0])
         return "the bundled variant failed";
+    /* the worker's words when the bundled candidate did not open (src/gpu/worker.c):
+     * a failure of this run, not a fact about the operator */
+    if (!lib->have_best && strncmp(lib->best_note, "the bundled candidate did not load", 34) == 0)
+        return "the bundled candidate did not load";
     if (lib->have_best && !time_ok(lib->best_t, lib->best_lo, lib->best_hi))
         return "the bundled variant's time has a wide or missing confidence interval";
     return NULL;
@@ -129,6 +142,9 @@ int kg_libcache_agree(const kg_libref *a, const kg_libref *b)
     for (int i = 0; i < a->n; i++) {
         const kg_libpath *p = &a->paths[i], *q = &b->paths[i];
         if (strcmp(p->name, q->name) != 0 || p->status != q->status)
+            return 0;
+        /* a path that cannot run says why; a different reason is not the same fact */
+        if (p->status != KG_LIB_OK && strcmp(p->note, q->note) != 0)
             return 0;
         if (p->status == KG_LIB_OK && !close_to(p->t, q->t))
             return 0;
@@ -395,11 +411,22 @@ int kg_libcache_put(const char *path, const char *key, const kg_libref *lib, dou
     int rc = 0;
     if (each_entry(path, key, keep_line, k) < 0)
         rc = kg_err_set(err, KG_EXIT_IO, "library cache: out of memory reading %s", path);
-    /* a second measurement that agrees with the first confirms the entry */
-    int n = k->have_old && now - k->old.at <= max_age_s && kg_libcache_agree(&k->old.lib, lib) ? k->old.n + 1 : 1;
+    /* a second measurement that agrees with the first confirms the entry; the
+     * first counts when made within the agreement window, and not in the future */
+    double window = max_age_s > KG_LIBCACHE_AGREE_WINDOW ? max_age_s : KG_LIBCACHE_AGREE_WINDOW;
+    int n = k->have_old && now - k->old.at <= window && now - k->old.at >= -60 &&
+                    kg_libcache_agree(&k->old.lib, lib)
+                ? k->old.n + 1
+                : 1;
     char *mine = rc ? NULL : entry_text(key, lib, now, n > 1000000 ? 1000000 : n);
-    if (!rc && (!mine || strlen(mine) >= KG_LIBCACHE_LINE_MAX - 1))
+    entry *back = rc ? NULL : malloc(sizeof *back);
+    if (!rc && (!mine || !back || strlen(mine) >= KG_LIBCACHE_LINE_MAX - 1))
         rc = kg_err_set(err, KG_EXIT_IO, "library cache: an entry longer than %d bytes", KG_LIBCACHE_LINE_MAX);
+    /* what is written must read back as the same entry (a note with a control
+     * character, say, would never be found) */
+    if (!rc && (entry_parse(mine, strlen(mine), key, back) != 0 || !back->mine || !kg_libcache_agree(&back->lib, lib)))
+        rc = kg_err_set(err, KG_EXIT_IO, "library cache: this measurement does not make a valid entry (not stored)");
+    free(back);
     if (!rc) {
         size_t total = strlen(mine) + 1;
         for (int i = 0; i < k->n; i++)

@@ -2,7 +2,7 @@
  * measured on one GPU, reused by later commands that would run the very
  * same library job there, so that judging many candidates of a few
  * operators times each library path twice per GPU instead of once a
- * candidate (on the H200 the library job is 4.3 to 6.4 s of a small-preset
+ * candidate (on the H200 the library job is 4.3 to 6.3 s of a small-preset
  * verdict's 5.6 to 9.2 s, and 9.2 to 9.7 s of 11.7 to 12.3 s for add).
  *
  * The rules:
@@ -12,28 +12,31 @@
  *     --torch...) less what only kernel jobs read (kernel, extra shapes,
  *     diagnosis, configuration, the job's nonce, sandbox scratch and
  *     budget; the index dtype of an operator without indices), the GPU's
- *     UUID, the caller's context (kgate's build, the driver's and
- *     cuBLASLt's versions), the kgate executable's and the bundled
+ *     UUID, the caller's context (kgate's build, the driver's, cuBLASLt's
+ *     and cuDNN's versions), the kgate executable's and the bundled
  *     candidate's size and modification time, and the environment that
  *     changes library paths (KGATE_PYTHON, NVIDIA_TF32_OVERRIDE); an
  *     operator outside the catalog (a problem: its library paths come with
  *     the candidate) has no key and is never cached;
  *   - an entry is used only once two measurements of its key agree (every
- *     path the same status, each timed one and the bundled variant within
- *     KG_LIBCACHE_AGREE of the other's time), so one disturbed measurement
- *     is never reused; the newer measurement is the one kept and used, for
- *     at most max_age seconds after it was made (--lib-cache-age, default
- *     an hour); an older measurement counts towards agreement only within
- *     that age too;
+ *     path the same status, with the same reason when it cannot run, each
+ *     timed one and the bundled variant within KG_LIBCACHE_AGREE of the
+ *     other's time), so one disturbed measurement is never reused (a load
+ *     that lasts through both is not caught); the newer measurement is the
+ *     one kept and used, for at most max_age seconds after it was made
+ *     (--lib-cache-age, default an hour); an older measurement counts
+ *     towards agreement when made within max_age or KG_LIBCACHE_AGREE_WINDOW,
+ *     whichever is longer;
  *   - a library job is not stored at all (kg_libcache_unfit) when its
  *     timing dropped throttled samples or saw kgate's own work on other
  *     streams (work of other processes is not visible to it: the agreement
- *     rule is what guards against that), when a path failed its check or
- *     the bundled variant failed, or when a time's 95% interval is wider
- *     than KG_LIBCACHE_CI_MAX of it;
+ *     rule is what guards against a passing load), when a path failed its
+ *     check, the bundled variant failed or did not load, or a time's 95%
+ *     interval is wider than KG_LIBCACHE_CI_MAX of it; an entry that would
+ *     not read back as written is not stored either;
  *   - the file, $XDG_CACHE_HOME/kgate/libtimes-<uuid>.jsonl (default
- *     ~/.cache; refused under /dev, which the sandbox lets a candidate
- *     write), is JSON Lines of schema kgate.libcache/1, one entry a key, at
+ *     ~/.cache; refused when its directory resolves to /dev or below, which
+ *     the sandbox lets a candidate write), is JSON Lines of schema kgate.libcache/1, one entry a key, at
  *     most KG_LIBCACHE_MAX entries (the oldest go first), rewritten whole
  *     and atomically (a reader never sees half of it; two writers at once
  *     lose one entry, a miss later); every line is validated when read: a
@@ -59,6 +62,8 @@ extern "C" {
 #define KG_LIBCACHE_AGE_DEFAULT 3600.0  /* s an entry is used for */
 #define KG_LIBCACHE_AGREE 0.03          /* two measurements agree within this (relative) */
 #define KG_LIBCACHE_CI_MAX 0.05         /* widest 95% interval kept, relative to its median */
+#define KG_LIBCACHE_AGREE_WINDOW 600.0  /* s: an older measurement confirms a newer one within
+                                         * this or --lib-cache-age, whichever is longer */
 
 /* The cache file of a GPU (creates the directory). */
 int kg_libcache_path(const char *uuid, char *buf, size_t size, kg_err *err);

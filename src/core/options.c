@@ -221,7 +221,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->timeout_s = 120;
     o->roof = "measured";
     o->patched_max_s = KG_PATCHED_MAX_DEFAULT;
-    o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
+    o->lib_cache_age_s = -1; /* not given: KG_LIBCACHE_AGE_DEFAULT below */
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
     kg_diag_params_defaults(&o->diag);
@@ -233,6 +233,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                               i == 0 ? "kgate" : argv[i]);
     if (argc < 2) {
         o->command = "help";
+        o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
         return 0;
     }
     o->command = argv[1];
@@ -487,7 +488,9 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                           "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
-    if (o->lib_cache_age_s != KG_LIBCACHE_AGE_DEFAULT && !o->lib_cache)
+    if (o->lib_cache_age_s >= 0 && !o->lib_cache)
         return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
+    if (o->lib_cache_age_s < 0)
+        o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
     return 0;
 }
