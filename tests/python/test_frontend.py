@@ -123,6 +123,14 @@ class ImportsAndArguments(unittest.TestCase):
             lines = list(kgate.read_batch(out))
             self.assertEqual(sorted(l["check"]["results"][0]["verdict"] for l in lines), ["OK"] * 5)
             self.assertIn("5 job(s) run", summary)
+            # options reach every job's kgate check (the fake records its command line)
+            out2 = os.path.join(d, "r2.jsonl")
+            with mock.patch.dict(os.environ, env):
+                rc, summary = kgate.batch(cands, out2, options=["--lib-cache", "--sandbox"])
+            self.assertEqual(rc, 0, summary)
+            cmds = [l["check"]["command"] for l in kgate.read_batch(out2)]
+            self.assertEqual(len(cmds), 5)
+            self.assertTrue(all(" --lib-cache --sandbox " in c for c in cmds), cmds)
 
     def test_kernelbench_groups_a_problems_solutions(self):
         """kgate kernelbench DIR DIR: one kgate check per problem for its
