@@ -106,7 +106,7 @@ cache_for() { # cache_for DIR: XDG_CACHE_HOME=OUT/DIR, made with the roofs when 
 run() { # run PHASE NAME GPUS MANIFEST: adds this call's wall seconds to OUT/wall-PHASE
     [ -n "${BENCH_LIB_CACHE:-}" ] && cache_for "xdg-$1"
     t0=$(date +%s.%N)
-    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" $judge ${extra:-} >>"$out/$2.txt" 2>>"$out/$2.err"
+    timeout -k 5 "$(left)" "$k" batch "$4" -o "$out/$2.jsonl" --gpus "$3" $judge >>"$out/$2.txt" 2>>"$out/$2.err"
     rc=$?
     prev=$(cat "$out/wall-$1" 2>/dev/null || echo 0)
     echo "$(date +%s.%N) $t0 $prev" | awk '{printf "%.1f", $1 - $2 + $3}' >"$out/wall-$1"
@@ -132,15 +132,15 @@ BENCH_JUDGE=$judge
 export BENCH_JUDGE
 if has lib; then
     # its own options: the library timed in every job, then --lib-cache
-    judge=$base
     g1=${gpus%%,*}
     (
+        judge=$base
         BENCH_LIB_CACHE=
         run lib-off lib-off "$g1" "$r"
         # a fresh library cache beside the measured roofs
         rm -rf "$out/xdg"
         cache_for xdg
-        extra=--lib-cache
+        judge="$base --lib-cache"
         run lib-on lib-on "$g1" "$r"
     )
 fi

@@ -463,9 +463,8 @@ static int tally_line(void *ud, const char *line)
         const cJSON *sums = cJSON_GetObjectItemCaseSensitive(r, "summaries");
         y->lib_reused += cJSON_GetObjectItemCaseSensitive(sums, "lib/cache/age") != NULL;
         y->lib_timed += cJSON_GetObjectItemCaseSensitive(sums, "lib/job/wall") != NULL;
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "summaries"), "time/gpu/median"),
-            "value");
+        const cJSON *t =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sums, "time/gpu/median"), "value");
         if (!cJSON_IsNumber(t) || !(t->valuedouble > 0) || !cJSON_IsNumber(gpu))
             continue;
         if (y->n_timed == y->cap) {

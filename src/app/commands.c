@@ -600,6 +600,14 @@ static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
     memcpy(rep->incomplete, keep, sizeof keep);
 }
 
+/* Seconds since the epoch: when a kept library time was measured. */
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* A group's library job (job: its mode LIBRARY, its plugin set): with
  * --lib-cache, from this GPU's cache when it holds a confirmed, fresh entry
  * of this very job (*age_s then its age, else -1); else run, and with
@@ -611,17 +619,17 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
     static int warned, told;
     char path[PATH_MAX], context[160];
     kg_err cerr = {0, ""};
-    struct timespec now;
     *age_s = -1;
-    clock_gettime(CLOCK_REALTIME, &now);
-    double t_now = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    memset(lib, 0, sizeof *lib);
+    if (!o->lib_cache)
+        return kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err);
     /* what outside the job the library's times depend on (cuDNN is loaded
      * only to ask its version: 0 when it cannot be, as its paths then say) */
     kg_err derr = {0, ""};
-    const kg_cudnn_api *dn = o->lib_cache ? kg_cudnn_load(&derr) : NULL;
+    const kg_cudnn_api *dn = kg_cudnn_load(&derr);
     snprintf(context, sizeof context, "kgate %s+%s driver %s cublasLt %zu cudnn %zu", KG_VERSION, KG_COMMIT,
              rep->driver, cublasLtGetVersion(), dn ? dn->cudnnGetVersion() : (size_t)0);
-    char *key = o->lib_cache ? kg_libcache_key(job, rep->device_uuid, context) : NULL;
+    char *key = kg_libcache_key(job, rep->device_uuid, context);
     if (key && kg_libcache_path(rep->device_uuid, path, sizeof path, &cerr) != 0) {
         if (!warned++)
             fprintf(stderr, "kgate: --lib-cache: %s (library times neither reused nor kept)\n", cerr.msg);
@@ -631,19 +639,14 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
     if (key && !o->sandbox && !told++)
         fprintf(stderr, "kgate: --lib-cache without --sandbox: a candidate runs as you and could rewrite the "
                         "library times later checks reuse (docs/security.md)\n");
-    if (key && kg_libcache_get(path, key, o->lib_cache_age_s, t_now, lib, age_s) == 0) {
+    if (key && kg_libcache_get(path, key, o->lib_cache_age_s, wall_now(), lib, age_s) == 0) {
         free(key);
         return 0;
     }
-    memset(lib, 0, sizeof *lib);
-    int rc = kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err);
-    if (!rc && key && !kg_libcache_unfit(lib)) {
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (kg_libcache_put(path, key, lib, (double)now.tv_sec + 1e-9 * (double)now.tv_nsec, o->lib_cache_age_s,
-                            NULL, &cerr) &&
-            !warned++)
-            fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
-    }
+    int rc = kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err); /* a miss left lib as it was */
+    if (!rc && key && !kg_libcache_unfit(lib) &&
+        kg_libcache_put(path, key, lib, wall_now(), o->lib_cache_age_s, NULL, &cerr) && !warned++)
+        fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
     free(key);
     return rc;
 }

@@ -27,10 +27,8 @@ int kg_libcache_path(const char *uuid, char *buf, size_t size, kg_err *err)
         return err->code;
     /* the directory as it really is (links, "//dev", relative paths resolved) */
     snprintf(dir, sizeof dir, "%s", buf);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    if (!realpath(slash ? dir : ".", real))
+    *strrchr(dir, '/') = '\0'; /* kg_cache_file's "DIR/kgate/FILE" */
+    if (!realpath(dir, real))
         return kg_err_set(err, KG_EXIT_IO, "library cache: %s: %s", dir, strerror(errno));
     if (strcmp(real, "/dev") == 0 || strncmp(real, "/dev/", 5) == 0) /* the sandbox lets a candidate write there */
         return kg_err_set(err, KG_EXIT_IO, "library cache: %s is under /dev, which a sandboxed candidate can write",
@@ -38,15 +36,14 @@ int kg_libcache_path(const char *uuid, char *buf, size_t size, kg_err *err)
     return 0;
 }
 
-/* "size:mtime" of a file, or "-" when it cannot be stat'ed. */
-static void file_ident(const char *path, char *buf, size_t size)
+/* "size:mtime" of a file; -1 when it cannot be stat'ed. */
+static int file_ident(const char *path, char *buf, size_t size)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        snprintf(buf, size, "-");
-    else
-        snprintf(buf, size, "%lld:%lld.%09ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                 st.st_mtim.tv_nsec);
+        return -1;
+    snprintf(buf, size, "%lld:%lld.%09ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    return 0;
 }
 
 char *kg_libcache_key(const kg_job *j, const char *uuid, const char *context)
@@ -72,13 +69,10 @@ char *kg_libcache_key(const kg_job *j, const char *uuid, const char *context)
     n->device = 0; /* the UUID names the GPU */
     if (!kg_op_has_index(n->op))
         n->types.index = KG_I64;
-    char plugin[96] = "none", exe[96];
-    if (n->plugin[0]) {
-        file_ident(n->plugin, plugin, sizeof plugin);
-        if (strcmp(plugin, "-") == 0) {
-            free(n);
-            return NULL;
-        }
+    char plugin[96] = "none", exe[96] = "-";
+    if (n->plugin[0] && file_ident(n->plugin, plugin, sizeof plugin) != 0) {
+        free(n);
+        return NULL;
     }
     file_ident("/proc/self/exe", exe, sizeof exe); /* a rebuilt kgate of the same commit */
     const char *py = getenv("KGATE_PYTHON"), *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
@@ -121,10 +115,8 @@ const char *kg_libcache_unfit(const kg_libref *lib)
     }
     if (!lib->have_best && lib->best_name[0])
         return "the bundled variant failed";
-    /* the worker's words when the bundled candidate did not open (src/gpu/worker.c):
-     * a failure of this run, not a fact about the operator */
-    if (!lib->have_best && strncmp(lib->best_note, "the bundled candidate did not load", 34) == 0)
-        return "the bundled candidate did not load";
+    if (!lib->have_best && strncmp(lib->best_note, KG_BUNDLED_UNLOADED, sizeof KG_BUNDLED_UNLOADED - 1) == 0)
+        return KG_BUNDLED_UNLOADED;
     if (lib->have_best && !time_ok(lib->best_t, lib->best_lo, lib->best_hi))
         return "the bundled variant's time has a wide or missing confidence interval";
     return NULL;
@@ -331,7 +323,7 @@ static int each_entry(const char *path, const char *key, void (*fn)(void *ud, co
 }
 
 typedef struct finder {
-    double max_age, now;
+    double now;
     entry best; /* the newest entry of the key */
     int found;
 } finder;
@@ -353,7 +345,6 @@ int kg_libcache_get(const char *path, const char *key, double max_age_s, double 
     finder *s = calloc(1, sizeof *s);
     if (!s)
         return 1;
-    s->max_age = max_age_s;
     s->now = now;
     int hit = each_entry(path, key, find_line, s) == 0 && s->found && s->best.n >= CONFIRM &&
               now - s->best.at <= max_age_s;
@@ -419,14 +410,15 @@ int kg_libcache_put(const char *path, const char *key, const kg_libref *lib, dou
                 ? k->old.n + 1
                 : 1;
     char *mine = rc ? NULL : entry_text(key, lib, now, n > 1000000 ? 1000000 : n);
-    entry *back = rc ? NULL : malloc(sizeof *back);
-    if (!rc && (!mine || !back || strlen(mine) >= KG_LIBCACHE_LINE_MAX - 1))
+    entry back;
+    if (!rc && !mine)
+        rc = kg_err_set(err, KG_EXIT_IO, "library cache: out of memory");
+    if (!rc && strlen(mine) >= KG_LIBCACHE_LINE_MAX - 1)
         rc = kg_err_set(err, KG_EXIT_IO, "library cache: an entry longer than %d bytes", KG_LIBCACHE_LINE_MAX);
     /* what is written must read back as the same entry (a note with a control
      * character, say, would never be found) */
-    if (!rc && (entry_parse(mine, strlen(mine), key, back) != 0 || !back->mine || !kg_libcache_agree(&back->lib, lib)))
+    if (!rc && (entry_parse(mine, strlen(mine), key, &back) != 0 || !back.mine || !kg_libcache_agree(&back.lib, lib)))
         rc = kg_err_set(err, KG_EXIT_IO, "library cache: this measurement does not make a valid entry (not stored)");
-    free(back);
     if (!rc) {
         size_t total = strlen(mine) + 1;
         for (int i = 0; i < k->n; i++)

@@ -221,7 +221,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->timeout_s = 120;
     o->roof = "measured";
     o->patched_max_s = KG_PATCHED_MAX_DEFAULT;
-    o->lib_cache_age_s = -1; /* not given: KG_LIBCACHE_AGE_DEFAULT below */
+    o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
     kg_diag_params_defaults(&o->diag);
@@ -233,7 +233,6 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                               i == 0 ? "kgate" : argv[i]);
     if (argc < 2) {
         o->command = "help";
-        o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
         return 0;
     }
     o->command = argv[1];
@@ -247,6 +246,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     if (!known)
         return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%s' (try kgate help)", o->command);
     const char *sizes = NULL, *shape = NULL, *flush = "read";
+    double lib_cache_age = -1; /* -1: not given */
     /* Every option once: its name, what it sets, and what it accepts. */
     const struct {
         const char *name;
@@ -272,7 +272,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--diag-set", STR, NULL, 0, 0, NULL},
         {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL},
         {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL},
-        {"--lib-cache-age", NUM, &o->lib_cache_age_s, 1, 864000, NULL},
+        {"--lib-cache-age", NUM, &lib_cache_age, 1, 864000, NULL},
         {"--op", STR, &o->op_name, 0, 0, NULL},
         {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
         {"--shape", STR, &shape, 0, 0, NULL},
@@ -488,9 +488,9 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                           "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
-    if (o->lib_cache_age_s >= 0 && !o->lib_cache)
+    if (lib_cache_age >= 0 && !o->lib_cache)
         return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
-    if (o->lib_cache_age_s < 0)
-        o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
+    if (lib_cache_age >= 0)
+        o->lib_cache_age_s = lib_cache_age;
     return 0;
 }

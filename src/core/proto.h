@@ -28,6 +28,10 @@ extern "C" {
 #define KG_PROTO "kgate.worker/2"
 #define KG_JOB_MAX 16384    /* bytes of a job */
 #define KG_PATCHED_MAX_DEFAULT 0.1 /* s: --diagnose-patched-max's default (docs/diagnosis.md) */
+/* How a library job's `best` subject event without a path begins when the
+ * bundled candidate did not open (a failure of that run, not a fact about
+ * the operator: core/lib_cache.h keeps no such measurement). */
+#define KG_BUNDLED_UNLOADED "the bundled candidate did not load"
 #define KG_EVENT_MAX 65536  /* bytes of one event line */
 #define KG_TABLE_MAX 1024   /* kernels in one table event */
 #define KG_MAX_EXTRA 4      /* extra shapes of one kernel job */

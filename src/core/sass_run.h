@@ -50,8 +50,8 @@ kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const 
                                int nn, const char *tmpdir, kg_diagnosis *d);
 
 /* Waits for the run's cuobjdumps (KG_SASS_DEADLINE_S in all from this
- * call, or less when the environment's KG_SASS_DEADLINE says so; one still running then is killed with its group and said in
- * d->note), scans their listings, and gives each of the nk kernels of ks
+ * call, or less when the environment's KG_SASS_DEADLINE says so; one still
+ * running then is killed with its group and said in d->note), scans their listings, and gives each of the nk kernels of ks
  * whose sass.found is 0 the counts of its function. abandon: kill them at
  * once and scan nothing. A cuobjdump that exits with a failure or a signal
  * gives no counts and is said in d->note. Removes the files and frees the

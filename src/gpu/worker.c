@@ -1083,7 +1083,7 @@ static int do_library(bench *b, kg_err *err)
     b->path[0] = '\0';
     kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_BEST, NULL);
     if (open_source(j->plugin, &p, &pv, &perr)) {
-        snprintf(e.text, sizeof e.text, "the bundled candidate did not load: %.900s", perr.msg);
+        snprintf(e.text, sizeof e.text, KG_BUNDLED_UNLOADED ": %.900s", perr.msg);
         emit(&e);
         return 0;
     }
