@@ -27,6 +27,23 @@ expect "two GPUs: both GPUs ran jobs" 2 "$(cut -d' ' -f2 log1 | sort -u | wc -l)
 expect "two GPUs: the summary counts the verdicts" 1 "$(grep -c 'OK 60 SLOW 1 INCORRECT 1' out1.txt)"
 expect "two GPUs: the summary's rate" 1 "$(grep -c '^time: 62 job(s) in [0-9.]* s on 2 GPU(s): [0-9.]* verdicts a minute$' out1.txt)"
 expect "without --lib-cache no line about it" 0 "$(grep -c '^library times' out1.txt)"
+# 1a. each job sees only its GPU: CUDA_VISIBLE_DEVICES=its UUID and --device 0,
+# and its result names that GPU; where the UUID does not select the GPU (a
+# health check under it names another), the GPU's jobs see every GPU, said once
+KG_FAKE_ENVLOG=$t/env1 "$kgate" batch m.jsonl -o r1v.jsonl >out1v.txt 2>&1
+expect "one GPU a job: exit, lines" "0 62" "$? $(wc -l <r1v.jsonl)"
+expect "one GPU a job: every job saw its GPU alone as device 0" 62 "$(grep -c '^\([01]\) 0 GPU-fake-\1$' env1)"
+expect "one GPU a job: each result's GPU is the batch's" 62 \
+    "$(python3 -c "import json,sys; print(sum(json.loads(l)['check']['device']['uuid'] == 'GPU-fake-%d' % json.loads(l)['gpu'] for l in open(sys.argv[1])))" r1v.jsonl)"
+expect "one GPU a job: nothing said" 0 "$(grep -c 'did not select' out1v.txt)"
+KG_FAKE_ENVLOG=$t/env2 KG_FAKE_IGNORE_CVD=1 "$kgate" batch m.jsonl -o r1w.jsonl >out1w.txt 2>&1
+expect "a UUID that selects another GPU: exit, lines" "0 62" "$? $(wc -l <r1w.jsonl)"
+expect "a UUID that selects another GPU: said once" 1 \
+    "$(grep -c '^kgate: batch: GPU 1: CUDA_VISIBLE_DEVICES=GPU-fake-1 did not select it: its jobs see every GPU$' out1w.txt)"
+expect "a UUID that selects another GPU: GPU 1's jobs as --device 1 among all, GPU 0's alone" 62 \
+    "$(grep -c '^1 1 -$\|^0 0 GPU-fake-0$' env2)"
+expect "a UUID that selects another GPU: GPU 1 still ran jobs" 1 "$(grep -c '^1 1 -$' env2 | awk '{print ($1 > 0)}')"
+
 # 1b. every job with --lib-cache: the summary counts the results that reused
 # library times and those that timed them (the first on each GPU)
 mkdir libdir

@@ -1,12 +1,26 @@
 #!/bin/sh
 # Stands in for `kgate` in tests/batch.sh (KG_BATCH_RUNNER): `check SPEC ...
-# --device G --json F` writes a small results document and logs "SPEC G SHAPE" to
-# $KG_FAKE_LOG; `__health G` answers. KG_FAKE_BAD_GPU makes that GPU fail
-# (exit 5, and its health check); KG_FAKE_SLEEP slows every job.
+# --device D --json F` writes a small results document and logs "SPEC G SHAPE" to
+# $KG_FAKE_LOG; `__health D` answers with the fake GPU's UUID, GPU-fake-G.
+# G is the GPU that CUDA_VISIBLE_DEVICES=GPU-fake-G selects (D is then 0),
+# or D where it is unset or KG_FAKE_IGNORE_CVD is set (a driver that does
+# not take a UUID there: D counts among every GPU). Each check also logs
+# "G D CUDA_VISIBLE_DEVICES" to $KG_FAKE_ENVLOG. KG_FAKE_BAD_GPU makes that
+# GPU fail (exit 5, and its health check); KG_FAKE_SLEEP slows every job.
 log=${KG_FAKE_LOG:-/dev/null}
+# the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
+gpu_of() {
+    case ${CUDA_VISIBLE_DEVICES:-} in
+    GPU-fake-*) [ -z "${KG_FAKE_IGNORE_CVD:-}" ] && { [ "$1" = 0 ] && echo "${CUDA_VISIBLE_DEVICES#GPU-fake-}" || echo none; return; } ;;
+    esac
+    echo "$1"
+}
 if [ "$1" = __health ]; then
-    [ "$2" = "${KG_FAKE_BAD_GPU:--1}" ] && { echo "kgate: GPU $2: unspecified launch failure" >&2; exit 5; }
-    [ -n "${KG_FAKE_BREAK_DIR:-}" ] && [ -e "$KG_FAKE_BREAK_DIR/$2" ] && { echo "kgate: GPU $2: broken" >&2; exit 5; }
+    g=$(gpu_of "$2")
+    [ "$g" = none ] && { echo "kgate: no CUDA GPU: device $2 is not visible" >&2; exit 5; }
+    [ "$g" = "${KG_FAKE_BAD_GPU:--1}" ] && { echo "kgate: GPU $2: unspecified launch failure" >&2; exit 5; }
+    [ -n "${KG_FAKE_BREAK_DIR:-}" ] && [ -e "$KG_FAKE_BREAK_DIR/$g" ] && { echo "kgate: GPU $2: broken" >&2; exit 5; }
+    echo "GPU-fake-$g"
     exit 0
 fi
 [ "$1" = check ] || { echo "fake_check: not a check" >&2; exit 3; }
@@ -16,6 +30,10 @@ while [ $# -gt 0 ]; do
     case $1 in --device) dev=$2 ;; --json) json=$2 ;; --shape) shape=$2 ;; esac
     shift
 done
+devarg=$dev
+dev=$(gpu_of "$devarg")
+[ "$dev" = none ] && { echo "kgate: --device $devarg: only 1 device(s)" >&2; exit 2; }
+[ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--}" >>"$KG_FAKE_ENVLOG"
 [ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
 # a candidate named *breaker* breaks every GPU it runs on (KG_FAKE_BREAK_DIR)
 case $spec in *breaker*) [ -n "${KG_FAKE_BREAK_DIR:-}" ] && : >"$KG_FAKE_BREAK_DIR/$dev" && {

@@ -4,9 +4,10 @@
  * schedules: one supervisor process per GPU pulls jobs from a dispatcher
  * (this process), appends each job's results as one line of the results
  * file (core/batch.h), and a GPU that fails its health check is drained and
- * its job handed to the others. Test hooks (documented there):
- * KG_BATCH_RUNNER replaces the `kgate` that runs each job and each health
- * check, KG_BATCH_GPUS fakes the GPU count. */
+ * its job handed to the others. Each job sees only its GPU (gpu_view).
+ * Test hooks (documented there): KG_BATCH_RUNNER replaces the `kgate` that
+ * runs each job and each health check, KG_BATCH_GPUS fakes the GPU count
+ * (GPU g's UUID is then "GPU-fake-g"). */
 #include "batch_cmd.h"
 
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include "../core/batch.h"
 #include "../core/kg.h"
 #include "../core/options.h"
+#include "../gpu/device.h"
 
 #define MAX_GPUS 64
 
@@ -50,7 +52,16 @@ typedef struct cfg {
     char exe[PATH_MAX];
     const char *done[MAX_DONE]; /* --done: results files whose jobs count as finished */
     int n_done;
+    char uuid[MAX_GPUS][64]; /* each GPU's UUID, by slot ("" where the query failed) */
 } cfg;
+
+/* How a supervisor's jobs see their GPU: CUDA_VISIBLE_DEVICES=cvd and
+ * --device dev (cvd the GPU's UUID and dev 0), or, where that did not
+ * select the GPU, every GPU and --device g (cvd NULL). */
+typedef struct gpu_view {
+    const char *cvd;
+    int dev;
+} gpu_view;
 
 static int usage(const char *m)
 {
@@ -64,9 +75,10 @@ static const char *runner(const cfg *c)
     return r && *r ? r : c->exe;
 }
 
-/* Runs argv with a time limit, stdout+stderr to `log`; returns the exit
- * code, 128+signal, or 124 on the time limit. */
-static int run_timed(char *const argv[], const char *log, double timeout_s)
+/* Runs argv with a time limit, stdout+stderr to `log`, CUDA_VISIBLE_DEVICES
+ * set to cvd unless NULL; returns the exit code, 128+signal, or 124 on the
+ * time limit. */
+static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd)
 {
     pid_t p = fork();
     if (p < 0)
@@ -79,6 +91,8 @@ static int run_timed(char *const argv[], const char *log, double timeout_s)
             dup2(fd, 1);
             dup2(fd, 2);
         }
+        if (cvd && setenv("CUDA_VISIBLE_DEVICES", cvd, 1))
+            _exit(126);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -114,25 +128,52 @@ static void last_line(const char *path, char *buf, size_t size)
         fclose(f);
 }
 
-/* Whether GPU g still works: `kgate __health g`. */
-static int healthy(const cfg *c, int g, const char *dir)
+/* Whether a GPU still works: `kgate __health DEV` as the view sees it,
+ * which prints the UUID of the GPU it checked; with want, that must be it. */
+static int healthy(const cfg *c, const gpu_view *v, const char *want, const char *dir)
 {
-    char num[16], log[PATH_MAX + 32];
-    snprintf(num, sizeof num, "%d", g);
+    char num[16], log[PATH_MAX + 32], said[600];
+    snprintf(num, sizeof num, "%d", v->dev);
     snprintf(log, sizeof log, "%s/health.log", dir);
     char *argv[] = {(char *)runner(c), "__health", num, NULL};
-    return run_timed(argv, log, 60) == 0;
+    if (run_timed(argv, log, 60, v->cvd) != 0)
+        return 0;
+    last_line(log, said, sizeof said);
+    return !want || strcmp(said, want) == 0;
 }
 
-/* One job on GPU g: `kgate check ... --device g --json TMP`; *text gets its
- * results line (malloc'd). Returns the job's exit code (124: time limit),
- * or -1 with err. */
-static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, char **text, kg_err *err)
+/* The view of a supervisor's GPU (slot). Each job sees only its GPU,
+ * through CUDA_VISIBLE_DEVICES=UUID and --device 0: a candidate cannot put
+ * work on another GPU of the batch (a hard-coded cuda:0, a stray
+ * cudaSetDevice), and CUDA in the job's processes sets up one GPU, not every
+ * GPU of the node. A health check under that view, once at the start, must
+ * pass and name that UUID; where it does not but the GPU is healthy seen
+ * whole (a driver or a kind of device that takes no UUID there), the jobs
+ * see every GPU and --device g, and stderr says so. A GPU that fails both is
+ * left to its first job, whose failure drains it as before. */
+static gpu_view pick_view(const cfg *c, int slot, const char *dir)
+{
+    gpu_view whole = {NULL, c->gpus[slot]}, alone = {c->uuid[slot], 0};
+    if (!c->uuid[slot][0])
+        return whole;
+    if (healthy(c, &alone, c->uuid[slot], dir))
+        return alone;
+    if (healthy(c, &whole, NULL, dir))
+        fprintf(stderr, "kgate: batch: GPU %d: CUDA_VISIBLE_DEVICES=%s did not select it: its jobs see every GPU\n",
+                c->gpus[slot], c->uuid[slot]);
+    return whole;
+}
+
+/* One job on GPU g, seen through v: `kgate check ... --device DEV --json
+ * TMP`; *text gets its results line (malloc'd). Returns the job's exit code
+ * (124: time limit), or -1 with err. */
+static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v, const char *dir, char **text,
+                   kg_err *err)
 {
     char *argv[64], spec[PATH_MAX + 100], dev[16], json[PATH_MAX + 32], log[PATH_MAX + 32];
     int n = 0;
     snprintf(spec, sizeof spec, "%s%s%s", j->candidate, j->kernel[0] ? ":" : "", j->kernel);
-    snprintf(dev, sizeof dev, "%d", g);
+    snprintf(dev, sizeof dev, "%d", v->dev);
     snprintf(json, sizeof json, "%s/job.json", dir);
     snprintf(log, sizeof log, "%s/job.log", dir);
     unlink(json);
@@ -161,7 +202,7 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const char *dir, 
     argv[n++] = json;
     argv[n] = NULL;
     double t0 = kg_mono();
-    int rc = run_timed(argv, log, c->timeout_s);
+    int rc = run_timed(argv, log, c->timeout_s, v->cvd);
     double wall = kg_mono() - t0;
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "schema", KG_BATCH_SCHEMA);
@@ -207,6 +248,7 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
     if (!mkdtemp(dir))
         _exit(KG_EXIT_IO);
     int g = c->gpus[slot];
+    gpu_view v = pick_view(c, slot, dir);
     for (;;) {
         msg m = {M_READY, slot, -1};
         if (write(status, &m, sizeof m) != sizeof m)
@@ -216,10 +258,10 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
             break;
         kg_err err = {0, ""};
         char *text = NULL;
-        int rc = run_job(c, &jobs->v[job], g, dir, &text, &err);
+        int rc = run_job(c, &jobs->v[job], g, &v, dir, &text, &err);
         /* an environment failure or a killed supervisor: is it the GPU? Then
          * the job is not recorded here but handed to another GPU */
-        if (rc >= 0 && (rc == KG_EXIT_ENV || rc > 128) && !healthy(c, g, dir)) {
+        if (rc >= 0 && (rc == KG_EXIT_ENV || rc > 128) && !healthy(c, &v, v.cvd, dir)) {
             free(text);
             msg d = {M_DRAIN, slot, job};
             if (write(status, &d, sizeof d) != sizeof d)
@@ -520,6 +562,20 @@ static void summarize(const char *path, int ran, int skipped, int lost, double w
             printf("GPU %d: drained\n", c->gpus[s]);
 }
 
+/* Each GPU's UUID, for the jobs' view of it (pick_view); asked here, before
+ * the supervisors fork, with no CUDA context made. */
+static void gpu_uuids(cfg *c, int fake)
+{
+    for (int s = 0; s < c->n_gpus; s++) {
+        kg_device_info d;
+        kg_err e = {0, ""};
+        if (fake)
+            snprintf(c->uuid[s], sizeof c->uuid[s], "GPU-fake-%d", c->gpus[s]);
+        else
+            snprintf(c->uuid[s], sizeof c->uuid[s], "%s", kg_device_query(c->gpus[s], &d, &e) ? "" : d.uuid);
+    }
+}
+
 static int parse_gpus(cfg *c, const char *spec)
 {
     int n = 0;
@@ -536,6 +592,7 @@ static int parse_gpus(cfg *c, const char *spec)
     if (!spec || strcmp(spec, "all") == 0) {
         for (int g = 0; g < n && g < MAX_GPUS; g++)
             c->gpus[c->n_gpus++] = g;
+        gpu_uuids(c, fake && *fake);
         return 0;
     }
     char buf[256];
@@ -560,6 +617,7 @@ static int parse_gpus(cfg *c, const char *spec)
             return usage("--gpus: too many");
         c->gpus[c->n_gpus++] = (int)g;
     }
+    gpu_uuids(c, fake && *fake);
     return 0;
 }
 
@@ -598,12 +656,19 @@ int kg_cmd_health(int argc, char **argv)
 {
     int g = argc > 1 ? atoi(argv[1]) : 0;
     void *p = NULL;
+    kg_device_info d;
+    kg_err err = {0, ""};
     if (cudaSetDevice(g) != cudaSuccess || cudaMalloc(&p, 1 << 20) != cudaSuccess ||
         cudaMemset(p, 0, 1 << 20) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
         cudaFree(p) != cudaSuccess) {
         fprintf(stderr, "kgate: GPU %d: %s\n", g, cudaGetErrorString(cudaGetLastError()));
         return KG_EXIT_ENV;
     }
+    if (kg_device_query(g, &d, &err)) {
+        fprintf(stderr, "kgate: GPU %d: %s\n", g, err.msg);
+        return KG_EXIT_ENV;
+    }
+    printf("%s\n", d.uuid); /* which GPU this was (the batch's view check) */
     return 0;
 }
 

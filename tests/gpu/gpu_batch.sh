@@ -5,8 +5,8 @@
 # and a candidate that does not exist, plus the fast kernel pinned to each
 # GPU present. Every valid job is recorded exactly once with the verdict it
 # should get, every GPU judged a job, the missing candidate is named in one
-# line while the rest went on (exit 3), and a rerun of the same command runs
-# nothing and adds no line.
+# line while the rest went on (exit 3), each job saw its GPU alone, and a
+# rerun of the same command runs nothing and adds no line.
 . "$(dirname "$0")/common.sh"
 t=$build/tests/batch-gpu
 rm -rf "$t" && mkdir -p "$t" || exit 1
@@ -55,6 +55,19 @@ while [ "$g" -lt "$ngpu" ]; do
     g=$((g + 1))
 done
 expect "nothing recorded for the missing candidate" "" "$(get missing 2)"
+# each job saw its GPU alone (CUDA_VISIBLE_DEVICES=its UUID, --device 0): its
+# result names the UUID `kgate devices` gives the batch's GPU index
+"$kgate" devices | sed -n 's/^\([0-9][0-9]*\) .*\(GPU-[0-9a-f-]*\).*/\1 \2/p' >"$t/uuids.txt"
+expect "every job judged on the batch's GPU, as device 0 of one" "$(wc -l <"$t/r.jsonl")" "$(python3 - "$t/r.jsonl" "$t/uuids.txt" <<'PY'
+import json, sys
+uuid = dict(l.split() for l in open(sys.argv[2]))
+lines = [json.loads(l) for l in open(sys.argv[1])]
+right = sum((x.get("check") or {}).get("device", {}).get("uuid") == uuid.get(str(x["gpu"])) and
+            " --device 0 " in (x.get("check") or {}).get("command", "") + " " for x in lines)
+print(right)
+PY
+)"
+expect "no GPU the batch could not show alone" 0 "$(grep -c 'did not select' "$t/out.txt")"
 n1=$(wc -l <"$t/r.jsonl")
 "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
 expect "a rerun: exit (the missing candidate again)" 3 "$?"
