@@ -1,8 +1,12 @@
 #!/bin/sh
 # Stands in for `kgate __worker` in tests/test_job.c: reads the job from
 # stdin like the real one, then behaves as $KG_FAKE says.
-fd=1
-while [ $# -gt 0 ]; do [ "$1" = --fd ] && fd=$2; shift; done
+fd=1 under_tool=0
+while [ $# -gt 0 ]; do
+    [ "$1" = --fd ] && fd=$2
+    [ "$1" = --under-tool ] && under_tool=1
+    shift
+done
 job=$(cat)
 case $job in *'"proto":"kgate.worker/2"'*) ;; *) echo "fake worker: no job on stdin" >&2; exit 9 ;; esac
 nonce=$(printf '%s' "$job" | sed -n 's/.*"nonce":"\([0-9a-f]*\)".*/\1/p')
@@ -10,6 +14,10 @@ ev() { echo "$1" | sed "s/NONCE/$nonce/" >&"$fd"; }
 hello='{"ev":"hello","proto":"kgate.worker/2","device":"fake","pid":1}'
 ev "$hello"
 case $KG_FAKE in
+under_tool)
+    # its median says whether kgate told it that it runs under a tool: 2e-4, else 1e-4
+    ev "{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"time/gpu/median\",\"value\":$([ $under_tool = 1 ] && echo 2e-4 || echo 1e-4),\"unit\":\"s\"}"
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 ok)
     ev '{"ev":"check","subject":"kernel","what":"trial 1","pass":true,"rel_l2":1e-4,"max_abs_err":1e-3,"inputs_mutated":false,"desc":"fine"}'
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4,"unit":"s"}'

@@ -49,6 +49,29 @@ static int run(const char *mode, double timeout, kg_result *r, kg_libref *lib, k
     return run_mode(mode, KG_JOB_KERNEL, timeout, r, lib, e);
 }
 
+/* A worker run under a tool (--memcheck's compute-sanitizer) is told so
+ * (--under-tool), and exits normally for the tool's exit hooks; a plain
+ * one is not (it ends with _exit after its done event: cli/main.c). */
+static void a_wrapped_worker_is_told_it_runs_under_a_tool(void **state)
+{
+    (void)state;
+    kg_job job;
+    kg_result r;
+    kg_err e = {0, ""};
+    double t;
+    const char *const wrapper[] = {"/usr/bin/env", NULL};
+    fake_job(&job, KG_JOB_KERNEL);
+    setenv("KG_FAKE", "under_tool", 1);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(kg_job_run(KG_TEST_SRC "/fake_worker.sh", &job, 10, &r, NULL, NULL, NULL, &e), 0);
+    assert_true(kg_result_get(&r, "time/gpu/median", &t));
+    assert_true(t == 1e-4);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(kg_job_run_under(wrapper, KG_TEST_SRC "/fake_worker.sh", &job, 10, &r, NULL, NULL, NULL, &e), 0);
+    assert_true(kg_result_get(&r, "time/gpu/median", &t));
+    assert_true(t == 2e-4);
+}
+
 static void ok_events_become_a_result(void **state)
 {
     (void)state;
@@ -430,6 +453,7 @@ int main(void)
         cmocka_unit_test(stderr_flood_is_bounded),
         cmocka_unit_test(nothing_is_left_behind),
         cmocka_unit_test(diagnosis_scratch_is_removed),
+        cmocka_unit_test(a_wrapped_worker_is_told_it_runs_under_a_tool),
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };

@@ -101,6 +101,16 @@ int kg_cmd_devices(const kg_options *o)
     return 0;
 }
 
+/* Makes the device current (and its context) for GPU work in this process. */
+static int use_device(const kg_device_info *d, kg_err *err)
+{
+    cudaError_t rc = cudaSetDevice(d->index);
+    if (rc != cudaSuccess)
+        return kg_err_set(err, KG_EXIT_ENV, "cudaSetDevice(%d): %s (%s:%d)", d->index, cudaGetErrorString(rc),
+                          __FILE__, __LINE__);
+    return 0;
+}
+
 /* Roofs for rho: cached measured ones (measuring them when absent or from
  * an older kgate), or the datasheet's with --roof datasheet. */
 static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roofs, kg_err *err)
@@ -127,13 +137,20 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
         kg_peaks pk;
         if (progress_on())
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
-        if (kg_peaks_measure(&pk, roofs, err) || kg_roofs_save(path, roofs, d->uuid, d->name, err))
+        if (use_device(d, err) || kg_peaks_measure(&pk, roofs, err) ||
+            kg_roofs_save(path, roofs, d->uuid, d->name, err))
             return err->code;
     }
     roofs->fp32 = ds.fp32; /* CUDA-core fp32 is not measured: datasheet */
     return 0;
 }
 
+/* The device's facts, without a CUDA context: the workers do the GPU work.
+ * A context made here was part of the 0.24-0.26 s this took and of the
+ * 0.20 s exit of a check whose library times came from --lib-cache, a
+ * 1.24 s verdict (H200:
+ * results/h200/session12-20261201T1956Z/startup-profile). Only measuring the
+ * roofs makes one (use_device). */
 static int open_device(const kg_options *o, kg_device_info *d, kg_err *err)
 {
     int n;
@@ -141,8 +158,6 @@ static int open_device(const kg_options *o, kg_device_info *d, kg_err *err)
         return err->code;
     if (o->device >= n)
         return kg_err_set(err, KG_EXIT_USAGE, "--device %d: only %d device(s)", o->device, n);
-    if (cudaSetDevice(o->device) != cudaSuccess)
-        return kg_err_set(err, KG_EXIT_ENV, "cudaSetDevice(%d) failed", o->device);
     return kg_device_query(o->device, d, err);
 }
 
@@ -170,7 +185,7 @@ int kg_cmd_peaks(const kg_options *o)
     if (open_device(o, &d, &err))
         return fail(&err);
     kg_roofs_datasheet(d.name, d.mem_clock_khz, d.bus_bits, &ds);
-    if (kg_peaks_measure(&pk, &roofs, &err))
+    if (use_device(&d, &err) || kg_peaks_measure(&pk, &roofs, &err))
         return fail(&err);
     if (kg_roofs_cache_path(d.uuid, path, sizeof path, &err) ||
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../app/batch_cmd.h"
 #include "../app/commands.h"
@@ -39,8 +40,22 @@ static void catch_stop_signals(void)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0)
-        return kg_worker_main(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "__worker") == 0) {
+        /* its done event sent, the worker ends without tearing its CUDA
+         * context down piece by piece: the driver frees it with the process
+         * (as the Python worker does with os._exit). Under a tool
+         * (--under-tool: compute-sanitizer for --memcheck; or any tool
+         * that injects itself into CUDA, as ncu does) it exits normally,
+         * so that the tool's exit hooks run. */
+        int rc = kg_worker_main(argc - 2, argv + 2);
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--under-tool") == 0)
+                return rc;
+        if (getenv("CUDA_INJECTION64_PATH"))
+            return rc;
+        fflush(NULL);
+        _exit(rc);
+    }
     if (argc > 1 && strcmp(argv[1], "__health") == 0)
         return kg_cmd_health(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "batch") == 0)

@@ -607,8 +607,11 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         argv[na++] = "-m";
         argv[na++] = "kgate._worker";
     } else {
+        int wrapped = na > 0;
         argv[na++] = (char *)exe;
         argv[na++] = "__worker";
+        if (wrapped)
+            argv[na++] = "--under-tool"; /* it exits normally, for the tool's exit hooks (cli/main.c) */
     }
     argv[na++] = "--fd";
     int fd_index = na;

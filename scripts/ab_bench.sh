@@ -1,0 +1,83 @@
+#!/bin/sh
+# Two packed builds (scripts/pack.sh) on one GPU, the same 24 jobs each:
+# softmax, layer_norm, add and matmul fp16 at the small preset, naive and
+# fast, three copies each (batch_bench.sh's lib phase), with --lib-cache.
+# Each build runs twice from its own cache: "fill" from an empty one (its
+# library jobs timed until two agree) and then "warm" (every library time
+# reused), in the order A fill, B fill, A warm, B warm, so that drift of the
+# machine falls on both. Writes OUT/ab-bench.json (wall seconds, verdicts a
+# minute, each job's wall, whether A's and B's verdicts agree) and the logs.
+#   scripts/ab_bench.sh OUT BUILD_A BUILD_B [CHECK OPTIONS...]
+# (default check options: --timeout 20 --lib-cache --min-time 0.05)
+set -u
+out=${1:?usage: scripts/ab_bench.sh OUT BUILD_A BUILD_B [CHECK OPTIONS...]}
+a=${2:?build A}
+b=${3:?build B}
+shift 3
+opts=${*:---timeout 20 --lib-cache --min-time 0.05}
+mkdir -p "$out"
+m=$out/jobs-ab.jsonl
+: >"$m"
+for op in softmax layer_norm add matmul; do
+    for v in v1 v2; do
+        for copy in a b c; do
+            echo "{\"id\":\"${op}_$v-$copy\",\"candidate\":\"$a/libkgate_bundled.so\",\"kernel\":\"${op}_${v}_fp16\",\"shape\":\"small\"}" >>"$m"
+        done
+    done
+done
+roofs_from=${XDG_CACHE_HOME:-$HOME/.cache}
+for side in A B; do
+    mkdir -p "$out/xdg-$side/kgate"
+    cp "$roofs_from"/kgate/roofs-*.json "$out/xdg-$side/kgate/" 2>/dev/null
+done
+for step in A:fill B:fill A:warm B:warm; do
+    side=${step%%:*} run=${step#*:}
+    if [ "$side" = A ]; then k=$a/kgate; else k=$b/kgate; fi
+    rm -f "$out/$side-$run.jsonl"
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086 # the options are words
+    XDG_CACHE_HOME=$out/xdg-$side "$k" batch "$m" -o "$out/$side-$run.jsonl" --gpus 0 --timeout 300 -- $opts \
+        >"$out/$side-$run.txt" 2>"$out/$side-$run.err"
+    echo "$side $run: exit $? after $(echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}') s" |
+        tee "$out/$side-$run.wall"
+done
+python3 - "$out" "$a" "$b" "$opts" <<'EOF'
+import json, statistics, subprocess, sys, datetime
+out, a, b, opts = sys.argv[1:5]
+def version(build):
+    return subprocess.run([build + "/kgate", "version"], capture_output=True, text=True).stdout.strip()
+runs = {}
+for side in "AB":
+    for run in ("fill", "warm"):
+        name = side + "-" + run
+        lines = [json.loads(x) for x in open(f"{out}/{name}.jsonl")]
+        wall = float(open(f"{out}/{name}.wall").read().split()[-2])
+        verdicts = {}
+        for l in lines:
+            for r in (l.get("check") or {}).get("results", []):
+                verdicts[l["id"]] = r.get("verdict")
+        lib_jobs = sum(1 for l in lines for r in (l.get("check") or {}).get("results", [])
+                       if "lib/cache/age" not in r.get("summaries", {}))
+        runs[name] = {"jobs": len(lines), "wall_s": wall, "verdicts": len(verdicts),
+                      "verdicts_per_minute": round(60 * len(verdicts) / wall, 1) if wall else None,
+                      "job_wall_s_median": round(statistics.median(l["wall_s"] for l in lines), 3) if lines else None,
+                      "library_timed_by": lib_jobs, "verdict_by_id": verdicts}
+dev = {}
+for l in open(f"{out}/A-warm.jsonl"):
+    d = (json.loads(l).get("check") or {}).get("device") or {}
+    dev = {"name": d.get("name"), "uuid": d.get("uuid"), "driver": d.get("driver")}
+    break
+same = all(runs["A-" + r]["verdict_by_id"] == runs["B-" + r]["verdict_by_id"] for r in ("fill", "warm"))
+doc = {"schema": "kgate.ab-bench/1",
+       "command": "scripts/ab_bench.sh OUT %s %s %s" % (a, b, opts),
+       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+       "device": dev, "build_a": version(a), "build_b": version(b), "check_options": opts,
+       "same_verdicts": same,
+       "warm_speedup_b_over_a": round(runs["A-warm"]["wall_s"] / runs["B-warm"]["wall_s"], 3),
+       "fill_speedup_b_over_a": round(runs["A-fill"]["wall_s"] / runs["B-fill"]["wall_s"], 3),
+       "runs": runs}
+json.dump(doc, open(f"{out}/ab-bench.json", "w"), indent=1)
+print(json.dumps({k: v for k, v in doc.items() if k != "runs"}, indent=1))
+for k, v in runs.items():
+    print(k, {x: y for x, y in v.items() if x != "verdict_by_id"})
+EOF
