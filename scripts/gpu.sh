@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache ab (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -89,6 +89,7 @@ run_step() {
     faults) log faults; gtest faults tests/gpu/gpu_faults.sh "$B/kgate" "$B" ;;
     gpu-batch) log gpu-batch; gtest gpu-batch tests/gpu/gpu_batch.sh "$B/kgate" "$B" ;;
     lib-cache) log lib-cache; gtest lib-cache tests/gpu/gpu_lib_cache.sh "$B/kgate" "$B" ;;
+    others) log others; gtest others tests/gpu/gpu_others.sh "$B/kgate" "$B" ;;
     ab)
         # two packed builds on the same 24 jobs (scripts/ab_bench.sh): AB_A (default
         # .devbuild-a, an older build carried beside) against this one

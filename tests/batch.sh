@@ -27,6 +27,11 @@ expect "two GPUs: both GPUs ran jobs" 2 "$(cut -d' ' -f2 log1 | sort -u | wc -l)
 expect "two GPUs: the summary counts the verdicts" 1 "$(grep -c 'OK 60 SLOW 1 INCORRECT 1' out1.txt)"
 expect "two GPUs: the summary's rate" 1 "$(grep -c '^time: 62 job(s) in [0-9.]* s on 2 GPU(s): [0-9.]* verdicts a minute$' out1.txt)"
 expect "without --lib-cache no line about it" 0 "$(grep -c '^library times' out1.txt)"
+expect "no shared GPU, no line about it" 0 "$(grep -c '^shared GPUs' out1.txt)"
+# results flagged shared-gpu (another process on their GPU) are counted
+KG_FAKE_LOG=$t/log1s KG_FAKE_SHARED_GPU=1 "$kgate" batch m.jsonl -o r1s.jsonl >out1s.txt 2>&1
+expect "shared GPU: the summary counts the flagged results" "$(grep -c ' 1 ' log1s)" \
+    "$(sed -n 's/^shared GPUs: \([0-9]*\) result(s) of the file measured while another process held a context on their GPU (flag shared-gpu)$/\1/p' out1s.txt)"
 # 1a. each job sees only its GPU: CUDA_VISIBLE_DEVICES=its UUID and --device 0,
 # and its result names that GPU; where the UUID does not select the GPU (a
 # health check under it names another), the GPU's jobs see every GPU, said once

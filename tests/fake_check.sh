@@ -6,7 +6,8 @@
 # or D where it is unset or KG_FAKE_IGNORE_CVD is set (a driver that does
 # not take a UUID there: D counts among every GPU). Each check also logs
 # "G D CUDA_VISIBLE_DEVICES" to $KG_FAKE_ENVLOG. KG_FAKE_BAD_GPU makes that
-# GPU fail (exit 5, and its health check); KG_FAKE_SLEEP slows every job.
+# GPU fail (exit 5, and its health check); KG_FAKE_SLEEP slows every job;
+# KG_FAKE_SHARED_GPU=G flags every result on GPU G shared-gpu.
 log=${KG_FAKE_LOG:-/dev/null}
 # the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
 gpu_of() {
@@ -59,8 +60,10 @@ case " $cmd " in *" --lib-cache "*)
         if [ -e "$KG_FAKE_LIBDIR/$dev" ]; then lib='"lib/cache/age":{"value":1,"unit":"s"}'; else : >"$KG_FAKE_LIBDIR/$dev"; fi
     fi ;;
 esac
-printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"},%s}}]}\n' \
-    "$cmd" "$dev" "$spec" "$verdict" "$t" "$lib" >"$json"
+flags=
+[ "$dev" = "${KG_FAKE_SHARED_GPU:--1}" ] && flags='"shared-gpu"'
+printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[%s],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"},%s}}]}\n' \
+    "$cmd" "$dev" "$spec" "$verdict" "$flags" "$t" "$lib" >"$json"
 [ $verdict = OK ] && exit 0
 [ $verdict = SLOW ] && exit 1
 exit 2

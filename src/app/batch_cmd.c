@@ -484,6 +484,7 @@ static const char *verdict_names[] = {"OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "
 typedef struct tally {
     long counts[7], lines, errors, n_timed, cap;
     long lib_reused, lib_timed; /* results whose library times came from --lib-cache, or were timed */
+    long shared;                /* results flagged shared-gpu: another process held a context on the GPU */
     timed *tv;
 } tally;
 
@@ -502,7 +503,9 @@ static int tally_line(void *ud, const char *line)
         for (int k = 0; k < 7; k++)
             if (cJSON_IsString(v) && strcmp(v->valuestring, verdict_names[k]) == 0)
                 y->counts[k]++;
-        const cJSON *sums = cJSON_GetObjectItemCaseSensitive(r, "summaries");
+        const cJSON *sums = cJSON_GetObjectItemCaseSensitive(r, "summaries"), *fl;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(r, "flags"))
+            y->shared += cJSON_IsString(fl) && strcmp(fl->valuestring, "shared-gpu") == 0;
         y->lib_reused += cJSON_GetObjectItemCaseSensitive(sums, "lib/cache/age") != NULL;
         y->lib_timed += cJSON_GetObjectItemCaseSensitive(sums, "lib/job/wall") != NULL;
         const cJSON *t =
@@ -555,6 +558,10 @@ static void summarize(const char *path, int ran, int skipped, int lost, double w
     if (y.lib_reused)
         printf("library times: reused from --lib-cache by %ld result(s) of the file, timed by %ld\n", y.lib_reused,
                y.lib_timed);
+    if (y.shared)
+        printf("shared GPUs: %ld result(s) of the file measured while another process held a context on their "
+               "GPU (flag shared-gpu)\n",
+               y.shared);
     cross_gpu(y.tv, y.n_timed);
     free(y.tv);
     for (int s = 0; s < c->n_gpus; s++)

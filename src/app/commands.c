@@ -19,6 +19,7 @@
 
 #include "../core/job.h"
 #include "../core/lib_cache.h"
+#include "../core/others.h"
 #include "../core/plugin_check.h"
 #include "../core/problem.h"
 #include "../core/tune.h"
@@ -109,6 +110,77 @@ static int use_device(const kg_device_info *d, kg_err *err)
         return kg_err_set(err, KG_EXIT_ENV, "cudaSetDevice(%d): %s (%s:%d)", d->index, cudaGetErrorString(rc),
                           __FILE__, __LINE__);
     return 0;
+}
+
+/* Other processes on the judged GPU (core/others.h): its NVML watch and
+ * kgate's own processes, set up by watch_start for one measuring command.
+ * Without NVML nothing is watched and results have no gpu/others. */
+static struct {
+    kg_gpu_watch *w;
+    long own[KG_ANCESTORS_MAX];
+    int n_own, warned;
+} gw;
+
+static void watch_start(const kg_device_info *d)
+{
+    kg_err e = {0, ""};
+    gw.w = kg_gpu_watch_open(d->pci, &e);
+    if (!gw.w)
+        fprintf(stderr, "kgate: other processes on the GPU are not watched: %s\n", e.msg);
+    gw.n_own = kg_self_and_ancestors(gw.own, KG_ANCESTORS_MAX);
+}
+
+static void watch_stop(void)
+{
+    kg_gpu_watch_close(gw.w);
+    gw.w = NULL;
+}
+
+/* One listing of the GPU's processes into o: those not kgate's own. */
+static void watch_sample(kg_others *o)
+{
+    long pid[KG_GPU_WATCH_MAX];
+    double mem[KG_GPU_WATCH_MAX];
+    int n = 0;
+    kg_err e = {0, ""};
+    if (!gw.w)
+        return;
+    if (kg_gpu_watch_list(gw.w, pid, mem, KG_GPU_WATCH_MAX, &n, &e)) {
+        if (!gw.warned++)
+            fprintf(stderr, "kgate: %s (other processes on the GPU not watched from here on)\n", e.msg);
+        watch_stop();
+        return;
+    }
+    kg_others_note(o, pid, mem, n, gw.own, gw.n_own);
+}
+
+/* kg_job_run with the GPU's processes listed before the worker starts and
+ * after it is gone, when kgate has nothing else on the GPU. */
+static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
+                       kg_others *o, kg_err *err)
+{
+    watch_sample(o);
+    int rc = kg_job_run(exe, job, timeout_s, r, lib, NULL, NULL, err);
+    watch_sample(o);
+    if (lib)
+        lib->others = o->n;
+    return rc;
+}
+
+/* gpu/others on a kernel's result: what its job and its group's library job
+ * saw (lib_seen: none when the library times came from --lib-cache, which
+ * keeps none measured beside others). */
+static void others_to_result(kg_result *r, const kg_others *job_seen, const kg_others *lib_seen)
+{
+    if (!gw.w)
+        return;
+    kg_others all = *job_seen;
+    kg_others_merge(&all, lib_seen);
+    kg_result_set(r, "gpu/others", all.n);
+    if (all.n) {
+        kg_result_set(r, "gpu/others/mem", kg_others_mem(&all));
+        r->flags |= KG_FLAG(SHARED_GPU);
+    }
 }
 
 /* Roofs for rho: cached measured ones (measuring them when absent or from
@@ -629,15 +701,16 @@ static double wall_now(void)
  * --lib-cache stored there unless kg_libcache_unfit says why not. A cache
  * that cannot be used is said once on stderr and the command goes on. */
 static int library_job(const kg_options *o, const char *exe, const kg_report *rep, const kg_job *job,
-                       kg_libref *lib, double *age_s, kg_err *err)
+                       kg_libref *lib, double *age_s, kg_others *seen, kg_err *err)
 {
     static int warned, told;
     char path[PATH_MAX], context[160];
     kg_err cerr = {0, ""};
     *age_s = -1;
     memset(lib, 0, sizeof *lib);
+    memset(seen, 0, sizeof *seen);
     if (!o->lib_cache)
-        return kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err);
+        return run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, err);
     /* what outside the job the library's times depend on (cuDNN is loaded
      * only to ask its version: 0 when it cannot be, as its paths then say) */
     kg_err derr = {0, ""};
@@ -658,7 +731,7 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
         free(key);
         return 0;
     }
-    int rc = kg_job_run(exe, job, o->timeout_s * 4, NULL, lib, NULL, NULL, err); /* a miss left lib as it was */
+    int rc = run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, err); /* a miss left lib as it was */
     if (!rc && key && !kg_libcache_unfit(lib) &&
         kg_libcache_put(path, key, lib, wall_now(), o->lib_cache_age_s, NULL, &cerr) && !warned++)
         fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
@@ -702,9 +775,11 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 continue; /* this shape names no extent of this operator */
             kg_job job;
             kg_libref lib;
+            kg_others lib_seen;
             double lib_age = -1;
             char shp[96], what[160];
             memset(&lib, 0, sizeof lib);
+            memset(&lib_seen, 0, sizeof lib_seen);
             if (group_job(o, tg->v[i].op, tg->v[i].types, &shape, rep->shapes_seed, &job, err))
                 return err->code;
             kg_shape_format(&shape, shp, sizeof shp);
@@ -717,7 +792,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name,
                          kg_dtype_name(job.types.data), shp);
                 progress(done++, total, what);
-                if (library_job(o, exe, rep, &job, &lib, &lib_age, err))
+                if (library_job(o, exe, rep, &job, &lib, &lib_age, &lib_seen, err))
                     return err->code;
             }
             /* cliff: against the first kernel of the same candidate in the group */
@@ -726,12 +801,14 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 if (!same_group(t, &tg->v[i]))
                     continue;
                 kg_result r;
+                kg_others seen;
+                memset(&seen, 0, sizeof seen);
                 if (out_of_time(o, t0, done, total, rep))
                     goto stop;
                 kernel_job(t, t->summary, &job, &r);
                 snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
                 progress(done++, total, what);
-                if (kg_job_run(exe, &job, o->timeout_s, &r, NULL, NULL, NULL, err)) {
+                if (run_watched(exe, &job, o->timeout_s, &r, NULL, &seen, err)) {
                     if (err->code == KG_EXIT_ENV && r.n_sums)
                         kg_report_add(rep, &r); /* keep what was measured, stop here */
                     progress(total, total, NULL);
@@ -743,6 +820,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                          o->verify_only ? NULL : &lib, &o->gate);
                 if (lib_age >= 0 && !o->verify_only)
                     kg_result_set(&r, "lib/cache/age", lib_age);
+                if (!o->verify_only)
+                    others_to_result(&r, &seen, &lib_seen);
                 if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
                     diagnose_again(exe, &job, o->timeout_s, &r, err))
                     return err->code;
@@ -823,7 +902,9 @@ static int measure(const kg_options *o, const char *exe, targets *tg)
         kg_report_free(&rep);
         return fail(&err);
     }
+    watch_start(&d);
     rc = judge_all(o, exe, bundled, tg, &rep, &err);
+    watch_stop();
     rc = finish(o, &rep, rc, &err);
     kg_report_free(&rep);
     return rc;
@@ -978,12 +1059,14 @@ static int by_time(const void *a, const void *b)
 /* One configuration (or, cfg NULL, the kernel's own launch) checked, timed
  * and judged into rep; returns non-zero only for errors that stop tune. */
 static int tune_one(const kg_options *o, const char *exe, const target *t, kg_job *job, const kg_shape *shape,
-                    const kg_libref *lib, double lib_age, const char *label, int done, int total, kg_report *rep,
-                    kg_err *err)
+                    const kg_libref *lib, const kg_others *lib_seen, double lib_age, const char *label, int done,
+                    int total, kg_report *rep, kg_err *err)
 {
     kg_result r;
+    kg_others seen;
+    memset(&seen, 0, sizeof seen);
     kernel_job(t, label, job, &r);
-    if (kg_job_run(exe, job, o->timeout_s, &r, NULL, NULL, NULL, err)) {
+    if (run_watched(exe, job, o->timeout_s, &r, NULL, &seen, err)) {
         if (err->code == KG_EXIT_ENV && r.n_sums)
             kg_report_add(rep, &r);
         return err->code;
@@ -991,6 +1074,8 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
     kg_judge(&r, t->op, t->types, shape, &job->scalars, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
     if (lib_age >= 0 && !o->verify_only)
         kg_result_set(&r, "lib/cache/age", lib_age);
+    if (!o->verify_only)
+        others_to_result(&r, &seen, lib_seen);
     if (!kg_report_add(rep, &r))
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     checkpoint(o, rep, done, total);
@@ -1042,19 +1127,23 @@ int kg_cmd_tune(const kg_options *o)
     report_header(&rep, o, &d);
     kg_job job;
     kg_libref lib;
+    kg_others lib_seen;
     double lib_age = -1;
     memset(&lib, 0, sizeof lib);
+    memset(&lib_seen, 0, sizeof lib_seen);
     rep.shapes_seed = fresh_seed();
     int rc = get_roofs(o, &d, &rep.roofs, &err) ||
              group_job(o, t.op, t.types, &shape, rep.shapes_seed, &job, &err);
+    watch_start(&d);
     if (!rc && !o->verify_only) {
         job.mode = KG_JOB_LIBRARY;
         snprintf(job.plugin, sizeof job.plugin, "%s", bundled);
-        rc = library_job(o, exe, &rep, &job, &lib, &lib_age, &err) != 0;
+        rc = library_job(o, exe, &rep, &job, &lib, &lib_age, &lib_seen, &err) != 0;
     }
     /* the kernel's own launch first: what the tuning is measured against */
     if (!rc)
-        rc = tune_one(o, exe, &t, &job, &shape, &lib, lib_age, "default (the kernel's own launch)", 1, (int)n + 1, &rep, &err) != 0;
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, &lib_seen, lib_age, "default (the kernel's own launch)", 1,
+                      (int)n + 1, &rep, &err) != 0;
     for (long i = 0; i < n && !rc; i++) {
         char label[256], what[300];
         if (out_of_time(o, t0, (int)i + 1, (int)n + 1, &rep))
@@ -1064,8 +1153,10 @@ int kg_cmd_tune(const kg_options *o)
         kg_config_format(&sp, job.config, label, sizeof label);
         snprintf(what, sizeof what, "%s [%s]", t.kernel, label);
         progress((int)i, (int)n, what);
-        rc = tune_one(o, exe, &t, &job, &shape, &lib, lib_age, label, (int)i + 2, (int)n + 1, &rep, &err) != 0;
+        rc = tune_one(o, exe, &t, &job, &shape, &lib, &lib_seen, lib_age, label, (int)i + 2, (int)n + 1, &rep,
+                      &err) != 0;
     }
+    watch_stop();
     progress((int)n, (int)n, NULL);
     free(idx);
     /* the tuning's own summary: the best configuration, the spread, the default */

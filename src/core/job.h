@@ -58,6 +58,8 @@ typedef struct kg_libref {
                           * kernels or copies on other streams while sampling (time/throttled,
                           * time/foreign; other processes' work is not visible): a measurement
                           * core/lib_cache.h does not keep */
+    int others;          /* other processes seen on the GPU around the job (core/others.h; set by
+                          * the command that ran it): not kept either */
 } kg_libref;
 
 /* Runs one worker for job. KERNEL: the result goes to *r (its verdict is

@@ -106,6 +106,8 @@ const char *kg_libcache_unfit(const kg_libref *lib)
         return "the library job did not run";
     if (lib->disturbed > 0)
         return "its timing dropped throttled samples or saw other work of kgate's";
+    if (lib->others > 0)
+        return "another process held a context on the GPU";
     for (int i = 0; i < lib->n; i++) {
         const kg_libpath *p = &lib->paths[i];
         if (p->status == KG_LIB_WRONG)

@@ -30,6 +30,8 @@ extern "C" {
     X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
     X("lib/job/startup", "s", "the library worker from spawn to its hello")             \
     X("lib/cache/age", "s", "the library times came from --lib-cache, measured this long before") \
+    X("gpu/others", "", "other processes seen holding a context on the GPU around the job (NVML)") \
+    X("gpu/others/mem", "B", "GPU memory those other processes held")                  \
     X("time/phase/setup", "s", "the kernel job from its hello to its first check")        \
     X("time/phase/open", "s", "the kernel job opening the candidate (a Python file's imports)") \
     X("time/phase/context", "s", "the kernel job creating its CUDA context and stream")    \

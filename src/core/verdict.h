@@ -67,7 +67,8 @@ int kg_verdict_exit_code(kg_verdict v);
     X(VERIFIED, "verify-only", "checked for correctness only (--verify-only), not timed") \
     X(HOST_WORK, "host-work", "the launch call took longer on the host than the GPU work: judged on the host time") \
     X(TIMER_MISMATCH, "timer-mismatch", "the reported time is under half of what kgate's own device clock saw: the timing was tampered with") \
-    X(PERSIST_L2, "persisting-l2", "a persisting-L2 carve-out or access window was set and undone before sampling")
+    X(PERSIST_L2, "persisting-l2", "a persisting-L2 carve-out or access window was set and undone before sampling") \
+    X(SHARED_GPU, "shared-gpu", "another process held a context on the GPU around the job or its library job: times may be slow")
 
 enum {
 #define X(e, s, d) KG_FB_##e,

@@ -1,10 +1,12 @@
-/* Device queries through the CUDA runtime and (optionally) NVML. NVML is
- * loaded with dlopen so that kgate starts on machines without a driver. */
+/* Device queries through the CUDA runtime and (optionally) NVML, and the
+ * NVML watch for other processes on a GPU. NVML is loaded with dlopen so
+ * that kgate starts on machines without a driver. */
 #include "device.h"
 
 #include <dlfcn.h>
 #include <nvml.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -19,6 +21,7 @@ typedef struct nvml_api {
     nvmlReturn_t (*Temp)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned *);
     nvmlReturn_t (*Power)(nvmlDevice_t, unsigned *);
     nvmlReturn_t (*Driver)(char *, unsigned);
+    nvmlReturn_t (*Procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *); /* may be NULL */
 } nvml_api;
 
 static int nvml_load(nvml_api *n)
@@ -36,6 +39,7 @@ static int nvml_load(nvml_api *n)
     SYM(Temp, "nvmlDeviceGetTemperature");
     SYM(Power, "nvmlDeviceGetPowerUsage");
     SYM(Driver, "nvmlSystemGetDriverVersion");
+    SYM(Procs, "nvmlDeviceGetComputeRunningProcesses_v3");
 #undef SYM
     if (!n->Init || !n->Shutdown || !n->ByPci || !n->Clock || !n->Temp || !n->Power || !n->Driver) {
         dlclose(n->lib);
@@ -113,4 +117,70 @@ int kg_device_query(int index, kg_device_info *d, kg_err *err)
     }
 out:
     return err->code;
+}
+
+struct kg_gpu_watch {
+    nvml_api api;
+    nvmlDevice_t dev;
+};
+
+kg_gpu_watch *kg_gpu_watch_open(const char *pci, kg_err *err)
+{
+    kg_gpu_watch *w = calloc(1, sizeof *w);
+    nvml_api *n = w ? &w->api : NULL;
+    int inited = 0;
+    if (!w) {
+        kg_err_set(err, KG_EXIT_ENV, "out of memory");
+        return NULL;
+    }
+    if (nvml_load(n)) {
+        kg_err_set(err, KG_EXIT_ENV, "libnvidia-ml.so.1 did not load");
+        free(w);
+        return NULL;
+    }
+    if (!n->Procs) {
+        kg_err_set(err, KG_EXIT_ENV, "libnvidia-ml.so.1 has no nvmlDeviceGetComputeRunningProcesses_v3");
+        goto out;
+    }
+    KG_NVML(n, n->Init());
+    inited = 1;
+    KG_NVML(n, n->ByPci(pci, &w->dev));
+    return w;
+out:
+    if (inited)
+        n->Shutdown();
+    dlclose(n->lib);
+    free(w);
+    return NULL;
+}
+
+int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n_out, kg_err *err)
+{
+    nvml_api *n = &w->api;
+    nvmlProcessInfo_t info[KG_GPU_WATCH_MAX];
+    unsigned count = KG_GPU_WATCH_MAX;
+    *n_out = 0;
+    nvmlReturn_t rc = n->Procs(w->dev, &count, info);
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) /* more than KG_GPU_WATCH_MAX: the first ones, and that is plenty */
+        count = KG_GPU_WATCH_MAX;
+    else
+        KG_NVML(n, rc);
+    for (unsigned i = 0; i < count && i < KG_GPU_WATCH_MAX && *n_out < max; i++) {
+        pid[*n_out] = (long)info[i].pid;
+        mem[*n_out] = info[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE
+                          ? -1
+                          : (double)info[i].usedGpuMemory;
+        (*n_out)++;
+    }
+out:
+    return err->code;
+}
+
+void kg_gpu_watch_close(kg_gpu_watch *w)
+{
+    if (!w)
+        return;
+    w->api.Shutdown();
+    dlclose(w->api.lib);
+    free(w);
 }

@@ -30,6 +30,18 @@ typedef struct kg_device_info {
 int kg_device_count(int *n, kg_err *err);
 int kg_device_query(int index, kg_device_info *out, kg_err *err);
 
+/* A GPU watched through NVML for the processes holding a compute context on
+ * it (core/others.h says what kgate makes of them): opened once, listed
+ * around each job. Open returns NULL where NVML does not load or does not
+ * know the device (PCI bus id), err saying which. */
+typedef struct kg_gpu_watch kg_gpu_watch;
+#define KG_GPU_WATCH_MAX 64 /* processes one listing reads */
+kg_gpu_watch *kg_gpu_watch_open(const char *pci, kg_err *err);
+/* The processes on the GPU now, at most max: pid[i] holding mem[i] bytes
+ * of its memory (-1: NVML does not say); *n how many. */
+int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n, kg_err *err);
+void kg_gpu_watch_close(kg_gpu_watch *w);
+
 /* What `kgate peaks` measured, beside the roofs derived from it. */
 typedef struct kg_peaks {
     double copy_kernel_bw, memcpy_bw; /* bytes/s, read + write */

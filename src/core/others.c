@@ -1,0 +1,89 @@
+/* Other processes on the GPU: the pure part (the rules are in others.h; the
+ * NVML listing is gpu/gpu_procs.c). */
+#include "others.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm
+ * may hold spaces and parentheses, so the last ')' ends it); -1 if unknown. */
+static long parent_of(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = '\0';
+    char *end = strrchr(buf, ')');
+    long ppid;
+    char state;
+    if (!end || sscanf(end + 1, " %c %ld", &state, &ppid) != 2)
+        return -1;
+    return ppid;
+}
+
+int kg_self_and_ancestors(long *pids, int max)
+{
+    int n = 0;
+    long p = (long)getpid();
+    while (p > 0 && n < max) {
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= pids[i] == p;
+        if (seen)
+            break;
+        pids[n++] = p;
+        p = parent_of(p);
+    }
+    return n;
+}
+
+static int has(const long *v, int n, long x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return i + 1;
+    return 0;
+}
+
+static void add_one(kg_others *o, long pid, double mem)
+{
+    int at = has(o->pid, o->kept, pid);
+    if (at) {
+        if (mem > o->mem[at - 1])
+            o->mem[at - 1] = mem;
+        return;
+    }
+    if (o->kept < KG_OTHERS_MAX) {
+        o->pid[o->kept] = pid;
+        o->mem[o->kept] = mem > 0 ? mem : 0;
+        o->kept++;
+    }
+    o->n++; /* beyond the kept ones each listing may count one again: n errs high, never low */
+}
+
+void kg_others_note(kg_others *o, const long *pid, const double *mem, int n, const long *own, int n_own)
+{
+    for (int i = 0; i < n; i++)
+        if (!has(own, n_own, pid[i]))
+            add_one(o, pid[i], mem ? mem[i] : 0);
+}
+
+void kg_others_merge(kg_others *into, const kg_others *o)
+{
+    for (int i = 0; i < o->kept; i++)
+        add_one(into, o->pid[i], o->mem[i]);
+    into->n += o->n - o->kept;
+}
+
+double kg_others_mem(const kg_others *o)
+{
+    double s = 0;
+    for (int i = 0; i < o->kept; i++)
+        s += o->mem[i];
+    return s;
+}
