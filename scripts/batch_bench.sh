@@ -25,8 +25,10 @@
 # phase alone: BENCH_PHASES="resume report" BENCH_GPUS=0, with
 # BENCH_MAX_JOBS to take the manifest's first N jobs; the report then leaves
 # the phases that did not run out (null).
-# BENCH_LIB_CACHE=1 gives the jobs of the other phases --lib-cache too (the
-# report's check_options says which options the jobs had).
+# BENCH_LIB_CACHE=1 gives the jobs of the other phases --lib-cache too, and
+# BENCH_CHECK_OPTS every check of every phase further options, such as
+# "--min-time 0.05" to fit the phases in fewer device minutes (the report's
+# check_options says which options the jobs had).
 #   scripts/batch_bench.sh OUT
 set -u
 out=${1:?usage: scripts/batch_bench.sh OUT}
@@ -83,8 +85,9 @@ for op in $(echo "$ops" | head -10); do
         echo "{\"candidate\":\"$B/libkgate_bundled.so\",\"op\":\"$op\",\"shape\":\"medium\",\"gpu\":$g}" >>"$p"
     done
 done
-# every batch's limits: each job's, and each check's (word-split on use)
-base="--timeout 300 -- --timeout 20"
+# every batch's limits: each job's, and each check's (word-split on use),
+# with BENCH_CHECK_OPTS added to every check of every phase
+base="--timeout 300 -- --timeout 20${BENCH_CHECK_OPTS:+ $BENCH_CHECK_OPTS}"
 judge=$base
 # BENCH_LIB_CACHE=1: every job of phases one, two, pinned and resume with
 # --lib-cache, each phase from an empty cache of its own (OUT/xdg-PHASE, the

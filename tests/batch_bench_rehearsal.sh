@@ -4,7 +4,8 @@
 # over two runs as over two device calls. It must build a manifest of at
 # least 100 distinct jobs (every operator, conv2d's digits included), run
 # every phase, resume a killed batch with every job recorded once, and pass
-# --lib-cache to every job of the lib phase's second batch and not its first;
+# --lib-cache to every job of the lib phase's second batch and not its first,
+# and BENCH_CHECK_OPTS to every check;
 # as on one H200, the resume phase alone over the manifest's first 30 jobs
 # (each 0.2 s, killed after 1 s: they cannot all be done by then).
 #   tests/batch_bench_rehearsal.sh BUILD SRC
@@ -13,8 +14,10 @@ build=$1 src=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export KG_BATCH_RUNNER=$src/tests/fake_check.sh KG_BATCH_GPUS=2 KILL_AFTER=3 BUILD=$build
+export BENCH_CHECK_OPTS="--min-time 0.05"
 BENCH_PHASES="one two" "$src/scripts/batch_bench.sh" "$out" >/dev/null 2>&1
 BENCH_PHASES="pinned resume lib report" "$src/scripts/batch_bench.sh" "$out" >/dev/null 2>&1
+unset BENCH_CHECK_OPTS
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
@@ -36,6 +39,11 @@ checks = [
      all("--lib-cache" in json.loads(l)["check"]["command"] for l in open(os.path.join(out, "lib-on.jsonl")))
      and not any("--lib-cache" in json.loads(l)["check"]["command"] for l in open(os.path.join(out, "lib-off.jsonl")))),
     ("lib: the same verdicts", d["lib"] is not None and d["lib"]["same_verdicts"] == 24),
+    ("BENCH_CHECK_OPTS reached every check of every phase and the report",
+     d["check_options"].endswith("--min-time 0.05")
+     and all(" --min-time 0.05 " in json.loads(l)["check"]["command"] + " "
+             for f in ("one-gpu", "two-gpus", "pinned", "resume", "lib-off", "lib-on")
+             for l in open(os.path.join(out, f + ".jsonl")))),
 ]
 bad = [name for name, ok in checks if not ok]
 for name, ok in checks:
