@@ -11,6 +11,7 @@ trap 'rm -rf "$t"' EXIT
 fails=0 n=0
 expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
 export KG_BATCH_RUNNER=$src/tests/fake_check.sh KG_BATCH_GPUS=2
+unset CUDA_VISIBLE_DEVICES # the jobs' view is the batch's to set
 ids() { python3 -c "import json,sys; ids=[json.loads(l)['id'] for l in open(sys.argv[1])]; print(len(ids), len(set(ids)))" "$1"; }
 cd "$t"
 for i in $(seq 1 60); do : >c$i.so; done
@@ -66,6 +67,16 @@ expect "kgate compare reads batch results files: exit" 0 "$?"
 echo '{"schema":"kgate.batch/1","id":"x","check":{"schema":"kgate.results/7"}}' >bad_check.jsonl
 "$kgate" report bad_check.jsonl -o x.md >bad_check.txt 2>&1
 expect "a batch line whose check is of another schema: exit" 6 "$?"
+
+# 1c. a job killed at --timeout leaves nothing running into the next one:
+# what it left (here a process in a session of its own) is killed and
+# reaped before the next job starts
+: >c_leaver.so
+{ echo '{"candidate":"c_leaver.so"}'; echo '{"candidate":"c1.so"}'; } >ml.jsonl
+KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch ml.jsonl -o rl.jsonl --timeout 2 >outl.txt 2>&1
+expect "a killed job: both recorded" 2 "$(wc -l <rl.jsonl)"
+expect "a killed job's leftover was gone when the next job started" gone "$(cat "$t/left.seen" 2>/dev/null)"
+expect "a killed job's leftover is gone" 0 "$(kill -0 "$(cat "$t/left")" 2>/dev/null && echo 1 || echo 0)"
 
 # 2. a rerun does nothing
 KG_FAKE_LOG=$t/log1b "$kgate" batch m.jsonl -o r1.jsonl >out1b.txt 2>&1

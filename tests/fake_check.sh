@@ -7,7 +7,10 @@
 # not take a UUID there: D counts among every GPU). Each check also logs
 # "G D CUDA_VISIBLE_DEVICES" to $KG_FAKE_ENVLOG. KG_FAKE_BAD_GPU makes that
 # GPU fail (exit 5, and its health check); KG_FAKE_SLEEP slows every job;
-# KG_FAKE_SHARED_GPU=G flags every result on GPU G shared-gpu.
+# KG_FAKE_SHARED_GPU=G flags every result on GPU G shared-gpu; a candidate
+# named *leaver* leaves a process in a session of its own (its pid in
+# $KG_FAKE_LEFT) and hangs, and every other job appends to $KG_FAKE_LEFT.seen
+# whether that process was alive when it started.
 log=${KG_FAKE_LOG:-/dev/null}
 # the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
 gpu_of() {
@@ -35,6 +38,15 @@ devarg=$dev
 dev=$(gpu_of "$devarg")
 [ "$dev" = none ] && { echo "kgate: --device $devarg: only 1 device(s)" >&2; exit 2; }
 [ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--}" >>"$KG_FAKE_ENVLOG"
+case $spec in *leaver*)
+    setsid sleep 60 &
+    echo $! >"$KG_FAKE_LEFT"
+    sleep 30
+    exit 0 ;;
+esac
+if [ -n "${KG_FAKE_LEFT:-}" ] && [ -s "$KG_FAKE_LEFT" ]; then
+    if kill -0 "$(cat "$KG_FAKE_LEFT")" 2>/dev/null; then echo alive; else echo gone; fi >>"$KG_FAKE_LEFT.seen"
+fi
 [ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
 # a candidate named *breaker* breaks every GPU it runs on (KG_FAKE_BREAK_DIR)
 case $spec in *breaker*) [ -n "${KG_FAKE_BREAK_DIR:-}" ] && : >"$KG_FAKE_BREAK_DIR/$dev" && {

@@ -49,9 +49,37 @@ static int run(const char *mode, double timeout, kg_result *r, kg_libref *lib, k
     return run_mode(mode, KG_JOB_KERNEL, timeout, r, lib, e);
 }
 
+/* kg_job_watch: while set, the caller is called about every period with
+ * the running worker's pid (here a worker that hangs until the 1.2 s
+ * deadline: ticks at about 0, 0.5 and 1.0 s); once cleared, never. */
+static int ticks;
+static long ticked_pid;
+static void count_tick(void *ud, long pid)
+{
+    (void)ud;
+    ticks++;
+    ticked_pid = pid;
+}
+
+static void a_watch_is_called_while_the_worker_runs(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    ticks = 0;
+    kg_job_watch(count_tick, NULL, 0.5);
+    run("hang", 1.2, &r, &lib, &e);
+    kg_job_watch(NULL, NULL, 0);
+    assert_true(ticks >= 2 && ticks <= 4);
+    assert_true(ticked_pid > 1 && ticked_pid != (long)getpid());
+    ticks = 0;
+    run("ok", 10, &r, &lib, &e);
+    assert_int_equal(ticks, 0);
+}
+
 /* A worker run under a tool (--memcheck's compute-sanitizer) is told so
- * (--under-tool), and exits normally for the tool's exit hooks; a plain
- * one is not (it ends with _exit after its done event: cli/main.c). */
+ * (--under-tool); a plain one is not. */
 static void a_wrapped_worker_is_told_it_runs_under_a_tool(void **state)
 {
     (void)state;
@@ -70,6 +98,25 @@ static void a_wrapped_worker_is_told_it_runs_under_a_tool(void **state)
     assert_int_equal(kg_job_run_under(wrapper, KG_TEST_SRC "/fake_worker.sh", &job, 10, &r, NULL, NULL, NULL, &e), 0);
     assert_true(kg_result_get(&r, "time/gpu/median", &t));
     assert_true(t == 2e-4);
+}
+
+/* Which workers exit normally: under a tool (--under-tool, or
+ * CUDA_INJECTION64_PATH as ncu sets it), and every one in a sanitizer build;
+ * the others end with _exit (cli/main.c). */
+static void a_worker_exits_normally_only_under_a_tool(void **state)
+{
+    (void)state;
+    char *plain[] = {"--fd", "3", NULL}, *tool[] = {"--under-tool", "--fd", "3", NULL};
+    unsetenv("CUDA_INJECTION64_PATH");
+    assert_int_equal(kg_worker_exits_normally(3, tool), 1);
+#ifdef KG_SANITIZED
+    assert_int_equal(kg_worker_exits_normally(2, plain), 1);
+#else
+    assert_int_equal(kg_worker_exits_normally(2, plain), 0);
+    setenv("CUDA_INJECTION64_PATH", "/opt/ncu/libInjection.so", 1);
+    assert_int_equal(kg_worker_exits_normally(2, plain), 1);
+    unsetenv("CUDA_INJECTION64_PATH");
+#endif
 }
 
 static void ok_events_become_a_result(void **state)
@@ -454,6 +501,8 @@ int main(void)
         cmocka_unit_test(nothing_is_left_behind),
         cmocka_unit_test(diagnosis_scratch_is_removed),
         cmocka_unit_test(a_wrapped_worker_is_told_it_runs_under_a_tool),
+        cmocka_unit_test(a_watch_is_called_while_the_worker_runs),
+        cmocka_unit_test(a_worker_exits_normally_only_under_a_tool),
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };

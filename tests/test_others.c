@@ -2,7 +2,8 @@
  * this one and its ancestors, read from /proc; a listing's processes that
  * are not its own are others, each counted once (the largest memory kept),
  * NVML's "not known" memory read as 0, and the count goes on past the kept
- * ones; merging adds one listing to another. */
+ * ones; every listing is counted, an empty one too (something is known);
+ * merging adds one's listings to another's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,7 +56,9 @@ static void a_listing_counts_the_processes_not_kgates(void **state)
     const long own[] = {100, 50, 1};
     const long pid[] = {100, 200, 50, 300};
     const double mem[] = {1e9, 5e8, 2e9, -1};
+    assert_int_equal(o.listed, 0);
     kg_others_note(&o, pid, mem, 4, own, 3);
+    assert_int_equal(o.listed, 1);
     assert_int_equal(o.n, 2);
     assert_int_equal(o.kept, 2);
     assert_int_equal(o.pid[0], 200);
@@ -71,6 +74,7 @@ static void a_listing_counts_the_processes_not_kgates(void **state)
     kg_others_note(&o, pid, mem, 0, own, 3);
     kg_others_note(&o, own, mem, 3, own, 3);
     assert_int_equal(o.n, 2);
+    assert_int_equal(o.listed, 4);
     /* no own processes known: every listed one is another */
     kg_others none;
     memset(&none, 0, sizeof none);
@@ -104,6 +108,7 @@ static void merging_adds_a_listing(void **state)
     kg_others_note(&b, pb, mb, 2, NULL, 0);
     kg_others_merge(&a, &b);
     assert_int_equal(a.n, 3);
+    assert_int_equal(a.listed, 2);
     assert_true(kg_others_mem(&a) == 10 + 30 + 40);
     /* merging nothing, or into nothing */
     kg_others z;
@@ -112,6 +117,7 @@ static void merging_adds_a_listing(void **state)
     assert_int_equal(a.n, 3);
     kg_others_merge(&z, &b);
     assert_int_equal(z.n, 2);
+    assert_int_equal(z.listed, 1);
 }
 
 int main(void)

@@ -78,10 +78,21 @@ static void round_trip(void **state)
     kg_err e = {0, ""};
     char path[512];
     sample(&r);
+    {
+        /* a third result with every flag kgate has, so that the schema
+         * check of this file (results_schema) knows each flag it writes */
+        kg_result all = r.results[0];
+        all.diag = NULL;
+        snprintf(all.kernel, sizeof all.kernel, "every_flag");
+        for (int b = 0; b < KG_FLAG_COUNT; b++)
+            all.flags |= 1u << b;
+        kg_report_add(&r, &all);
+    }
     snprintf(path, sizeof path, "%s/tests/sample-report.json", KG_TEST_BIN);
     assert_int_equal(kg_report_write_json(&r, path, &e), 0);
     assert_int_equal(kg_report_read_json(path, &back, &e), 0);
-    assert_int_equal(back.n, 2);
+    assert_int_equal(back.n, 3);
+    assert_int_equal(back.results[2].flags, (1u << KG_FLAG_COUNT) - 1); /* every flag reads back */
     assert_string_equal(back.results[0].kernel, "layer_norm_v2_bf16");
     assert_int_equal(back.results[0].verdict, KG_V_OK);
     assert_int_equal(back.results[0].flags, KG_FLAG(JUDGMENT_BAND) | KG_FLAG(NOISY));

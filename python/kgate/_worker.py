@@ -445,6 +445,8 @@ def main(argv):
     rc = lib.kg_worker_main_with(len(args), c_argv, ctypes.byref(prov))
     sys.stdout.flush()
     sys.stderr.flush()
+    if "--under-tool" in argv or os.environ.get("CUDA_INJECTION64_PATH"):
+        sys.exit(rc)  # under a tool (compute-sanitizer for --memcheck, ncu): its exit hooks run
     os._exit(rc)  # no interpreter teardown: the CUDA context goes with the process
 
 

@@ -80,9 +80,36 @@ static const char *runner(const cfg *c)
  * time limit. */
 static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd)
 {
+    /* the child's environment, made before the fork: this one with
+     * CUDA_VISIBLE_DEVICES=cvd in place of any it had */
+    extern char **environ;
+    char **env = environ, *cvd_var = NULL;
+    if (cvd) {
+        size_t n = 0, k = 0;
+        while (environ[n])
+            n++;
+        env = malloc(sizeof *env * (n + 2));
+        cvd_var = malloc(strlen(cvd) + sizeof "CUDA_VISIBLE_DEVICES=");
+        if (!env || !cvd_var) {
+            free(env);
+            free(cvd_var);
+            return 125;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) != 0)
+                env[k++] = environ[i];
+        sprintf(cvd_var, "CUDA_VISIBLE_DEVICES=%s", cvd);
+        env[k++] = cvd_var;
+        env[k] = NULL;
+    }
     pid_t p = fork();
-    if (p < 0)
+    if (p < 0) {
+        if (cvd) {
+            free(env);
+            free(cvd_var);
+        }
         return 125;
+    }
     if (p == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a job never outlives its supervisor (Ctrl-C, a kill) */
@@ -91,21 +118,30 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        if (cvd && setenv("CUDA_VISIBLE_DEVICES", cvd, 1))
-            _exit(126);
-        execv(argv[0], argv);
+        execve(argv[0], argv, env);
         _exit(127);
     }
     setpgid(p, p);
+    if (cvd) {
+        free(env);
+        free(cvd_var);
+    }
     double end = kg_mono() + timeout_s;
     for (;;) {
         int st;
         pid_t w = waitpid(p, &st, WNOHANG);
-        if (w == p)
+        if (w == p) {
+            kg_reap_children(0); /* what it left behind (the supervisor is a subreaper) */
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
         if (kg_mono() > end) {
             kill(-p, SIGKILL);
             waitpid(p, &st, 0);
+            /* its workers lead groups of their own and die with it
+             * (PR_SET_PDEATHSIG); they and anything else it left come here
+             * and are reaped before the next job, so that none is still
+             * on the GPU when the next job starts */
+            kg_reap_children(0);
             return 124;
         }
         struct timespec ts = {0, 20 * 1000 * 1000};
@@ -247,6 +283,7 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
     char dir[] = "/tmp/kgate-batch-XXXXXX";
     if (!mkdtemp(dir))
         _exit(KG_EXIT_IO);
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* what a job leaves behind comes back here (run_timed) */
     int g = c->gpus[slot];
     gpu_view v = pick_view(c, slot, dir);
     for (;;) {
@@ -504,14 +541,16 @@ static int tally_line(void *ud, const char *line)
             if (cJSON_IsString(v) && strcmp(v->valuestring, verdict_names[k]) == 0)
                 y->counts[k]++;
         const cJSON *sums = cJSON_GetObjectItemCaseSensitive(r, "summaries"), *fl;
+        int shared = 0;
         cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(r, "flags"))
-            y->shared += cJSON_IsString(fl) && strcmp(fl->valuestring, "shared-gpu") == 0;
+            shared |= cJSON_IsString(fl) && strcmp(fl->valuestring, "shared-gpu") == 0;
+        y->shared += shared;
         y->lib_reused += cJSON_GetObjectItemCaseSensitive(sums, "lib/cache/age") != NULL;
         y->lib_timed += cJSON_GetObjectItemCaseSensitive(sums, "lib/job/wall") != NULL;
         const cJSON *t =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sums, "time/gpu/median"), "value");
-        if (!cJSON_IsNumber(t) || !(t->valuedouble > 0) || !cJSON_IsNumber(gpu))
-            continue;
+        if (!cJSON_IsNumber(t) || !(t->valuedouble > 0) || !cJSON_IsNumber(gpu) || shared)
+            continue; /* a time measured beside another process does not compare across GPUs */
         if (y->n_timed == y->cap) {
             long cap = y->cap ? 2 * y->cap : 256;
             timed *nv = realloc(y->tv, sizeof *nv * (size_t)cap);
@@ -578,8 +617,11 @@ static void gpu_uuids(cfg *c, int fake)
         kg_err e = {0, ""};
         if (fake)
             snprintf(c->uuid[s], sizeof c->uuid[s], "GPU-fake-%d", c->gpus[s]);
+        else if (kg_device_query(c->gpus[s], &d, &e) == 0)
+            snprintf(c->uuid[s], sizeof c->uuid[s], "%s", d.uuid);
         else
-            snprintf(c->uuid[s], sizeof c->uuid[s], "%s", kg_device_query(c->gpus[s], &d, &e) ? "" : d.uuid);
+            fprintf(stderr, "kgate: batch: GPU %d: its UUID could not be read (%s): its jobs see every GPU\n",
+                    c->gpus[s], e.msg);
     }
 }
 

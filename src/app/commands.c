@@ -117,7 +117,7 @@ static int use_device(const kg_device_info *d, kg_err *err)
  * Without NVML nothing is watched and results have no gpu/others. */
 static struct {
     kg_gpu_watch *w;
-    long own[KG_ANCESTORS_MAX];
+    long own[KG_ANCESTORS_MAX + 1]; /* and the running worker's pid after them */
     int n_own, warned;
 } gw;
 
@@ -136,8 +136,9 @@ static void watch_stop(void)
     gw.w = NULL;
 }
 
-/* One listing of the GPU's processes into o: those not kgate's own. */
-static void watch_sample(kg_others *o)
+/* One listing of the GPU's processes into o: those not kgate's own, nor
+ * `worker` (the job's worker while it runs; 0 between jobs). */
+static void watch_sample(kg_others *o, long worker)
 {
     long pid[KG_GPU_WATCH_MAX];
     double mem[KG_GPU_WATCH_MAX];
@@ -151,36 +152,62 @@ static void watch_sample(kg_others *o)
         watch_stop();
         return;
     }
-    kg_others_note(o, pid, mem, n, gw.own, gw.n_own);
+    gw.own[gw.n_own] = worker; /* own[] has room for one more */
+    kg_others_note(o, pid, mem, n, gw.own, gw.n_own + (worker > 0));
 }
 
-/* kg_job_run with the GPU's processes listed before the worker starts and
- * after it is gone, when kgate has nothing else on the GPU. */
+static void watch_tick(void *ud, long worker) { watch_sample(ud, worker); }
+
+#define KG_WATCH_PERIOD_S 0.5 /* NVML's listing takes about 0.4 ms (H200) */
+
+/* kg_job_run with the GPU's processes listed before the worker starts,
+ * every KG_WATCH_PERIOD_S while it runs, and after it is gone. */
 static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                        kg_others *o, kg_err *err)
 {
-    watch_sample(o);
+    watch_sample(o, 0);
+    if (gw.w)
+        kg_job_watch(watch_tick, o, KG_WATCH_PERIOD_S);
     int rc = kg_job_run(exe, job, timeout_s, r, lib, NULL, NULL, err);
-    watch_sample(o);
+    kg_job_watch(NULL, NULL, 0);
+    watch_sample(o, 0);
     if (lib)
         lib->others = o->n;
     return rc;
 }
 
 /* gpu/others on a kernel's result: what its job and its group's library job
- * saw (lib_seen: none when the library times came from --lib-cache, which
- * keeps none measured beside others). */
+ * saw (lib_seen: nothing when the library times came from --lib-cache,
+ * which keeps none measured beside others); absent when nothing was listed. */
 static void others_to_result(kg_result *r, const kg_others *job_seen, const kg_others *lib_seen)
 {
-    if (!gw.w)
-        return;
     kg_others all = *job_seen;
     kg_others_merge(&all, lib_seen);
+    if (!all.listed)
+        return;
     kg_result_set(r, "gpu/others", all.n);
     if (all.n) {
         kg_result_set(r, "gpu/others/mem", kg_others_mem(&all));
         r->flags |= KG_FLAG(SHARED_GPU);
     }
+}
+
+/* The library measurement a kernel is judged against: none with
+ * --verify-only, and none when another process shared the GPU with the
+ * library job, since a slowed library would flatter the kernel (it is then
+ * judged on rho alone, flags no-baseline and shared-gpu, and
+ * library_not_used says why). */
+static const kg_libref *lib_for_judging(const kg_options *o, const kg_libref *lib, const kg_others *lib_seen)
+{
+    return o->verify_only || lib_seen->n > 0 ? NULL : lib;
+}
+
+static void library_not_used(const kg_options *o, kg_result *r, const kg_others *lib_seen)
+{
+    if (!o->verify_only && lib_seen->n > 0)
+        snprintf(r->baseline_note, sizeof r->baseline_note,
+                 "not used: %d other process(es) held a context on the GPU around the library job (shared-gpu)",
+                 lib_seen->n);
 }
 
 /* Roofs for rho: cached measured ones (measuring them when absent or from
@@ -212,6 +239,12 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
         if (use_device(d, err) || kg_peaks_measure(&pk, roofs, err) ||
             kg_roofs_save(path, roofs, d->uuid, d->name, err))
             return err->code;
+        /* no context of this process stays beside the workers' (a GPU in
+         * exclusive-process mode would refuse theirs) */
+        cudaError_t reset = cudaDeviceReset();
+        if (reset != cudaSuccess)
+            return kg_err_set(err, KG_EXIT_ENV, "cudaDeviceReset failed at %s:%d: %s", __FILE__, __LINE__,
+                              cudaGetErrorString(reset));
     }
     roofs->fp32 = ds.fp32; /* CUDA-core fp32 is not measured: datasheet */
     return 0;
@@ -816,8 +849,9 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 }
                 if (o->memcheck && r.verdict == KG_V_SKIPPED && memcheck(exe, &job, o->timeout_s, &r, err))
                     return err->code;
-                kg_judge(&r, t->op, t->types, &shape, &job.scalars, &rep->roofs,
-                         o->verify_only ? NULL : &lib, &o->gate);
+                kg_judge(&r, t->op, t->types, &shape, &job.scalars, &rep->roofs, lib_for_judging(o, &lib, &lib_seen),
+                         &o->gate);
+                library_not_used(o, &r, &lib_seen);
                 if (lib_age >= 0 && !o->verify_only)
                     kg_result_set(&r, "lib/cache/age", lib_age);
                 if (!o->verify_only)
@@ -1071,7 +1105,8 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
             kg_report_add(rep, &r);
         return err->code;
     }
-    kg_judge(&r, t->op, t->types, shape, &job->scalars, &rep->roofs, o->verify_only ? NULL : lib, &o->gate);
+    kg_judge(&r, t->op, t->types, shape, &job->scalars, &rep->roofs, lib_for_judging(o, lib, lib_seen), &o->gate);
+    library_not_used(o, &r, lib_seen);
     if (lib_age >= 0 && !o->verify_only)
         kg_result_set(&r, "lib/cache/age", lib_age);
     if (!o->verify_only)

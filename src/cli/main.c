@@ -43,15 +43,10 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "__worker") == 0) {
         /* its done event sent, the worker ends without tearing its CUDA
          * context down piece by piece: the driver frees it with the process
-         * (as the Python worker does with os._exit). Under a tool
-         * (--under-tool: compute-sanitizer for --memcheck; or any tool
-         * that injects itself into CUDA, as ncu does) it exits normally,
-         * so that the tool's exit hooks run. */
+         * (as the Python worker does with os._exit), except where
+         * kg_worker_exits_normally says otherwise */
         int rc = kg_worker_main(argc - 2, argv + 2);
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "--under-tool") == 0)
-                return rc;
-        if (getenv("CUDA_INJECTION64_PATH"))
+        if (kg_worker_exits_normally(argc - 2, argv + 2))
             return rc;
         fflush(NULL);
         _exit(rc);

@@ -7,8 +7,6 @@
 #include "sandbox.h"
 #include "zygote.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,6 +40,33 @@ static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
 
 static kg_zygote *py_zygote; /* the Python workers' fork server, once started */
 
+static struct {
+    kg_job_tick fn;
+    void *ud;
+    double period_s;
+} tick;
+
+int kg_worker_exits_normally(int argc, char *const argv[])
+{
+#ifdef KG_SANITIZED
+    (void)argc;
+    (void)argv;
+    return 1;
+#else
+    for (int i = 0; i < argc; i++)
+        if (argv[i] && strcmp(argv[i], "--under-tool") == 0)
+            return 1;
+    return getenv("CUDA_INJECTION64_PATH") != NULL;
+#endif
+}
+
+void kg_job_watch(kg_job_tick fn, void *ud, double period_s)
+{
+    tick.fn = fn;
+    tick.ud = ud;
+    tick.period_s = period_s;
+}
+
 /* Kills what a worker left behind. kgate is a child subreaper, so a process
  * the candidate forked, even one that called setsid() to leave the worker's
  * process group, becomes kgate's child when the worker dies: every child
@@ -49,27 +74,7 @@ static kg_zygote *py_zygote; /* the Python workers' fork server, once started */
  * but the fork server. */
 static void reap_orphans(void)
 {
-    pid_t self = getpid(), spare = kg_zygote_pid(py_zygote);
-    for (int pass = 0; pass < 16; pass++) {
-        int found = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            if (!isdigit((unsigned char)e->d_name[0]))
-                continue;
-            long ppid, pgrp;
-            pid_t pid = (pid_t)atoi(e->d_name);
-            if (kg_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == self && pid != spare) {
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                found = 1;
-            }
-        }
-        if (d)
-            closedir(d);
-        if (!found)
-            break;
-    }
+    kg_reap_children(kg_zygote_pid(py_zygote));
 }
 
 /* kg_spawn, with the worker forked by the fork server z when z is given
@@ -161,7 +166,12 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
     }
     close(inp[1]);
     int open_fds = 2, status = 0, reaped = 0, last_round = 0;
+    double next_tick = kg_mono();
     while (open_fds > 0) {
+        if (tick.fn && !reaped && kg_mono() >= next_tick) {
+            tick.fn(tick.ud, (long)pid);
+            next_tick = kg_mono() + tick.period_s;
+        }
         double left = timeout_s - (kg_mono() - t0);
         if (left <= 0) {
             st->timed_out = 1;
@@ -607,12 +617,11 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         argv[na++] = "-m";
         argv[na++] = "kgate._worker";
     } else {
-        int wrapped = na > 0;
         argv[na++] = (char *)exe;
         argv[na++] = "__worker";
-        if (wrapped)
-            argv[na++] = "--under-tool"; /* it exits normally, for the tool's exit hooks (cli/main.c) */
     }
+    if (wrapper && wrapper[0])
+        argv[na++] = "--under-tool"; /* it exits normally, for the tool's exit hooks (kg_worker_exits_normally) */
     argv[na++] = "--fd";
     int fd_index = na;
     argv[na++] = "-1";

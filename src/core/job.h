@@ -68,6 +68,20 @@ typedef struct kg_libref {
  * caller frees). Returns non-zero only for errors that stop the command: a
  * bad candidate file, no GPU, a library path that failed; what was measured
  * before is already in *r or *lib. */
+/* Whether a worker, its job done, exits normally rather than with _exit
+ * (which leaves its CUDA context to the driver): under a tool, whose exit
+ * hooks must run (argv holds --under-tool, as kg_job_run_under gives a
+ * wrapped worker, or CUDA_INJECTION64_PATH is set, as under ncu), and in a
+ * sanitizer build, whose leak check runs at exit. */
+int kg_worker_exits_normally(int argc, char *const argv[]);
+
+/* While set (fn not NULL), every worker that kg_job_run and kg_spawn start
+ * has fn(ud, its pid) called about every period_s seconds while it runs,
+ * from the loop that reads its events (the caller watches the GPU beside
+ * it: app/commands.c). kg_job_watch(NULL, NULL, 0) ends it. */
+typedef void (*kg_job_tick)(void *ud, long worker_pid);
+void kg_job_watch(kg_job_tick fn, void *ud, double period_s);
+
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err);
 

@@ -2,6 +2,8 @@
 #include "kg.h"
 
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +217,31 @@ int kg_proc_parent(long pid, long *ppid, long *pgrp)
     buf[n] = '\0';
     const char *r = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
     return r && sscanf(r + 1, " %*c %ld %ld", ppid, pgrp) == 2 ? 0 : -1;
+}
+
+void kg_reap_children(long spare)
+{
+    pid_t self = getpid();
+    for (int pass = 0; pass < 16; pass++) {
+        int found = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (!isdigit((unsigned char)e->d_name[0]))
+                continue;
+            long ppid, pgrp;
+            pid_t pid = (pid_t)atoi(e->d_name);
+            if (pid != spare && kg_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == self) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                found = 1;
+            }
+        }
+        if (d)
+            closedir(d);
+        if (!found)
+            break;
+    }
 }
 
 void kg_close_from(int lo)

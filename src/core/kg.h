@@ -117,6 +117,11 @@ void kg_close_from(int lo);
  * -1 when it cannot be read (gone, or hidden). */
 int kg_proc_parent(long pid, long *ppid, long *pgrp);
 
+/* Kills (SIGKILL) and reaps every child of this process but `spare` (0:
+ * none), until none is left: in a child subreaper, whatever a dead child
+ * left behind, once it has been reparented here. */
+void kg_reap_children(long spare);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,30 +1,10 @@
 /* Other processes on the GPU: the pure part (the rules are in others.h; the
- * NVML listing is gpu/gpu_procs.c). */
+ * NVML listing is kg_gpu_watch in gpu/device.c). */
 #include "others.h"
 
-#include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
-/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm
- * may hold spaces and parentheses, so the last ')' ends it); -1 if unknown. */
-static long parent_of(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t k = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[k] = '\0';
-    char *end = strrchr(buf, ')');
-    long ppid;
-    char state;
-    if (!end || sscanf(end + 1, " %c %ld", &state, &ppid) != 2)
-        return -1;
-    return ppid;
-}
+#include "kg.h"
 
 int kg_self_and_ancestors(long *pids, int max)
 {
@@ -36,8 +16,9 @@ int kg_self_and_ancestors(long *pids, int max)
             seen |= pids[i] == p;
         if (seen)
             break;
+        long ppid, pgrp;
         pids[n++] = p;
-        p = parent_of(p);
+        p = kg_proc_parent(p, &ppid, &pgrp) == 0 ? ppid : -1;
     }
     return n;
 }
@@ -68,6 +49,7 @@ static void add_one(kg_others *o, long pid, double mem)
 
 void kg_others_note(kg_others *o, const long *pid, const double *mem, int n, const long *own, int n_own)
 {
+    o->listed++;
     for (int i = 0; i < n; i++)
         if (!has(own, n_own, pid[i]))
             add_one(o, pid[i], mem ? mem[i] : 0);
@@ -78,6 +60,7 @@ void kg_others_merge(kg_others *into, const kg_others *o)
     for (int i = 0; i < o->kept; i++)
         add_one(into, o->pid[i], o->mem[i]);
     into->n += o->n - o->kept;
+    into->listed += o->listed;
 }
 
 double kg_others_mem(const kg_others *o)

@@ -1,11 +1,12 @@
 /* Other processes on the GPU: which of the processes NVML lists with a
- * compute context on the judged GPU are not kgate's own. kgate samples the
- * list before each job starts and after its worker is gone, so kgate's own
- * processes are then only this one and its ancestors (a Python front end that
- * holds a context of its own); anything else was sharing the GPU with the
- * job and may have slowed what it timed (gpu/others, flag shared-gpu:
- * docs/results.md). A process that starts and ends within one job is not
- * seen. */
+ * compute context on the judged GPU are not kgate's own. kgate lists them
+ * before each job's worker starts, about every half second while it runs,
+ * and after it is gone. kgate's own are this process and its ancestors
+ * (a batch, a Python front end that may hold a context while it waits), and
+ * while a worker runs, that worker; anything else, the worker's own
+ * children included, shared the GPU with the job and may have slowed what
+ * it timed (gpu/others, flag shared-gpu: docs/results.md). A process that
+ * comes and goes between two listings is not seen, nor an ancestor's work. */
 #ifndef KG_OTHERS_H
 #define KG_OTHERS_H
 
@@ -17,6 +18,7 @@ extern "C" {
 #define KG_ANCESTORS_MAX 64
 
 typedef struct kg_others {
+    int listed;                /* listings taken: 0 means nothing is known */
     int n;                     /* distinct other processes seen (kept ones, plus any beyond KG_OTHERS_MAX) */
     int kept;                  /* how many of them pid[] and mem[] hold */
     long pid[KG_OTHERS_MAX];   /* as NVML gave them */
@@ -27,11 +29,11 @@ typedef struct kg_others {
  * most max); returns how many. */
 int kg_self_and_ancestors(long *pids, int max);
 
-/* Adds the processes of one NVML listing (pid[i] holding mem[i] bytes; a
- * negative mem: not known) that are not in own[] to o. */
+/* Adds one NVML listing to o: its processes (pid[i] holding mem[i] bytes;
+ * a negative mem: not known; mem may be NULL) that are not in own[]. */
 void kg_others_note(kg_others *o, const long *pid, const double *mem, int n, const long *own, int n_own);
 
-/* o's processes added to into, as one more listing of them. */
+/* o's listings added to into. */
 void kg_others_merge(kg_others *into, const kg_others *o);
 
 /* Bytes of GPU memory the kept processes hold, together. */

@@ -157,22 +157,35 @@ out:
 int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n_out, kg_err *err)
 {
     nvml_api *n = &w->api;
-    nvmlProcessInfo_t info[KG_GPU_WATCH_MAX];
+    nvmlProcessInfo_t stack[KG_GPU_WATCH_MAX], *info = stack;
     unsigned count = KG_GPU_WATCH_MAX;
+    nvmlReturn_t rc;
     *n_out = 0;
-    nvmlReturn_t rc = n->Procs(w->dev, &count, info);
-    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) /* more than KG_GPU_WATCH_MAX: the first ones, and that is plenty */
-        count = KG_GPU_WATCH_MAX;
-    else
-        KG_NVML(n, rc);
-    for (unsigned i = 0; i < count && i < KG_GPU_WATCH_MAX && *n_out < max; i++) {
+    /* more processes than the buffer holds: NVML says how many (and fills
+     * nothing); a larger buffer, a few times, since they may come and go */
+    for (int tries = 0;; tries++) {
+        unsigned cap = count;
+        rc = n->Procs(w->dev, &count, info);
+        if (rc != NVML_ERROR_INSUFFICIENT_SIZE || tries == 3)
+            break;
+        if (info != stack)
+            free(info);
+        count = count > cap ? count + 16 : cap * 2;
+        if (!(info = calloc(count, sizeof *info)))
+            return kg_err_set(err, KG_EXIT_ENV, "out of memory for %u processes", count);
+    }
+    if (rc != NVML_SUCCESS)
+        kg_err_set(err, KG_EXIT_ENV, "nvmlDeviceGetComputeRunningProcesses_v3 failed at %s:%d: %s", __FILE__, __LINE__,
+                   n->ErrorString ? n->ErrorString(rc) : "?");
+    for (unsigned i = 0; rc == NVML_SUCCESS && i < count && *n_out < max; i++) {
         pid[*n_out] = (long)info[i].pid;
         mem[*n_out] = info[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE
                           ? -1
                           : (double)info[i].usedGpuMemory;
         (*n_out)++;
     }
-out:
+    if (info != stack)
+        free(info);
     return err->code;
 }
 

@@ -35,10 +35,11 @@ int kg_device_query(int index, kg_device_info *out, kg_err *err);
  * around each job. Open returns NULL where NVML does not load or does not
  * know the device (PCI bus id), err saying which. */
 typedef struct kg_gpu_watch kg_gpu_watch;
-#define KG_GPU_WATCH_MAX 64 /* processes one listing reads */
+#define KG_GPU_WATCH_MAX 64 /* processes a listing reads at first (more: a larger buffer) */
 kg_gpu_watch *kg_gpu_watch_open(const char *pci, kg_err *err);
-/* The processes on the GPU now, at most max: pid[i] holding mem[i] bytes
- * of its memory (-1: NVML does not say); *n how many. */
+/* The processes on the GPU now, the first max of them: pid[i] holding
+ * mem[i] bytes of its memory (-1: NVML does not say); *n how many. Under
+ * MIG the device is the whole GPU, so every instance's processes count. */
 int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n, kg_err *err);
 void kg_gpu_watch_close(kg_gpu_watch *w);
 

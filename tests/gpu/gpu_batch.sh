@@ -26,7 +26,14 @@ ngpu=$("$kgate" devices 2>/dev/null | grep -c '^[0-9]')
         g=$((g + 1))
     done
 } >"$t/m.jsonl"
-"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out.txt" 2>&1
+# the jobs run through a wrapper that logs the CUDA_VISIBLE_DEVICES each job got
+cat >"$t/runner.sh" <<EOF
+#!/bin/sh
+[ "\$1" = check ] && echo "\${CUDA_VISIBLE_DEVICES:--}" >>"$t/cvd.log"
+exec "$kgate" "\$@"
+EOF
+chmod +x "$t/runner.sh"
+KG_BATCH_RUNNER=$t/runner.sh "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out.txt" 2>&1
 rc=$?
 cat "$t/out.txt"
 expect "exit code (a candidate line skipped)" 3 "$rc"
@@ -67,7 +74,9 @@ right = sum((x.get("check") or {}).get("device", {}).get("uuid") == uuid.get(str
 print(right)
 PY
 )"
-expect "no GPU the batch could not show alone" 0 "$(grep -c 'did not select' "$t/out.txt")"
+expect "no GPU the batch could not show alone" 0 "$(grep -c 'did not select\|could not be read' "$t/out.txt")"
+expect "every job ran with CUDA_VISIBLE_DEVICES one of this machine's GPU UUIDs" "$(wc -l <"$t/r.jsonl")" \
+    "$(cut -d' ' -f2 "$t/uuids.txt" | grep -cxFf - "$t/cvd.log")"
 n1=$(wc -l <"$t/r.jsonl")
 "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
 expect "a rerun: exit (the missing candidate again)" 3 "$?"
