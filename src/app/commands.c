@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <cjson/cJSON.h>
 
+#include "../core/gpu_lock.h"
 #include "../core/job.h"
 #include "../core/lib_cache.h"
 #include "../core/others.h"
@@ -121,9 +122,34 @@ static struct {
     int n_own, warned;
 } gw;
 
+/* The judged GPU's lock (core/gpu_lock.h), held around each job that puts
+ * work on it; a lock file that cannot be used is said once, and the jobs
+ * then go on without it. */
+static struct {
+    char uuid[64];
+    int warned;
+} gl;
+
+static int gpu_take(double timeout_s, kg_gpu_lock *l, kg_err *err)
+{
+    kg_err e = {0, ""};
+    l->fd = -1;
+    l->waited_s = 0;
+    if (!gl.uuid[0])
+        return 0;
+    int rc = kg_gpu_lock_take(gl.uuid, timeout_s, l, &e);
+    if (rc == KG_EXIT_IO) {
+        if (!gl.warned++)
+            fprintf(stderr, "kgate: %s (jobs go on without the GPU lock)\n", e.msg);
+        return 0;
+    }
+    return rc ? kg_err_set(err, rc, "%s", e.msg) : 0;
+}
+
 static void watch_start(const kg_device_info *d)
 {
     kg_err e = {0, ""};
+    snprintf(gl.uuid, sizeof gl.uuid, "%s", d->uuid);
     gw.w = kg_gpu_watch_open(d->pci, &e);
     if (!gw.w)
         fprintf(stderr, "kgate: other processes on the GPU are not watched: %s\n", e.msg);
@@ -160,17 +186,24 @@ static void watch_tick(void *ud, long worker) { watch_sample(ud, worker); }
 
 #define KG_WATCH_PERIOD_S 0.5 /* NVML's listing takes about 0.4 ms (H200) */
 
-/* kg_job_run with the GPU's processes listed before the worker starts,
- * every KG_WATCH_PERIOD_S while it runs, and after it is gone. */
+/* kg_job_run holding the GPU's lock, with the GPU's processes listed
+ * before the worker starts, every KG_WATCH_PERIOD_S while it runs, and
+ * after it is gone; *waited_s: how long the lock took (may be NULL). */
 static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
-                       kg_others *o, kg_err *err)
+                       kg_others *o, double *waited_s, kg_err *err)
 {
+    kg_gpu_lock l;
+    if (gpu_take(timeout_s, &l, err))
+        return err->code;
+    if (waited_s)
+        *waited_s = l.waited_s;
     watch_sample(o, 0);
     if (gw.w)
         kg_job_watch(watch_tick, o, KG_WATCH_PERIOD_S);
     int rc = kg_job_run(exe, job, timeout_s, r, lib, NULL, NULL, err);
     kg_job_watch(NULL, NULL, 0);
     watch_sample(o, 0);
+    kg_gpu_lock_drop(&l);
     if (lib)
         lib->others = o->n;
     return rc;
@@ -234,10 +267,16 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
     }
     if (rc == 1 || o->force) {
         kg_peaks pk;
+        kg_gpu_lock l;
         if (progress_on())
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
-        if (use_device(d, err) || kg_peaks_measure(&pk, roofs, err) ||
-            kg_roofs_save(path, roofs, d->uuid, d->name, err))
+        snprintf(gl.uuid, sizeof gl.uuid, "%s", d->uuid);
+        if (gpu_take(600, &l, err))
+            return err->code;
+        rc = use_device(d, err) || kg_peaks_measure(&pk, roofs, err) ||
+             kg_roofs_save(path, roofs, d->uuid, d->name, err);
+        kg_gpu_lock_drop(&l);
+        if (rc)
             return err->code;
         /* no context of this process stays beside the workers' (a GPU in
          * exclusive-process mode would refuse theirs) */
@@ -290,8 +329,11 @@ int kg_cmd_peaks(const kg_options *o)
     if (open_device(o, &d, &err))
         return fail(&err);
     kg_roofs_datasheet(d.name, d.mem_clock_khz, d.bus_bits, &ds);
-    if (use_device(&d, &err) || kg_peaks_measure(&pk, &roofs, &err))
+    kg_gpu_lock l;
+    snprintf(gl.uuid, sizeof gl.uuid, "%s", d.uuid);
+    if (gpu_take(600, &l, &err) || use_device(&d, &err) || kg_peaks_measure(&pk, &roofs, &err))
         return fail(&err);
+    kg_gpu_lock_drop(&l);
     if (kg_roofs_cache_path(d.uuid, path, sizeof path, &err) ||
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))
         return fail(&err);
@@ -655,7 +697,12 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
         kg_job j = checked_once(base);
         kg_result x;
         memset(&x, 0, sizeof x);
-        if (kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err))
+        kg_gpu_lock l;
+        if (gpu_take(timeout_s * 10, &l, err))
+            return err->code;
+        int jrc = kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err);
+        kg_gpu_lock_drop(&l);
+        if (jrc)
             return err->code;
         if (x.wrapper_exit == 86 || (x.verdict == KG_V_CRASH && x.wrapper_exit != 0)) {
             r->verdict = KG_V_INCORRECT;
@@ -678,7 +725,12 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     kg_result x;
     memset(&x, 0, sizeof x);
     j.diagnose = 1;
-    if (kg_job_run(exe, &j, timeout_s, &x, NULL, NULL, NULL, err)) {
+    kg_gpu_lock l;
+    if (gpu_take(timeout_s, &l, err))
+        return err->code;
+    int jrc = kg_job_run(exe, &j, timeout_s, &x, NULL, NULL, NULL, err);
+    kg_gpu_lock_drop(&l);
+    if (jrc) {
         free(x.diag);
         return err->code;
     }
@@ -743,7 +795,7 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
     memset(lib, 0, sizeof *lib);
     memset(seen, 0, sizeof *seen);
     if (!o->lib_cache)
-        return run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, err);
+        return run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, NULL, err);
     /* what outside the job the library's times depend on (cuDNN is loaded
      * only to ask its version: 0 when it cannot be, as its paths then say) */
     kg_err derr = {0, ""};
@@ -764,7 +816,7 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
         free(key);
         return 0;
     }
-    int rc = run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, err); /* a miss left lib as it was */
+    int rc = run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, NULL, err); /* a miss left lib as it was */
     if (!rc && key && !kg_libcache_unfit(lib) &&
         kg_libcache_put(path, key, lib, wall_now(), o->lib_cache_age_s, NULL, &cerr) && !warned++)
         fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
@@ -841,7 +893,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 kernel_job(t, t->summary, &job, &r);
                 snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
                 progress(done++, total, what);
-                if (run_watched(exe, &job, o->timeout_s, &r, NULL, &seen, err)) {
+                double waited = 0;
+                if (run_watched(exe, &job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
                     if (err->code == KG_EXIT_ENV && r.n_sums)
                         kg_report_add(rep, &r); /* keep what was measured, stop here */
                     progress(total, total, NULL);
@@ -856,6 +909,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                     kg_result_set(&r, "lib/cache/age", lib_age);
                 if (!o->verify_only)
                     others_to_result(&r, &seen, &lib_seen);
+                if (waited > 0.001)
+                    kg_result_set(&r, "job/gpu_wait", waited);
                 if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
                     diagnose_again(exe, &job, o->timeout_s, &r, err))
                     return err->code;
@@ -1100,7 +1155,8 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
     kg_others seen;
     memset(&seen, 0, sizeof seen);
     kernel_job(t, label, job, &r);
-    if (run_watched(exe, job, o->timeout_s, &r, NULL, &seen, err)) {
+    double waited = 0;
+    if (run_watched(exe, job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
         if (err->code == KG_EXIT_ENV && r.n_sums)
             kg_report_add(rep, &r);
         return err->code;
@@ -1111,6 +1167,8 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
         kg_result_set(&r, "lib/cache/age", lib_age);
     if (!o->verify_only)
         others_to_result(&r, &seen, lib_seen);
+    if (waited > 0.001)
+        kg_result_set(&r, "job/gpu_wait", waited);
     if (!kg_report_add(rep, &r))
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     checkpoint(o, rep, done, total);

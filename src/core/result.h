@@ -27,6 +27,7 @@ extern "C" {
     X("time/wall", "s", "wall time spent sampling")                                     \
     X("job/wall", "s", "wall time of the kernel's worker, spawn to exit")                \
     X("job/startup", "s", "the kernel's worker from spawn to its hello (imports, driver)") \
+    X("job/gpu_wait", "s", "the kernel's job waited this long for the GPU's lock (another kgate's work)") \
     X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
     X("lib/job/startup", "s", "the library worker from spawn to its hello")             \
     X("lib/cache/age", "s", "the library times came from --lib-cache, measured this long before") \

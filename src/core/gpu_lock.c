@@ -1,0 +1,85 @@
+/* One GPU's work, one kgate process at a time (the rules are in gpu_lock.h). */
+#include "gpu_lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POLL_S 0.005 /* between two tries of a held lock */
+
+int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
+{
+    const char *run = getenv("XDG_RUNTIME_DIR");
+    char dir[1024];
+    struct stat st;
+    if (!uuid[0] || strpbrk(uuid, "/\\") || strlen(uuid) > 80)
+        return kg_err_set(err, KG_EXIT_IO, "GPU lock: not a GPU UUID: '%.80s'", uuid);
+    if (run && run[0] == '/')
+        snprintf(dir, sizeof dir, "%s/kgate", run);
+    else
+        snprintf(dir, sizeof dir, "/tmp/kgate-%ld", (long)getuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return kg_err_set(err, KG_EXIT_IO, "GPU lock: cannot create %s: %s", dir, strerror(errno));
+    /* the directory must be this user's own: another user's (made first in
+     * /tmp) could hold or replace the lock files */
+    if (lstat(dir, &st) != 0)
+        return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077))
+        return kg_err_set(err, KG_EXIT_IO,
+                          "GPU lock: %s is not a directory of this user's own with mode 0700 (a link, another "
+                          "user's, or open to others)",
+                          dir);
+    snprintf(buf, size, "%s/gpu-%s.lock", dir, uuid);
+    return 0;
+}
+
+int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err)
+{
+    const char *off = getenv("KGATE_GPU_LOCK");
+    char path[1200];
+    l->fd = -1;
+    l->waited_s = 0;
+    if (off && strcmp(off, "0") == 0)
+        return 0;
+    if (kg_gpu_lock_path(uuid, path, sizeof path, err))
+        return err->code;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s: %s", path, strerror(errno));
+    double t0 = kg_mono();
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            break;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int e = errno;
+            close(fd);
+            return kg_err_set(err, KG_EXIT_IO, "GPU lock: flock %s: %s", path, strerror(e));
+        }
+        if (kg_mono() - t0 >= timeout_s || kg_stop_requested()) {
+            close(fd);
+            return kg_err_set(err, KG_EXIT_ENV,
+                              "GPU %s busy: another kgate process held its lock (%s) for %.0f s", uuid, path,
+                              kg_mono() - t0);
+        }
+        struct timespec ts = {0, (long)(POLL_S * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    l->fd = fd;
+    l->waited_s = kg_mono() - t0;
+    return 0;
+}
+
+void kg_gpu_lock_drop(kg_gpu_lock *l)
+{
+    if (l->fd >= 0) {
+        flock(l->fd, LOCK_UN);
+        close(l->fd);
+    }
+    l->fd = -1;
+}

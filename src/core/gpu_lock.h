@@ -1,0 +1,41 @@
+/* One GPU's work, one kgate process at a time. Every job that puts work on
+ * a GPU (a kernel or library job's worker, a diagnosis, --memcheck, the
+ * roofs' measurement) holds that GPU's lock: flock(2) on a file named after
+ * the GPU's UUID, in a directory of the user's own on a local file system
+ * ($XDG_RUNTIME_DIR/kgate, else /tmp/kgate-UID; mode 0700, owned by the
+ * user, not a link). So two kgate commands on one GPU (two batches, a
+ * check beside a batch, a batch's several jobs a GPU) never run their GPU
+ * work beside each other, and the time one waited for the other is not in
+ * anything timed. The lock goes with the process that holds it, however it
+ * ends; a wait has a deadline. KGATE_GPU_LOCK=0 turns it off. */
+#ifndef KG_GPU_LOCK_H
+#define KG_GPU_LOCK_H
+
+#include "kg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_gpu_lock {
+    int fd;          /* -1: not held */
+    double waited_s; /* how long taking it waited */
+} kg_gpu_lock;
+
+/* The lock file of GPU uuid into buf (its directory made, and checked:
+ * KG_EXIT_IO naming the problem when it is not the user's own). */
+int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err);
+
+/* Takes GPU uuid's lock, waiting at most timeout_s (polling; a stop
+ * request ends the wait too). KG_EXIT_ENV when it stayed held that long
+ * ("GPU ... busy"), KG_EXIT_IO for a lock file that cannot be used; l->fd
+ * is -1 then, and also, with 0 returned, when KGATE_GPU_LOCK=0. */
+int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err);
+
+/* Lets it go (nothing when not held). */
+void kg_gpu_lock_drop(kg_gpu_lock *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,175 @@
+/* One GPU's work, one kgate process at a time (core/gpu_lock.h): the lock
+ * file's place and the checks on its directory, a second process waiting
+ * and then told the GPU is busy, the lock free again once its holder lets
+ * it go or dies, and KGATE_GPU_LOCK=0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/gpu_lock.h"
+
+#define UUID "GPU-0123abcd-0000-1111-2222-333344445555"
+
+static char run_dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(run_dir, sizeof run_dir, "%s/gpulock-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(run_dir))
+        return -1;
+    setenv("XDG_RUNTIME_DIR", run_dir, 1);
+    unsetenv("KGATE_GPU_LOCK");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void the_lock_file_is_in_a_directory_of_the_users_own(void **state)
+{
+    (void)state;
+    char path[1200], want[600], dir[600];
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), 0);
+    snprintf(want, sizeof want, "%s/kgate/gpu-%s.lock", run_dir, UUID);
+    assert_string_equal(path, want);
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/kgate", run_dir);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* not a UUID */
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_gpu_lock_path("../x", path, sizeof path, &e), KG_EXIT_IO);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_gpu_lock_path("", path, sizeof path, &e), KG_EXIT_IO);
+    /* a directory open to others, and a link, are refused */
+    assert_int_equal(chmod(dir, 0755), 0);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), KG_EXIT_IO);
+    assert_non_null(strstr(e.msg, "0700"));
+    assert_int_equal(chmod(dir, 0700), 0);
+    char other[600], link_run[600], link[700];
+    snprintf(other, sizeof other, "%s/elsewhere", run_dir);
+    snprintf(link_run, sizeof link_run, "%s/linked", run_dir);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(mkdir(link_run, 0700), 0);
+    snprintf(link, sizeof link, "%s/kgate", link_run);
+    assert_int_equal(symlink(other, link), 0);
+    setenv("XDG_RUNTIME_DIR", link_run, 1);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), KG_EXIT_IO);
+    setenv("XDG_RUNTIME_DIR", run_dir, 1);
+}
+
+/* a child that tries to take the lock for wait_s; its exit status says how
+ * it went: 0 taken, 1 busy (and waited about wait_s), 2 other */
+static pid_t try_in_child(double wait_s)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        kg_gpu_lock l;
+        kg_err e = {0, ""};
+        double t0 = kg_mono();
+        int rc = kg_gpu_lock_take(UUID, wait_s, &l, &e);
+        if (rc == 0 && l.fd >= 0)
+            _exit(0);
+        if (rc == KG_EXIT_ENV && strstr(e.msg, "busy") && kg_mono() - t0 >= wait_s * 0.9)
+            _exit(1);
+        _exit(2);
+    }
+    return c;
+}
+
+static int status_of(pid_t c)
+{
+    int st;
+    waitpid(c, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void a_second_process_waits_then_hears_the_gpu_is_busy(void **state)
+{
+    (void)state;
+    kg_gpu_lock l;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_take(UUID, 1, &l, &e), 0);
+    assert_true(l.fd >= 0);
+    assert_true(l.waited_s < 0.5);
+    assert_int_equal(status_of(try_in_child(0.2)), 1);
+    kg_gpu_lock_drop(&l);
+    assert_int_equal(l.fd, -1);
+    kg_gpu_lock_drop(&l); /* twice: nothing */
+    assert_int_equal(status_of(try_in_child(0.2)), 0);
+    /* another GPU's lock is another lock */
+    assert_int_equal(kg_gpu_lock_take(UUID, 1, &l, &e), 0);
+    kg_gpu_lock l2;
+    assert_int_equal(kg_gpu_lock_take("GPU-ffff", 0.1, &l2, &e), 0);
+    kg_gpu_lock_drop(&l2);
+    kg_gpu_lock_drop(&l);
+}
+
+static void a_waiter_gets_it_once_the_holder_lets_go_or_dies(void **state)
+{
+    (void)state;
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t holder = fork();
+    if (holder == 0) { /* takes it, says so, holds it 0.3 s, and dies holding it */
+        kg_gpu_lock l;
+        kg_err e = {0, ""};
+        char x = kg_gpu_lock_take(UUID, 1, &l, &e) == 0 ? 'y' : 'n';
+        if (write(go[1], &x, 1) != 1)
+            _exit(3);
+        usleep(300 * 1000);
+        _exit(0);
+    }
+    char x;
+    assert_int_equal(read(go[0], &x, 1), 1);
+    assert_int_equal(x, 'y');
+    kg_gpu_lock l;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_take(UUID, 5, &l, &e), 0);
+    assert_true(l.waited_s > 0.1 && l.waited_s < 4); /* it waited for the holder's end */
+    kg_gpu_lock_drop(&l);
+    assert_int_equal(status_of(holder), 0);
+    close(go[0]);
+    close(go[1]);
+}
+
+static void kgate_gpu_lock_0_turns_it_off(void **state)
+{
+    (void)state;
+    kg_gpu_lock l, l2;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_take(UUID, 1, &l, &e), 0);
+    setenv("KGATE_GPU_LOCK", "0", 1);
+    assert_int_equal(kg_gpu_lock_take(UUID, 0.1, &l2, &e), 0);
+    assert_int_equal(l2.fd, -1);
+    unsetenv("KGATE_GPU_LOCK");
+    kg_gpu_lock_drop(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_lock_file_is_in_a_directory_of_the_users_own),
+        cmocka_unit_test(a_second_process_waits_then_hears_the_gpu_is_busy),
+        cmocka_unit_test(a_waiter_gets_it_once_the_holder_lets_go_or_dies),
+        cmocka_unit_test(kgate_gpu_lock_0_turns_it_off),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
