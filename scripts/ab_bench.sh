@@ -6,7 +6,10 @@
 # library jobs timed until two agree) and then "warm" (every library time
 # reused), in the order A fill, B fill, A warm, B warm, so that drift of the
 # machine falls on both. Writes OUT/ab-bench.json (wall seconds, verdicts a
-# minute, each job's wall, whether A's and B's verdicts agree) and the logs.
+# minute, each job's wall, whether A's and B's verdicts agree, how far B's
+# medians and E_lib are from A's) and the logs. AB_BATCH_A and AB_BATCH_B
+# are further `kgate batch` options of each side (the same build twice with
+# AB_BATCH_B="--jobs-per-gpu 2" measures that option).
 #   scripts/ab_bench.sh OUT BUILD_A BUILD_B [CHECK OPTIONS...]
 # (default check options: --timeout 20 --lib-cache --min-time 0.05)
 set -u
@@ -32,17 +35,17 @@ for side in A B; do
 done
 for step in A:fill B:fill A:warm B:warm; do
     side=${step%%:*} run=${step#*:}
-    if [ "$side" = A ]; then k=$a/kgate; else k=$b/kgate; fi
+    if [ "$side" = A ]; then k=$a/kgate bopts=${AB_BATCH_A:-}; else k=$b/kgate bopts=${AB_BATCH_B:-}; fi
     rm -f "$out/$side-$run.jsonl"
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086 # the options are words
-    XDG_CACHE_HOME=$out/xdg-$side "$k" batch "$m" -o "$out/$side-$run.jsonl" --gpus 0 --timeout 300 -- $opts \
+    XDG_CACHE_HOME=$out/xdg-$side "$k" batch "$m" -o "$out/$side-$run.jsonl" --gpus 0 --timeout 300 $bopts -- $opts \
         >"$out/$side-$run.txt" 2>"$out/$side-$run.err"
     echo "$side $run: exit $? after $(echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}') s" |
         tee "$out/$side-$run.wall"
 done
-python3 - "$out" "$a" "$b" "$opts" <<'EOF'
-import json, statistics, subprocess, sys, datetime
+AB_BATCH_A=${AB_BATCH_A:-} AB_BATCH_B=${AB_BATCH_B:-} python3 - "$out" "$a" "$b" "$opts" <<'EOF'
+import json, os, statistics, subprocess, sys, datetime
 out, a, b, opts = sys.argv[1:5]
 def version(build):
     return subprocess.run([build + "/kgate", "version"], capture_output=True, text=True).stdout.strip()
@@ -52,32 +55,43 @@ for side in "AB":
         name = side + "-" + run
         lines = [json.loads(x) for x in open(f"{out}/{name}.jsonl")]
         wall = float(open(f"{out}/{name}.wall").read().split()[-2])
-        verdicts = {}
+        verdicts, medians, elib = {}, {}, {}
         for l in lines:
             for r in (l.get("check") or {}).get("results", []):
                 verdicts[l["id"]] = r.get("verdict")
+                s = r.get("summaries", {})
+                if "time/gpu/median" in s:
+                    medians[l["id"]] = s["time/gpu/median"]["value"]
+                if "lib/efficiency" in s:
+                    elib[l["id"]] = s["lib/efficiency"]["value"]
         lib_jobs = sum(1 for l in lines for r in (l.get("check") or {}).get("results", [])
                        if "lib/cache/age" not in r.get("summaries", {}))
         runs[name] = {"jobs": len(lines), "wall_s": wall, "verdicts": len(verdicts),
                       "verdicts_per_minute": round(60 * len(verdicts) / wall, 1) if wall else None,
                       "job_wall_s_median": round(statistics.median(l["wall_s"] for l in lines), 3) if lines else None,
-                      "library_timed_by": lib_jobs, "verdict_by_id": verdicts}
+                      "library_timed_by": lib_jobs, "verdict_by_id": verdicts,
+                      "median_by_id": medians, "e_lib_by_id": elib}
 dev = {}
 for l in open(f"{out}/A-warm.jsonl"):
     d = (json.loads(l).get("check") or {}).get("device") or {}
     dev = {"name": d.get("name"), "uuid": d.get("uuid"), "driver": d.get("driver")}
     break
 same = all(runs["A-" + r]["verdict_by_id"] == runs["B-" + r]["verdict_by_id"] for r in ("fill", "warm"))
+def rel(key):  # |B - A| / A over the warm runs' jobs: median and largest
+    x, y = runs["A-warm"][key], runs["B-warm"][key]
+    d = sorted(abs(y[i] - x[i]) / x[i] for i in x if i in y and x[i] > 0)
+    return {"median": round(d[len(d) // 2], 4), "max": round(d[-1], 4), "jobs": len(d)} if d else None
 doc = {"schema": "kgate.ab-bench/1",
        "command": "scripts/ab_bench.sh OUT %s %s %s" % (a, b, opts),
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "device": dev, "build_a": version(a), "build_b": version(b), "check_options": opts,
-       "same_verdicts": same,
+       "batch_options": {"A": os.environ.get("AB_BATCH_A", ""), "B": os.environ.get("AB_BATCH_B", "")},
+       "same_verdicts": same, "median_rel_diff": rel("median_by_id"), "e_lib_rel_diff": rel("e_lib_by_id"),
        "warm_speedup_b_over_a": round(runs["A-warm"]["wall_s"] / runs["B-warm"]["wall_s"], 3),
        "fill_speedup_b_over_a": round(runs["A-fill"]["wall_s"] / runs["B-fill"]["wall_s"], 3),
        "runs": runs}
 json.dump(doc, open(f"{out}/ab-bench.json", "w"), indent=1)
 print(json.dumps({k: v for k, v in doc.items() if k != "runs"}, indent=1))
 for k, v in runs.items():
-    print(k, {x: y for x, y in v.items() if x != "verdict_by_id"})
+    print(k, {x: y for x, y in v.items() if not x.endswith("_by_id")})
 EOF

@@ -92,7 +92,8 @@ run_step() {
     others) log others; gtest others tests/gpu/gpu_others.sh "$B/kgate" "$B" ;;
     ab)
         # two packed builds on the same 24 jobs (scripts/ab_bench.sh): AB_A (default
-        # .devbuild-a, an older build carried beside) against this one
+        # .devbuild-a, an older build carried beside) against this one; AB_A=.devbuild
+        # with AB_BATCH_B="--jobs-per-gpu 2" measures that option alone
         log ab
         scripts/ab_bench.sh "$OUT/ab" "${AB_A:-.devbuild-a}" "$B"
         ;;

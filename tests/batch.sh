@@ -78,6 +78,25 @@ expect "a killed job: both recorded" 2 "$(wc -l <rl.jsonl)"
 expect "a killed job's leftover was gone when the next job started" gone "$(cat "$t/left.seen" 2>/dev/null)"
 expect "a killed job's leftover is gone" 0 "$(kill -0 "$(cat "$t/left")" 2>/dev/null && echo 1 || echo 0)"
 
+# 1d. --jobs-per-gpu 2: two jobs a GPU at once (two supervisors each), never
+# three; every job once; a drained GPU's other supervisor stops too
+mkdir conc
+KG_FAKE_CONC=$t/conc KG_FAKE_SLEEP=0.3 "$kgate" batch m.jsonl -o rj.jsonl --jobs-per-gpu 2 >outj.txt 2>&1
+expect "jobs-per-gpu 2: exit" 0 "$?"
+expect "jobs-per-gpu 2: lines, distinct ids" "62 62" "$(ids rj.jsonl)"
+expect "jobs-per-gpu 2: at most two jobs at once on GPU 0, and two were" 2 \
+    "$(awk '$1 == 0 {print $2}' conc.log | sort -n | tail -1)"
+expect "jobs-per-gpu 2: at most two jobs at once on GPU 1, and two were" 2 \
+    "$(awk '$1 == 1 {print $2}' conc.log | sort -n | tail -1)"
+KG_FAKE_BAD_GPU=1 "$kgate" batch m.jsonl -o rjd.jsonl --jobs-per-gpu 2 >outjd.txt 2>&1
+expect "jobs-per-gpu 2, GPU 1 failing: exit, lines, distinct ids" "0 62 62" "$? $(ids rjd.jsonl)"
+expect "jobs-per-gpu 2, GPU 1 failing: nothing recorded from it, drained once" "0 1" \
+    "$(grep -c '"gpu":1' rjd.jsonl) $(grep -c '^GPU 1: drained$' outjd.txt)"
+for bad in 0 5 x; do
+    "$kgate" batch m.jsonl -o rjx.jsonl --jobs-per-gpu $bad >outjx.txt 2>&1
+    expect "--jobs-per-gpu $bad: a usage error (exit 3)" "3 1" "$? $(grep -c 'jobs-per-gpu: a whole number from 1 to 4' outjx.txt)"
+done
+
 # 2. a rerun does nothing
 KG_FAKE_LOG=$t/log1b "$kgate" batch m.jsonl -o r1.jsonl >out1b.txt 2>&1
 expect "rerun: jobs run" 0 "$(cat log1b 2>/dev/null | wc -l)"

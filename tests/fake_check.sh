@@ -10,7 +10,8 @@
 # KG_FAKE_SHARED_GPU=G flags every result on GPU G shared-gpu; a candidate
 # named *leaver* leaves a process in a session of its own (its pid in
 # $KG_FAKE_LEFT) and hangs, and every other job appends to $KG_FAKE_LEFT.seen
-# whether that process was alive when it started.
+# whether that process was alive when it started; with KG_FAKE_CONC=DIR each
+# job appends "G N" to DIR.log, N the jobs running on its GPU G as it does.
 log=${KG_FAKE_LOG:-/dev/null}
 # the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
 gpu_of() {
@@ -47,7 +48,12 @@ esac
 if [ -n "${KG_FAKE_LEFT:-}" ] && [ -s "$KG_FAKE_LEFT" ]; then
     if kill -0 "$(cat "$KG_FAKE_LEFT")" 2>/dev/null; then echo alive; else echo gone; fi >>"$KG_FAKE_LEFT.seen"
 fi
+if [ -n "${KG_FAKE_CONC:-}" ]; then
+    : >"$KG_FAKE_CONC/$dev.$$"
+    echo "$dev $(ls "$KG_FAKE_CONC" | grep -c "^$dev\.")" >>"$KG_FAKE_CONC.log"
+fi
 [ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
+[ -n "${KG_FAKE_CONC:-}" ] && rm -f "$KG_FAKE_CONC/$dev.$$"
 # a candidate named *breaker* breaks every GPU it runs on (KG_FAKE_BREAK_DIR)
 case $spec in *breaker*) [ -n "${KG_FAKE_BREAK_DIR:-}" ] && : >"$KG_FAKE_BREAK_DIR/$dev" && {
     echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2

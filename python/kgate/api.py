@@ -195,12 +195,13 @@ def run_cli(args, json_path, timeout=None, env=None):
     return rep
 
 
-def batch(manifest, out, gpus="all", shard=None, timeout=None, options=()):
+def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_per_gpu=1):
     """Runs `kgate batch` (docs/scale.md) over `manifest`: a JSON Lines file,
     a directory of candidates, or a list of job dicts ({"candidate": ...,
     "op": ..., ...}). Results go to `out` (resumable: a rerun skips finished
-    jobs); returns (exit code, the summary kgate printed). Read the results
-    with kgate.read_batch(out)."""
+    jobs); jobs_per_gpu (1 to 4) jobs run on each GPU at once, their GPU work
+    one at a time; returns (exit code, the summary kgate printed). Read the
+    results with kgate.read_batch(out)."""
     if isinstance(manifest, (list, tuple)):
         for i, j in enumerate(manifest):
             if not isinstance(j, dict) or not isinstance(j.get("candidate"), str):
@@ -212,6 +213,8 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=()):
     if not (gpus == "all" or (isinstance(gpus, (list, tuple)) and gpus and
                               all(isinstance(g, int) and g >= 0 for g in gpus))):
         raise ValueError("kgate.batch: gpus must be 'all' or a list of GPU indices")
+    if not (isinstance(jobs_per_gpu, int) and 1 <= jobs_per_gpu <= 4):
+        raise ValueError("kgate.batch: jobs_per_gpu must be a whole number from 1 to 4")
     with tempfile.TemporaryDirectory(prefix="kgate-batch-") as d:
         if isinstance(manifest, (list, tuple)):
             path = os.path.join(d, "manifest.jsonl")
@@ -225,6 +228,8 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=()):
             cmd += ["--shard", shard]
         if timeout:
             cmd += ["--timeout", str(timeout)]
+        if jobs_per_gpu != 1:
+            cmd += ["--jobs-per-gpu", str(jobs_per_gpu)]
         if options:
             cmd += ["--"] + list(options)
         e = _cli_env()

@@ -33,6 +33,8 @@
 #include "../gpu/device.h"
 
 #define MAX_GPUS 64
+#define MAX_PER_GPU 4 /* --jobs-per-gpu */
+#define MAX_SLOTS (MAX_GPUS * MAX_PER_GPU)
 
 typedef struct msg {
     int kind; /* READY, DONE, DRAIN */
@@ -52,7 +54,8 @@ typedef struct cfg {
     char exe[PATH_MAX];
     const char *done[MAX_DONE]; /* --done: results files whose jobs count as finished */
     int n_done;
-    char uuid[MAX_GPUS][64]; /* each GPU's UUID, by slot ("" where the query failed) */
+    char uuid[MAX_GPUS][64]; /* each GPU's UUID ("" where the query failed) */
+    int per_gpu;             /* --jobs-per-gpu: supervisors (slots) a GPU; slot s is GPU s / per_gpu */
 } cfg;
 
 /* How a supervisor's jobs see their GPU: CUDA_VISIBLE_DEVICES=cvd and
@@ -187,16 +190,16 @@ static int healthy(const cfg *c, const gpu_view *v, const char *want, const char
  * whole (a driver or a kind of device that takes no UUID there), the jobs
  * see every GPU and --device g, and stderr says so. A GPU that fails both is
  * left to its first job, whose failure drains it as before. */
-static gpu_view pick_view(const cfg *c, int slot, const char *dir)
+static gpu_view pick_view(const cfg *c, int gi, const char *dir)
 {
-    gpu_view whole = {NULL, c->gpus[slot]}, alone = {c->uuid[slot], 0};
-    if (!c->uuid[slot][0])
+    gpu_view whole = {NULL, c->gpus[gi]}, alone = {c->uuid[gi], 0};
+    if (!c->uuid[gi][0])
         return whole;
-    if (healthy(c, &alone, c->uuid[slot], dir))
+    if (healthy(c, &alone, c->uuid[gi], dir))
         return alone;
     if (healthy(c, &whole, NULL, dir))
         fprintf(stderr, "kgate: batch: GPU %d: CUDA_VISIBLE_DEVICES=%s did not select it: its jobs see every GPU\n",
-                c->gpus[slot], c->uuid[slot]);
+                c->gpus[gi], c->uuid[gi]);
     return whole;
 }
 
@@ -277,15 +280,16 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
     return rc;
 }
 
-/* A supervisor for one GPU: asks for jobs until told there are none. */
+/* A supervisor for one slot of a GPU: asks for jobs until told there are
+ * none. */
 static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in, int status, int fd)
 {
     char dir[] = "/tmp/kgate-batch-XXXXXX";
     if (!mkdtemp(dir))
         _exit(KG_EXIT_IO);
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* what a job leaves behind comes back here (run_timed) */
-    int g = c->gpus[slot];
-    gpu_view v = pick_view(c, slot, dir);
+    int g = c->gpus[slot / c->per_gpu];
+    gpu_view v = pick_view(c, slot / c->per_gpu, dir);
     for (;;) {
         msg m = {M_READY, slot, -1};
         if (write(status, &m, sizeof m) != sizeof m)
@@ -336,16 +340,18 @@ static void progress(int done, int total, int drained)
         fputc('\n', stderr);
 }
 
-/* The dispatcher: one supervisor per GPU, jobs on demand, drained GPUs'
- * jobs requeued. */
+/* The dispatcher: --jobs-per-gpu supervisors (slots) per GPU, jobs on
+ * demand, drained GPUs' jobs requeued. drained[] is by GPU. */
 static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd,
                     int *drained, int *n_done)
 {
-    int status[2], in[MAX_GPUS][2];
-    pid_t pid[MAX_GPUS];
-    int inflight[MAX_GPUS], alive = 0, waiting[MAX_GPUS], attempts_left = 2 * n_todo + 4;
+    const int n_slots = c->n_gpus * c->per_gpu, per = c->per_gpu;
+    int status[2], in[MAX_SLOTS][2];
+    pid_t pid[MAX_SLOTS];
+    int inflight[MAX_SLOTS], alive = 0, waiting[MAX_SLOTS], attempts_left = 2 * n_todo + 4;
+    int slots_left[MAX_GPUS]; /* each GPU's supervisors still alive */
     /* the shared queue, and one per GPU for the jobs pinned to it ("gpu") */
-    int *queue = malloc(sizeof(int) * (size_t)(2 * n_todo + MAX_GPUS + 1)), head = 0, tail = 0;
+    int *queue = malloc(sizeof(int) * (size_t)(2 * n_todo + MAX_SLOTS + 1)), head = 0, tail = 0;
     int *pinned = malloc(sizeof(int) * (size_t)(n_todo + 1) * (size_t)c->n_gpus), phead[MAX_GPUS] = {0},
         ptail[MAX_GPUS] = {0}, lost_pinned = 0;
     /* how many GPUs each job has drained: a job moves on once; one that
@@ -365,7 +371,9 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
         else
             queue[tail++] = todo[i];
     }
-    for (int s = 0; s < c->n_gpus; s++) {
+    for (int g = 0; g < c->n_gpus; g++)
+        slots_left[g] = per;
+    for (int s = 0; s < n_slots; s++) {
         inflight[s] = -1;
         waiting[s] = 0;
         if (pipe2(in[s], O_CLOEXEC))
@@ -389,14 +397,14 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
         if (r > 0) {
             msg m;
             ssize_t k = read(status[0], &m, sizeof m);
-            if (k == sizeof m && m.slot >= 0 && m.slot < c->n_gpus) {
-                int s = m.slot;
+            if (k == sizeof m && m.slot >= 0 && m.slot < n_slots) {
+                int s = m.slot, gi = s / per;
                 if (m.kind == M_DONE) {
                     inflight[s] = -1;
                     (*n_done)++;
-                    progress(*n_done, total, drained[s]);
+                    progress(*n_done, total, drained[gi]);
                 } else if (m.kind == M_DRAIN) {
-                    drained[s] = 1;
+                    drained[gi] = 1;
                     int again = m.job >= 0 && m.job < jobs->n && drains[m.job]++ > 0;
                     if (m.job >= 0 && jobs->v[m.job].gpu >= 0)
                         lost_pinned++; /* pinned to this GPU: nowhere else to go */
@@ -408,18 +416,18 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                     if (again)
                         fprintf(stderr, "kgate: GPU %d failed its health check after job %s, the second GPU it "
                                         "drained: drained, the job left undone\n",
-                                c->gpus[s], jobs->v[m.job].id);
+                                c->gpus[gi], jobs->v[m.job].id);
                     else
                         fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
-                                c->gpus[s]);
+                                c->gpus[gi]);
                 } else if (m.kind == M_READY) {
                     waiting[s] = 1;
                 }
             }
         }
         /* a supervisor that died: its job goes back to the queue once */
-        for (int s = 0; s < c->n_gpus; s++) {
-            int st;
+        for (int s = 0; s < n_slots; s++) {
+            int st, gi = s / per;
             if (pid[s] > 0 && waitpid(pid[s], &st, WNOHANG) == pid[s]) {
                 pid[s] = -1;
                 alive--;
@@ -429,27 +437,33 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                         lost_pinned++;
                     else if (attempts_left-- > 0)
                         queue[tail++] = inflight[s];
-                    if (!drained[s])
+                    if (!drained[gi])
                         fprintf(stderr, "kgate: the supervisor of GPU %d died (%s): its job moved on\n",
-                                c->gpus[s], WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
-                    drained[s] = 1;
+                                c->gpus[gi], WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
+                    drained[gi] = 1;
                     inflight[s] = -1;
                 }
                 close(in[s][1]);
-                lost_pinned += ptail[s] - phead[s]; /* the jobs pinned to a GPU that is gone */
-                phead[s] = ptail[s];
+                if (--slots_left[gi] == 0) {
+                    lost_pinned += ptail[gi] - phead[gi]; /* the jobs pinned to a GPU that is gone */
+                    phead[gi] = ptail[gi];
+                }
             }
         }
-        /* hand out work; when none is left and none is in flight, stop the idle */
+        /* hand out work; when none is left and none is in flight, stop the
+         * idle, and the idle slots of a drained GPU */
         int busy = 0;
-        for (int s = 0; s < c->n_gpus; s++)
+        for (int s = 0; s < n_slots; s++)
             busy += inflight[s] >= 0;
-        for (int s = 0; s < c->n_gpus; s++) {
+        for (int s = 0; s < n_slots; s++) {
+            int gi = s / per;
             if (!waiting[s] || pid[s] <= 0)
                 continue;
             int job = -1;
-            if (phead[s] < ptail[s])
-                job = pinned[(size_t)s * (size_t)(n_todo + 1) + (size_t)phead[s]++];
+            if (drained[gi])
+                job = -1;
+            else if (phead[gi] < ptail[gi])
+                job = pinned[(size_t)gi * (size_t)(n_todo + 1) + (size_t)phead[gi]++];
             else if (head < tail)
                 job = queue[head++];
             else if (busy)
@@ -726,6 +740,7 @@ int kg_cmd_batch(int argc, char **argv)
     cfg c;
     memset(&c, 0, sizeof c);
     c.timeout_s = 600;
+    c.per_gpu = 1;
     const char *gpus = NULL;
     if (argc > 1 && strcmp(argv[1], "--merge") == 0)
         return merge_cmd(argc - 2, argv + 2);
@@ -736,7 +751,8 @@ int kg_cmd_batch(int argc, char **argv)
             return 0;
         }
         if (i + 1 == argc && (strcmp(a, "-o") == 0 || strcmp(a, "--gpus") == 0 || strcmp(a, "--done") == 0 ||
-                              strcmp(a, "--shard") == 0 || strcmp(a, "--timeout") == 0)) {
+                              strcmp(a, "--shard") == 0 || strcmp(a, "--timeout") == 0 ||
+                              strcmp(a, "--jobs-per-gpu") == 0)) {
             fprintf(stderr, "kgate: batch: option %s needs a value\n", a);
             return KG_EXIT_USAGE;
         }
@@ -759,6 +775,12 @@ int kg_cmd_batch(int argc, char **argv)
             c.timeout_s = strtod(argv[++i], &e);
             if (*e || !(c.timeout_s > 0) || c.timeout_s > 1e6)
                 return usage("--timeout: seconds, a positive number");
+        } else if (strcmp(a, "--jobs-per-gpu") == 0 && i + 1 < argc) {
+            char *e;
+            long v = strtol(argv[++i], &e, 10);
+            if (*e || argv[i] == e || v < 1 || v > MAX_PER_GPU)
+                return usage("--jobs-per-gpu: a whole number from 1 to 4");
+            c.per_gpu = (int)v;
         } else if (a[0] == '-') {
             fprintf(stderr, "kgate: batch: unknown option '%s' (kgate help batch)\n", a);
             return KG_EXIT_USAGE;
@@ -770,7 +792,7 @@ int kg_cmd_batch(int argc, char **argv)
     }
     if (!c.input || !c.out)
         return usage("batch: usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1] "
-                     "[--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]");
+                     "[--jobs-per-gpu N] [--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]");
     kg_self_exe(c.exe, sizeof c.exe);
     kg_err err = {0, ""};
     int rank, size;

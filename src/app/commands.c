@@ -146,6 +146,19 @@ static int gpu_take(double timeout_s, kg_gpu_lock *l, kg_err *err)
     return rc ? kg_err_set(err, rc, "%s", e.msg) : 0;
 }
 
+/* The GPU whose lock the jobs take, asked before anything else needs it:
+ * the list job runs before the device is opened for judging, and loading a
+ * candidate can put work on the GPU (a constructor, a Python import). With
+ * no usable GPU, no lock (the command says why later, if it needs one). */
+static void gpu_lock_target(const kg_options *o)
+{
+    int n;
+    kg_device_info d;
+    kg_err e = {0, ""};
+    if (!gl.uuid[0] && kg_device_count(&n, &e) == 0 && o->device < n && kg_device_query(o->device, &d, &e) == 0)
+        snprintf(gl.uuid, sizeof gl.uuid, "%s", d.uuid);
+}
+
 static void watch_start(const kg_device_info *d)
 {
     kg_err e = {0, ""};
@@ -529,7 +542,13 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     snprintf(js.plugin, sizeof js.plugin, "%s", path);
     kg_table_entry *table = NULL;
     int n = 0, found = 0;
-    if (kg_job_run(exe, &js, o->timeout_s, NULL, NULL, &table, &n, err))
+    kg_gpu_lock l;
+    gpu_lock_target(o);
+    if (gpu_take(o->timeout_s, &l, err))
+        return err->code;
+    int rc = kg_job_run(exe, &js, o->timeout_s, NULL, NULL, &table, &n, err);
+    kg_gpu_lock_drop(&l);
+    if (rc)
         return err->code;
     for (int i = 0; i < n; i++) {
         const kg_table_entry *k = &table[i];

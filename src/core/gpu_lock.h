@@ -1,6 +1,7 @@
-/* One GPU's work, one kgate process at a time. Every job that puts work on
- * a GPU (a kernel or library job's worker, a diagnosis, --memcheck, the
- * roofs' measurement) holds that GPU's lock: flock(2) on a file named after
+/* One GPU's work, one kgate process at a time. Every job that may put work
+ * on a GPU (a kernel or library job's worker, the list job's, which loads
+ * the candidate, a diagnosis, --memcheck, the roofs' measurement) holds
+ * that GPU's lock: flock(2) on a file named after
  * the GPU's UUID, in a directory of the user's own on a local file system
  * ($XDG_RUNTIME_DIR/kgate, else /tmp/kgate-UID; mode 0700, owned by the
  * user, not a link). So two kgate commands on one GPU (two batches, a

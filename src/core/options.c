@@ -125,8 +125,8 @@ static const char peaks_help[] =
     "  $XDG_CACHE_HOME/kgate (--force measures again) and prints them beside the datasheet.\n";
 
 static const char batch_help[] =
-    "usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1,..] [--shard I/N]\n"
-    "                   [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]\n"
+    "usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1,..] [--jobs-per-gpu N]\n"
+    "                   [--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]\n"
     "       kgate batch --merge -o MERGED.jsonl PART.jsonl...\n"
     "  Judges many candidates, each job a `kgate check` on one GPU: one supervisor per GPU\n"
     "  pulls jobs; every finished job is one line of RESULTS.jsonl, so a rerun resumes; a GPU\n"
@@ -136,6 +136,8 @@ static const char batch_help[] =
     "  \"kernel\", \"op\", \"dtype\", \"shape\", \"gpu\", \"id\", \"options\": [..]} (docs/scale.md).\n"
     "  --done R.jsonl: the jobs that results file (another run's, or a merge) finishes are\n"
     "  not run again, so a batch resumes under another rank count (repeatable, 64 files).\n"
+    "  --jobs-per-gpu N (1-4, default 1): N jobs a GPU at once, each job's GPU work still\n"
+    "  alone on it (the GPU lock), the rest of one job beside another's GPU work.\n"
     "  --timeout S is each job's limit (default 600); exit 3 when lines or candidates were\n"
     "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use.\n";
 

@@ -106,6 +106,9 @@ class ImportsAndArguments(unittest.TestCase):
             kgate.batch(3, "r.jsonl")
         with self.assertRaisesRegex(ValueError, "gpus"):
             kgate.batch("m.jsonl", "r.jsonl", gpus=[-1])
+        for bad in (0, 5, "2", 1.5):
+            with self.assertRaisesRegex(ValueError, "jobs_per_gpu"):
+                kgate.batch("m.jsonl", "r.jsonl", jobs_per_gpu=bad)
 
     @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
     def test_batch_runs_and_reads(self):
@@ -131,6 +134,14 @@ class ImportsAndArguments(unittest.TestCase):
             cmds = [l["check"]["command"] for l in kgate.read_batch(out2)]
             self.assertEqual(len(cmds), 5)
             self.assertTrue(all(" --lib-cache --sandbox " in c for c in cmds), cmds)
+            # jobs_per_gpu reaches kgate batch: two jobs at once on a GPU
+            out3, conc = os.path.join(d, "r3.jsonl"), os.path.join(d, "conc")
+            os.mkdir(conc)
+            with mock.patch.dict(os.environ, dict(env, KG_BATCH_GPUS="1", KG_FAKE_CONC=conc, KG_FAKE_SLEEP="0.5")):
+                rc, summary = kgate.batch(cands, out3, jobs_per_gpu=2)
+            self.assertEqual(rc, 0, summary)
+            with open(conc + ".log") as f:
+                self.assertEqual(max(int(l.split()[1]) for l in f), 2)
 
     def test_kernelbench_groups_a_problems_solutions(self):
         """kgate kernelbench DIR DIR: one kgate check per problem for its
