@@ -20,14 +20,7 @@ shift 3
 opts=${*:---timeout 20 --lib-cache --min-time 0.05}
 mkdir -p "$out"
 m=$out/jobs-ab.jsonl
-: >"$m"
-for op in softmax layer_norm add matmul; do
-    for v in v1 v2; do
-        for copy in a b c; do
-            echo "{\"id\":\"${op}_$v-$copy\",\"candidate\":\"$a/libkgate_bundled.so\",\"kernel\":\"${op}_${v}_fp16\",\"shape\":\"small\"}" >>"$m"
-        done
-    done
-done
+"$(dirname "$0")/repeat_jobs.sh" "$a" >"$m"
 roofs_from=${XDG_CACHE_HOME:-$HOME/.cache}
 for side in A B; do
     mkdir -p "$out/xdg-$side/kgate"

@@ -69,14 +69,7 @@ n=$(wc -l <"$m")
 gpus=${BENCH_GPUS:-0,1}
 # phase lib: four operators' naive and fast kernels, three copies each
 r=$out/jobs-repeat.jsonl
-: >"$r"
-for op in softmax layer_norm add matmul; do
-    for v in v1 v2; do
-        for copy in a b c; do
-            echo "{\"id\":\"${op}_$v-$copy\",\"candidate\":\"$B/libkgate_bundled.so\",\"kernel\":\"${op}_${v}_fp16\",\"shape\":\"small\"}" >>"$r"
-        done
-    done
-done
+"$(dirname "$0")/repeat_jobs.sh" "$B" >"$r"
 # ten kernels pinned to each GPU
 p=$out/jobs-pinned.jsonl
 : >"$p"
