@@ -40,6 +40,8 @@ dev=$(gpu_of "$devarg")
 [ "$dev" = none ] && { echo "kgate: --device $devarg: only 1 device(s)" >&2; exit 2; }
 [ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--}" >>"$KG_FAKE_ENVLOG"
 case $spec in *leaver*)
+    # asked to stop (SIGTERM, as kgate check is first), it says so in $KG_FAKE_LEFT.term
+    trap 'echo term >>"$KG_FAKE_LEFT.term"; exit 7' TERM
     setsid sleep 60 &
     echo $! >"$KG_FAKE_LEFT"
     sleep 30

@@ -150,6 +150,41 @@ static void a_waiter_gets_it_once_the_holder_lets_go_or_dies(void **state)
     close(go[1]);
 }
 
+/* a holder that lets go and takes the lock straight back, over and over,
+ * does not keep a waiter out: the waiter gets its turn */
+static void a_holder_taking_it_again_lets_a_waiter_have_its_turn(void **state)
+{
+    (void)state;
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t hog = fork();
+    if (hog == 0) {
+        kg_gpu_lock l;
+        kg_err e = {0, ""};
+        char x = 'y';
+        double t0 = kg_mono();
+        for (int i = 0; kg_mono() - t0 < 1.5; i++) {
+            if (kg_gpu_lock_take(UUID, 5, &l, &e))
+                _exit(3);
+            if (i == 0 && write(go[1], &x, 1) != 1)
+                _exit(3);
+            usleep(20 * 1000);
+            kg_gpu_lock_drop(&l);
+        }
+        _exit(0);
+    }
+    char x;
+    assert_int_equal(read(go[0], &x, 1), 1);
+    kg_gpu_lock l;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_take(UUID, 0.5, &l, &e), 0); /* within about one hold */
+    assert_true(l.waited_s < 0.3);
+    kg_gpu_lock_drop(&l);
+    assert_int_equal(status_of(hog), 0);
+    close(go[0]);
+    close(go[1]);
+}
+
 static void kgate_gpu_lock_0_turns_it_off(void **state)
 {
     (void)state;
@@ -169,6 +204,7 @@ int main(void)
         cmocka_unit_test(the_lock_file_is_in_a_directory_of_the_users_own),
         cmocka_unit_test(a_second_process_waits_then_hears_the_gpu_is_busy),
         cmocka_unit_test(a_waiter_gets_it_once_the_holder_lets_go_or_dies),
+        cmocka_unit_test(a_holder_taking_it_again_lets_a_waiter_have_its_turn),
         cmocka_unit_test(kgate_gpu_lock_0_turns_it_off),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -28,12 +28,15 @@
 #include <cuda_runtime_api.h>
 
 #include "../core/batch.h"
+#include "../core/gpu_lock.h"
 #include "../core/kg.h"
 #include "../core/options.h"
 #include "../gpu/device.h"
 
 #define MAX_GPUS 64
 #define MAX_PER_GPU 4 /* --jobs-per-gpu */
+#define KG_STOP_GRACE_S 5.0 /* a job past --timeout: from SIGTERM to SIGKILL */
+#define KG_HEALTH_WAIT_S 50.0 /* a health check's wait for the GPU's lock (its run is cut at 60 s) */
 #define MAX_SLOTS (MAX_GPUS * MAX_PER_GPU)
 
 typedef struct msg {
@@ -138,12 +141,21 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         }
         if (kg_mono() > end) {
-            kill(-p, SIGKILL);
-            waitpid(p, &st, 0);
-            /* its workers lead groups of their own and die with it
-             * (PR_SET_PDEATHSIG); they and anything else it left come here
-             * and are reaped before the next job, so that none is still
-             * on the GPU when the next job starts */
+            /* asked to stop first: kgate check kills its worker, waits for
+             * it to be gone and lets the GPU's lock go only then (exit 7);
+             * one that does not within a grace is killed, its workers dying
+             * with it (PR_SET_PDEATHSIG); they and anything else it left
+             * come here and are reaped before the next job */
+            kill(-p, SIGTERM);
+            double grace = kg_mono() + KG_STOP_GRACE_S;
+            while ((w = waitpid(p, &st, WNOHANG)) == 0 && kg_mono() < grace) {
+                struct timespec ts = {0, 20 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            if (w != p) {
+                kill(-p, SIGKILL);
+                waitpid(p, &st, 0);
+            }
             kg_reap_children(0);
             return 124;
         }
@@ -391,63 +403,71 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
     *n_done = 0;
     int total = n_todo;
     progress(0, total, 0);
+    fcntl(status[0], F_SETFL, fcntl(status[0], F_GETFL) | O_NONBLOCK);
     while (alive > 0) {
         struct pollfd p = {status[0], POLLIN, 0};
-        int r = poll(&p, 1, 200);
-        if (r > 0) {
-            msg m;
-            ssize_t k = read(status[0], &m, sizeof m);
-            if (k == sizeof m && m.slot >= 0 && m.slot < n_slots) {
-                int s = m.slot, gi = s / per;
-                if (m.kind == M_DONE) {
-                    inflight[s] = -1;
-                    (*n_done)++;
-                    progress(*n_done, total, drained[gi]);
-                } else if (m.kind == M_DRAIN) {
-                    drained[gi] = 1;
-                    int again = m.job >= 0 && m.job < jobs->n && drains[m.job]++ > 0;
-                    if (m.job >= 0 && jobs->v[m.job].gpu >= 0)
-                        lost_pinned++; /* pinned to this GPU: nowhere else to go */
-                    else if (again)
-                        breakers++; /* the second GPU this job drained: not moved again */
-                    else if (m.job >= 0 && attempts_left-- > 0)
-                        queue[tail++] = m.job; /* the job goes to another GPU */
-                    inflight[s] = -1;
-                    if (again)
-                        fprintf(stderr, "kgate: GPU %d failed its health check after job %s, the second GPU it "
-                                        "drained: drained, the job left undone\n",
-                                c->gpus[gi], jobs->v[m.job].id);
-                    else
-                        fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
-                                c->gpus[gi]);
-                } else if (m.kind == M_READY) {
-                    waiting[s] = 1;
-                }
+        poll(&p, 1, 200);
+        /* the supervisors that died, noted first and handled after every
+         * message they wrote before dying (a DRAIN's job must not also come
+         * back as a dead supervisor's) */
+        int died[MAX_SLOTS], dst[MAX_SLOTS], n_died = 0;
+        for (int s = 0; s < n_slots; s++)
+            if (pid[s] > 0 && waitpid(pid[s], &dst[n_died], WNOHANG) == pid[s])
+                died[n_died++] = s;
+        msg m;
+        while (read(status[0], &m, sizeof m) == (ssize_t)sizeof m) {
+            if (m.slot < 0 || m.slot >= n_slots)
+                continue;
+            int s = m.slot, gi = s / per;
+            if (m.kind == M_DONE) {
+                inflight[s] = -1;
+                (*n_done)++;
+                progress(*n_done, total, drained[gi]);
+            } else if (m.kind == M_DRAIN) {
+                /* a GPU already drained by another of its supervisors: the
+                 * job failed beside the breaker, so it moves on uncounted */
+                int first = !drained[gi];
+                drained[gi] = 1;
+                int again = first && m.job >= 0 && m.job < jobs->n && drains[m.job]++ > 0;
+                if (m.job >= 0 && jobs->v[m.job].gpu >= 0)
+                    lost_pinned++; /* pinned to this GPU: nowhere else to go */
+                else if (again)
+                    breakers++; /* the second GPU this job drained: not moved again */
+                else if (m.job >= 0 && attempts_left-- > 0)
+                    queue[tail++] = m.job; /* the job goes to another GPU */
+                inflight[s] = -1;
+                if (again)
+                    fprintf(stderr, "kgate: GPU %d failed its health check after job %s, the second GPU it "
+                                    "drained: drained, the job left undone\n",
+                            c->gpus[gi], jobs->v[m.job].id);
+                else if (first)
+                    fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
+                            c->gpus[gi]);
+            } else if (m.kind == M_READY) {
+                waiting[s] = 1;
             }
         }
         /* a supervisor that died: its job goes back to the queue once */
-        for (int s = 0; s < n_slots; s++) {
-            int st, gi = s / per;
-            if (pid[s] > 0 && waitpid(pid[s], &st, WNOHANG) == pid[s]) {
-                pid[s] = -1;
-                alive--;
-                waiting[s] = 0;
-                if (inflight[s] >= 0) {
-                    if (jobs->v[inflight[s]].gpu >= 0)
-                        lost_pinned++;
-                    else if (attempts_left-- > 0)
-                        queue[tail++] = inflight[s];
-                    if (!drained[gi])
-                        fprintf(stderr, "kgate: the supervisor of GPU %d died (%s): its job moved on\n",
-                                c->gpus[gi], WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
-                    drained[gi] = 1;
-                    inflight[s] = -1;
-                }
-                close(in[s][1]);
-                if (--slots_left[gi] == 0) {
-                    lost_pinned += ptail[gi] - phead[gi]; /* the jobs pinned to a GPU that is gone */
-                    phead[gi] = ptail[gi];
-                }
+        for (int k = 0; k < n_died; k++) {
+            int s = died[k], st = dst[k], gi = s / per;
+            pid[s] = -1;
+            alive--;
+            waiting[s] = 0;
+            if (inflight[s] >= 0) {
+                if (jobs->v[inflight[s]].gpu >= 0)
+                    lost_pinned++;
+                else if (attempts_left-- > 0)
+                    queue[tail++] = inflight[s];
+                if (!drained[gi])
+                    fprintf(stderr, "kgate: the supervisor of GPU %d died (%s): its job moved on\n", c->gpus[gi],
+                            WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
+                drained[gi] = 1;
+                inflight[s] = -1;
+            }
+            close(in[s][1]);
+            if (--slots_left[gi] == 0) {
+                lost_pinned += ptail[gi] - phead[gi]; /* the jobs pinned to a GPU that is gone */
+                phead[gi] = ptail[gi];
             }
         }
         /* hand out work; when none is left and none is in flight, stop the
@@ -715,23 +735,42 @@ static int merge_cmd(int argc, char **argv)
     return 0;
 }
 
+/* `kgate __health N`: allocate, write, synchronize on device N, holding its
+ * GPU lock so that no job of another supervisor of that GPU is timing
+ * then; prints the UUID of the GPU it checked (the batch's view check). A
+ * GPU whose lock stays held KG_HEALTH_WAIT_S is in use, so not dead: said,
+ * and healthy. */
 int kg_cmd_health(int argc, char **argv)
 {
     int g = argc > 1 ? atoi(argv[1]) : 0;
     void *p = NULL;
     kg_device_info d;
-    kg_err err = {0, ""};
-    if (cudaSetDevice(g) != cudaSuccess || cudaMalloc(&p, 1 << 20) != cudaSuccess ||
-        cudaMemset(p, 0, 1 << 20) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
-        cudaFree(p) != cudaSuccess) {
-        fprintf(stderr, "kgate: GPU %d: %s\n", g, cudaGetErrorString(cudaGetLastError()));
-        return KG_EXIT_ENV;
-    }
+    kg_gpu_lock l;
+    kg_err err = {0, ""}, lerr = {0, ""};
     if (kg_device_query(g, &d, &err)) {
         fprintf(stderr, "kgate: GPU %d: %s\n", g, err.msg);
         return KG_EXIT_ENV;
     }
-    printf("%s\n", d.uuid); /* which GPU this was (the batch's view check) */
+    if (kg_gpu_lock_take(d.uuid, KG_HEALTH_WAIT_S, &l, &lerr) == KG_EXIT_ENV) {
+        fprintf(stderr, "kgate: %s: its health not checked\n", lerr.msg);
+        printf("%s\n", d.uuid);
+        return 0;
+    }
+    int bad = cudaSetDevice(g) != cudaSuccess || cudaMalloc(&p, 1 << 20) != cudaSuccess ||
+              cudaMemset(p, 0, 1 << 20) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+              cudaFree(p) != cudaSuccess;
+    if (bad)
+        fprintf(stderr, "kgate: GPU %d: %s\n", g, cudaGetErrorString(cudaGetLastError()));
+    cudaError_t reset = cudaDeviceReset(); /* the context gone before the lock is */
+    if (reset != cudaSuccess && !bad) {
+        fprintf(stderr, "kgate: GPU %d: cudaDeviceReset failed at %s:%d: %s\n", g, __FILE__, __LINE__,
+                cudaGetErrorString(reset));
+        bad = 1;
+    }
+    kg_gpu_lock_drop(&l);
+    if (bad)
+        return KG_EXIT_ENV;
+    printf("%s\n", d.uuid);
     return 0;
 }
 

@@ -127,17 +127,23 @@ static struct {
  * then go on without it. */
 static struct {
     char uuid[64];
+    double wait_s; /* lock_wait_s of the command */
     int warned;
 } gl;
 
-static int gpu_take(double timeout_s, kg_gpu_lock *l, kg_err *err)
+/* How long a job waits for its GPU's lock: as long as any job may hold it
+ * (a library job 4, --memcheck 10 times --timeout; the roofs' measurement
+ * under 600 s). */
+static double lock_wait_s(const kg_options *o) { return 10 * o->timeout_s + 600; }
+
+static int gpu_take(kg_gpu_lock *l, kg_err *err)
 {
     kg_err e = {0, ""};
     l->fd = -1;
     l->waited_s = 0;
     if (!gl.uuid[0])
         return 0;
-    int rc = kg_gpu_lock_take(gl.uuid, timeout_s, l, &e);
+    int rc = kg_gpu_lock_take(gl.uuid, gl.wait_s > 0 ? gl.wait_s : 600, l, &e);
     if (rc == KG_EXIT_IO) {
         if (!gl.warned++)
             fprintf(stderr, "kgate: %s (jobs go on without the GPU lock)\n", e.msg);
@@ -155,6 +161,7 @@ static void gpu_lock_target(const kg_options *o)
     int n;
     kg_device_info d;
     kg_err e = {0, ""};
+    gl.wait_s = lock_wait_s(o);
     if (!gl.uuid[0] && kg_device_count(&n, &e) == 0 && o->device < n && kg_device_query(o->device, &d, &e) == 0)
         snprintf(gl.uuid, sizeof gl.uuid, "%s", d.uuid);
 }
@@ -206,7 +213,7 @@ static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_
                        kg_others *o, double *waited_s, kg_err *err)
 {
     kg_gpu_lock l;
-    if (gpu_take(timeout_s, &l, err))
+    if (gpu_take(&l, err))
         return err->code;
     if (waited_s)
         *waited_s = l.waited_s;
@@ -281,19 +288,27 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
     if (rc == 1 || o->force) {
         kg_peaks pk;
         kg_gpu_lock l;
+        kg_err lerr = {0, ""};
+        snprintf(gl.uuid, sizeof gl.uuid, "%s", d->uuid);
+        gl.wait_s = lock_wait_s(o);
+        if (gpu_take(&l, err))
+            return err->code;
+        /* another kgate process may have measured them while this one waited */
+        if (!o->force && kg_roofs_load(path, roofs, &lerr) == 0 && kg_roofs_plausible(roofs, &ds, why, sizeof why)) {
+            kg_gpu_lock_drop(&l);
+            roofs->fp32 = ds.fp32;
+            return 0;
+        }
         if (progress_on())
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
-        snprintf(gl.uuid, sizeof gl.uuid, "%s", d->uuid);
-        if (gpu_take(600, &l, err))
-            return err->code;
         rc = use_device(d, err) || kg_peaks_measure(&pk, roofs, err) ||
              kg_roofs_save(path, roofs, d->uuid, d->name, err);
+        /* no context of this process stays beside the workers' (a GPU in
+         * exclusive-process mode would refuse theirs); gone before the lock is */
+        cudaError_t reset = cudaDeviceReset();
         kg_gpu_lock_drop(&l);
         if (rc)
             return err->code;
-        /* no context of this process stays beside the workers' (a GPU in
-         * exclusive-process mode would refuse theirs) */
-        cudaError_t reset = cudaDeviceReset();
         if (reset != cudaSuccess)
             return kg_err_set(err, KG_EXIT_ENV, "cudaDeviceReset failed at %s:%d: %s", __FILE__, __LINE__,
                               cudaGetErrorString(reset));
@@ -344,9 +359,16 @@ int kg_cmd_peaks(const kg_options *o)
     kg_roofs_datasheet(d.name, d.mem_clock_khz, d.bus_bits, &ds);
     kg_gpu_lock l;
     snprintf(gl.uuid, sizeof gl.uuid, "%s", d.uuid);
-    if (gpu_take(600, &l, &err) || use_device(&d, &err) || kg_peaks_measure(&pk, &roofs, &err))
+    gl.wait_s = lock_wait_s(o);
+    if (gpu_take(&l, &err) || use_device(&d, &err) || kg_peaks_measure(&pk, &roofs, &err))
         return fail(&err);
+    cudaError_t reset = cudaDeviceReset(); /* its context gone before the lock is */
     kg_gpu_lock_drop(&l);
+    if (reset != cudaSuccess) {
+        kg_err_set(&err, KG_EXIT_ENV, "cudaDeviceReset failed at %s:%d: %s", __FILE__, __LINE__,
+                   cudaGetErrorString(reset));
+        return fail(&err);
+    }
     if (kg_roofs_cache_path(d.uuid, path, sizeof path, &err) ||
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))
         return fail(&err);
@@ -544,7 +566,7 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     int n = 0, found = 0;
     kg_gpu_lock l;
     gpu_lock_target(o);
-    if (gpu_take(o->timeout_s, &l, err))
+    if (gpu_take(&l, err))
         return err->code;
     int rc = kg_job_run(exe, &js, o->timeout_s, NULL, NULL, &table, &n, err);
     kg_gpu_lock_drop(&l);
@@ -717,7 +739,7 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
         kg_result x;
         memset(&x, 0, sizeof x);
         kg_gpu_lock l;
-        if (gpu_take(timeout_s * 10, &l, err))
+        if (gpu_take(&l, err))
             return err->code;
         int jrc = kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err);
         kg_gpu_lock_drop(&l);
@@ -745,7 +767,7 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     memset(&x, 0, sizeof x);
     j.diagnose = 1;
     kg_gpu_lock l;
-    if (gpu_take(timeout_s, &l, err))
+    if (gpu_take(&l, err))
         return err->code;
     int jrc = kg_job_run(exe, &j, timeout_s, &x, NULL, NULL, NULL, err);
     kg_gpu_lock_drop(&l);

@@ -39,37 +39,65 @@ int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
     return 0;
 }
 
+/* Opens path and polls flock on it until taken (0), the deadline passes
+ * or a stop is asked (KG_EXIT_ENV), or an error (KG_EXIT_IO); the file
+ * taken must still be the one at path (one unlinked or replaced while this
+ * waited is opened again). */
+static int take_file(const char *path, const char *uuid, double t0, double timeout_s, int *out, kg_err *err)
+{
+    for (;;) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s: %s", path, strerror(errno));
+        for (;;) {
+            if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                break;
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                int e = errno;
+                close(fd);
+                return kg_err_set(err, KG_EXIT_IO, "GPU lock: flock %s: %s", path, strerror(e));
+            }
+            if (kg_mono() - t0 >= timeout_s || kg_stop_requested()) {
+                close(fd);
+                return kg_err_set(err, KG_EXIT_ENV,
+                                  "GPU %s busy: another kgate process held its lock (%s) for %.0f s", uuid, path,
+                                  kg_mono() - t0);
+            }
+            struct timespec ts = {0, (long)(POLL_S * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        struct stat held, now;
+        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
+            *out = fd;
+            return 0;
+        }
+        close(fd); /* the file went away under it: take the new one */
+    }
+}
+
 int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err)
 {
     const char *off = getenv("KGATE_GPU_LOCK");
-    char path[1200];
+    char path[1200], turn[1300];
+    int tfd = -1, fd = -1;
     l->fd = -1;
     l->waited_s = 0;
     if (off && strcmp(off, "0") == 0)
         return 0;
     if (kg_gpu_lock_path(uuid, path, sizeof path, err))
         return err->code;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s: %s", path, strerror(errno));
+    /* waiters queue on a second file first, so that at most one polls the
+     * GPU's lock: a holder that lets go and takes it again queues behind
+     * that one, and the lock goes round instead of back to its holder */
+    snprintf(turn, sizeof turn, "%s.turn", path);
     double t0 = kg_mono();
-    for (;;) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            break;
-        if (errno != EWOULDBLOCK && errno != EINTR) {
-            int e = errno;
-            close(fd);
-            return kg_err_set(err, KG_EXIT_IO, "GPU lock: flock %s: %s", path, strerror(e));
-        }
-        if (kg_mono() - t0 >= timeout_s || kg_stop_requested()) {
-            close(fd);
-            return kg_err_set(err, KG_EXIT_ENV,
-                              "GPU %s busy: another kgate process held its lock (%s) for %.0f s", uuid, path,
-                              kg_mono() - t0);
-        }
-        struct timespec ts = {0, (long)(POLL_S * 1e9)};
-        nanosleep(&ts, NULL);
-    }
+    if (take_file(turn, uuid, t0, timeout_s, &tfd, err))
+        return err->code;
+    int rc = take_file(path, uuid, t0, timeout_s, &fd, err);
+    flock(tfd, LOCK_UN);
+    close(tfd);
+    if (rc)
+        return rc;
     l->fd = fd;
     l->waited_s = kg_mono() - t0;
     return 0;

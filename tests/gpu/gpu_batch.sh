@@ -5,8 +5,10 @@
 # and a candidate that does not exist, plus the fast kernel pinned to each
 # GPU present. Every valid job is recorded exactly once with the verdict it
 # should get, every GPU judged a job, the missing candidate is named in one
-# line while the rest went on (exit 3), each job saw its GPU alone, and a
-# rerun of the same command runs nothing and adds no line.
+# line while the rest went on (exit 3), each job saw its GPU alone, the
+# same manifest with --jobs-per-gpu 2 gets the same verdicts with none
+# flagged shared-gpu, and a rerun of the same command runs nothing and adds
+# no line.
 . "$(dirname "$0")/common.sh"
 t=$build/tests/batch-gpu
 rm -rf "$t" && mkdir -p "$t" || exit 1
@@ -77,6 +79,25 @@ PY
 expect "no GPU the batch could not show alone" 0 "$(grep -c 'did not select\|could not be read' "$t/out.txt")"
 expect "every job ran with CUDA_VISIBLE_DEVICES one of this machine's GPU UUIDs" "$(wc -l <"$t/r.jsonl")" \
     "$(cut -d' ' -f2 "$t/uuids.txt" | grep -cxFf - "$t/cvd.log")"
+# --jobs-per-gpu 2: the same verdicts, two jobs a GPU at once taking turns
+# on its lock, and no result flagged for sharing the GPU with the other
+"$kgate" batch "$t/m.jsonl" -o "$t/r2.jsonl" --jobs-per-gpu 2 --timeout 300 -- --max-time 1 >"$t/out-2.txt" 2>&1
+expect "--jobs-per-gpu 2: exit (the missing candidate again)" 3 "$?"
+expect "--jobs-per-gpu 2: the same verdicts, none shared-gpu" "same 0" "$(python3 - "$t/r.jsonl" "$t/r2.jsonl" <<'PY'
+import json, sys
+def verdicts(p):
+    out, shared = {}, 0
+    for l in open(p):
+        x = json.loads(l)
+        for r in (x.get("check") or {}).get("results", []):
+            out[x["id"]] = r["verdict"]
+            shared += "shared-gpu" in r["flags"]
+    return out, shared
+a, _ = verdicts(sys.argv[1])
+b, shared = verdicts(sys.argv[2])
+print("same" if a == b else "differ: %s against %s" % (a, b), shared)
+PY
+)"
 n1=$(wc -l <"$t/r.jsonl")
 "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
 expect "a rerun: exit (the missing candidate again)" 3 "$?"

@@ -6,7 +6,8 @@
 # --lib-cache keeps none of them; once it is gone, the same checks have
 # gpu/others 0 and no flag, --lib-cache keeps the library's times, and a
 # Python candidate (the fork server, a Python worker, its library paths in
-# torch) is not flagged either. Needs torch (KGATE_PYTHON or python3).
+# torch) is not flagged either, and two checks at once take turns on the
+# GPU lock without seeing each other. Needs torch (KGATE_PYTHON or python3).
 . "$(dirname "$0")/common.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 py=${KGATE_PYTHON:-python3}
@@ -41,6 +42,17 @@ kg check "$k" --sizes small --max-time 1 --json "$t/alone.json" >"$t/alone.txt" 
 kg check "$k" --sizes small --max-time 1 --lib-cache --json "$t/cached-alone.json" >"$t/cached-alone.txt" 2>&1
 expect "--lib-cache kept the library's times once alone" 1 "$([ "$(lines)" -ge 1 ] && echo 1 || echo 0)"
 kg check "$src/tests/python/problem_cand.py" --max-time 1 --json "$t/python.json" >"$t/python.txt" 2>&1
+# two checks at once on the GPU take turns on its lock: neither sees the
+# other as another process, and one of them waited for its turn
+kg check "$k" --sizes small --max-time 1 --json "$t/twin1.json" >"$t/twin1.txt" 2>&1 &
+kg check "$build/libkgate_bundled.so:add_v1_fp16" --sizes small --max-time 1 --json "$t/twin2.json" >"$t/twin2.txt" 2>&1
+wait
+expect "two checks at once: both judged, neither flagged, one waited for the GPU" "2 0 1" "$(python3 -c "
+import json, sys
+rs = [json.load(open(p))['results'][0] for p in sys.argv[1:]]
+print(sum(r['verdict'] in ('OK', 'SLOW') for r in rs), sum('shared-gpu' in r['flags'] for r in rs),
+      int(any(r['summaries'].get('job/gpu_wait', {}).get('value', 0) > 0 for r in rs)))
+" "$t/twin1.json" "$t/twin2.json" 2>/dev/null || echo "no results")"
 get() { # get JSON -> "verdict others mem_GiB shared no-baseline lib-time" of its first result
     python3 -c "
 import json, sys
