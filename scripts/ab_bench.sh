@@ -21,10 +21,21 @@ opts=${*:---timeout 20 --lib-cache --min-time 0.05}
 mkdir -p "$out"
 m=$out/jobs-ab.jsonl
 "$(dirname "$0")/repeat_jobs.sh" "$a" >"$m"
+va=$("$a/kgate" version) vb=$("$b/kgate" version)
+if [ "$va" = "$vb" ] && [ "${AB_BATCH_A:-}" = "${AB_BATCH_B:-}" ]; then
+    echo "ab_bench: A and B are the same ($va) with the same batch options: nothing to compare" >&2
+    exit 3
+fi
+echo "A: $va ${AB_BATCH_A:-}; B: $vb ${AB_BATCH_B:-}"
+# both sides judge against the same roofs, measured once here when there are none
 roofs_from=${XDG_CACHE_HOME:-$HOME/.cache}
+if ! ls "$roofs_from"/kgate/roofs-*.json >/dev/null 2>&1; then
+    XDG_CACHE_HOME=$out/xdg-roofs "$a/kgate" peaks >"$out/peaks.txt" 2>&1 || { echo "ab_bench: kgate peaks failed" >&2; exit 5; }
+    roofs_from=$out/xdg-roofs
+fi
 for side in A B; do
     mkdir -p "$out/xdg-$side/kgate"
-    cp "$roofs_from"/kgate/roofs-*.json "$out/xdg-$side/kgate/" 2>/dev/null
+    cp "$roofs_from"/kgate/roofs-*.json "$out/xdg-$side/kgate/"
 done
 for step in A:fill B:fill A:warm B:warm; do
     side=${step%%:*} run=${step#*:}

@@ -16,6 +16,7 @@ B=${BUILD:-.devbuild}
 mkdir -p "$DEST" "$B/tests"
 export XDG_CACHE_HOME=$OUT/cache
 steps=${*:-info peaks refs variants faults adversarial sandbox run verdicts}
+echo "== $("$B/kgate" version) from $B" # which build this call runs
 log() { echo "== $* ($(date -u +%H:%M:%S))"; }
 # the batch bench's folder (kept on the machine between calls), copied in at every pack
 BATCH_DIR=${BATCH_OUT:-/tmp/kgate-batch}

@@ -12,6 +12,7 @@ fails=0 n=0
 expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
 export KG_BATCH_RUNNER=$src/tests/fake_check.sh KG_BATCH_GPUS=2
 unset CUDA_VISIBLE_DEVICES # the jobs' view is the batch's to set
+export KGATE_LOCK_DIR=$t/locks # the GPU locks' directory, this test's own
 ids() { python3 -c "import json,sys; ids=[json.loads(l)['id'] for l in open(sys.argv[1])]; print(len(ids), len(set(ids)))" "$1"; }
 cd "$t"
 for i in $(seq 1 60); do : >c$i.so; done
@@ -95,6 +96,15 @@ expect "jobs-per-gpu 2, GPU 1 failing: exit, lines, distinct ids" "0 62 62" "$? 
 # job, failed beside the first, is moved on, not held for a GPU breaker
 expect "jobs-per-gpu 2, GPU 1 failing: nothing from it, drained once, no job left undone" "0 1 0" \
     "$(grep -c '"gpu":1' rjd.jsonl) $(grep -c 'GPU 1 failed its health check: drained' outjd.txt) $(grep -c 'left undone' outjd.txt)"
+# several jobs a GPU only with a GPU lock that works
+KGATE_GPU_LOCK=0 "$kgate" batch m.jsonl -o rjx.jsonl --jobs-per-gpu 2 >outjx.txt 2>&1
+expect "--jobs-per-gpu 2 with the lock off: refused (exit 3), said" "3 1" \
+    "$? $(grep -c 'jobs-per-gpu 2 needs the GPU lock, which KGATE_GPU_LOCK=0 turns off' outjx.txt)"
+mkdir -m 755 open-locks
+KGATE_LOCK_DIR=$t/open-locks "$kgate" batch m.jsonl -o rjx.jsonl --jobs-per-gpu 2 >outjx.txt 2>&1
+expect "--jobs-per-gpu 2 with a lock directory open to others: refused (exit 6), said" "6 1" \
+    "$? $(grep -c 'open-locks is not a directory of this user.s own with mode 0700' outjx.txt)"
+expect "refused before any job ran" 0 "$(cat rjx.jsonl 2>/dev/null | wc -l)"
 for bad in 0 5 x; do
     "$kgate" batch m.jsonl -o rjx.jsonl --jobs-per-gpu $bad >outjx.txt 2>&1
     expect "--jobs-per-gpu $bad: a usage error (exit 3)" "3 1" "$? $(grep -c 'jobs-per-gpu: a whole number from 1 to 4' outjx.txt)"

@@ -18,7 +18,7 @@
 
 #define UUID "GPU-0123abcd-0000-1111-2222-333344445555"
 
-static char run_dir[256];
+static char run_dir[256], lock_dir[300];
 
 static int setup(void **state)
 {
@@ -26,7 +26,8 @@ static int setup(void **state)
     snprintf(run_dir, sizeof run_dir, "%s/gpulock-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(run_dir))
         return -1;
-    setenv("XDG_RUNTIME_DIR", run_dir, 1);
+    snprintf(lock_dir, sizeof lock_dir, "%s/kgate", run_dir);
+    setenv("KGATE_LOCK_DIR", lock_dir, 1);
     unsetenv("KGATE_GPU_LOCK");
     return 0;
 }
@@ -69,10 +70,10 @@ static void the_lock_file_is_in_a_directory_of_the_users_own(void **state)
     assert_int_equal(mkdir(link_run, 0700), 0);
     snprintf(link, sizeof link, "%s/kgate", link_run);
     assert_int_equal(symlink(other, link), 0);
-    setenv("XDG_RUNTIME_DIR", link_run, 1);
+    setenv("KGATE_LOCK_DIR", link, 1);
     memset(&e, 0, sizeof e);
     assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), KG_EXIT_IO);
-    setenv("XDG_RUNTIME_DIR", run_dir, 1);
+    setenv("KGATE_LOCK_DIR", lock_dir, 1);
 }
 
 /* a child that tries to take the lock for wait_s; its exit status says how

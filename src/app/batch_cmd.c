@@ -858,6 +858,25 @@ int kg_cmd_batch(int argc, char **argv)
         kg_batch_jobs_free(&jobs);
         return rc;
     }
+    /* several jobs a GPU are safe only while their workers take turns */
+    if (c.per_gpu > 1) {
+        char lock[1200];
+        const char *off = getenv("KGATE_GPU_LOCK");
+        if (off && strcmp(off, "0") == 0)
+            kg_err_set(&err, KG_EXIT_USAGE, "--jobs-per-gpu %d needs the GPU lock, which KGATE_GPU_LOCK=0 turns off",
+                       c.per_gpu);
+        for (int g = 0; g < c.n_gpus && !err.code; g++)
+            if (!c.uuid[g][0])
+                kg_err_set(&err, KG_EXIT_ENV, "--jobs-per-gpu %d: GPU %d's UUID, which names its lock, is unknown",
+                           c.per_gpu, c.gpus[g]);
+            else
+                kg_gpu_lock_path(c.uuid[g], lock, sizeof lock, &err);
+        if (err.code) {
+            fprintf(stderr, "kgate: %s\n", err.msg);
+            kg_batch_jobs_free(&jobs);
+            return err.code;
+        }
+    }
     int fd, torn;
     kg_idset done = {0};
     /* --done: jobs another run finished (a lost rank's file, the merge of a

@@ -120,6 +120,7 @@ static struct {
     kg_gpu_watch *w;
     long own[KG_ANCESTORS_MAX + 1]; /* and the running worker's pid after them */
     int n_own, warned;
+    long worker; /* the job's worker, once a listing has seen it run */
 } gw;
 
 /* The judged GPU's lock (core/gpu_lock.h), held around each job that puts
@@ -202,7 +203,11 @@ static void watch_sample(kg_others *o, long worker)
     kg_others_note(o, pid, mem, n, gw.own, gw.n_own + (worker > 0));
 }
 
-static void watch_tick(void *ud, long worker) { watch_sample(ud, worker); }
+static void watch_tick(void *ud, long worker)
+{
+    gw.worker = worker;
+    watch_sample(ud, worker);
+}
 
 #define KG_WATCH_PERIOD_S 0.5 /* NVML's listing takes about 0.4 ms (H200) */
 
@@ -217,12 +222,13 @@ static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_
         return err->code;
     if (waited_s)
         *waited_s = l.waited_s;
+    gw.worker = 0;
     watch_sample(o, 0);
     if (gw.w)
         kg_job_watch(watch_tick, o, KG_WATCH_PERIOD_S);
     int rc = kg_job_run(exe, job, timeout_s, r, lib, NULL, NULL, err);
     kg_job_watch(NULL, NULL, 0);
-    watch_sample(o, 0);
+    watch_sample(o, gw.worker); /* a worker reaped is gone, but the driver may list it a moment longer */
     kg_gpu_lock_drop(&l);
     if (lib)
         lib->others = o->n;

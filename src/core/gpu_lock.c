@@ -15,13 +15,13 @@
 
 int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
 {
-    const char *run = getenv("XDG_RUNTIME_DIR");
+    const char *set = getenv("KGATE_LOCK_DIR");
     char dir[1024];
     struct stat st;
     if (!uuid[0] || strpbrk(uuid, "/\\") || strlen(uuid) > 80)
         return kg_err_set(err, KG_EXIT_IO, "GPU lock: not a GPU UUID: '%.80s'", uuid);
-    if (run && run[0] == '/')
-        snprintf(dir, sizeof dir, "%s/kgate", run);
+    if (set && set[0] == '/')
+        snprintf(dir, sizeof dir, "%s", set);
     else
         snprintf(dir, sizeof dir, "/tmp/kgate-%ld", (long)getuid());
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)

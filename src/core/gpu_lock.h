@@ -1,14 +1,15 @@
 /* One GPU's work, one kgate process at a time. Every job that may put work
  * on a GPU (a kernel or library job's worker, the list job's, which loads
- * the candidate, a diagnosis, --memcheck, the roofs' measurement) holds
- * that GPU's lock: flock(2) on a file named after
- * the GPU's UUID, in a directory of the user's own on a local file system
- * ($XDG_RUNTIME_DIR/kgate, else /tmp/kgate-UID; mode 0700, owned by the
- * user, not a link). So two kgate commands on one GPU (two batches, a
- * check beside a batch, a batch's several jobs a GPU) never run their GPU
- * work beside each other, and the time one waited for the other is not in
- * anything timed. The lock goes with the process that holds it, however it
- * ends; a wait has a deadline. KGATE_GPU_LOCK=0 turns it off. */
+ * the candidate, a diagnosis, --memcheck, the roofs' measurement, a batch's
+ * health check) holds that GPU's lock: flock(2) on a file named after the
+ * GPU's UUID, in a directory of the user's own on a local file system
+ * (/tmp/kgate-UID, the same whatever else the environment says, or
+ * KGATE_LOCK_DIR; mode 0700, owned by the user, not a link). So two kgate
+ * commands on one GPU (two batches, a check beside a batch, a batch's
+ * several jobs a GPU) never run their GPU work beside each other, and the
+ * time one waited for the other is not in anything timed. The lock goes
+ * with the process that holds it, however it ends; a wait has a deadline.
+ * KGATE_GPU_LOCK=0 turns it off. */
 #ifndef KG_GPU_LOCK_H
 #define KG_GPU_LOCK_H
 
