@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -117,6 +118,31 @@ static void a_worker_exits_normally_only_under_a_tool(void **state)
     assert_int_equal(kg_worker_exits_normally(2, plain), 1);
     unsetenv("CUDA_INJECTION64_PATH");
 #endif
+}
+
+/* A package's version as an interpreter finds it (the --lib-cache key of
+ * --torch paths): a package there, one that is not, an interpreter that is
+ * not, and an answer that is not a version (a fake interpreter's). */
+static void a_python_package_version(void **state)
+{
+    (void)state;
+    char v[64], fake[] = "/tmp/kgate-fakepy-XXXXXX";
+    if (access("/usr/bin/python3", X_OK) == 0) { /* Debian's, with python3-jsonschema (scripts/deps.sh) */
+        assert_int_equal(kg_python_package_version("/usr/bin/python3", "jsonschema", v, sizeof v), 0);
+        assert_true(v[0] >= '0' && v[0] <= '9');
+        assert_int_equal(kg_python_package_version("/usr/bin/python3", "no-such-package-kg", v, sizeof v), -1);
+        assert_string_equal(v, "");
+    }
+    assert_int_equal(kg_python_package_version("/no/such/python3", "torch", v, sizeof v), -1);
+    int fd = mkstemp(fake);
+    assert_true(fd >= 0);
+    const char *script = "#!/bin/sh\necho '2.11.0; rm -rf /' >&$3\n";
+    assert_int_equal(write(fd, script, strlen(script)), (ssize_t)strlen(script));
+    close(fd);
+    chmod(fake, 0755);
+    assert_int_equal(kg_python_package_version(fake, "torch", v, sizeof v), -1);
+    assert_string_equal(v, "");
+    unlink(fake);
 }
 
 static void ok_events_become_a_result(void **state)
@@ -503,6 +529,7 @@ int main(void)
         cmocka_unit_test(a_wrapped_worker_is_told_it_runs_under_a_tool),
         cmocka_unit_test(a_watch_is_called_while_the_worker_runs),
         cmocka_unit_test(a_worker_exits_normally_only_under_a_tool),
+        cmocka_unit_test(a_python_package_version),
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };

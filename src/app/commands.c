@@ -836,7 +836,8 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
                        kg_libref *lib, double *age_s, kg_others *seen, kg_err *err)
 {
     static int warned, told;
-    char path[PATH_MAX], context[160];
+    static char torch[PATH_MAX + 96];
+    char path[PATH_MAX], context[PATH_MAX + 300];
     kg_err cerr = {0, ""};
     *age_s = -1;
     memset(lib, 0, sizeof *lib);
@@ -847,8 +848,19 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
      * only to ask its version: 0 when it cannot be, as its paths then say) */
     kg_err derr = {0, ""};
     const kg_cudnn_api *dn = kg_cudnn_load(&derr);
-    snprintf(context, sizeof context, "kgate %s+%s driver %s cublasLt %zu cudnn %zu", KG_VERSION, KG_COMMIT,
-             rep->driver, cublasLtGetVersion(), dn ? dn->cudnnGetVersion() : (size_t)0);
+    if (job->torch && !torch[0]) {
+        /* the --torch paths' interpreter and its torch (read from its
+         * metadata, not imported): another torch times another library */
+        char python[PATH_MAX], v[64];
+        kg_err perr = {0, ""};
+        if (kg_python_env(exe, "--torch", python, sizeof python, &perr) == 0)
+            snprintf(torch, sizeof torch, " python %s torch %s", python,
+                     kg_python_package_version(python, "torch", v, sizeof v) == 0 ? v : "?");
+        else
+            snprintf(torch, sizeof torch, " python ? torch ?");
+    }
+    snprintf(context, sizeof context, "kgate %s+%s driver %s cublasLt %zu cudnn %zu%s", KG_VERSION, KG_COMMIT,
+             rep->driver, cublasLtGetVersion(), dn ? dn->cudnnGetVersion() : (size_t)0, job->torch ? torch : "");
     char *key = kg_libcache_key(job, rep->device_uuid, context);
     if (key && kg_libcache_path(rep->device_uuid, path, sizeof path, &cerr) != 0) {
         if (!warned++)

@@ -277,6 +277,44 @@ int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *inpu
     return spawn_worker(NULL, exe, argv, fd_index, input, timeout_s, on_line, ud, st, err);
 }
 
+typedef struct first_line {
+    char *buf;
+    size_t size;
+    int got;
+} first_line;
+
+static int keep_first_line(void *ud, const char *line)
+{
+    first_line *f = ud;
+    if (!f->got++)
+        snprintf(f->buf, f->size, "%s", line);
+    return 0;
+}
+
+int kg_python_package_version(const char *python, const char *package, char *buf, size_t size)
+{
+    static const char prog[] = "import importlib.metadata as m, os, sys\n"
+                               "try:\n    v = m.version(sys.argv[2])\n"
+                               "except Exception:\n    v = ''\n"
+                               "os.write(int(sys.argv[1]), (v + '\\n').encode())\n";
+    char *argv[] = {(char *)python, "-c", (char *)prog, "-1", (char *)package, NULL};
+    char line[128] = "";
+    first_line f = {line, sizeof line, 0};
+    kg_child st;
+    kg_err e = {0, ""};
+    buf[0] = '\0';
+    if (kg_spawn(python, argv, 3, NULL, 10, keep_first_line, &f, &st, &e) || !st.exited || st.code != 0)
+        return -1;
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    if (n == 0 || n >= 64 || n >= size || strspn(line, "0123456789abcdefghijklmnopqrstuvwxyz"
+                                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+_-") != n)
+        return -1;
+    memcpy(buf, line, n + 1);
+    return 0;
+}
+
 /* The fork server for this Python job, started at the first one; NULL where
  * it is off (KGATE_ZYGOTE=0), cannot serve the job (--sandbox, or another
  * interpreter or PYTHONPATH than it started with) or has failed. Jobs under

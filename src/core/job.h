@@ -42,6 +42,12 @@ typedef int (*kg_line_fn)(void *ud, const char *line);
 int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input,
              double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err);
 
+/* The version of Python package `package` as interpreter `python` finds
+ * it, from the package's metadata (nothing is imported), within 10 s: 0
+ * with it in buf (letters, digits and . + _ - only, under 64 bytes), -1
+ * with buf empty when it cannot be told (no such package or interpreter). */
+int kg_python_package_version(const char *python, const char *package, char *buf, size_t size);
+
 /* What one (operator, dtypes, shape) was measured against: every library
  * path, and the bundled fast variant. */
 typedef struct kg_libref {
