@@ -572,6 +572,7 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     int n = 0, found = 0;
     kg_gpu_lock l;
     gpu_lock_target(o);
+    kg_job_warm(exe, &js); /* the Python fork server's imports beside another job's GPU work */
     if (gpu_take(&l, err))
         return err->code;
     int rc = kg_job_run(exe, &js, o->timeout_s, NULL, NULL, &table, &n, err);

@@ -630,6 +630,16 @@ static int python_worker_env(const char *exe, char *python, size_t size, kg_err 
     return 0;
 }
 
+void kg_job_warm(const char *exe, const kg_job *job)
+{
+    char python[PATH_MAX];
+    kg_err e = {0, ""};
+    kg_zygote *z;
+    if ((kg_source_is_python(job->plugin) || (job->mode == KG_JOB_LIBRARY && job->torch)) &&
+        python_worker_env(exe, python, sizeof python, &e) == 0 && (z = python_zygote(python, job->sandbox)))
+        kg_zygote_ready(z, KG_ZYGOTE_READY_S, &e); /* one that fails is stopped: the job then execs its worker */
+}
+
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err)
 {

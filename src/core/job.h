@@ -74,6 +74,12 @@ typedef struct kg_libref {
  * caller frees). Returns non-zero only for errors that stop the command: a
  * bad candidate file, no GPU, a library path that failed; what was measured
  * before is already in *r or *lib. */
+/* Starts, when job would use it, the Python workers' fork server (which
+ * imports torch and the worker host, seconds, and puts no work on a GPU),
+ * so that a caller can have that done before it takes the GPU's lock
+ * (app/commands.c); kg_job_run would start it anyway. */
+void kg_job_warm(const char *exe, const kg_job *job);
+
 /* Whether a worker, its job done, exits normally rather than with _exit
  * (which leaves its CUDA context to the driver): under a tool, whose exit
  * hooks must run (argv holds --under-tool, as kg_job_run_under gives a

@@ -187,25 +187,32 @@ static int request(kg_zygote *z, char *const argv[], const int fds[3], pid_t *pi
     return 0;
 }
 
+int kg_zygote_ready(kg_zygote *z, double ready_s, kg_err *err)
+{
+    char buf[64];
+    if (!z || z->pid <= 0)
+        return kg_err_set(err, KG_EXIT_ENV, "no fork server");
+    if (z->ready)
+        return 0;
+    if (answer(z, buf, sizeof buf, ready_s, err) < 0 || strncmp(buf, "ready ", 6) != 0 ||
+        atol(buf + 6) != (long)z->pid) {
+        if (!err->code)
+            kg_err_set(err, KG_EXIT_ENV, "the fork server did not say it was ready");
+        shut(z);
+        return err->code;
+    }
+    z->ready = 1;
+    return 0;
+}
+
 int kg_zygote_spawn(kg_zygote *z, char *const argv[], const int fds[3], double ready_s, pid_t *pid,
                     kg_err *err)
 {
-    if (!z || z->pid <= 0)
-        return kg_err_set(err, KG_EXIT_ENV, "no fork server");
-    if (!z->ready) {
-        char buf[64];
-        if (answer(z, buf, sizeof buf, ready_s, err) < 0 || strncmp(buf, "ready ", 6) != 0 ||
-            atol(buf + 6) != (long)z->pid) {
-            if (!err->code)
-                kg_err_set(err, KG_EXIT_ENV, "the fork server did not say it was ready");
-            goto dead;
-        }
-        z->ready = 1;
+    if (kg_zygote_ready(z, ready_s, err))
+        return err->code;
+    if (request(z, argv, fds, pid, err)) {
+        shut(z);
+        return err->code;
     }
-    if (request(z, argv, fds, pid, err))
-        goto dead;
     return 0;
-dead:
-    shut(z);
-    return err->code;
 }

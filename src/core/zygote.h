@@ -34,6 +34,10 @@ typedef struct kg_zygote kg_zygote;
 /* Starts `python -m kgate._zygote`; its imports go on while the caller works. */
 int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err);
 
+/* Waits up to ready_s for the server's imports (at once when it has said
+ * it is ready). 0, or the reason it is not (the server is then stopped). */
+int kg_zygote_ready(kg_zygote *z, double ready_s, kg_err *err);
+
 /* A worker running argv (python -m kgate._worker ...) with fds[0] as its
  * stdin, fds[1] as stdout and stderr, fds[2] as descriptor 3. The first call
  * waits up to ready_s for the server's imports. Returns 0 with *pid set, or
