@@ -424,9 +424,9 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
 
 
 def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0,
-               group=8):
-    """Every pair through `kgate batch` (docs/scale.md): one supervisor per GPU,
-    resumable. With `group` > 1 a problem's solutions go in jobs of up to
+               group=8, jobs_per_gpu=1):
+    """Every pair through `kgate batch` (docs/scale.md): one supervisor per GPU
+    (jobs_per_gpu: that many, their GPU work taking turns), resumable. With `group` > 1 a problem's solutions go in jobs of up to
     `group` (candidate_group: one library measurement a job, each solution in
     its own workers), so that a problem with many solutions still spreads
     over the GPUs; `group` 1 is a job per solution. The candidates and the
@@ -451,7 +451,8 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
             parts[jid] = (prob, part, names)
             jobs.append({"id": jid, "candidate": cand, "shape": "large", "options": ["--pin-sha256", sha256_of(cand)]})
     results_path = os.path.join(workdir, "results.jsonl")
-    rc, _summary = api.batch(jobs, results_path, gpus=gpus, timeout=timeout, options=options)
+    rc, _summary = api.batch(jobs, results_path, gpus=gpus, timeout=timeout, options=options,
+                             jobs_per_gpu=jobs_per_gpu)
     doc, results, code = None, [], 4 if errors else 0
     for line in api.read_batch(results_path):
         if line.get("id") not in parts:
@@ -529,7 +530,13 @@ def main(args):
                          "resumable (candidates and results kept in --workdir)")
     ap.add_argument("--workdir", default=None, help="with --gpus: where the candidates and the batch's results "
                                                     "live (default: the --json path + '.d')")
+    ap.add_argument("--jobs-per-gpu", type=int, default=1,
+                    help="with --gpus: jobs on each GPU at once, 1 to 4 (kgate batch --jobs-per-gpu; their GPU "
+                         "work takes turns, the rest of each job, the Python imports included, overlaps)")
     a, rest = ap.parse_known_args(args)
+    if not 1 <= a.jobs_per_gpu <= 4:
+        sys.stderr.write("kgate kernelbench: --jobs-per-gpu: a whole number from 1 to 4\n")
+        return 3
     if rest and rest[0] == "--":
         rest = rest[1:]
     opts = (["--verify-only"] if a.verify_only else []) + rest
@@ -545,7 +552,7 @@ def main(args):
                 return 3
             gpus = "all" if a.gpus == "all" else [int(g) for g in a.gpus.split(",")]
             doc, code = batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p,
-                                   1 if a.separate else 8)
+                                   1 if a.separate else 8, a.jobs_per_gpu)
         else:
             doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar, not a.separate)
     except api.KgateError as e:

@@ -144,7 +144,8 @@ static const char batch_help[] =
 
 static const char kernelbench_help[] =
     "usage: kgate kernelbench PROBLEM.py SOLUTION.py [--json F] [--compile] [--p P] [--timeout S]\n"
-    "       kgate kernelbench PROBLEMS_DIR SOLUTIONS_DIR [--json F] [--gpus all|0,1 [--workdir D]]\n"
+    "       kgate kernelbench PROBLEMS_DIR SOLUTIONS_DIR [--json F] [--gpus all|0,1 [--workdir D]\n"
+    "                         [--jobs-per-gpu N]]\n"
     "  A KernelBench solution judged as a problem outside the catalog (its Model in fp64 the\n"
     "  reference, eager PyTorch the library path), with KernelBench's own gate beside kgate's\n"
     "  verdict; run by python3 -m kgate (docs/python.md). `kgate kernelbench --help` has all.\n";

@@ -3,6 +3,7 @@ imports, validates its arguments before anything runs, and a Python
 candidate's table goes through the worker host and libkgate's validation
 (the list job runs on the CPU). Run by CTest as `python_frontend`; needs
 KGATE_BIN (the kgate executable of the build under test)."""
+import io
 import json
 import os
 import subprocess
@@ -98,6 +99,12 @@ class ImportsAndArguments(unittest.TestCase):
             compile(text, path, "exec")
             self.assertIn("KGATE_PROBLEM = Problem('p1', inputs=load_attr(", text)
             self.assertIn("op='p1', dtype=None, name='mine'", text)
+
+    def test_kernelbench_jobs_per_gpu_argument(self):
+        from kgate import kernelbench
+        with tempfile.TemporaryDirectory() as d, mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+            self.assertEqual(kernelbench.main([d, d, "--gpus", "all", "--workdir", d, "--jobs-per-gpu", "5"]), 3)
+        self.assertIn("--jobs-per-gpu: a whole number from 1 to 4", err.getvalue())
 
     def test_batch_arguments(self):
         with self.assertRaisesRegex(ValueError, "candidate"):
@@ -233,7 +240,7 @@ class ImportsAndArguments(unittest.TestCase):
         from kgate._kernel import sha256_of
         seen = {}
 
-        def fake_batch(jobs, out, gpus="all", timeout=None, options=()):
+        def fake_batch(jobs, out, gpus="all", timeout=None, options=(), jobs_per_gpu=1):
             lines = []
             for j in jobs:
                 with open(j["candidate"]) as f:
@@ -304,6 +311,14 @@ class ImportsAndArguments(unittest.TestCase):
             with open(log) as f:
                 self.assertEqual(len(f.readlines()), 2)  # the rerun judged nothing again
             self.assertEqual(len(doc2["results"]), 2)
+            # jobs_per_gpu reaches kgate batch: the two problems' jobs at once on one GPU
+            conc = os.path.join(d, "conc")
+            os.mkdir(conc)
+            with mock.patch.dict(os.environ, dict(env, KG_BATCH_GPUS="1", KG_FAKE_CONC=conc, KG_FAKE_SLEEP="0.5")):
+                doc3, _ = kernelbench.batch_gpus(probs, sols, os.path.join(d, "work3"), "all", jobs_per_gpu=2)
+            self.assertEqual(len(doc3["results"]), 2)
+            with open(conc + ".log") as f:
+                self.assertEqual(max(int(l.split()[1]) for l in f), 2)
 
     def test_shape_forms(self):
         self.assertEqual(api._shape_arg((4096, 1024)), "4096x1024")
