@@ -123,32 +123,47 @@ static void a_second_process_waits_then_hears_the_gpu_is_busy(void **state)
     kg_gpu_lock_drop(&l);
 }
 
+/* A child that holds the lock: takes it, holds it hold_ms, lets it go and
+ * takes it straight back until again_s have passed, then dies holding it.
+ * Returns its pid once it holds the lock the first time. */
+static pid_t start_holder(int hold_ms, double again_s)
+{
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t c = fork();
+    if (c == 0) {
+        kg_gpu_lock l;
+        kg_err e = {0, ""};
+        double t0 = kg_mono();
+        for (int i = 0;; i++) {
+            if (kg_gpu_lock_take(UUID, 5, &l, &e))
+                _exit(3);
+            if (i == 0 && write(go[1], "y", 1) != 1)
+                _exit(3);
+            usleep((useconds_t)hold_ms * 1000);
+            if (kg_mono() - t0 >= again_s)
+                _exit(0);
+            kg_gpu_lock_drop(&l);
+        }
+    }
+    char x = 'n';
+    close(go[1]);
+    assert_int_equal(read(go[0], &x, 1), 1);
+    assert_int_equal(x, 'y');
+    close(go[0]);
+    return c;
+}
+
 static void a_waiter_gets_it_once_the_holder_lets_go_or_dies(void **state)
 {
     (void)state;
-    int go[2];
-    assert_int_equal(pipe(go), 0);
-    pid_t holder = fork();
-    if (holder == 0) { /* takes it, says so, holds it 0.3 s, and dies holding it */
-        kg_gpu_lock l;
-        kg_err e = {0, ""};
-        char x = kg_gpu_lock_take(UUID, 1, &l, &e) == 0 ? 'y' : 'n';
-        if (write(go[1], &x, 1) != 1)
-            _exit(3);
-        usleep(300 * 1000);
-        _exit(0);
-    }
-    char x;
-    assert_int_equal(read(go[0], &x, 1), 1);
-    assert_int_equal(x, 'y');
+    pid_t holder = start_holder(300, 0); /* holds it 0.3 s and dies holding it */
     kg_gpu_lock l;
     kg_err e = {0, ""};
     assert_int_equal(kg_gpu_lock_take(UUID, 5, &l, &e), 0);
     assert_true(l.waited_s > 0.1 && l.waited_s < 4); /* it waited for the holder's end */
     kg_gpu_lock_drop(&l);
     assert_int_equal(status_of(holder), 0);
-    close(go[0]);
-    close(go[1]);
 }
 
 /* a holder that lets go and takes the lock straight back, over and over,
@@ -156,34 +171,13 @@ static void a_waiter_gets_it_once_the_holder_lets_go_or_dies(void **state)
 static void a_holder_taking_it_again_lets_a_waiter_have_its_turn(void **state)
 {
     (void)state;
-    int go[2];
-    assert_int_equal(pipe(go), 0);
-    pid_t hog = fork();
-    if (hog == 0) {
-        kg_gpu_lock l;
-        kg_err e = {0, ""};
-        char x = 'y';
-        double t0 = kg_mono();
-        for (int i = 0; kg_mono() - t0 < 1.5; i++) {
-            if (kg_gpu_lock_take(UUID, 5, &l, &e))
-                _exit(3);
-            if (i == 0 && write(go[1], &x, 1) != 1)
-                _exit(3);
-            usleep(20 * 1000);
-            kg_gpu_lock_drop(&l);
-        }
-        _exit(0);
-    }
-    char x;
-    assert_int_equal(read(go[0], &x, 1), 1);
+    pid_t hog = start_holder(20, 1.5);
     kg_gpu_lock l;
     kg_err e = {0, ""};
     assert_int_equal(kg_gpu_lock_take(UUID, 0.5, &l, &e), 0); /* within about one hold */
     assert_true(l.waited_s < 0.3);
     kg_gpu_lock_drop(&l);
     assert_int_equal(status_of(hog), 0);
-    close(go[0]);
-    close(go[1]);
 }
 
 static void kgate_gpu_lock_0_turns_it_off(void **state)

@@ -109,13 +109,6 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
         env[k] = NULL;
     }
     pid_t p = fork();
-    if (p < 0) {
-        if (cvd) {
-            free(env);
-            free(cvd_var);
-        }
-        return 125;
-    }
     if (p == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a job never outlives its supervisor (Ctrl-C, a kill) */
@@ -127,11 +120,12 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
         execve(argv[0], argv, env);
         _exit(127);
     }
-    setpgid(p, p);
-    if (cvd) {
+    if (env != environ) /* the child has its copy (or there is no child) */
         free(env);
-        free(cvd_var);
-    }
+    free(cvd_var);
+    if (p < 0)
+        return 125;
+    setpgid(p, p);
     double end = kg_mono() + timeout_s;
     for (;;) {
         int st;
@@ -642,10 +636,13 @@ static void summarize(const char *path, int ran, int skipped, int lost, double w
             printf("GPU %d: drained\n", c->gpus[s]);
 }
 
-/* Each GPU's UUID, for the jobs' view of it (pick_view); asked here, before
- * the supervisors fork, with no CUDA context made. */
-static void gpu_uuids(cfg *c, int fake)
+/* Each GPU's UUID, for the jobs' view of it (pick_view) and its lock;
+ * asked before the supervisors fork, with no CUDA context made (fake GPUs,
+ * KG_BATCH_GPUS: GPU-fake-g). */
+static void gpu_uuids(cfg *c)
 {
+    const char *f = getenv("KG_BATCH_GPUS");
+    int fake = f && *f;
     for (int s = 0; s < c->n_gpus; s++) {
         kg_device_info d;
         kg_err e = {0, ""};
@@ -675,7 +672,6 @@ static int parse_gpus(cfg *c, const char *spec)
     if (!spec || strcmp(spec, "all") == 0) {
         for (int g = 0; g < n && g < MAX_GPUS; g++)
             c->gpus[c->n_gpus++] = g;
-        gpu_uuids(c, fake && *fake);
         return 0;
     }
     char buf[256];
@@ -700,7 +696,6 @@ static int parse_gpus(cfg *c, const char *spec)
             return usage("--gpus: too many");
         c->gpus[c->n_gpus++] = (int)g;
     }
-    gpu_uuids(c, fake && *fake);
     return 0;
 }
 
@@ -858,11 +853,11 @@ int kg_cmd_batch(int argc, char **argv)
         kg_batch_jobs_free(&jobs);
         return rc;
     }
+    gpu_uuids(&c);
     /* several jobs a GPU are safe only while their workers take turns */
     if (c.per_gpu > 1) {
         char lock[1200];
-        const char *off = getenv("KGATE_GPU_LOCK");
-        if (off && strcmp(off, "0") == 0)
+        if (kg_gpu_lock_off())
             kg_err_set(&err, KG_EXIT_USAGE, "--jobs-per-gpu %d needs the GPU lock, which KGATE_GPU_LOCK=0 turns off",
                        c.per_gpu);
         for (int g = 0; g < c.n_gpus && !err.code; g++)

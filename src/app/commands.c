@@ -137,6 +137,13 @@ static struct {
  * under 600 s). */
 static double lock_wait_s(const kg_options *o) { return 10 * o->timeout_s + 600; }
 
+/* The GPU whose lock this command's jobs take, and how long they wait. */
+static void gpu_lock_for(const kg_options *o, const char *uuid)
+{
+    snprintf(gl.uuid, sizeof gl.uuid, "%s", uuid);
+    gl.wait_s = lock_wait_s(o);
+}
+
 static int gpu_take(kg_gpu_lock *l, kg_err *err)
 {
     kg_err e = {0, ""};
@@ -153,6 +160,18 @@ static int gpu_take(kg_gpu_lock *l, kg_err *err)
     return rc ? kg_err_set(err, rc, "%s", e.msg) : 0;
 }
 
+/* kg_job_run_under (wrapper NULL: kg_job_run) holding the GPU's lock. */
+static int run_locked(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s, kg_result *r,
+                      kg_table_entry **table, int *n_table, kg_err *err)
+{
+    kg_gpu_lock l;
+    if (gpu_take(&l, err))
+        return err->code;
+    int rc = kg_job_run_under(wrapper, exe, job, timeout_s, r, NULL, table, n_table, err);
+    kg_gpu_lock_drop(&l);
+    return rc;
+}
+
 /* The GPU whose lock the jobs take, asked before anything else needs it:
  * the list job runs before the device is opened for judging, and loading a
  * candidate can put work on the GPU (a constructor, a Python import). With
@@ -164,7 +183,7 @@ static void gpu_lock_target(const kg_options *o)
     kg_err e = {0, ""};
     gl.wait_s = lock_wait_s(o);
     if (!gl.uuid[0] && kg_device_count(&n, &e) == 0 && o->device < n && kg_device_query(o->device, &d, &e) == 0)
-        snprintf(gl.uuid, sizeof gl.uuid, "%s", d.uuid);
+        gpu_lock_for(o, d.uuid);
 }
 
 static void watch_start(const kg_device_info *d)
@@ -251,22 +270,19 @@ static void others_to_result(kg_result *r, const kg_others *job_seen, const kg_o
     }
 }
 
-/* The library measurement a kernel is judged against: none with
- * --verify-only, and none when another process shared the GPU with the
- * library job, since a slowed library would flatter the kernel (it is then
- * judged on rho alone, flags no-baseline and shared-gpu, and
- * library_not_used says why). */
-static const kg_libref *lib_for_judging(const kg_options *o, const kg_libref *lib, const kg_others *lib_seen)
+/* Ends GPU work done in this process (the roofs' measurement): its context
+ * reset, and gone before the GPU's lock is let go, so that no context of
+ * kgate's own stays beside the workers' (a GPU in exclusive-process mode
+ * would refuse theirs). Returns err's code, a failed reset's when there was
+ * none before. */
+static int context_done(kg_gpu_lock *l, kg_err *err)
 {
-    return o->verify_only || lib_seen->n > 0 ? NULL : lib;
-}
-
-static void library_not_used(const kg_options *o, kg_result *r, const kg_others *lib_seen)
-{
-    if (!o->verify_only && lib_seen->n > 0)
-        snprintf(r->baseline_note, sizeof r->baseline_note,
-                 "not used: %d other process(es) held a context on the GPU around the library job (shared-gpu)",
-                 lib_seen->n);
+    cudaError_t reset = cudaDeviceReset();
+    kg_gpu_lock_drop(l);
+    if (reset != cudaSuccess && !err->code)
+        kg_err_set(err, KG_EXIT_ENV, "cudaDeviceReset failed at %s:%d: %s", __FILE__, __LINE__,
+                   cudaGetErrorString(reset));
+    return err->code;
 }
 
 /* Roofs for rho: cached measured ones (measuring them when absent or from
@@ -295,8 +311,7 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
         kg_peaks pk;
         kg_gpu_lock l;
         kg_err lerr = {0, ""};
-        snprintf(gl.uuid, sizeof gl.uuid, "%s", d->uuid);
-        gl.wait_s = lock_wait_s(o);
+        gpu_lock_for(o, d->uuid);
         if (gpu_take(&l, err))
             return err->code;
         /* another kgate process may have measured them while this one waited */
@@ -307,17 +322,10 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
         }
         if (progress_on())
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
-        rc = use_device(d, err) || kg_peaks_measure(&pk, roofs, err) ||
-             kg_roofs_save(path, roofs, d->uuid, d->name, err);
-        /* no context of this process stays beside the workers' (a GPU in
-         * exclusive-process mode would refuse theirs); gone before the lock is */
-        cudaError_t reset = cudaDeviceReset();
-        kg_gpu_lock_drop(&l);
-        if (rc)
+        if (!use_device(d, err) && !kg_peaks_measure(&pk, roofs, err))
+            kg_roofs_save(path, roofs, d->uuid, d->name, err);
+        if (context_done(&l, err)) /* a failure above, or the reset's */
             return err->code;
-        if (reset != cudaSuccess)
-            return kg_err_set(err, KG_EXIT_ENV, "cudaDeviceReset failed at %s:%d: %s", __FILE__, __LINE__,
-                              cudaGetErrorString(reset));
     }
     roofs->fp32 = ds.fp32; /* CUDA-core fp32 is not measured: datasheet */
     return 0;
@@ -364,17 +372,13 @@ int kg_cmd_peaks(const kg_options *o)
         return fail(&err);
     kg_roofs_datasheet(d.name, d.mem_clock_khz, d.bus_bits, &ds);
     kg_gpu_lock l;
-    snprintf(gl.uuid, sizeof gl.uuid, "%s", d.uuid);
-    gl.wait_s = lock_wait_s(o);
-    if (gpu_take(&l, &err) || use_device(&d, &err) || kg_peaks_measure(&pk, &roofs, &err))
+    gpu_lock_for(o, d.uuid);
+    if (gpu_take(&l, &err))
         return fail(&err);
-    cudaError_t reset = cudaDeviceReset(); /* its context gone before the lock is */
-    kg_gpu_lock_drop(&l);
-    if (reset != cudaSuccess) {
-        kg_err_set(&err, KG_EXIT_ENV, "cudaDeviceReset failed at %s:%d: %s", __FILE__, __LINE__,
-                   cudaGetErrorString(reset));
+    if (!use_device(&d, &err))
+        kg_peaks_measure(&pk, &roofs, &err);
+    if (context_done(&l, &err)) /* a failure above, or the reset's */
         return fail(&err);
-    }
     if (kg_roofs_cache_path(d.uuid, path, sizeof path, &err) ||
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))
         return fail(&err);
@@ -570,14 +574,9 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     snprintf(js.plugin, sizeof js.plugin, "%s", path);
     kg_table_entry *table = NULL;
     int n = 0, found = 0;
-    kg_gpu_lock l;
     gpu_lock_target(o);
     kg_job_warm(exe, &js); /* the Python fork server's imports beside another job's GPU work */
-    if (gpu_take(&l, err))
-        return err->code;
-    int rc = kg_job_run(exe, &js, o->timeout_s, NULL, NULL, &table, &n, err);
-    kg_gpu_lock_drop(&l);
-    if (rc)
+    if (run_locked(NULL, exe, &js, o->timeout_s, NULL, &table, &n, err))
         return err->code;
     for (int i = 0; i < n; i++) {
         const kg_table_entry *k = &table[i];
@@ -745,12 +744,7 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
         kg_job j = checked_once(base);
         kg_result x;
         memset(&x, 0, sizeof x);
-        kg_gpu_lock l;
-        if (gpu_take(&l, err))
-            return err->code;
-        int jrc = kg_job_run_under(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, NULL, err);
-        kg_gpu_lock_drop(&l);
-        if (jrc)
+        if (run_locked(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, err))
             return err->code;
         if (x.wrapper_exit == 86 || (x.verdict == KG_V_CRASH && x.wrapper_exit != 0)) {
             r->verdict = KG_V_INCORRECT;
@@ -773,12 +767,7 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     kg_result x;
     memset(&x, 0, sizeof x);
     j.diagnose = 1;
-    kg_gpu_lock l;
-    if (gpu_take(&l, err))
-        return err->code;
-    int jrc = kg_job_run(exe, &j, timeout_s, &x, NULL, NULL, NULL, err);
-    kg_gpu_lock_drop(&l);
-    if (jrc) {
+    if (run_locked(NULL, exe, &j, timeout_s, &x, NULL, NULL, err)) {
         free(x.diag);
         return err->code;
     }
@@ -884,6 +873,32 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
     return rc;
 }
 
+/* A kernel job's result judged against its group's library measurement
+ * (lib_age: its age when it came from --lib-cache, else -1), except with
+ * --verify-only and when another process shared the GPU with the library
+ * job, since a slowed library would flatter the kernel: it is then judged on
+ * rho alone (flags no-baseline and shared-gpu; baseline_note says why). With
+ * what the GPU's listings saw (gpu/others) and how long the job waited for
+ * the GPU's lock. */
+static void judge_kernel(const kg_options *o, kg_result *r, const target *t, const kg_shape *shape,
+                         const kg_job *job, const kg_roofs *roofs, const kg_libref *lib, double lib_age,
+                         const kg_others *seen, const kg_others *lib_seen, double waited)
+{
+    int lib_shared = !o->verify_only && lib_seen->n > 0;
+    kg_judge(r, t->op, t->types, shape, &job->scalars, roofs, o->verify_only || lib_shared ? NULL : lib, &o->gate);
+    if (lib_shared)
+        snprintf(r->baseline_note, sizeof r->baseline_note,
+                 "not used: %d other process(es) held a context on the GPU around the library job (shared-gpu)",
+                 lib_seen->n);
+    if (!o->verify_only) {
+        if (lib_age >= 0)
+            kg_result_set(r, "lib/cache/age", lib_age);
+        others_to_result(r, seen, lib_seen);
+    }
+    if (waited > 0.001)
+        kg_result_set(r, "job/gpu_wait", waited);
+}
+
 /* Checks every target at every shape; results go to rep in order. */
 static int judge_all(const kg_options *o, const char *exe, const char *bundled, targets *tg,
                      kg_report *rep, kg_err *err)
@@ -962,15 +977,7 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 }
                 if (o->memcheck && r.verdict == KG_V_SKIPPED && memcheck(exe, &job, o->timeout_s, &r, err))
                     return err->code;
-                kg_judge(&r, t->op, t->types, &shape, &job.scalars, &rep->roofs, lib_for_judging(o, &lib, &lib_seen),
-                         &o->gate);
-                library_not_used(o, &r, &lib_seen);
-                if (lib_age >= 0 && !o->verify_only)
-                    kg_result_set(&r, "lib/cache/age", lib_age);
-                if (!o->verify_only)
-                    others_to_result(&r, &seen, &lib_seen);
-                if (waited > 0.001)
-                    kg_result_set(&r, "job/gpu_wait", waited);
+                judge_kernel(o, &r, t, &shape, &job, &rep->roofs, &lib, lib_age, &seen, &lib_seen, waited);
                 if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
                     diagnose_again(exe, &job, o->timeout_s, &r, err))
                     return err->code;
@@ -1221,14 +1228,7 @@ static int tune_one(const kg_options *o, const char *exe, const target *t, kg_jo
             kg_report_add(rep, &r);
         return err->code;
     }
-    kg_judge(&r, t->op, t->types, shape, &job->scalars, &rep->roofs, lib_for_judging(o, lib, lib_seen), &o->gate);
-    library_not_used(o, &r, lib_seen);
-    if (lib_age >= 0 && !o->verify_only)
-        kg_result_set(&r, "lib/cache/age", lib_age);
-    if (!o->verify_only)
-        others_to_result(&r, &seen, lib_seen);
-    if (waited > 0.001)
-        kg_result_set(&r, "job/gpu_wait", waited);
+    judge_kernel(o, &r, t, shape, job, &rep->roofs, lib, lib_age, &seen, lib_seen, waited);
     if (!kg_report_add(rep, &r))
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     checkpoint(o, rep, done, total);

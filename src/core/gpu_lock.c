@@ -75,14 +75,19 @@ static int take_file(const char *path, const char *uuid, double t0, double timeo
     }
 }
 
-int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err)
+int kg_gpu_lock_off(void)
 {
     const char *off = getenv("KGATE_GPU_LOCK");
+    return off && strcmp(off, "0") == 0;
+}
+
+int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err)
+{
     char path[1200], turn[1300];
     int tfd = -1, fd = -1;
     l->fd = -1;
     l->waited_s = 0;
-    if (off && strcmp(off, "0") == 0)
+    if (kg_gpu_lock_off())
         return 0;
     if (kg_gpu_lock_path(uuid, path, sizeof path, err))
         return err->code;

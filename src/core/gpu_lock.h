@@ -28,6 +28,9 @@ typedef struct kg_gpu_lock {
  * KG_EXIT_IO naming the problem when it is not the user's own). */
 int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err);
 
+/* Whether KGATE_GPU_LOCK=0 turns the lock off. */
+int kg_gpu_lock_off(void);
+
 /* Takes GPU uuid's lock, waiting at most timeout_s (polling; a stop
  * request ends the wait too). Waiters take turns: each queues on a second
  * file (the lock's name and .turn) before it polls the lock, so a holder

@@ -68,12 +68,6 @@ typedef struct kg_libref {
                           * the command that ran it): not kept either */
 } kg_libref;
 
-/* Runs one worker for job. KERNEL: the result goes to *r (its verdict is
- * KG_V_SKIPPED until kg_judge, unless the kernel crashed, hung, was wrong or
- * broke the protocol). LIBRARY: *lib. LIST: *table and *n_table (malloc'd,
- * caller frees). Returns non-zero only for errors that stop the command: a
- * bad candidate file, no GPU, a library path that failed; what was measured
- * before is already in *r or *lib. */
 /* Starts, when job would use it, the Python workers' fork server (which
  * imports torch and the worker host, seconds, and puts no work on a GPU),
  * so that a caller can have that done before it takes the GPU's lock
@@ -94,6 +88,12 @@ int kg_worker_exits_normally(int argc, char *const argv[]);
 typedef void (*kg_job_tick)(void *ud, long worker_pid);
 void kg_job_watch(kg_job_tick fn, void *ud, double period_s);
 
+/* Runs one worker for job. KERNEL: the result goes to *r (its verdict is
+ * KG_V_SKIPPED until kg_judge, unless the kernel crashed, hung, was wrong or
+ * broke the protocol). LIBRARY: *lib. LIST: *table and *n_table (malloc'd,
+ * caller frees). Returns non-zero only for errors that stop the command: a
+ * bad candidate file, no GPU, a library path that failed; what was measured
+ * before is already in *r or *lib. */
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                kg_table_entry **table, int *n_table, kg_err *err);
 

@@ -6,29 +6,25 @@
 
 #include "kg.h"
 
-int kg_self_and_ancestors(long *pids, int max)
-{
-    int n = 0;
-    long p = (long)getpid();
-    while (p > 0 && n < max) {
-        int seen = 0;
-        for (int i = 0; i < n; i++)
-            seen |= pids[i] == p;
-        if (seen)
-            break;
-        long ppid, pgrp;
-        pids[n++] = p;
-        p = kg_proc_parent(p, &ppid, &pgrp) == 0 ? ppid : -1;
-    }
-    return n;
-}
-
+/* 1 + where x is in v[0..n), or 0 */
 static int has(const long *v, int n, long x)
 {
     for (int i = 0; i < n; i++)
         if (v[i] == x)
             return i + 1;
     return 0;
+}
+
+int kg_self_and_ancestors(long *pids, int max)
+{
+    int n = 0;
+    long p = (long)getpid();
+    while (p > 0 && n < max && !has(pids, n, p)) {
+        long ppid, pgrp;
+        pids[n++] = p;
+        p = kg_proc_parent(p, &ppid, &pgrp) == 0 ? ppid : -1;
+    }
+    return n;
 }
 
 static void add_one(kg_others *o, long pid, double mem)
