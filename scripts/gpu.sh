@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -97,6 +97,12 @@ run_step() {
         # with AB_BATCH_B="--jobs-per-gpu 2" measures that option alone
         log ab
         scripts/ab_bench.sh "$OUT/ab" "${AB_A:-.devbuild-a}" "$B"
+        ;;
+    watch)
+        # what NVML listings of the GPU's processes (kgate's watch of other
+        # processes) cost the timing: scripts/watch_bench.sh
+        log watch
+        scripts/watch_bench.sh "$OUT/watch" "$B"
         ;;
     adversarial) log adversarial; gtest adversarial tests/adversarial/run.sh "$B/kgate" "$B" ;;
     sandbox)

@@ -57,13 +57,23 @@ expect "the sandbox note, once" 1 "$(grep -c 'lib-cache without --sandbox' "$t/b
 expect "another shape times the library" none "$(sum "$t/c.json" lib/cache/age)"
 expect "and keeps a second entry" 2 "$(wc -l <"$cache")"
 # an entry older than --lib-cache-age is measured again, and replaced
+small_entry() { # the small shape's entry (the first one made): "n at"
+    python3 -c "import json; e=min((json.loads(l) for l in open('$cache')), key=lambda x: x['at']); print(e['n'], e['at'])"
+}
+before=$(small_entry)
 sleep 2
 "$kgate" check "$b:softmax_v1_fp16" --shape small $common --lib-cache --lib-cache-age 1 --json "$t/d.json" \
     >"$t/d.txt" 2>&1
 expect "an entry past --lib-cache-age is timed again" none "$(sum "$t/d.json" lib/cache/age)"
 expect "and replaced, not added" 2 "$(wc -l <"$cache")"
-expect "as a first measurement again (the one it replaced is too old to agree with)" 1 \
-    "$(python3 -c "import json; print(max((json.loads(l) for l in open('$cache')), key=lambda x: x['at'])['n'])")"
+# the entry it replaced was made within KG_LIBCACHE_AGREE_WINDOW (ten minutes,
+# longer than this --lib-cache-age of 1 s), so it confirms the new measurement
+# when the two agree within 3%, and the count goes on; when they do not, the
+# new one is a first measurement
+after=$(python3 -c "import json; e=max((json.loads(l) for l in open('$cache')), key=lambda x: x['at']); print(e['n'], e['at'])")
+echo "the small shape's entry: n and time before ${before}, after ${after}"
+expect "the replaced entry is the new measurement, counted on from the old one or anew" yes \
+    "$(python3 -c "b=[float(x) for x in '$before'.split()]; a=[float(x) for x in '$after'.split()]; print('yes' if a[1] > b[1] and a[0] in (1, b[0] + 1) else 'no')")"
 # without --lib-cache the library is timed every time
 "$kgate" check "$b:softmax_v1_fp16" --shape small $common --json "$t/e.json" >"$t/e.txt" 2>&1
 expect "without --lib-cache the library is timed" yes "$([ "$(sum "$t/e.json" lib/job/wall)" != none ] && echo yes)"
