@@ -31,6 +31,7 @@
 #include "../core/gpu_lock.h"
 #include "../core/kg.h"
 #include "../core/options.h"
+#include "../gpu/check.h"
 #include "../gpu/device.h"
 
 #define MAX_GPUS 64
@@ -660,12 +661,15 @@ static int parse_gpus(cfg *c, const char *spec)
 {
     int n = 0;
     const char *fake = getenv("KG_BATCH_GPUS");
-    if (fake && *fake)
-        n = atoi(fake);
-    else if (cudaGetDeviceCount(&n) != cudaSuccess)
-        n = 0;
-    if (n <= 0) {
-        fprintf(stderr, "kgate: batch: no CUDA GPU\n");
+    kg_err e = {0, ""};
+    if (fake && *fake) {
+        if ((n = atoi(fake)) <= 0)
+            kg_err_set(&e, KG_EXIT_ENV, "no CUDA GPU (KG_BATCH_GPUS=%s)", fake);
+    } else {
+        kg_device_count(&n, &e); /* names cudaGetDeviceCount and its error */
+    }
+    if (e.code) {
+        fprintf(stderr, "kgate: batch: %s\n", e.msg);
         return KG_EXIT_ENV;
     }
     c->n_gpus = 0;
@@ -735,10 +739,21 @@ static int merge_cmd(int argc, char **argv)
  * then; prints the UUID of the GPU it checked (the batch's view check). A
  * GPU whose lock stays held KG_HEALTH_WAIT_S is in use, so not dead: said,
  * and healthy. */
+static int health_probe(int g, kg_err *err)
+{
+    void *p = NULL;
+    KG_CUDA(cudaSetDevice(g));
+    KG_CUDA(cudaMalloc(&p, 1 << 20));
+    KG_CUDA(cudaMemset(p, 0, 1 << 20));
+    KG_CUDA(cudaDeviceSynchronize());
+    KG_CUDA(cudaFree(p)); /* after a failure, cudaDeviceReset frees it */
+out:
+    return err->code;
+}
+
 int kg_cmd_health(int argc, char **argv)
 {
     int g = argc > 1 ? atoi(argv[1]) : 0;
-    void *p = NULL;
     kg_device_info d;
     kg_gpu_lock l;
     kg_err err = {0, ""}, lerr = {0, ""};
@@ -751,11 +766,9 @@ int kg_cmd_health(int argc, char **argv)
         printf("%s\n", d.uuid);
         return 0;
     }
-    int bad = cudaSetDevice(g) != cudaSuccess || cudaMalloc(&p, 1 << 20) != cudaSuccess ||
-              cudaMemset(p, 0, 1 << 20) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
-              cudaFree(p) != cudaSuccess;
+    int bad = health_probe(g, &err) != 0;
     if (bad)
-        fprintf(stderr, "kgate: GPU %d: %s\n", g, cudaGetErrorString(cudaGetLastError()));
+        fprintf(stderr, "kgate: GPU %d: %s\n", g, err.msg);
     cudaError_t reset = cudaDeviceReset(); /* the context gone before the lock is */
     if (reset != cudaSuccess && !bad) {
         fprintf(stderr, "kgate: GPU %d: cudaDeviceReset failed at %s:%d: %s\n", g, __FILE__, __LINE__,

@@ -1160,13 +1160,14 @@ int kg_cmd_run(const kg_options *o)
     targets tg = {0, 0, NULL};
     int n;
     kg_report rep;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    kg_err derr = {0, ""};
+    if (kg_device_count(&n, &derr)) {
         cudaGetLastError();
         char rec[PATH_MAX];
         if (o->live || latest_recorded(rec, sizeof rec)) {
             kg_err_set(&err, KG_EXIT_ENV,
-                       "no CUDA GPU here%s: a live run needs an NVIDIA GPU with its driver "
-                       "(sm_90a kernels: H100/H200)", o->live ? "" : " and no recorded run under results/h200");
+                       "%s%s: a live run needs an NVIDIA GPU with its driver "
+                       "(sm_90a kernels: H100/H200)", derr.msg, o->live ? "" : ", and no recorded run under results/h200");
             return fail(&err);
         }
         if (kg_report_read_json(rec, &rep, &err))

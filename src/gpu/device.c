@@ -53,9 +53,11 @@ static int nvml_fill(kg_device_info *d, kg_err *err)
     nvml_api api, *n = &api;
     nvmlDevice_t dev;
     unsigned v;
+    int inited = 0;
     if (nvml_load(n))
         return 0; /* optional */
     KG_NVML(n, n->Init());
+    inited = 1; /* nvmlShutdown only after an nvmlInit that succeeded */
     KG_NVML(n, n->ByPci(d->pci, &dev));
     KG_NVML(n, n->Driver(d->nvml_driver, sizeof d->nvml_driver));
     KG_NVML(n, n->Clock(dev, NVML_CLOCK_SM, &v));
@@ -65,7 +67,8 @@ static int nvml_fill(kg_device_info *d, kg_err *err)
     d->power_w = v / 1000.0;
     d->nvml = 1;
 out:
-    n->Shutdown();
+    if (inited)
+        n->Shutdown();
     dlclose(n->lib);
     return err->code;
 }
