@@ -1,7 +1,10 @@
 #!/bin/sh
-# Two packed builds (scripts/pack.sh) on one GPU, the same 24 jobs each:
-# softmax, layer_norm, add and matmul fp16 at the small preset, naive and
-# fast, three copies each (batch_bench.sh's lib phase), with --lib-cache.
+# Two packed builds (scripts/pack.sh) on one GPU, the same jobs each
+# (scripts/repeat_jobs.sh BUILD_A $AB_JOBS): with AB_JOBS=c (the default) 24
+# C jobs, softmax, layer_norm, add and matmul fp16 at the small preset, naive
+# and fast, three copies each (batch_bench.sh's lib phase); with
+# AB_JOBS=python 12 jobs of Triton kernels through Python (a torch import
+# each), all with --lib-cache.
 # Each build runs twice from its own cache: "fill" from an empty one (its
 # library jobs timed until two agree) and then "warm" (every library time
 # reused), in the order A fill, B fill, A warm, B warm, so that drift of the
@@ -11,16 +14,19 @@
 # are further `kgate batch` options of each side (the same build twice with
 # AB_BATCH_B="--jobs-per-gpu 2" measures that option).
 #   scripts/ab_bench.sh OUT BUILD_A BUILD_B [CHECK OPTIONS...]
-# (default check options: --timeout 20 --lib-cache --min-time 0.05)
+# (default check options: --timeout 20 --lib-cache --min-time 0.05; for
+# AB_JOBS=python --timeout 120, for Triton's first compiles)
 set -u
 out=${1:?usage: scripts/ab_bench.sh OUT BUILD_A BUILD_B [CHECK OPTIONS...]}
 a=${2:?build A}
 b=${3:?build B}
 shift 3
-opts=${*:---timeout 20 --lib-cache --min-time 0.05}
+kind=${AB_JOBS:-c}
+if [ "$kind" = python ]; then t=120; else t=20; fi
+opts=${*:---timeout $t --lib-cache --min-time 0.05}
 mkdir -p "$out"
 m=$out/jobs-ab.jsonl
-"$(dirname "$0")/repeat_jobs.sh" "$a" >"$m"
+"$(dirname "$0")/repeat_jobs.sh" "$a" "$kind" >"$m" || exit 3
 va=$("$a/kgate" version) vb=$("$b/kgate" version)
 if [ "$va" = "$vb" ] && [ "${AB_BATCH_A:-}" = "${AB_BATCH_B:-}" ]; then
     echo "ab_bench: A and B are the same ($va) with the same batch options: nothing to compare" >&2
@@ -48,7 +54,7 @@ for step in A:fill B:fill A:warm B:warm; do
     echo "$side $run: exit $? after $(echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}') s" |
         tee "$out/$side-$run.wall"
 done
-AB_BATCH_A=${AB_BATCH_A:-} AB_BATCH_B=${AB_BATCH_B:-} python3 - "$out" "$a" "$b" "$opts" <<'EOF'
+AB_JOBS=$kind AB_BATCH_A=${AB_BATCH_A:-} AB_BATCH_B=${AB_BATCH_B:-} python3 - "$out" "$a" "$b" "$opts" <<'EOF'
 import json, os, statistics, subprocess, sys, datetime
 out, a, b, opts = sys.argv[1:5]
 def version(build):
@@ -86,7 +92,8 @@ def rel(key):  # |B - A| / A over the warm runs' jobs: median and largest
     d = sorted(abs(y[i] - x[i]) / x[i] for i in x if i in y and x[i] > 0)
     return {"median": round(d[len(d) // 2], 4), "max": round(d[-1], 4), "jobs": len(d)} if d else None
 doc = {"schema": "kgate.ab-bench/1",
-       "command": "scripts/ab_bench.sh OUT %s %s %s" % (a, b, opts),
+       "command": "AB_JOBS=%s scripts/ab_bench.sh OUT %s %s %s" % (os.environ["AB_JOBS"], a, b, opts),
+       "jobs_kind": os.environ["AB_JOBS"],
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "device": dev, "build_a": version(a), "build_b": version(b), "check_options": opts,
        "batch_options": {"A": os.environ.get("AB_BATCH_A", ""), "B": os.environ.get("AB_BATCH_B", "")},

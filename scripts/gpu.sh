@@ -94,7 +94,8 @@ run_step() {
     ab)
         # two packed builds on the same 24 jobs (scripts/ab_bench.sh): AB_A (default
         # .devbuild-a, an older build carried beside) against this one; AB_A=.devbuild
-        # with AB_BATCH_B="--jobs-per-gpu 2" measures that option alone
+        # with AB_BATCH_B="--jobs-per-gpu 2" measures that option alone; AB_JOBS=python
+        # judges Triton kernels through Python workers instead of the C jobs
         log ab
         scripts/ab_bench.sh "$OUT/ab" "${AB_A:-.devbuild-a}" "$B"
         ;;
