@@ -349,6 +349,12 @@ static void an_unfit_measurement_is_not_kept(void **state)
     assert_non_null(strstr(e.msg, "another process"));
     assert_int_equal(count_lines(path), 0);
     l = measured();
+    l.others = -1; /* not watched: no NVML, or a listing failed */
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(kg_libcache_put(path, "k", &l, NOW, 3600, &confirmed, &e), 0);
+    assert_non_null(strstr(e.msg, "not listed"));
+    assert_int_equal(count_lines(path), 0);
+    l = measured();
     l.paths[1].status = KG_LIB_WRONG; /* maybe transient: measured again next time */
     assert_non_null(kg_libcache_unfit(&l));
     l = measured();

@@ -118,6 +118,13 @@ static void merging_adds_a_listing(void **state)
     kg_others_merge(&z, &b);
     assert_int_equal(z.n, 2);
     assert_int_equal(z.listed, 1);
+    /* a failed listing in either makes the merge not known to be complete */
+    assert_int_equal(z.failed, 0);
+    b.failed = 1;
+    kg_others_merge(&z, &b);
+    assert_int_equal(z.failed, 1);
+    kg_others_merge(&z, &a);
+    assert_int_equal(z.failed, 1);
 }
 
 int main(void)

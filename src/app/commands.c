@@ -115,9 +115,12 @@ static int use_device(const kg_device_info *d, kg_err *err)
 
 /* Other processes on the judged GPU (core/others.h): its NVML watch and
  * kgate's own processes, set up by watch_start for one measuring command.
- * Without NVML nothing is watched and results have no gpu/others. */
+ * Without NVML nothing is watched and results have no gpu/others; a
+ * listing that fails leaves its job unwatched (kg_others.failed), and the
+ * next job opens the watch again. */
 static struct {
     kg_gpu_watch *w;
+    char pci[32];                   /* the watched GPU, for opening the watch again */
     long own[KG_ANCESTORS_MAX + 1]; /* and the running worker's pid after them */
     int n_own, warned;
     long worker; /* the job's worker, once a listing has seen it run */
@@ -190,6 +193,7 @@ static void watch_start(const kg_device_info *d)
 {
     kg_err e = {0, ""};
     snprintf(gl.uuid, sizeof gl.uuid, "%s", d->uuid);
+    snprintf(gw.pci, sizeof gw.pci, "%s", d->pci);
     gw.w = kg_gpu_watch_open(d->pci, &e);
     if (!gw.w)
         fprintf(stderr, "kgate: other processes on the GPU are not watched: %s\n", e.msg);
@@ -214,7 +218,8 @@ static void watch_sample(kg_others *o, long worker)
         return;
     if (kg_gpu_watch_list(gw.w, pid, mem, KG_GPU_WATCH_MAX, &n, &e)) {
         if (!gw.warned++)
-            fprintf(stderr, "kgate: %s (other processes on the GPU not watched from here on)\n", e.msg);
+            fprintf(stderr, "kgate: %s (the job is not known to have had the GPU alone)\n", e.msg);
+        o->failed = 1;
         watch_stop();
         return;
     }
@@ -228,11 +233,15 @@ static void watch_tick(void *ud, long worker)
     watch_sample(ud, worker);
 }
 
-#define KG_WATCH_PERIOD_S 0.5 /* NVML's listing takes about 0.4 ms (H200) */
+/* A listing takes 0.4 to 1.5 ms (H200); at 200 Hz from another process the
+ * timed medians did not move (results/h200/session13-20261201T2159Z/watch) */
+#define KG_WATCH_PERIOD_S 0.05
 
 /* kg_job_run holding the GPU's lock, with the GPU's processes listed
- * before the worker starts, every KG_WATCH_PERIOD_S while it runs, and
- * after it is gone; *waited_s: how long the lock took (may be NULL). */
+ * before the worker starts, every KG_WATCH_PERIOD_S or so while it runs (at
+ * jittered times: kg_job_watch), and after it is gone; *waited_s: how long
+ * the lock took (may be NULL). lib (may be NULL) learns whether other
+ * processes were seen, or the job was not watched (lib->others < 0). */
 static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,
                        kg_others *o, double *waited_s, kg_err *err)
 {
@@ -242,6 +251,10 @@ static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_
     if (waited_s)
         *waited_s = l.waited_s;
     gw.worker = 0;
+    if (!gw.w && gw.pci[0]) { /* a listing failed in an earlier job: try again */
+        kg_err e = {0, ""};
+        gw.w = kg_gpu_watch_open(gw.pci, &e);
+    }
     watch_sample(o, 0);
     if (gw.w)
         kg_job_watch(watch_tick, o, KG_WATCH_PERIOD_S);
@@ -250,18 +263,19 @@ static int run_watched(const char *exe, const kg_job *job, double timeout_s, kg_
     watch_sample(o, gw.worker); /* a worker reaped is gone, but the driver may list it a moment longer */
     kg_gpu_lock_drop(&l);
     if (lib)
-        lib->others = o->n;
+        lib->others = o->n ? o->n : !o->listed || o->failed ? -1 : 0;
     return rc;
 }
 
 /* gpu/others on a kernel's result: what its job and its group's library job
  * saw (lib_seen: nothing when the library times came from --lib-cache,
- * which keeps none measured beside others); absent when nothing was listed. */
+ * which keeps none measured beside others nor unwatched); absent when
+ * nothing was listed, or a listing failed and none was seen: not known. */
 static void others_to_result(kg_result *r, const kg_others *job_seen, const kg_others *lib_seen)
 {
     kg_others all = *job_seen;
     kg_others_merge(&all, lib_seen);
-    if (!all.listed)
+    if (!all.listed || (all.failed && !all.n))
         return;
     kg_result_set(r, "gpu/others", all.n);
     if (all.n) {
@@ -285,8 +299,32 @@ static int context_done(kg_gpu_lock *l, kg_err *err)
     return err->code;
 }
 
+/* How many processes other than this one and its ancestors NVML lists with
+ * a context on d now; -1 when NVML cannot say. Roofs measured beside one
+ * would be low, and flatter every later kernel's rho: they are not kept. */
+static int others_now(const kg_device_info *d)
+{
+    kg_err e = {0, ""};
+    kg_gpu_watch *w = kg_gpu_watch_open(d->pci, &e);
+    if (!w)
+        return -1;
+    long pid[KG_GPU_WATCH_MAX], own[KG_ANCESTORS_MAX];
+    double mem[KG_GPU_WATCH_MAX];
+    int n = 0, n_own = kg_self_and_ancestors(own, KG_ANCESTORS_MAX);
+    int rc = kg_gpu_watch_list(w, pid, mem, KG_GPU_WATCH_MAX, &n, &e);
+    kg_gpu_watch_close(w);
+    if (rc)
+        return -1;
+    kg_others o;
+    memset(&o, 0, sizeof o);
+    kg_others_note(&o, pid, mem, n, own, n_own);
+    return o.n;
+}
+
 /* Roofs for rho: cached measured ones (measuring them when absent or from
- * an older kgate), or the datasheet's with --roof datasheet. */
+ * an older kgate), or the datasheet's with --roof datasheet. Roofs measured
+ * while another process held a context on the GPU (listed before and after)
+ * are not kept, and the command uses the datasheet's. */
 static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roofs, kg_err *err)
 {
     kg_roofs ds;
@@ -322,8 +360,19 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
         }
         if (progress_on())
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
-        if (!use_device(d, err) && !kg_peaks_measure(&pk, roofs, err))
-            kg_roofs_save(path, roofs, d->uuid, d->name, err);
+        int before = others_now(d), after = -1;
+        if (!use_device(d, err) && !kg_peaks_measure(&pk, roofs, err)) {
+            after = others_now(d);
+            if (before > 0 || after > 0) {
+                fprintf(stderr,
+                        "kgate: the roofs of %s were measured while %d other process(es) held a context on the "
+                        "GPU: not kept; this command uses the datasheet's\n",
+                        d->name, before > after ? before : after);
+                *roofs = ds;
+            } else {
+                kg_roofs_save(path, roofs, d->uuid, d->name, err);
+            }
+        }
         if (context_done(&l, err)) /* a failure above, or the reset's */
             return err->code;
     }
@@ -375,10 +424,18 @@ int kg_cmd_peaks(const kg_options *o)
     gpu_lock_for(o, d.uuid);
     if (gpu_take(&l, &err))
         return fail(&err);
-    if (!use_device(&d, &err))
-        kg_peaks_measure(&pk, &roofs, &err);
+    int before = others_now(&d), after = -1;
+    if (!use_device(&d, &err) && !kg_peaks_measure(&pk, &roofs, &err))
+        after = others_now(&d);
     if (context_done(&l, &err)) /* a failure above, or the reset's */
         return fail(&err);
+    if (before > 0 || after > 0) {
+        kg_err_set(&err, KG_EXIT_ENV,
+                   "the roofs were measured while %d other process(es) held a context on %s: not kept "
+                   "(measure them with the GPU to kgate alone)",
+                   before > after ? before : after, d.uuid);
+        return fail(&err);
+    }
     if (kg_roofs_cache_path(d.uuid, path, sizeof path, &err) ||
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))
         return fail(&err);
@@ -885,11 +942,20 @@ static void judge_kernel(const kg_options *o, kg_result *r, const target *t, con
                          const kg_others *seen, const kg_others *lib_seen, double waited)
 {
     int lib_shared = !o->verify_only && lib_seen->n > 0;
-    kg_judge(r, t->op, t->types, shape, &job->scalars, roofs, o->verify_only || lib_shared ? NULL : lib, &o->gate);
+    /* work on other streams of the library job's own process while it was
+     * timed: a problem's library job loads the candidate's file, whose code
+     * may run beside the library to slow it */
+    int lib_foreign = !o->verify_only && !lib_shared && lib && lib->foreign > 0;
+    kg_judge(r, t->op, t->types, shape, &job->scalars, roofs,
+             o->verify_only || lib_shared || lib_foreign ? NULL : lib, &o->gate);
     if (lib_shared)
         snprintf(r->baseline_note, sizeof r->baseline_note,
                  "not used: %d other process(es) held a context on the GPU around the library job (shared-gpu)",
                  lib_seen->n);
+    else if (lib_foreign)
+        snprintf(r->baseline_note, sizeof r->baseline_note,
+                 "not used: %.0f kernel(s) or copies ran on other streams of the library job while it was timed",
+                 lib->foreign);
     if (!o->verify_only) {
         if (lib_age >= 0)
             kg_result_set(r, "lib/cache/age", lib_age);

@@ -167,10 +167,14 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
     close(inp[1]);
     int open_fds = 2, status = 0, reaped = 0, last_round = 0;
     double next_tick = kg_mono();
+    /* the ticks' times are jittered (half to one and a half periods apart),
+     * so that a process cannot time its work between two of them */
+    unsigned jitter = (unsigned)pid * 2654435761u ^ (unsigned)(kg_mono() * 1e9);
     while (open_fds > 0) {
         if (tick.fn && !reaped && kg_mono() >= next_tick) {
             tick.fn(tick.ud, (long)pid);
-            next_tick = kg_mono() + tick.period_s;
+            jitter = jitter * 1664525u + 1013904223u;
+            next_tick = kg_mono() + tick.period_s * (0.5 + (jitter >> 8) / 16777216.0);
         }
         double left = timeout_s - (kg_mono() - t0);
         if (left <= 0) {
@@ -186,7 +190,10 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
             reaped = 1;
         struct pollfd p[2] = {{evp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-        int rc = poll(p, 2, reaped ? 0 : (int)fmin(left * 1000 + 1, 100));
+        double wait_ms = fmin(left * 1000 + 1, 100);
+        if (tick.fn && !reaped)
+            wait_ms = fmin(wait_ms, fmax(0, (next_tick - kg_mono()) * 1000) + 1);
+        int rc = poll(p, 2, reaped ? 0 : (int)wait_ms);
         if (rc < 0 && errno != EINTR)
             break;
         if (reaped && rc == 0) {
@@ -486,8 +493,11 @@ static int on_line(void *ud, const char *line)
                 /* what disturbed the library's timing: such a measurement is not cached */
                 if (!(e.value >= 0 && e.value < 1e9))
                     stop = violate(js, "a negative or missing value for '%s'", e.name);
-                else
+                else {
                     js->lib->disturbed += e.value;
+                    if (strcmp(e.name, "time/foreign") == 0)
+                        js->lib->foreign += e.value;
+                }
                 break;
             }
             if (strcmp(e.name, "time/gpu/median") != 0 && strcmp(e.name, "time/gpu/ci_lo") != 0 &&

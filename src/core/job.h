@@ -64,8 +64,12 @@ typedef struct kg_libref {
                           * kernels or copies on other streams while sampling (time/throttled,
                           * time/foreign; other processes' work is not visible): a measurement
                           * core/lib_cache.h does not keep */
+    double foreign;      /* of disturbed, the kernels and copies on other streams (time/foreign):
+                          * a candidate's code loaded in the library job (a problem's file) at
+                          * work beside it; such library times are not used (app/commands.c) */
     int others;          /* other processes seen on the GPU around the job (core/others.h; set by
-                          * the command that ran it): not kept either */
+                          * the command that ran it), -1 when it was not watched (no NVML, or a
+                          * listing failed): not kept either way */
 } kg_libref;
 
 /* Starts, when job would use it, the Python workers' fork server (which
@@ -82,7 +86,8 @@ void kg_job_warm(const char *exe, const kg_job *job);
 int kg_worker_exits_normally(int argc, char *const argv[]);
 
 /* While set (fn not NULL), every worker that kg_job_run and kg_spawn start
- * has fn(ud, its pid) called about every period_s seconds while it runs,
+ * has fn(ud, its pid) called about every period_s seconds while it runs
+ * (at jittered times, half to one and a half periods apart),
  * from the loop that reads its events (the caller watches the GPU beside
  * it: app/commands.c). kg_job_watch(NULL, NULL, 0) ends it. */
 typedef void (*kg_job_tick)(void *ud, long worker_pid);

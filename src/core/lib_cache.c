@@ -108,6 +108,8 @@ const char *kg_libcache_unfit(const kg_libref *lib)
         return "its timing dropped throttled samples or saw other work of kgate's";
     if (lib->others > 0)
         return "another process held a context on the GPU";
+    if (lib->others < 0)
+        return "the GPU's processes were not listed around it (no NVML, or a listing failed)";
     for (int i = 0; i < lib->n; i++) {
         const kg_libpath *p = &lib->paths[i];
         if (p->status == KG_LIB_WRONG)

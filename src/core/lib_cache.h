@@ -30,7 +30,9 @@
  *   - a library job is not stored at all (kg_libcache_unfit) when its
  *     timing dropped throttled samples or saw kgate's own work on other
  *     streams (work of other processes is not visible to it: the agreement
- *     rule is what guards against a passing load), when a path failed its
+ *     rule is what guards against a passing load), when NVML listed another
+ *     process on the GPU around it or it was not watched (kg_libref.others:
+ *     no NVML, a listing failed), when a path failed its
  *     check, the bundled variant failed or did not load, or a time's 95%
  *     interval is wider than KG_LIBCACHE_CI_MAX of it; an entry that would
  *     not read back as written is not stored either;

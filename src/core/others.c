@@ -57,6 +57,7 @@ void kg_others_merge(kg_others *into, const kg_others *o)
         add_one(into, o->pid[i], o->mem[i]);
     into->n += o->n - o->kept;
     into->listed += o->listed;
+    into->failed |= o->failed;
 }
 
 double kg_others_mem(const kg_others *o)

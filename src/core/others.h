@@ -1,7 +1,7 @@
 /* Other processes on the GPU: which of the processes NVML lists with a
- * compute context on the judged GPU are not kgate's own. kgate lists them
- * before each job's worker starts, about every half second while it runs,
- * and after it is gone. kgate's own are this process and its ancestors
+ * context on the judged GPU (compute, graphics, MPS client) are not
+ * kgate's own. kgate lists them before each job's worker starts, about
+ * every 0.05 s while it runs (jittered), and after it is gone. kgate's own are this process and its ancestors
  * (a batch, a Python front end that may hold a context while it waits), and
  * while a worker runs, that worker; anything else, the worker's own
  * children included, shared the GPU with the job and may have slowed what
@@ -19,6 +19,7 @@ extern "C" {
 
 typedef struct kg_others {
     int listed;                /* listings taken: 0 means nothing is known */
+    int failed;                /* a listing failed: what happened after it is not known */
     int n;                     /* distinct other processes seen (kept ones, plus any beyond KG_OTHERS_MAX) */
     int kept;                  /* how many of them pid[] and mem[] hold */
     long pid[KG_OTHERS_MAX];   /* as NVML gave them */

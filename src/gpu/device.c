@@ -22,6 +22,8 @@ typedef struct nvml_api {
     nvmlReturn_t (*Power)(nvmlDevice_t, unsigned *);
     nvmlReturn_t (*Driver)(char *, unsigned);
     nvmlReturn_t (*Procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *); /* may be NULL */
+    nvmlReturn_t (*Gfx)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);   /* may be NULL */
+    nvmlReturn_t (*Mps)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);   /* may be NULL */
 } nvml_api;
 
 static int nvml_load(nvml_api *n)
@@ -40,6 +42,8 @@ static int nvml_load(nvml_api *n)
     SYM(Power, "nvmlDeviceGetPowerUsage");
     SYM(Driver, "nvmlSystemGetDriverVersion");
     SYM(Procs, "nvmlDeviceGetComputeRunningProcesses_v3");
+    SYM(Gfx, "nvmlDeviceGetGraphicsRunningProcesses_v3");
+    SYM(Mps, "nvmlDeviceGetMPSComputeRunningProcesses_v3");
 #undef SYM
     if (!n->Init || !n->Shutdown || !n->ByPci || !n->Clock || !n->Temp || !n->Power || !n->Driver) {
         dlclose(n->lib);
@@ -157,18 +161,22 @@ out:
     return NULL;
 }
 
-int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n_out, kg_err *err)
+typedef nvmlReturn_t (*nvml_list_fn)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
+
+/* One of NVML's process lists appended to pid[]/mem[] (up to max in all);
+ * optional lists (graphics, MPS) that the GPU or driver does not support
+ * add nothing. */
+static int list_append(const nvml_api *n, nvml_list_fn fn, const char *name, int optional, nvmlDevice_t dev,
+                       long *pid, double *mem, int max, int *n_out, kg_err *err)
 {
-    nvml_api *n = &w->api;
     nvmlProcessInfo_t stack[KG_GPU_WATCH_MAX], *info = stack;
     unsigned count = KG_GPU_WATCH_MAX;
     nvmlReturn_t rc;
-    *n_out = 0;
     /* more processes than the buffer holds: NVML says how many (and fills
      * nothing); a larger buffer, a few times, since they may come and go */
     for (int tries = 0;; tries++) {
         unsigned cap = count;
-        rc = n->Procs(w->dev, &count, info);
+        rc = fn(dev, &count, info);
         if (rc != NVML_ERROR_INSUFFICIENT_SIZE || tries == 3)
             break;
         if (info != stack)
@@ -177,8 +185,12 @@ int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n_o
         if (!(info = calloc(count, sizeof *info)))
             return kg_err_set(err, KG_EXIT_ENV, "out of memory for %u processes", count);
     }
+    if (optional && (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND)) {
+        rc = NVML_SUCCESS;
+        count = 0;
+    }
     if (rc != NVML_SUCCESS)
-        kg_err_set(err, KG_EXIT_ENV, "nvmlDeviceGetComputeRunningProcesses_v3 failed at %s:%d: %s", __FILE__, __LINE__,
+        kg_err_set(err, KG_EXIT_ENV, "%s failed at %s:%d: %s", name, __FILE__, __LINE__,
                    n->ErrorString ? n->ErrorString(rc) : "?");
     for (unsigned i = 0; rc == NVML_SUCCESS && i < count && *n_out < max; i++) {
         pid[*n_out] = (long)info[i].pid;
@@ -190,6 +202,24 @@ int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n_o
     if (info != stack)
         free(info);
     return err->code;
+}
+
+int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n_out, kg_err *err)
+{
+    nvml_api *n = &w->api;
+    *n_out = 0;
+    if (list_append(n, n->Procs, "nvmlDeviceGetComputeRunningProcesses_v3", 0, w->dev, pid, mem, max, n_out, err))
+        return err->code;
+    /* graphics contexts (OpenGL, Vulkan) share the GPU too, and an MPS
+     * server's clients are listed apart; a process in two lists is one
+     * process to kg_others_note */
+    if (n->Gfx &&
+        list_append(n, n->Gfx, "nvmlDeviceGetGraphicsRunningProcesses_v3", 1, w->dev, pid, mem, max, n_out, err))
+        return err->code;
+    if (n->Mps &&
+        list_append(n, n->Mps, "nvmlDeviceGetMPSComputeRunningProcesses_v3", 1, w->dev, pid, mem, max, n_out, err))
+        return err->code;
+    return 0;
 }
 
 void kg_gpu_watch_close(kg_gpu_watch *w)

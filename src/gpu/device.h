@@ -30,9 +30,9 @@ typedef struct kg_device_info {
 int kg_device_count(int *n, kg_err *err);
 int kg_device_query(int index, kg_device_info *out, kg_err *err);
 
-/* A GPU watched through NVML for the processes holding a compute context on
- * it (core/others.h says what kgate makes of them): opened once, listed
- * around each job. Open returns NULL where NVML does not load or does not
+/* A GPU watched through NVML for the processes holding a context on it
+ * (compute, graphics, or as an MPS client; core/others.h says what kgate
+ * makes of them): opened once, listed around each job. Open returns NULL where NVML does not load or does not
  * know the device (PCI bus id), err saying which. */
 typedef struct kg_gpu_watch kg_gpu_watch;
 #define KG_GPU_WATCH_MAX 64 /* processes a listing reads at first (more: a larger buffer) */
