@@ -251,7 +251,16 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
     if (w == 0) {
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
+        /* a process in the driver's uninterruptible sleep may not die at
+         * once, or ever: waited for KG_KILL_WAIT_S, then said */
+        double killed = kg_mono();
+        while ((w = waitpid(pid, &status, WNOHANG)) == 0 && kg_mono() - killed < KG_KILL_WAIT_S)
+            usleep(5000);
+        if (w != pid) {
+            free(evbuf);
+            return kg_err_set(err, KG_EXIT_ENV, "worker pid %ld did not exit %.0f s after SIGKILL (stuck in the driver?)",
+                              (long)pid, KG_KILL_WAIT_S);
+        }
         if (!st->stopped && !st->interrupted)
             st->timed_out = st->timed_out || kg_mono() - t0 >= timeout_s;
     }

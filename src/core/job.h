@@ -31,6 +31,8 @@ typedef struct kg_child {
     char stderr_tail[1024];
 } kg_child;
 
+#define KG_KILL_WAIT_S 30.0 /* how long a child killed with SIGKILL is waited for (kg_spawn) */
+
 /* Called for each complete event line; non-zero kills the child. */
 typedef int (*kg_line_fn)(void *ud, const char *line);
 
@@ -38,7 +40,9 @@ typedef int (*kg_line_fn)(void *ud, const char *line);
  * is replaced by the number of the event descriptor. `input`, when not NULL,
  * is written to the child's standard input, which is then closed. A line
  * longer than KG_EVENT_MAX is a violation: the child is killed and
- * st->stopped set. Returns non-zero only when the child could not start. */
+ * st->stopped set. Returns non-zero only when the child could not start,
+ * or would not die: still there KG_KILL_WAIT_S after SIGKILL (KG_EXIT_ENV,
+ * naming its pid). */
 int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input,
              double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err);
 
