@@ -1,7 +1,7 @@
 /* One GPU's work, one kgate process at a time (core/gpu_lock.h): the lock
  * file's place and the checks on its directory, a second process waiting
  * and then told the GPU is busy, the lock free again once its holder lets
- * it go or dies, and KGATE_GPU_LOCK=0. */
+ * it go or dies, the failing call named, and KGATE_GPU_LOCK=0. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +76,35 @@ static void the_lock_file_is_in_a_directory_of_the_users_own(void **state)
     setenv("KGATE_LOCK_DIR", lock_dir, 1);
 }
 
+/* The children a test started and has not reaped: killed and reaped after
+ * it (after_each, which also puts the environment back), so that one
+ * failing leaves no holder nor setting to the next. */
+static pid_t kids[8];
+
+static pid_t kid(pid_t c)
+{
+    for (int i = 0; i < 8; i++)
+        if (!kids[i]) {
+            kids[i] = c;
+            break;
+        }
+    return c;
+}
+
+static int after_each(void **state)
+{
+    (void)state;
+    setenv("KGATE_LOCK_DIR", lock_dir, 1);
+    unsetenv("KGATE_GPU_LOCK");
+    for (int i = 0; i < 8; i++)
+        if (kids[i]) {
+            kill(kids[i], SIGKILL);
+            waitpid(kids[i], NULL, 0);
+            kids[i] = 0;
+        }
+    return 0;
+}
+
 /* a child that tries to take the lock for wait_s; its exit status says how
  * it went: 0 taken, 1 busy (and waited about wait_s), 2 other */
 static pid_t try_in_child(double wait_s)
@@ -92,13 +121,16 @@ static pid_t try_in_child(double wait_s)
             _exit(1);
         _exit(2);
     }
-    return c;
+    return kid(c);
 }
 
 static int status_of(pid_t c)
 {
     int st;
     waitpid(c, &st, 0);
+    for (int i = 0; i < 8; i++)
+        if (kids[i] == c)
+            kids[i] = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -146,6 +178,7 @@ static pid_t start_holder(int hold_ms, double again_s)
             kg_gpu_lock_drop(&l);
         }
     }
+    kid(c);
     char x = 'n';
     close(go[1]);
     assert_int_equal(read(go[0], &x, 1), 1);
@@ -180,6 +213,37 @@ static void a_holder_taking_it_again_lets_a_waiter_have_its_turn(void **state)
     assert_int_equal(status_of(hog), 0);
 }
 
+/* a system call that fails is named, with the file and line it failed at */
+static void a_failing_call_is_named_with_its_place(void **state)
+{
+    (void)state;
+    char dir[600], path[1200], elsewhere[600];
+    kg_gpu_lock l;
+    kg_err e = {0, ""};
+    /* mkdir: the lock directory's parent is missing */
+    snprintf(dir, sizeof dir, "%s/missing/kgate", run_dir);
+    setenv("KGATE_LOCK_DIR", dir, 1);
+    assert_int_equal(kg_gpu_lock_take(UUID, 0.1, &l, &e), KG_EXIT_IO);
+    assert_int_equal(l.fd, -1);
+    assert_non_null(strstr(e.msg, "mkdir("));
+    assert_non_null(strstr(e.msg, dir));
+    assert_non_null(strstr(e.msg, "failed at "));
+    assert_non_null(strstr(e.msg, "gpu_lock.c:"));
+    /* open: the lock file is a link (opened without following links) */
+    snprintf(dir, sizeof dir, "%s/linked-lock", run_dir);
+    setenv("KGATE_LOCK_DIR", dir, 1);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), 0);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere.lock", run_dir);
+    assert_int_equal(symlink(elsewhere, path), 0);
+    assert_int_equal(kg_gpu_lock_take(UUID, 0.1, &l, &e), KG_EXIT_IO);
+    assert_int_equal(l.fd, -1);
+    assert_non_null(strstr(e.msg, "open("));
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "gpu_lock.c:"));
+    assert_int_equal(access(elsewhere, F_OK), -1); /* nothing made through the link */
+}
+
 static void kgate_gpu_lock_0_turns_it_off(void **state)
 {
     (void)state;
@@ -196,11 +260,12 @@ static void kgate_gpu_lock_0_turns_it_off(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(the_lock_file_is_in_a_directory_of_the_users_own),
-        cmocka_unit_test(a_second_process_waits_then_hears_the_gpu_is_busy),
-        cmocka_unit_test(a_waiter_gets_it_once_the_holder_lets_go_or_dies),
-        cmocka_unit_test(a_holder_taking_it_again_lets_a_waiter_have_its_turn),
-        cmocka_unit_test(kgate_gpu_lock_0_turns_it_off),
+        cmocka_unit_test_teardown(the_lock_file_is_in_a_directory_of_the_users_own, after_each),
+        cmocka_unit_test_teardown(a_second_process_waits_then_hears_the_gpu_is_busy, after_each),
+        cmocka_unit_test_teardown(a_waiter_gets_it_once_the_holder_lets_go_or_dies, after_each),
+        cmocka_unit_test_teardown(a_holder_taking_it_again_lets_a_waiter_have_its_turn, after_each),
+        cmocka_unit_test_teardown(a_failing_call_is_named_with_its_place, after_each),
+        cmocka_unit_test_teardown(kgate_gpu_lock_0_turns_it_off, after_each),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

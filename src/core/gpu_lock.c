@@ -1,4 +1,5 @@
-/* One GPU's work, one kgate process at a time (the rules are in gpu_lock.h). */
+/* One GPU's work, one kgate process at a time (the rules are in gpu_lock.h):
+ * the lock file's place, its turns, the wait and its ends. */
 #include "gpu_lock.h"
 
 #include <errno.h>
@@ -13,6 +14,19 @@
 
 #define POLL_S 0.005 /* between two tries of a held lock */
 
+/* KG_EXIT_IO for system call `call` on path that failed (errno) at file:line;
+ * *fd, when open, is closed first (letting go of its flock). */
+static int sys_fail(kg_err *err, int *fd, const char *call, const char *path, const char *file, int line)
+{
+    int e = errno;
+    if (fd && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s(%s) failed at %s:%d: %s", call, path, file, line, strerror(e));
+}
+#define SYS_FAIL(fd, call, path) sys_fail(err, fd, call, path, __FILE__, __LINE__)
+
 int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
 {
     const char *set = getenv("KGATE_LOCK_DIR");
@@ -25,11 +39,11 @@ int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
     else
         snprintf(dir, sizeof dir, "/tmp/kgate-%ld", (long)getuid());
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return kg_err_set(err, KG_EXIT_IO, "GPU lock: cannot create %s: %s", dir, strerror(errno));
+        return SYS_FAIL(NULL, "mkdir", dir);
     /* the directory must be this user's own: another user's (made first in
      * /tmp) could hold or replace the lock files */
     if (lstat(dir, &st) != 0)
-        return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s: %s", dir, strerror(errno));
+        return SYS_FAIL(NULL, "lstat", dir);
     if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077))
         return kg_err_set(err, KG_EXIT_IO,
                           "GPU lock: %s is not a directory of this user's own with mode 0700 (a link, another "
@@ -39,40 +53,48 @@ int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
     return 0;
 }
 
-/* Opens path and polls flock on it until taken (0), the deadline passes
- * or a stop is asked (KG_EXIT_ENV), or an error (KG_EXIT_IO); the file
- * taken must still be the one at path (one unlinked or replaced while this
- * waited is opened again). */
-static int take_file(const char *path, const char *uuid, double t0, double timeout_s, int *out, kg_err *err)
+/* One try at the flock of path, through *fd (opened when -1, and kept open
+ * between tries): 0 taken, 1 held by another process, KG_EXIT_IO on an
+ * error (*fd closed). The file taken must still be the one at path (one
+ * unlinked or replaced is opened again). */
+static int try_take(const char *path, int *fd, kg_err *err)
 {
     for (;;) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-            return kg_err_set(err, KG_EXIT_IO, "GPU lock: %s: %s", path, strerror(errno));
-        for (;;) {
-            if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-                break;
-            if (errno != EWOULDBLOCK && errno != EINTR) {
-                int e = errno;
-                close(fd);
-                return kg_err_set(err, KG_EXIT_IO, "GPU lock: flock %s: %s", path, strerror(e));
-            }
-            if (kg_mono() - t0 >= timeout_s || kg_stop_requested()) {
-                close(fd);
-                return kg_err_set(err, KG_EXIT_ENV,
-                                  "GPU %s busy: another kgate process held its lock (%s) for %.0f s", uuid, path,
-                                  kg_mono() - t0);
-            }
-            struct timespec ts = {0, (long)(POLL_S * 1e9)};
-            nanosleep(&ts, NULL);
+        if (*fd < 0 && (*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+            return SYS_FAIL(NULL, "open", path);
+        if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK || errno == EINTR)
+                return 1;
+            return SYS_FAIL(fd, "flock", path);
         }
         struct stat held, now;
-        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
-            *out = fd;
-            return 0;
+        if (fstat(*fd, &held) != 0)
+            return SYS_FAIL(fd, "fstat", path);
+        if (stat(path, &now) == 0) {
+            if (held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+                return 0;
+        } else if (errno != ENOENT) {
+            return SYS_FAIL(fd, "stat", path);
         }
-        close(fd); /* the file went away under it: take the new one */
+        close(*fd); /* the file went away under it: take the new one */
+        *fd = -1;
     }
+}
+
+/* Whether a wait that began at t0 is over: KG_EXIT_ENV past timeout_s or
+ * for a stop asked, else 0. */
+static int wait_over(const char *uuid, const char *path, double t0, double timeout_s, kg_err *err)
+{
+    if (kg_mono() - t0 >= timeout_s || kg_stop_requested())
+        return kg_err_set(err, KG_EXIT_ENV, "GPU %s busy: another kgate process held its lock (%s) for %.0f s", uuid,
+                          path, kg_mono() - t0);
+    return 0;
+}
+
+static void poll_pause(void)
+{
+    struct timespec ts = {0, (long)(POLL_S * 1e9)};
+    nanosleep(&ts, NULL);
 }
 
 int kg_gpu_lock_off(void)
@@ -84,7 +106,7 @@ int kg_gpu_lock_off(void)
 int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err)
 {
     char path[1200], turn[1300];
-    int tfd = -1, fd = -1;
+    int tfd = -1, fd = -1, rc;
     l->fd = -1;
     l->waited_s = 0;
     if (kg_gpu_lock_off())
@@ -96,13 +118,25 @@ int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err 
      * that one, and the lock goes round instead of back to its holder */
     snprintf(turn, sizeof turn, "%s.turn", path);
     double t0 = kg_mono();
-    if (take_file(turn, uuid, t0, timeout_s, &tfd, err))
-        return err->code;
-    int rc = take_file(path, uuid, t0, timeout_s, &fd, err);
-    flock(tfd, LOCK_UN);
-    close(tfd);
-    if (rc)
+    while ((rc = try_take(turn, &tfd, err)) == 1) {
+        if ((rc = wait_over(uuid, path, t0, timeout_s, err)))
+            break;
+        poll_pause();
+    }
+    while (rc == 0 && (rc = try_take(path, &fd, err)) == 1) {
+        if ((rc = wait_over(uuid, path, t0, timeout_s, err)))
+            break;
+        poll_pause();
+    }
+    if (tfd >= 0) {
+        flock(tfd, LOCK_UN);
+        close(tfd);
+    }
+    if (rc) {
+        if (fd >= 0)
+            close(fd);
         return rc;
+    }
     l->fd = fd;
     l->waited_s = kg_mono() - t0;
     return 0;

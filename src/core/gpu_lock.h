@@ -36,8 +36,9 @@ int kg_gpu_lock_off(void);
  * file (the lock's name and .turn) before it polls the lock, so a holder
  * that lets go cannot take it straight back past a waiter. KG_EXIT_ENV
  * when it stayed held that long ("GPU ... busy"), KG_EXIT_IO for a lock
- * file that cannot be used; l->fd is -1 then, and also, with 0 returned,
- * when KGATE_GPU_LOCK=0. */
+ * file that cannot be used (the message names the failing call, file and
+ * line); l->fd is -1 then, and also, with 0 returned, when
+ * KGATE_GPU_LOCK=0. */
 int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err);
 
 /* Lets it go (nothing when not held). */
