@@ -1,7 +1,9 @@
 /* One GPU's work, one kgate process at a time (core/gpu_lock.h): the lock
  * file's place and the checks on its directory, a second process waiting
  * and then told the GPU is busy, the lock free again once its holder lets
- * it go or dies, the failing call named, and KGATE_GPU_LOCK=0. */
+ * it go or dies, the files' times set at every take, the failing call
+ * named, and KGATE_GPU_LOCK=0. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -213,6 +216,32 @@ static void a_holder_taking_it_again_lets_a_waiter_have_its_turn(void **state)
     assert_int_equal(status_of(hog), 0);
 }
 
+/* every take sets the lock file's and the turn file's times to now: an
+ * age-based cleaner of /tmp then never removes the files of a lock in use */
+static void taking_it_sets_its_files_times_to_now(void **state)
+{
+    (void)state;
+    char path[1200], turn[1300];
+    kg_gpu_lock l;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), 0);
+    snprintf(turn, sizeof turn, "%s.turn", path);
+    assert_int_equal(kg_gpu_lock_take(UUID, 1, &l, &e), 0); /* both files made */
+    kg_gpu_lock_drop(&l);
+    const struct timespec long_ago[2] = {{1000000000, 0}, {1000000000, 0}}; /* 2001 */
+    assert_int_equal(utimensat(AT_FDCWD, path, long_ago, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, turn, long_ago, 0), 0);
+    time_t before = time(NULL);
+    assert_int_equal(kg_gpu_lock_take(UUID, 1, &l, &e), 0);
+    struct stat st, tst;
+    int s1 = stat(path, &st), s2 = stat(turn, &tst);
+    kg_gpu_lock_drop(&l);
+    assert_int_equal(s1, 0);
+    assert_int_equal(s2, 0);
+    assert_true(st.st_mtime >= before - 1 && st.st_atime >= before - 1);
+    assert_true(tst.st_mtime >= before - 1 && tst.st_atime >= before - 1);
+}
+
 /* a system call that fails is named, with the file and line it failed at */
 static void a_failing_call_is_named_with_its_place(void **state)
 {
@@ -264,6 +293,7 @@ int main(void)
         cmocka_unit_test_teardown(a_second_process_waits_then_hears_the_gpu_is_busy, after_each),
         cmocka_unit_test_teardown(a_waiter_gets_it_once_the_holder_lets_go_or_dies, after_each),
         cmocka_unit_test_teardown(a_holder_taking_it_again_lets_a_waiter_have_its_turn, after_each),
+        cmocka_unit_test_teardown(taking_it_sets_its_files_times_to_now, after_each),
         cmocka_unit_test_teardown(a_failing_call_is_named_with_its_place, after_each),
         cmocka_unit_test_teardown(kgate_gpu_lock_0_turns_it_off, after_each),
     };

@@ -55,8 +55,8 @@ int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err)
 
 /* One try at the flock of path, through *fd (opened when -1, and kept open
  * between tries): 0 taken, 1 held by another process, KG_EXIT_IO on an
- * error (*fd closed). The file taken must still be the one at path (one
- * unlinked or replaced is opened again). */
+ * error (*fd closed). The file taken has its times set to now and must
+ * still be the one at path (one unlinked or replaced is opened again). */
 static int try_take(const char *path, int *fd, kg_err *err)
 {
     for (;;) {
@@ -67,6 +67,11 @@ static int try_take(const char *path, int *fd, kg_err *err)
                 return 1;
             return SYS_FAIL(fd, "flock", path);
         }
+        /* flock changes no time of the file: without this an age-based
+         * cleaner of /tmp would remove a lock file in constant use, and a
+         * newcomer would lock a new one beside its holder */
+        if (futimens(*fd, NULL) != 0)
+            return SYS_FAIL(fd, "futimens", path);
         struct stat held, now;
         if (fstat(*fd, &held) != 0)
             return SYS_FAIL(fd, "fstat", path);

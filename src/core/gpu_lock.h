@@ -9,6 +9,12 @@
  * several jobs a GPU) never run their GPU work beside each other, and the
  * time one waited for the other is not in anything timed. The lock goes
  * with the process that holds it, however it ends; a wait has a deadline.
+ * Every take sets the lock files' times to now, so an age-based cleaner of
+ * /tmp (systemd-tmpfiles, 10 days) leaves the files of a lock in use; a
+ * file unlinked or replaced while a process waited for it is opened again.
+ * What remains: a process of the same user that removes the files by hand
+ * (or a cleaner, of one lock held longer than its age) lets a newcomer
+ * make a new file and hold its lock beside the holder.
  * KGATE_GPU_LOCK=0 turns it off. */
 #ifndef KG_GPU_LOCK_H
 #define KG_GPU_LOCK_H
