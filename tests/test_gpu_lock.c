@@ -1,16 +1,19 @@
 /* One GPU's work, one kgate process at a time (core/gpu_lock.h): the lock
  * file's place and the checks on its directory, a second process waiting
  * and then told the GPU is busy, the lock free again once its holder lets
- * it go or dies, the files' times set at every take, the failing call
- * named, and KGATE_GPU_LOCK=0. */
+ * it go or dies, the files' times set at every take, a stop asked during a
+ * wait, the failing call named, and KGATE_GPU_LOCK=0. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -242,6 +245,76 @@ static void taking_it_sets_its_files_times_to_now(void **state)
     assert_true(tst.st_mtime >= before - 1 && tst.st_atime >= before - 1);
 }
 
+/* whether some process holds the turn file, asked for up to 2 s (a
+ * waiter takes it as it starts waiting) */
+static int turn_held(void)
+{
+    char path[1200], turn[1300];
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_path(UUID, path, sizeof path, &e), 0);
+    snprintf(turn, sizeof turn, "%s.turn", path);
+    for (int i = 0; i < 400; i++) {
+        int fd = open(turn, O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+            int held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+            close(fd);
+            if (held)
+                return 1;
+        }
+        usleep(5000);
+    }
+    return 0;
+}
+
+static void on_stop(int sig) { kg_stop_request(sig); }
+
+/* a child that waits for the lock, with a handler that asks a stop on
+ * SIGTERM (as kgate's CLI does); its exit status: 0 when the wait ended
+ * with KG_EXIT_STOPPED, its message naming the GPU, well before its
+ * deadline; 1 otherwise. Returns once the handler is in place. */
+static pid_t wait_until_stopped_in_child(void)
+{
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t c = fork();
+    if (c == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGTERM, &sa, NULL) != 0 || write(ready[1], "y", 1) != 1)
+            _exit(1);
+        kg_gpu_lock l;
+        kg_err e = {0, ""};
+        double t0 = kg_mono();
+        int rc = kg_gpu_lock_take(UUID, 8, &l, &e);
+        int as_asked = rc == KG_EXIT_STOPPED && l.fd == -1 && strstr(e.msg, "stopped by") && strstr(e.msg, UUID);
+        _exit(as_asked && kg_mono() - t0 < 4 ? 0 : 1);
+    }
+    kid(c);
+    char x = 'n';
+    close(ready[1]);
+    assert_int_equal(read(ready[0], &x, 1), 1);
+    close(ready[0]);
+    return c;
+}
+
+/* a stop asked while waiting ends the wait, as a stop, not as "busy":
+ * one waiter holding the turn (polling the lock), one waiting for the turn */
+static void a_stop_asked_during_a_wait_ends_it_as_stopped(void **state)
+{
+    (void)state;
+    start_holder(60000, 0);
+    pid_t first = wait_until_stopped_in_child();
+    assert_true(turn_held());
+    pid_t second = wait_until_stopped_in_child();
+    usleep(200000);
+    kill(first, SIGTERM);
+    kill(second, SIGTERM);
+    assert_int_equal(status_of(first), 0);
+    assert_int_equal(status_of(second), 0);
+}
+
 /* a system call that fails is named, with the file and line it failed at */
 static void a_failing_call_is_named_with_its_place(void **state)
 {
@@ -294,6 +367,7 @@ int main(void)
         cmocka_unit_test_teardown(a_waiter_gets_it_once_the_holder_lets_go_or_dies, after_each),
         cmocka_unit_test_teardown(a_holder_taking_it_again_lets_a_waiter_have_its_turn, after_each),
         cmocka_unit_test_teardown(taking_it_sets_its_files_times_to_now, after_each),
+        cmocka_unit_test_teardown(a_stop_asked_during_a_wait_ends_it_as_stopped, after_each),
         cmocka_unit_test_teardown(a_failing_call_is_named_with_its_place, after_each),
         cmocka_unit_test_teardown(kgate_gpu_lock_0_turns_it_off, after_each),
     };

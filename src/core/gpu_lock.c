@@ -86,11 +86,15 @@ static int try_take(const char *path, int *fd, kg_err *err)
     }
 }
 
-/* Whether a wait that began at t0 is over: KG_EXIT_ENV past timeout_s or
- * for a stop asked, else 0. */
+/* Whether a wait that began at t0 is over: KG_EXIT_STOPPED for a stop
+ * asked, KG_EXIT_ENV past timeout_s, else 0. */
 static int wait_over(const char *uuid, const char *path, double t0, double timeout_s, kg_err *err)
 {
-    if (kg_mono() - t0 >= timeout_s || kg_stop_requested())
+    int sig = kg_stop_requested();
+    if (sig)
+        return kg_err_set(err, KG_EXIT_STOPPED, "stopped by %s while waiting for GPU %s's lock",
+                          sig > 1 ? strsignal(sig) : "request", uuid);
+    if (kg_mono() - t0 >= timeout_s)
         return kg_err_set(err, KG_EXIT_ENV, "GPU %s busy: another kgate process held its lock (%s) for %.0f s", uuid,
                           path, kg_mono() - t0);
     return 0;
