@@ -2,7 +2,8 @@
  * file's place and the checks on its directory, a second process waiting
  * and then told the GPU is busy, the lock free again once its holder lets
  * it go or dies, the files' times set at every take, a stop asked during a
- * wait, the failing call named, and KGATE_GPU_LOCK=0. */
+ * wait, a stopped turn holder that keeps nobody from a free GPU, the
+ * failing call named, and KGATE_GPU_LOCK=0. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -315,6 +316,34 @@ static void a_stop_asked_during_a_wait_ends_it_as_stopped(void **state)
     assert_int_equal(status_of(second), 0);
 }
 
+/* a waiter stopped while it holds the turn (Ctrl-Z, a debugger) keeps
+ * nobody from the GPU once it is free; and it waits, once continued,
+ * while the one that went past it holds the lock */
+static void a_stopped_turn_holder_keeps_nobody_from_a_free_gpu(void **state)
+{
+    (void)state;
+    int st;
+    pid_t holder = start_holder(60000, 0);
+    pid_t stopped = try_in_child(30);
+    assert_true(turn_held());
+    assert_int_equal(kill(stopped, SIGSTOP), 0);
+    assert_int_equal(waitpid(stopped, &st, WUNTRACED), stopped);
+    assert_true(WIFSTOPPED(st));
+    kill(holder, SIGKILL); /* the GPU free */
+    status_of(holder);
+    kg_gpu_lock l;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_gpu_lock_take(UUID, 6, &l, &e), 0);
+    double waited = l.waited_s;
+    assert_int_equal(kill(stopped, SIGCONT), 0);
+    usleep(300000);
+    pid_t ended = waitpid(stopped, &st, WNOHANG);
+    kg_gpu_lock_drop(&l);
+    assert_true(waited < 3);                 /* not its whole deadline */
+    assert_int_equal(ended, 0);              /* still waiting once continued: one holder at a time */
+    assert_int_equal(status_of(stopped), 0); /* then it has its turn */
+}
+
 /* a system call that fails is named, with the file and line it failed at */
 static void a_failing_call_is_named_with_its_place(void **state)
 {
@@ -368,6 +397,7 @@ int main(void)
         cmocka_unit_test_teardown(a_holder_taking_it_again_lets_a_waiter_have_its_turn, after_each),
         cmocka_unit_test_teardown(taking_it_sets_its_files_times_to_now, after_each),
         cmocka_unit_test_teardown(a_stop_asked_during_a_wait_ends_it_as_stopped, after_each),
+        cmocka_unit_test_teardown(a_stopped_turn_holder_keeps_nobody_from_a_free_gpu, after_each),
         cmocka_unit_test_teardown(a_failing_call_is_named_with_its_place, after_each),
         cmocka_unit_test_teardown(kgate_gpu_lock_0_turns_it_off, after_each),
     };

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define POLL_S 0.005 /* between two tries of a held lock */
+#define POLL_S 0.005     /* between two tries of a held lock */
+#define STUCK_S 1.0      /* the turn out of reach this long: is its holder moving? */
+#define STUCK_FREE_S 0.1 /* not when it leaves the GPU's lock free this long */
 
 /* KG_EXIT_IO for system call `call` on path that failed (errno) at file:line;
  * *fd, when open, is closed first (letting go of its flock). */
@@ -122,17 +124,39 @@ int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err 
         return 0;
     if (kg_gpu_lock_path(uuid, path, sizeof path, err))
         return err->code;
-    /* waiters queue on a second file first, so that at most one polls the
-     * GPU's lock: a holder that lets go and takes it again queues behind
-     * that one, and the lock goes round instead of back to its holder */
+    /* waiters queue on a second file first, so that one polls the GPU's
+     * lock (others only look, past STUCK_S): a holder that lets go and
+     * takes it again queues behind that one, and the lock goes round
+     * instead of back to its holder */
     snprintf(turn, sizeof turn, "%s.turn", path);
-    double t0 = kg_mono();
+    double t0 = kg_mono(), free_since = -1;
+    int past = 0; /* the GPU's lock taken past a turn holder that is not moving */
     while ((rc = try_take(turn, &tfd, err)) == 1) {
+        /* a turn holder tries the GPU's lock every POLL_S: one that leaves
+         * it free for STUCK_FREE_S is not moving (stopped by Ctrl-Z, a
+         * debugger, a frozen cgroup), and the lock is taken past it. The
+         * lock is only tried, as the turn holder tries it: flock lets one
+         * of them hold it, never both. */
+        if (kg_mono() - t0 >= STUCK_S) {
+            if ((rc = try_take(path, &fd, err)) > 1)
+                break;
+            if (rc == 0 && free_since >= 0 && kg_mono() - free_since >= STUCK_FREE_S) {
+                past = 1;
+                break;
+            }
+            if (rc == 0) {
+                if (free_since < 0)
+                    free_since = kg_mono();
+                flock(fd, LOCK_UN); /* only a look, so far: the turn holder may take it yet */
+            } else {
+                free_since = -1;
+            }
+        }
         if ((rc = wait_over(uuid, path, t0, timeout_s, err)))
             break;
         poll_pause();
     }
-    while (rc == 0 && (rc = try_take(path, &fd, err)) == 1) {
+    while (rc == 0 && !past && (rc = try_take(path, &fd, err)) == 1) {
         if ((rc = wait_over(uuid, path, t0, timeout_s, err)))
             break;
         poll_pause();
