@@ -124,10 +124,10 @@ int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err 
         return 0;
     if (kg_gpu_lock_path(uuid, path, sizeof path, err))
         return err->code;
-    /* waiters queue on a second file first, so that one polls the GPU's
-     * lock (others only look, past STUCK_S): a holder that lets go and
-     * takes it again queues behind that one, and the lock goes round
-     * instead of back to its holder */
+    /* waiters take a turn on a second file first, so that one polls the
+     * GPU's lock (others only look, past STUCK_S): a holder that lets go
+     * and takes it again waits behind that one, and the lock goes round
+     * instead of back to its holder; among waiters in no set order */
     snprintf(turn, sizeof turn, "%s.turn", path);
     double t0 = kg_mono(), free_since = -1;
     int past = 0; /* the GPU's lock taken past a turn holder that is not moving */

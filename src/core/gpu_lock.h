@@ -37,17 +37,20 @@ int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err);
 /* Whether KGATE_GPU_LOCK=0 turns the lock off. */
 int kg_gpu_lock_off(void);
 
-/* Takes GPU uuid's lock, waiting at most timeout_s (polling). Waiters take
- * turns: each queues on a second file (the lock's name and .turn) before
- * it polls the lock, so a holder that lets go cannot take it straight back
- * past a waiter. A turn holder that is not moving (stopped: Ctrl-Z, a
- * debugger, a frozen cgroup) keeps nobody from a free GPU: a waiter
- * without the turn for 1 s that finds the lock free at every poll for
- * 0.1 s takes it past it (still one holder at a time: flock). KG_EXIT_ENV
- * when it stayed held that long ("GPU ... busy"), KG_EXIT_STOPPED when a
- * stop was asked (kg_stop_requested) while it waited, KG_EXIT_IO for a
+/* Takes GPU uuid's lock, waiting at most timeout_s (polling every 5 ms).
+ * Waiters take turns on a second file (the lock's name and .turn): the one
+ * holding the turn polls the lock, so a holder that lets go and takes it
+ * again finds a waiter there first, and the waiter has it next. Among
+ * several waiters the order is not kept (whichever tries the turn first
+ * once it is let go has it); each wait is bounded by its own deadline. A
+ * turn holder that is not moving (stopped: Ctrl-Z, a debugger, a frozen
+ * cgroup) keeps nobody from a free GPU: a waiter without the turn for 1 s
+ * that finds the lock free at every poll for 0.1 s takes it past it (still
+ * one holder at a time: flock). Returns 0 with l->fd the lock; KG_EXIT_ENV
+ * when it stayed held that long ("GPU ... busy"); KG_EXIT_STOPPED when a
+ * stop was asked (kg_stop_requested) while it waited; KG_EXIT_IO for a
  * lock file that cannot be used (the message names the failing call, file
- * and line); l->fd is -1 then, and also, with 0 returned, when
+ * and line). l->fd is -1 then, and also, with 0 returned, when
  * KGATE_GPU_LOCK=0. */
 int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err);
 
