@@ -384,7 +384,14 @@ static void kgate_gpu_lock_0_turns_it_off(void **state)
     setenv("KGATE_GPU_LOCK", "0", 1);
     assert_int_equal(kg_gpu_lock_take(UUID, 0.1, &l2, &e), 0);
     assert_int_equal(l2.fd, -1);
+    assert_false(kg_gpu_lock_required());
+    /* require: still on, and a lock that cannot be used is the caller's error */
+    setenv("KGATE_GPU_LOCK", "require", 1);
+    assert_false(kg_gpu_lock_off());
+    assert_true(kg_gpu_lock_required());
+    assert_int_equal(kg_gpu_lock_take(UUID, 0.1, &l2, &e), KG_EXIT_ENV); /* held by l: busy */
     unsetenv("KGATE_GPU_LOCK");
+    assert_false(kg_gpu_lock_required());
     kg_gpu_lock_drop(&l);
 }
 

@@ -155,7 +155,7 @@ static int gpu_take(kg_gpu_lock *l, kg_err *err)
     if (!gl.uuid[0])
         return 0;
     int rc = kg_gpu_lock_take(gl.uuid, gl.wait_s > 0 ? gl.wait_s : 600, l, &e);
-    if (rc == KG_EXIT_IO) {
+    if (rc == KG_EXIT_IO && !kg_gpu_lock_required()) {
         if (!gl.warned++)
             fprintf(stderr, "kgate: %s (jobs go on without the GPU lock)\n", e.msg);
         return 0;

@@ -114,6 +114,12 @@ int kg_gpu_lock_off(void)
     return off && strcmp(off, "0") == 0;
 }
 
+int kg_gpu_lock_required(void)
+{
+    const char *v = getenv("KGATE_GPU_LOCK");
+    return v && strcmp(v, "require") == 0;
+}
+
 int kg_gpu_lock_take(const char *uuid, double timeout_s, kg_gpu_lock *l, kg_err *err)
 {
     char path[1200], turn[1300];

@@ -15,7 +15,8 @@
  * What remains: a process of the same user that removes the files by hand
  * (or a cleaner, of one lock held longer than its age) lets a newcomer
  * make a new file and hold its lock beside the holder.
- * KGATE_GPU_LOCK=0 turns it off. */
+ * KGATE_GPU_LOCK=0 turns it off; KGATE_GPU_LOCK=require makes a lock that
+ * cannot be used an error. */
 #ifndef KG_GPU_LOCK_H
 #define KG_GPU_LOCK_H
 
@@ -36,6 +37,12 @@ int kg_gpu_lock_path(const char *uuid, char *buf, size_t size, kg_err *err);
 
 /* Whether KGATE_GPU_LOCK=0 turns the lock off. */
 int kg_gpu_lock_off(void);
+
+/* Whether KGATE_GPU_LOCK=require makes a lock file that cannot be used an
+ * error rather than a line on stderr (jobs going on without the lock):
+ * kgate batch sets it for its jobs under --jobs-per-gpu, whose jobs share
+ * a GPU and rely on the lock to take turns. */
+int kg_gpu_lock_required(void);
 
 /* Takes GPU uuid's lock, waiting at most timeout_s (polling every 5 ms).
  * Waiters take turns on a second file (the lock's name and .turn): the one
