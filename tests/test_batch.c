@@ -3,12 +3,15 @@
  * (lock, resume, torn lines, schema) and the streaming merge. */
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -137,34 +140,73 @@ static void results_file(void **state)
                      "{\"schema\":\"kgate.batch/1\",\"id\":\"b\",\"exit\":1}\n"
                      "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"ex");
     int fd, torn;
+    long cut;
     kg_idset done = {0};
     kg_err e = {0, ""};
-    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &e), 0);
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e), 0);
     assert_true(kg_idset_has(&done, "a") && kg_idset_has(&done, "b"));
     assert_false(kg_idset_has(&done, "c"));
     assert_int_equal(torn, 1);
+    assert_int_equal(cut, (long)strlen("{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"ex"));
     /* a second writer is refused while the first holds the file */
     int fd2, torn2;
+    long cut2;
     kg_idset d2 = {0};
     kg_err e2 = {0, ""};
-    assert_int_equal(kg_results_open(path, &fd2, &d2, &torn2, &e2), KG_EXIT_IO);
+    assert_int_equal(kg_results_open(path, &fd2, &d2, &torn2, &cut2, &e2), KG_EXIT_IO);
     assert_non_null(strstr(e2.msg, "another batch is writing it"));
     assert_int_equal(kg_results_append(fd, "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"exit\":0}", &e), 0);
     close(fd);
     kg_idset_free(&done);
     kg_idset_free(&d2);
-    /* reopened: the torn line stayed torn, the new line starts on its own */
+    /* reopened: the torn line was cut off, the new line starts on its own */
     done = (kg_idset){0};
-    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &e), 0);
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e), 0);
     assert_true(kg_idset_has(&done, "c"));
-    assert_int_equal(torn, 1);
+    assert_int_equal(torn, 0);
+    assert_int_equal(cut, 0);
+    /* a line that cannot be written whole (a file size limit) leaves none of
+     * itself behind, and says why */
+    struct rlimit old_lim, lim;
+    struct stat before, after;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    assert_int_equal(fstat(fd, &before), 0);
+    lim = old_lim;
+    lim.rlim_cur = (rlim_t)before.st_size + 10;
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    kg_err e4 = {0, ""};
+    assert_int_equal(kg_results_append(fd, "{\"schema\":\"kgate.batch/1\",\"id\":\"d\",\"exit\":0}", &e4), KG_EXIT_IO);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    signal(SIGXFSZ, old_xfsz);
+    assert_non_null(strstr(e4.msg, "write: File too large after 10 of"));
+    assert_int_equal(fstat(fd, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    close(fd);
+    kg_idset_free(&done);
+    /* a whole last line that lacks only its newline is finished: its job is
+     * done, and the line gets its newline */
+    write_file(path, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"exit\":0}\n"
+                     "{\"schema\":\"kgate.batch/1\",\"id\":\"b\",\"exit\":1}");
+    done = (kg_idset){0};
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e), 0);
+    assert_true(kg_idset_has(&done, "a") && kg_idset_has(&done, "b"));
+    assert_int_equal(torn, 0);
+    assert_int_equal(cut, 0);
+    assert_int_equal(kg_results_append(fd, "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"exit\":0}", &e), 0);
+    close(fd);
+    kg_idset_free(&done);
+    done = (kg_idset){0};
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e), 0);
+    assert_int_equal(done.n, 3);
+    assert_int_equal(torn, 0);
     close(fd);
     kg_idset_free(&done);
     /* another schema is an error naming the file */
     write_file(path, "{\"schema\":\"kgate.batch/2\",\"id\":\"a\"}\n");
     done = (kg_idset){0};
     kg_err e3 = {0, ""};
-    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &e3), KG_EXIT_IO);
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e3), KG_EXIT_IO);
     assert_non_null(strstr(e3.msg, "schema kgate.batch/2"));
     kg_idset_free(&done);
     /* merging keeps the first line of each id */
@@ -207,8 +249,9 @@ static void results_done(void **state)
     assert_int_equal(torn, 1);
     /* a file a batch holds can still be read as done */
     int fd, t2;
+    long cut;
     kg_idset held = {0};
-    assert_int_equal(kg_results_open(path, &fd, &held, &t2, &e), 0);
+    assert_int_equal(kg_results_open(path, &fd, &held, &t2, &cut, &e), 0);
     assert_int_equal(kg_results_done(path, &done, &torn, &e), 0);
     close(fd);
     kg_idset_free(&held);

@@ -886,6 +886,7 @@ int kg_cmd_batch(int argc, char **argv)
         }
     }
     int fd, torn;
+    long cut;
     kg_idset done = {0};
     /* --done: jobs another run finished (a lost rank's file, the merge of a
      * batch run with another rank count) are not run again here */
@@ -900,7 +901,7 @@ int kg_cmd_batch(int argc, char **argv)
         if (t2)
             fprintf(stderr, "kgate: --done %s: %d torn or unreadable line(s) ignored\n", c.done[k], t2);
     }
-    if (kg_results_open(c.results, &fd, &done, &torn, &err)) {
+    if (kg_results_open(c.results, &fd, &done, &torn, &cut, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
         kg_idset_free(&done);
         kg_batch_jobs_free(&jobs);
@@ -931,6 +932,9 @@ int kg_cmd_batch(int argc, char **argv)
         }
         todo[n_todo++] = i;
     }
+    if (cut)
+        fprintf(stderr, "kgate: batch: %s: its torn last line (%ld bytes, a killed run's) cut off: its job runs again\n",
+                c.results, cut);
     if (size > 1 || torn)
         fprintf(stderr, "kgate: batch: rank %d of %d (%s): %d job(s) to run, %d done before%s\n", rank, size, src,
                 n_todo, skipped, torn ? "; a torn line of a killed run ignored" : "");

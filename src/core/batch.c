@@ -353,8 +353,9 @@ int kg_results_line_id(const char *line, char *id, size_t size, kg_err *err)
     return rc;
 }
 
-/* Calls fn on every line of f (newline removed); lines longer than the
- * buffer are counted as torn. */
+/* Calls fn on every line of f (newline removed), the last one too when it
+ * lacks its newline (fn sees whether it parses: a proper prefix of a JSON
+ * object never does); lines longer than the buffer are counted as torn. */
 static int each_line(FILE *f, int (*fn)(void *ud, const char *line), void *ud, int *torn)
 {
     char *buf = malloc(KG_BATCH_LINE_MAX);
@@ -363,15 +364,15 @@ static int each_line(FILE *f, int (*fn)(void *ud, const char *line), void *ud, i
     int rc = 0;
     while (!rc && fgets(buf, KG_BATCH_LINE_MAX, f)) {
         size_t n = strlen(buf);
-        if (n == 0 || buf[n - 1] != '\n') { /* over-long, or the torn last line */
+        if (n == KG_BATCH_LINE_MAX - 1 && buf[n - 1] != '\n') { /* over-long: skip the rest of it */
             int c;
-            if (n == KG_BATCH_LINE_MAX - 1)
-                while ((c = fgetc(f)) != EOF && c != '\n')
-                    ;
+            while ((c = fgetc(f)) != EOF && c != '\n')
+                ;
             (*torn)++;
             continue;
         }
-        buf[n - 1] = '\0';
+        if (n && buf[n - 1] == '\n')
+            buf[--n] = '\0';
         if (buf[0])
             rc = fn(ud, buf);
     }
@@ -398,46 +399,69 @@ typedef struct scan {
     kg_idset *done;
     int *torn;
     kg_err *err;
+    int last_ok; /* the last line read was a results line */
 } scan;
 
 static int scan_line(void *ud, const char *line)
 {
     scan *s = ud;
     char id[200];
+    s->last_ok = 0;
     if (kg_results_line_id(line, id, sizeof id, s->err))
         return s->err->code;
     if (!id[0]) {
         (*s->torn)++;
         return 0;
     }
+    s->last_ok = 1;
     return kg_idset_add(s->done, id) < 0 ? kg_err_set(s->err, KG_EXIT_ENV, "out of memory") : 0;
 }
 
-int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err *err)
+/* The offset just past the last newline before `end` in fd (0 for none), or -1. */
+static off_t after_last_newline(int fd, off_t end)
+{
+    char b[4096];
+    while (end > 0) {
+        off_t at = end > (off_t)sizeof b ? end - (off_t)sizeof b : 0;
+        ssize_t n = pread(fd, b, (size_t)(end - at), at);
+        if (n != end - at)
+            return -1;
+        while (n > 0)
+            if (b[--n] == '\n')
+                return at + n + 1;
+        end = at;
+    }
+    return 0;
+}
+
+int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, long *cut, kg_err *err)
 {
     *torn = 0;
+    *cut = 0;
     *fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (*fd < 0)
-        return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+        return kg_err_set(err, KG_EXIT_IO, "%s: open: %s", path, strerror(errno));
     if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(*fd);
         *fd = -1;
         return e == EWOULDBLOCK
                    ? kg_err_set(err, KG_EXIT_IO, "%s: another batch is writing it (give each its own -o)", path)
-                   : kg_err_set(err, KG_EXIT_IO, "%s: lock: %s", path, strerror(e));
+                   : kg_err_set(err, KG_EXIT_IO, "%s: flock: %s", path, strerror(e));
     }
     int dup_fd = dup(*fd);
     FILE *f = dup_fd >= 0 ? fdopen(dup_fd, "r") : NULL;
     if (!f) {
+        int e = errno;
+        if (dup_fd >= 0)
+            close(dup_fd);
         close(*fd);
         *fd = -1;
-        return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+        return kg_err_set(err, KG_EXIT_IO, "%s: %s: %s", path, dup_fd < 0 ? "dup" : "fdopen", strerror(e));
     }
     rewind(f);
-    scan s = {done, torn, err};
     kg_err inner = {0, ""};
-    s.err = &inner;
+    scan s = {done, torn, &inner, 0};
     int rc = each_line(f, scan_line, &s, torn);
     fclose(f);
     if (rc) {
@@ -446,11 +470,24 @@ int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err
         return rc < 0 ? kg_err_set(err, KG_EXIT_ENV, "out of memory")
                       : kg_err_set(err, inner.code, "%s: %s", path, inner.msg);
     }
-    /* a torn last line gets its newline, so that the next line starts clean */
+    /* a last line without its newline: a whole results line (the kill came
+     * between its text and its newline, or a line was cut short after it)
+     * is finished and gets its newline; a torn one is cut off, so that the
+     * next line starts clean and the job runs again */
     off_t end = lseek(*fd, 0, SEEK_END);
     char last = '\n';
-    if (end > 0 && pread(*fd, &last, 1, end - 1) == 1 && last != '\n' && write(*fd, "\n", 1) != 1)
-        return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+    if (end > 0 && pread(*fd, &last, 1, end - 1) != 1)
+        return kg_err_set(err, KG_EXIT_IO, "%s: pread: %s", path, strerror(errno));
+    if (last == '\n')
+        return 0;
+    if (s.last_ok)
+        return write(*fd, "\n", 1) == 1 ? 0 : kg_err_set(err, KG_EXIT_IO, "%s: write: %s", path, strerror(errno));
+    off_t keep = after_last_newline(*fd, end);
+    if (keep < 0)
+        return kg_err_set(err, KG_EXIT_IO, "%s: pread: %s", path, strerror(errno));
+    if (ftruncate(*fd, keep) != 0)
+        return kg_err_set(err, KG_EXIT_IO, "%s: ftruncate: %s", path, strerror(errno));
+    *cut = (long)(end - keep);
     return 0;
 }
 
@@ -475,7 +512,7 @@ static int done_line(void *ud, const char *line)
 
 int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err)
 {
-    done_scan d = {{done, torn, err}, path, 0};
+    done_scan d = {{done, torn, err, 0}, path, 0};
     *torn = 0;
     if (kg_results_each(path, done_line, &d, torn, err)) /* its errors name the file */
         return err->code;
@@ -487,18 +524,29 @@ int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err)
 
 int kg_results_append(int fd, const char *line, kg_err *err)
 {
-    size_t n = strlen(line);
-    char *buf = malloc(n + 2);
+    size_t n = strlen(line) + 1, done = 0;
+    char *buf = malloc(n);
     if (!buf)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory");
-    memcpy(buf, line, n);
-    buf[n] = '\n';
-    ssize_t w = write(fd, buf, n + 1); /* one write: O_APPEND puts it at the end whole */
-    int e = errno;
+    memcpy(buf, line, n - 1);
+    buf[n - 1] = '\n';
+    off_t end = lseek(fd, 0, SEEK_END); /* where the line starts: callers serialize */
+    ssize_t w = 0;
+    /* one write: O_APPEND puts it at the end whole; after a short one the
+     * rest is written again, which ends the line or says why it cannot */
+    while (done < n && (w = write(fd, buf + done, n - done)) > 0)
+        done += (size_t)w;
+    int e = w < 0 ? errno : ENOSPC;
     free(buf);
-    if (w != (ssize_t)(n + 1))
-        return kg_err_set(err, KG_EXIT_IO, "results: write: %s", w < 0 ? strerror(e) : "short write");
-    return 0;
+    if (done == n)
+        return 0;
+    if (done == 0)
+        return kg_err_set(err, KG_EXIT_IO, "write: %s", strerror(e));
+    if (end < 0 || ftruncate(fd, end) != 0) /* the fragment cut off, the file as it was */
+        return kg_err_set(err, KG_EXIT_IO, "write: %s after %zu of %zu bytes, and %s: %s (a torn last line left)",
+                          strerror(e), done, n, end < 0 ? "lseek" : "ftruncate", strerror(errno));
+    return kg_err_set(err, KG_EXIT_IO, "write: %s after %zu of %zu bytes (the fragment cut off)", strerror(e), done,
+                      n);
 }
 
 typedef struct merge {

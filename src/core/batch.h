@@ -17,7 +17,8 @@
  *     each appended with one write() while the writer holds an exclusive
  *     lock on the file (a second batch on the same file is refused); a job
  *     is finished when its line is there, so a rerun skips it, and a torn
- *     last line (a crash mid-write) is ignored and its job run again; so is
+ *     last line (a crash mid-write) is cut off and its job run again (a
+ *     whole last line that lacks only its newline is finished); so is
  *     one whose line is in a --done file (another run's results, read
  *     only), which lets a batch resume under another rank count;
  *   - merging streams lines, keeping the first line of each id: memory
@@ -82,18 +83,26 @@ void kg_idset_free(kg_idset *s);
 /* The results file: opened for appending under an exclusive lock (fd in
  * *fd); the ids it already finishes go into *done (lines of another schema
  * are an error naming the file; torn or unparsable lines are counted in
- * *torn and ignored). */
-int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, kg_err *err);
+ * *torn and ignored). A last line without its newline gets it when it is a
+ * whole results line (its job is finished), and is cut off when it is not
+ * (*cut: the bytes cut; its job runs again). Errors name the file and the
+ * failing call (KG_EXIT_IO). */
+int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, long *cut, kg_err *err);
 /* Adds the ids that results file `path` finishes (another run's file, or a
  * merge of several) to *done, streaming; torn lines are counted in *torn.
  * A missing or unreadable file (a directory), lines of another schema, or a
  * file with lines but none a results line are an error naming the file
  * (KG_EXIT_IO). An empty file finishes nothing. */
 int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err);
-/* Appends one line (a newline is added) with one write(). */
+/* Appends one line (a newline is added) with one write(). When it cannot
+ * be written whole (EFBIG past a file size limit, with SIGXFSZ ignored;
+ * ENOSPC), what was written of it is cut off again (ftruncate to the end
+ * the file had) and the error says why ("write: ...", KG_EXIT_IO): the file
+ * holds whole lines only. Writers that share fd serialize their calls. */
 int kg_results_append(int fd, const char *line, kg_err *err);
-/* Calls fn on every complete line of results file `path`, streaming; a
- * torn or over-long line is counted in *torn and skipped. A non-zero return
+/* Calls fn on every line of results file `path` (a last one without its
+ * newline too), streaming; an over-long line is counted in *torn and
+ * skipped. A non-zero return
  * of fn stops and is returned. */
 int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), void *ud, int *torn, kg_err *err);
 /* Streams the results files into `out` (written atomically), the first line
