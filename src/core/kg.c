@@ -219,29 +219,96 @@ int kg_proc_parent(long pid, long *ppid, long *pgrp)
     return r && sscanf(r + 1, " %*c %ld %ld", ppid, pgrp) == 2 ? 0 : -1;
 }
 
-void kg_reap_children(long spare)
+/* This process's direct children (every thread's), from
+ * /proc/self/task/TID/children, into v (up to cap); their count, or -1
+ * where the kernel does not list children there. */
+static int list_children(pid_t *v, int cap)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0, any = 0;
+    while (d && (e = readdir(d))) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        any = 1;
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1)
+            if (n < cap)
+                v[n++] = (pid_t)pid;
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return any ? n : -1;
+}
+
+/* The same from a scan of /proc (slower: a fast-forking child can slip
+ * between two scans; the deadline's passes catch it). */
+static int scan_children(pid_t *v, int cap)
 {
     pid_t self = getpid();
-    for (int pass = 0; pass < 16; pass++) {
-        int found = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            if (!isdigit((unsigned char)e->d_name[0]))
-                continue;
-            long ppid, pgrp;
-            pid_t pid = (pid_t)atoi(e->d_name);
-            if (pid != spare && kg_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == self) {
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                found = 1;
-            }
-        }
-        if (d)
-            closedir(d);
-        if (!found)
-            break;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        long ppid, pgrp;
+        pid_t pid = isdigit((unsigned char)e->d_name[0]) ? (pid_t)atoi(e->d_name) : 0;
+        if (pid > 0 && kg_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == self && n < cap)
+            v[n++] = pid;
     }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+#define KG_REAP_MAX 4096 /* children handled a pass */
+
+int kg_reap_children(long spare)
+{
+    pid_t v[KG_REAP_MAX];
+    double end = kg_mono() + KG_REAP_WAIT_S;
+    int n;
+    for (;;) {
+        n = list_children(v, KG_REAP_MAX);
+        if (n < 0)
+            n = scan_children(v, KG_REAP_MAX);
+        int left = 0;
+        for (int i = 0; i < n; i++)
+            if (v[i] != spare)
+                v[left++] = v[i];
+        n = left;
+        if (n == 0)
+            return 0;
+        if (kg_mono() > end)
+            break;
+        for (int i = 0; i < n; i++) {
+            /* its process group first: what it forks there dies with it,
+             * however fast it forks (a group's kill reaches a fork under
+             * way); a group of that id is the child's own making */
+            kill(-v[i], SIGKILL);
+            kill(v[i], SIGKILL);
+        }
+        int alive = 0;
+        for (int i = 0; i < n; i++)
+            alive += waitpid(v[i], NULL, WNOHANG) != v[i];
+        if (alive) { /* else the next pass at once: what they left, reparented here */
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    char pids[600];
+    size_t u = 0;
+    pids[0] = '\0';
+    for (int i = 0; i < n && u + 24 < sizeof pids; i++)
+        u += (size_t)snprintf(pids + u, sizeof pids - u, "%s%d", i ? " " : "", (int)v[i]);
+    fprintf(stderr, "kgate: %d process(es) left behind did not end within %g s of SIGKILL: pid %s%s\n", n,
+            KG_REAP_WAIT_S, pids, u + 24 >= sizeof pids ? " ..." : "");
+    return -1;
 }
 
 void kg_close_from(int lo)

@@ -118,9 +118,16 @@ void kg_close_from(int lo);
 int kg_proc_parent(long pid, long *ppid, long *pgrp);
 
 /* Kills (SIGKILL) and reaps every child of this process but `spare` (0:
- * none), until none is left: in a child subreaper, whatever a dead child
- * left behind, once it has been reparented here. */
-void kg_reap_children(long spare);
+ * none), and each child's process group, until none is left: in a child
+ * subreaper, whatever a dead child left behind, once it has been reparented
+ * here. Children come from /proc/self/task/TID/children (a scan of /proc
+ * where the kernel lacks it). Never blocks: it waits at most
+ * KG_REAP_WAIT_S seconds in all; when children are still there then (a
+ * process in uninterruptible sleep), it says so on stderr in one line
+ * naming their pids and returns -1 (the caller should no longer trust what
+ * runs here: a batch supervisor drains its GPU); else 0. */
+#define KG_REAP_WAIT_S 10.0
+int kg_reap_children(long spare);
 
 #ifdef __cplusplus
 }
