@@ -7,7 +7,7 @@
 # mpirun's too when Open MPI is installed) sharding one manifest, merged.
 kgate=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") src=$(cd "$2" && pwd)
 t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+trap 'rm -f "$t/left.run"; rm -rf "$t"' EXIT
 fails=0 n=0
 expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
 export KG_BATCH_RUNNER=$src/tests/fake_check.sh KG_BATCH_GPUS=2
@@ -80,6 +80,104 @@ expect "a killed job's leftover was gone when the next job started" gone "$(cat 
 expect "a killed job's leftover is gone" 0 "$(kill -0 "$(cat "$t/left")" 2>/dev/null && echo 1 || echo 0)"
 expect "a job past --timeout is asked to stop (SIGTERM) before it is killed" term "$(cat "$t/left.term" 2>/dev/null)"
 
+# 1c2. a leftover that forks and exits as fast as it can, in a session of
+# its own: its process group is killed with it, and it is gone before the
+# next job starts
+: >c_forker.so
+{ echo '{"candidate":"c_forker.so"}'; echo '{"candidate":"c1.so"}'; } >mf.jsonl
+rm -f "$t/left" "$t/left.seen"
+KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch mf.jsonl -o rf.jsonl --timeout 1 >outf.txt 2>&1
+expect "a fast-forking leftover: both recorded" 2 "$(wc -l <rf.jsonl)"
+expect "a fast-forking leftover was gone when the next job started" gone "$(cat "$t/left.seen" 2>/dev/null)"
+rm -f "$t/left.run"
+
+# 1c3. a job past --timeout is followed by a health check: a GPU it wedged
+# is drained and the job moved on (once), like any other drain
+mkdir wdg
+: >c_wedge.so
+{ echo '{"candidate":"c_wedge.so"}'; for i in $(seq 1 6); do echo "{\"candidate\":\"c$i.so\"}"; done; } >mw.jsonl
+KG_BATCH_GPUS=3 KG_FAKE_BREAK_DIR=$t/wdg "$kgate" batch mw.jsonl -o rw.jsonl --timeout 1 >outw.txt 2>&1
+expect "a wedging job: exit (left undone)" 5 "$?"
+expect "a wedging job: two GPUs drained, not three; named" "2 1" \
+    "$(ls wdg | wc -l) $(grep -c 'c_wedge.so.*, the second GPU it drained: drained, the job left undone' outw.txt)"
+expect "a wedging job: not recorded, the others judged" "0 6 6" "$(grep -c c_wedge rw.jsonl) $(ids rw.jsonl)"
+# a health check that finds its GPU's lock held says nothing of its health:
+# the GPU is not drained, its jobs' failures recorded as they are, said once
+KG_FAKE_BAD_GPU=1 KG_FAKE_HEALTH_UNKNOWN=1 "$kgate" batch m.jsonl -o ru.jsonl >outu.txt 2>&1
+expect "health unknown: exit, lines, distinct ids" "0 62 62" "$? $(ids ru.jsonl)"
+expect "health unknown: not drained, said once" "0 1" \
+    "$(grep -c 'failed its health check' outu.txt) $(grep -c '^kgate: batch: GPU 1: its health could not be checked after job .*: not drained' outu.txt)"
+
+# 1c4. a job whose results document is missing, over the 2 MiB cap or not
+# JSON is recorded with an error saying so: it could not be judged
+: >c_nojson.so
+: >c_bigjson.so
+: >c_badjson.so
+{ echo '{"candidate":"c_nojson.so"}'; echo '{"candidate":"c_bigjson.so"}'; echo '{"candidate":"c_badjson.so"}'; } >mn.jsonl
+KG_BATCH_GPUS=1 "$kgate" batch mn.jsonl -o rn.jsonl >outn.txt 2>&1
+expect "no results document: exit, lines" "0 3" "$? $(wc -l <rn.jsonl)"
+expect "no results document: each error names why" "1 1 1" \
+    "$(grep -c '"error":"exit 0, but its results document (--json) is missing"' rn.jsonl) $(grep -c '"error":"exit 0, but its results document (--json) is over the 2 MiB cap' rn.jsonl) $(grep -c '"error":"exit 0, but its results document (--json) is not valid JSON' rn.jsonl)"
+expect "no results document: counted as could not be judged" 1 "$(grep -c 'jobs that could not be judged: 3$' outn.txt)"
+# the jobs' directories go in $TMPDIR; one that cannot be made is said, exit 6
+TMPDIR=$t/no-such-dir "$kgate" batch mn.jsonl -o rn2.jsonl >outn2.txt 2>&1
+expect "TMPDIR missing: exit, one line naming it and mkdtemp" "6 1" \
+    "$? $(grep -c "^kgate: batch: $t/no-such-dir/kgate-batch-XXXXXX: mkdtemp: No such file or directory$" outn2.txt)"
+# each supervisor holds its own pipes only (its job requests and the
+# status), not the ends of the slots forked before it: all hold as many
+KG_BATCH_GPUS=4 KG_FAKE_FDLOG=$t/fds "$kgate" batch m.jsonl -o rfd.jsonl >/dev/null 2>&1
+expect "every supervisor holds as many pipe ends" 1 "$(cut -d' ' -f2 fds | sort -u | wc -l)"
+
+# 1c5. a results file that cannot take a line (a file size limit here) stops
+# the whole batch, exit 6, naming the file and the call; no torn line is
+# left, and the same command again finishes the batch
+mkdir tmpq
+(ulimit -f 4; TMPDIR=$t/tmpq exec "$kgate" batch m.jsonl -o rq.jsonl) >outq.txt 2>&1
+expect "results file full: exit" 6 "$?"
+expect "results file full: said, naming the file and write" 1 \
+    "$(grep -c '^kgate: batch: rq.jsonl: write: File too large after [0-9]* of [0-9]* bytes (the fragment cut off): the batch stops$' outq.txt)"
+expect "results file full: no GPU drained" 0 "$(grep -c 'drained\|died' outq.txt)"
+expect "results file full: whole lines only, some" yes \
+    "$(python3 -c "import json,sys; d=open(sys.argv[1]).read(); [json.loads(l) for l in d.splitlines()]; print('yes' if d and d.endswith(chr(10)) else 'no')" rq.jsonl 2>&1)"
+expect "results file full: nothing left in TMPDIR" 0 "$(ls tmpq | wc -l)"
+"$kgate" batch m.jsonl -o rq.jsonl >outq2.txt 2>&1
+expect "results file full, then rerun: exit, lines, distinct ids" "0 62 62" "$? $(ids rq.jsonl)"
+
+# 1c6. a last line that lacks only its newline is a finished job; a torn
+# one is cut off and its job run again: every id once either way
+cp r1.jsonl rt.jsonl
+truncate -s -1 rt.jsonl
+"$kgate" batch m.jsonl -o rt.jsonl >outt.txt 2>&1
+expect "a last line without its newline: exit, lines, distinct ids, none run" "0 62 62 1" \
+    "$? $(ids rt.jsonl) $(grep -c '0 job(s) run, 62 already done' outt.txt)"
+truncate -s -20 rt.jsonl
+"$kgate" batch m.jsonl -o rt.jsonl >outt.txt 2>&1
+expect "a torn last line: exit, lines, distinct ids, one run, said" "0 62 62 1 1" \
+    "$? $(ids rt.jsonl) $(grep -c '1 job(s) run, 61 already done' outt.txt) $(grep -c '^kgate: batch: rt.jsonl: its torn last line (.* bytes, a killed run.s) cut off' outt.txt)"
+
+# 1c7. stopped by a signal (SIGTERM to the batch, then to its process
+# group): the jobs running are asked to stop, the batch waits for its
+# supervisors, prints its summary and exits 7; what was recorded stays,
+# nothing is left running or in $TMPDIR, and the same command again
+# finishes the batch
+for how in batch group; do
+    mkdir "tmps-$how"
+    TMPDIR=$t/tmps-$how KG_FAKE_SLEEP=2 KG_FAKE_STOPLOG=$t/stop-$how setsid "$kgate" batch m.jsonl -o "rs-$how.jsonl" \
+        >"outs-$how.txt" 2>&1 &
+    bpid=$!
+    for _ in $(seq 100); do [ "$(cat "rs-$how.jsonl" 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done
+    if [ $how = batch ]; then kill -TERM "$bpid"; else kill -TERM -"$bpid"; fi
+    wait "$bpid"
+    expect "stopped ($how): exit" 7 "$?"
+    expect "stopped ($how): the summary, then how many jobs were cut short" "1 1" \
+        "$(grep -c '^batch: [0-9]* job(s) run' "outs-$how.txt") $(grep -c '^batch: stopped (Terminated): [0-9]* job(s) cut short and not recorded' "outs-$how.txt")"
+    expect "stopped ($how): the jobs running were asked to stop" yes "$([ -s "stop-$how" ] && echo yes || echo no)"
+    expect "stopped ($how): nothing of it left running" 0 "$(pgrep -s "$bpid" | wc -l)"
+    expect "stopped ($how): nothing left in TMPDIR" 0 "$(ls "tmps-$how" | wc -l)"
+    "$kgate" batch m.jsonl -o "rs-$how.jsonl" >"outs2-$how.txt" 2>&1
+    expect "stopped ($how), then rerun: exit, lines, distinct ids" "0 62 62" "$? $(ids "rs-$how.jsonl")"
+done
+
 # 1d. --jobs-per-gpu 2: two jobs a GPU at once (two supervisors each), never
 # three; every job once; a drained GPU's other supervisor stops too
 mkdir conc
@@ -133,6 +231,21 @@ expect "a GPU breaker: exit (a job left undone)" 5 "$?"
 expect "a GPU breaker: two GPUs drained, not three" 2 "$(ls brk | wc -l)"
 expect "a GPU breaker: named, left undone" 1 "$(grep -c 'the second GPU it drained: drained, the job left undone' outb.txt)"
 expect "a GPU breaker: the other jobs judged" "10 10" "$(ids rb.jsonl)"
+
+# 3b2. two jobs a GPU: a breaker that breaks its GPU and fails after the job
+# beside it failed there (that job reports the drain first) is still
+# charged with it, as is every job in flight on a GPU when it drains: two
+# GPUs of four drained, not four, the breaker left undone
+mkdir brk2
+{ echo '{"candidate":"c_breaker.so"}'; for i in $(seq 1 15); do echo "{\"candidate\":\"c$i.so\"}"; done; } >mb2.jsonl
+KG_BATCH_GPUS=4 KG_FAKE_BREAK_DIR=$t/brk2 KG_FAKE_SLEEP=0.3 KG_FAKE_BREAK_AFTER=0.6 "$kgate" batch mb2.jsonl \
+    -o rb2.jsonl --jobs-per-gpu 2 >outb2.txt 2>&1
+expect "a GPU breaker beside other jobs: exit (left undone)" 5 "$?"
+expect "a GPU breaker beside other jobs: two GPUs drained, not more" 2 "$(ls brk2 | wc -l)"
+expect "a GPU breaker beside other jobs: named, not recorded" "1 0" \
+    "$(grep -c 'c_breaker.so.*, the second GPU it drained: drained, the job left undone' outb2.txt) $(grep -c c_breaker rb2.jsonl)"
+expect "a GPU breaker beside other jobs: no job twice" yes \
+    "$(ids rb2.jsonl | awk '{print ($1 == $2 && $1 >= 13) ? "yes" : "no " $0}')"
 
 # 3c. a candidate's crash is recorded as it is, nothing drained
 : >c_crash.so

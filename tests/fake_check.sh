@@ -10,8 +10,19 @@
 # KG_FAKE_SHARED_GPU=G flags every result on GPU G shared-gpu; a candidate
 # named *leaver* leaves a process in a session of its own (its pid in
 # $KG_FAKE_LEFT) and hangs, and every other job appends to $KG_FAKE_LEFT.seen
-# whether that process was alive when it started; with KG_FAKE_CONC=DIR each
+# whether that process (its session) was alive when it started; a candidate
+# named *forker* does the same with a chain that forks and exits as fast as
+# it can (while $KG_FAKE_LEFT.run exists); with KG_FAKE_CONC=DIR each
 # job appends "G N" to DIR.log, N the jobs running on its GPU G as it does.
+# KG_FAKE_BREAK_DIR: a candidate named *breaker* breaks its GPU G (makes
+# DIR/G) as it starts and exits 5 KG_FAKE_BREAK_AFTER (else KG_FAKE_SLEEP)
+# seconds later; *wedge* breaks it and hangs; any other job on a broken GPU
+# exits 5 after its KG_FAKE_SLEEP, and so does its health check.
+# KG_FAKE_HEALTH_UNKNOWN=G: GPU G's health check finds its lock held (exit
+# 1, its UUID printed). KG_FAKE_STOPLOG: a job asked to stop (SIGTERM) logs
+# "term SPEC" there and exits 7. KG_FAKE_FDLOG: each job logs "G N", N the
+# pipes its supervisor holds past its standard descriptors. Candidates named *nojson*, *bigjson* and
+# *badjson* exit 0 with no results document, one over 2 MiB, one not JSON.
 log=${KG_FAKE_LOG:-/dev/null}
 # the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
 gpu_of() {
@@ -23,6 +34,11 @@ gpu_of() {
 if [ "$1" = __health ]; then
     g=$(gpu_of "$2")
     [ "$g" = none ] && { echo "kgate: no CUDA GPU: device $2 is not visible" >&2; exit 5; }
+    if [ "$g" = "${KG_FAKE_HEALTH_UNKNOWN:--1}" ]; then
+        echo "kgate: GPU GPU-fake-$g is busy: its health not checked" >&2
+        echo "GPU-fake-$g"
+        exit 1
+    fi
     [ "$g" = "${KG_FAKE_BAD_GPU:--1}" ] && { echo "kgate: GPU $2: unspecified launch failure" >&2; exit 5; }
     [ -n "${KG_FAKE_BREAK_DIR:-}" ] && [ -e "$KG_FAKE_BREAK_DIR/$g" ] && { echo "kgate: GPU $2: broken" >&2; exit 5; }
     echo "GPU-fake-$g"
@@ -39,6 +55,25 @@ devarg=$dev
 dev=$(gpu_of "$devarg")
 [ "$dev" = none ] && { echo "kgate: --device $devarg: only 1 device(s)" >&2; exit 2; }
 [ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--}" >>"$KG_FAKE_ENVLOG"
+if [ -n "${KG_FAKE_FDLOG:-}" ]; then
+    pipes=0
+    for f in /proc/"$PPID"/fd/*; do
+        case ${f##*/} in 0 | 1 | 2) continue ;; esac
+        case $(readlink "$f") in pipe:*) pipes=$((pipes + 1)) ;; esac
+    done
+    echo "$dev $pipes" >>"$KG_FAKE_FDLOG"
+fi
+[ -n "${KG_FAKE_STOPLOG:-}" ] && trap 'echo "term $spec" >>"$KG_FAKE_STOPLOG"; exit 7' TERM
+case $spec in *forker*)
+    trap 'exit 7' TERM
+    : >"$KG_FAKE_LEFT.run"
+    # a session of its own, whose every process forks and exits at once
+    # shellcheck disable=SC2016 # the inner shell expands them
+    setsid sh -c 'g() { [ -e "$1" ] || exit 0; (g "$1") & exit 0; }; g "$0"' "$KG_FAKE_LEFT.run" &
+    echo $! >"$KG_FAKE_LEFT"
+    sleep 30
+    exit 0 ;;
+esac
 case $spec in *leaver*)
     # asked to stop (SIGTERM, as kgate check is first), it says so in $KG_FAKE_LEFT.term
     trap 'echo term >>"$KG_FAKE_LEFT.term"; exit 7' TERM
@@ -48,24 +83,31 @@ case $spec in *leaver*)
     exit 0 ;;
 esac
 if [ -n "${KG_FAKE_LEFT:-}" ] && [ -s "$KG_FAKE_LEFT" ]; then
-    if kill -0 "$(cat "$KG_FAKE_LEFT")" 2>/dev/null; then echo alive; else echo gone; fi >>"$KG_FAKE_LEFT.seen"
+    if pgrep -s "$(cat "$KG_FAKE_LEFT")" >/dev/null; then echo alive; else echo gone; fi >>"$KG_FAKE_LEFT.seen"
 fi
+case $spec in *breaker* | *wedge*) if [ -n "${KG_FAKE_BREAK_DIR:-}" ]; then
+    : >"$KG_FAKE_BREAK_DIR/$dev"
+    case $spec in *wedge*) sleep 60 ;; esac
+    sleep "${KG_FAKE_BREAK_AFTER:-${KG_FAKE_SLEEP:-0}}"
+    echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
+    exit 5
+fi ;; esac
 if [ -n "${KG_FAKE_CONC:-}" ]; then
     : >"$KG_FAKE_CONC/$dev.$$"
     echo "$dev $(ls "$KG_FAKE_CONC" | grep -c "^$dev\.")" >>"$KG_FAKE_CONC.log"
 fi
 [ -n "${KG_FAKE_SLEEP:-}" ] && sleep "$KG_FAKE_SLEEP"
 [ -n "${KG_FAKE_CONC:-}" ] && rm -f "$KG_FAKE_CONC/$dev.$$"
-# a candidate named *breaker* breaks every GPU it runs on (KG_FAKE_BREAK_DIR)
-case $spec in *breaker*) [ -n "${KG_FAKE_BREAK_DIR:-}" ] && : >"$KG_FAKE_BREAK_DIR/$dev" && {
-    echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
-    exit 5
-}; esac
-if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ]; then
+if [ "$dev" = "${KG_FAKE_BAD_GPU:--1}" ] || { [ -n "${KG_FAKE_BREAK_DIR:-}" ] && [ -e "$KG_FAKE_BREAK_DIR/$dev" ]; }; then
     echo "kgate: no usable CUDA GPU: device $dev: unspecified launch failure" >&2
     exit 5
 fi
 echo "$spec $dev $shape" >>"$log"
+case $spec in
+*nojson*) exit 0 ;;
+*badjson*) echo '{"schema":"kgate.results/2","results":[' >"$json"; exit 0 ;;
+*bigjson*) python3 -c 'import json,sys; json.dump({"schema":"kgate.results/2","pad":"x"*(3<<20),"results":[]},open(sys.argv[1],"w"))' "$json"; exit 0 ;;
+esac
 verdict=OK
 case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; *crash*) verdict=CRASH ;; esac
 # a median time: the same on every GPU, except for a candidate named *skew*,

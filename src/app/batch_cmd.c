@@ -14,10 +14,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,15 +38,31 @@
 
 #define MAX_GPUS 64
 #define MAX_PER_GPU 4 /* --jobs-per-gpu */
-#define KG_STOP_GRACE_S 5.0 /* a job past --timeout: from SIGTERM to SIGKILL */
+#define KG_STOP_GRACE_S 5.0 /* a job past --timeout, or stopped: from SIGTERM to SIGKILL */
+#define KG_KILL_WAIT_S 10.0 /* a job's exit after SIGKILL (then it is given up on, its GPU drained) */
+/* the batch's wait for its supervisors to stop: a job's grace and kill, its leftovers' reaping */
+#define KG_SUPERVISORS_STOP_S (KG_STOP_GRACE_S + KG_KILL_WAIT_S + KG_REAP_WAIT_S + 5.0)
 #define KG_HEALTH_WAIT_S 50.0 /* a health check's wait for the GPU's lock (its run is cut at 60 s) */
+#define KG_HEALTH_RUN_S 60.0
+#define KG_HEALTH_UNKNOWN 1 /* `kgate __health`'s exit when the GPU's lock stayed held: health not checked */
+#define KG_RESULTS_TURN_S 60.0 /* a supervisor's wait for its turn to append to the results file */
+#define KG_DOC_MAX (KG_BATCH_LINE_MAX / 2) /* a job's results document, read whole into its line */
 #define MAX_SLOTS (MAX_GPUS * MAX_PER_GPU)
 
+/* A supervisor's message to the dispatcher. job is the job it was given
+ * (-1 with READY); anything else is a violation, and the supervisor is
+ * killed and its GPU drained. */
 typedef struct msg {
-    int kind; /* READY, DONE, DRAIN */
+    int kind;
     int slot, job;
 } msg;
-enum { M_READY, M_DONE, M_DRAIN };
+enum {
+    M_READY, /* give me a job */
+    M_DONE,  /* the job's line is in the results file */
+    M_DRAIN, /* the GPU failed its health check after the job: drained, the job to move on (charged) */
+    M_LOST,  /* an environment failure (fork, a process that would not die): drained, the job moved on uncharged */
+    M_FATAL, /* the results file could not be written: the whole batch stops (exit 6) */
+};
 
 #define MAX_DONE 64 /* --done files */
 
@@ -60,6 +78,7 @@ typedef struct cfg {
     int n_done;
     char uuid[MAX_GPUS][64]; /* each GPU's UUID ("" where the query failed) */
     int per_gpu;             /* --jobs-per-gpu: supervisors (slots) a GPU; slot s is GPU s / per_gpu */
+    pthread_mutex_t *turn;   /* the supervisors' turns at the results file (shared memory) */
 } cfg;
 
 /* How a supervisor's jobs see their GPU: CUDA_VISIBLE_DEVICES=cvd and
@@ -82,10 +101,36 @@ static const char *runner(const cfg *c)
     return r && *r ? r : c->exe;
 }
 
+static void nap(void)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits up to s seconds for child p to end: 1 (its status in *st) or 0. */
+static int wait_for(pid_t p, int *st, double s)
+{
+    double end = kg_mono() + s;
+    for (;;) {
+        pid_t w = waitpid(p, st, WNOHANG);
+        if (w == p)
+            return 1;
+        if (kg_mono() > end)
+            return 0;
+        nap();
+    }
+}
+
+/* run_timed's answers besides an exit code */
+enum { RUN_FAILED = -1, RUN_STOPPED = -2 };
+
 /* Runs argv with a time limit, stdout+stderr to `log`, CUDA_VISIBLE_DEVICES
- * set to cvd unless NULL; returns the exit code, 128+signal, or 124 on the
- * time limit. */
-static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd)
+ * set to cvd unless NULL; returns the exit code, 128+signal, 124 on the
+ * time limit, RUN_STOPPED when a stop was asked (SIGINT, SIGTERM: the run
+ * asked to stop, then killed after a grace), or RUN_FAILED with err naming
+ * the call that failed (fork, malloc) or the process that would not die.
+ * Whatever the run left behind is reaped (the supervisor is a subreaper). */
+static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, kg_err *err)
 {
     /* the child's environment, made before the fork: this one with
      * CUDA_VISIBLE_DEVICES=cvd in place of any it had */
@@ -100,7 +145,8 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
         if (!env || !cvd_var) {
             free(env);
             free(cvd_var);
-            return 125;
+            kg_err_set(err, KG_EXIT_ENV, "malloc: out of memory for %s's environment", argv[0]);
+            return RUN_FAILED;
         }
         for (size_t i = 0; i < n; i++)
             if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) != 0)
@@ -112,51 +158,60 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
     pid_t p = fork();
     if (p == 0) {
         setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a job never outlives its supervisor (Ctrl-C, a kill) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a job never outlives its supervisor (a kill) */
+        signal(SIGPIPE, SIG_DFL);         /* the batch ignores these; the job gets the defaults */
+        signal(SIGXFSZ, SIG_DFL);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
             dup2(fd, 2);
         }
         execve(argv[0], argv, env);
+        fprintf(stderr, "kgate: batch: %s: execve: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    int fork_errno = errno;
     if (env != environ) /* the child has its copy (or there is no child) */
         free(env);
     free(cvd_var);
-    if (p < 0)
-        return 125;
+    if (p < 0) {
+        kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(fork_errno));
+        return RUN_FAILED;
+    }
     setpgid(p, p);
     double end = kg_mono() + timeout_s;
+    int st = 0, rc = 0;
     for (;;) {
-        int st;
-        pid_t w = waitpid(p, &st, WNOHANG);
-        if (w == p) {
-            kg_reap_children(0); /* what it left behind (the supervisor is a subreaper) */
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (waitpid(p, &st, WNOHANG) == p) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
         }
-        if (kg_mono() > end) {
+        if (kg_stop_requested() || kg_mono() > end) {
             /* asked to stop first: kgate check kills its worker, waits for
              * it to be gone and lets the GPU's lock go only then (exit 7);
              * one that does not within a grace is killed, its workers dying
              * with it (PR_SET_PDEATHSIG); they and anything else it left
              * come here and are reaped before the next job */
+            rc = kg_stop_requested() ? RUN_STOPPED : 124;
             kill(-p, SIGTERM);
-            double grace = kg_mono() + KG_STOP_GRACE_S;
-            while ((w = waitpid(p, &st, WNOHANG)) == 0 && kg_mono() < grace) {
-                struct timespec ts = {0, 20 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-            }
-            if (w != p) {
+            if (!wait_for(p, &st, KG_STOP_GRACE_S)) {
                 kill(-p, SIGKILL);
-                waitpid(p, &st, 0);
+                kill(p, SIGKILL);
+                if (!wait_for(p, &st, KG_KILL_WAIT_S)) {
+                    kg_err_set(err, KG_EXIT_ENV, "%s (pid %d) did not end within %g s of SIGKILL", argv[0], (int)p,
+                               KG_KILL_WAIT_S);
+                    return RUN_FAILED;
+                }
             }
-            kg_reap_children(0);
-            return 124;
+            break;
         }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        nap();
     }
+    if (kg_reap_children(0) != 0) { /* it said which */
+        kg_err_set(err, KG_EXIT_ENV, "what %s left behind did not end", argv[0]);
+        return RUN_FAILED;
+    }
+    return rc;
 }
 
 /* The last non-empty line of a file, for a job's error. */
@@ -174,18 +229,30 @@ static void last_line(const char *path, char *buf, size_t size)
         fclose(f);
 }
 
+/* A health check's answers */
+enum { H_BAD, H_OK, H_UNKNOWN, H_STOPPED, H_FAILED };
+
 /* Whether a GPU still works: `kgate __health DEV` as the view sees it,
- * which prints the UUID of the GPU it checked; with want, that must be it. */
-static int healthy(const cfg *c, const gpu_view *v, const char *want, const char *dir)
+ * which prints the UUID of the GPU it checked; with want, that must be it.
+ * H_UNKNOWN: the GPU's lock stayed held (it is in use), its health not
+ * checked; H_STOPPED: a stop was asked; H_FAILED: err says what failed. */
+static int health(const cfg *c, const gpu_view *v, const char *want, const char *dir, kg_err *err)
 {
     char num[16], log[PATH_MAX + 32], said[600];
     snprintf(num, sizeof num, "%d", v->dev);
     snprintf(log, sizeof log, "%s/health.log", dir);
     char *argv[] = {(char *)runner(c), "__health", num, NULL};
-    if (run_timed(argv, log, 60, v->cvd) != 0)
-        return 0;
+    int rc = run_timed(argv, log, KG_HEALTH_RUN_S, v->cvd, err);
+    if (rc == RUN_STOPPED)
+        return H_STOPPED;
+    if (rc == RUN_FAILED)
+        return H_FAILED;
+    if (rc != 0 && rc != KG_HEALTH_UNKNOWN)
+        return H_BAD;
     last_line(log, said, sizeof said);
-    return !want || strcmp(said, want) == 0;
+    if (want && strcmp(said, want) != 0)
+        return H_BAD;
+    return rc == 0 ? H_OK : H_UNKNOWN;
 }
 
 /* The view of a supervisor's GPU (slot). Each job sees only its GPU,
@@ -193,26 +260,72 @@ static int healthy(const cfg *c, const gpu_view *v, const char *want, const char
  * work on another GPU of the batch (a hard-coded cuda:0, a stray
  * cudaSetDevice), and CUDA in the job's processes sets up one GPU, not every
  * GPU of the node. A health check under that view, once at the start, must
- * pass and name that UUID; where it does not but the GPU is healthy seen
- * whole (a driver or a kind of device that takes no UUID there), the jobs
- * see every GPU and --device g, and stderr says so. A GPU that fails both is
- * left to its first job, whose failure drains it as before. */
+ * name that UUID (and pass, or find the GPU in use); where it does not but
+ * the GPU is healthy seen whole (a driver or a kind of device that takes no
+ * UUID there), the jobs see every GPU and --device g, and stderr says so. A
+ * GPU that fails both is left to its first job, whose failure drains it as
+ * before. */
 static gpu_view pick_view(const cfg *c, int gi, const char *dir)
 {
     gpu_view whole = {NULL, c->gpus[gi]}, alone = {c->uuid[gi], 0};
+    kg_err e = {0, ""};
     if (!c->uuid[gi][0])
         return whole;
-    if (healthy(c, &alone, c->uuid[gi], dir))
+    int h = health(c, &alone, c->uuid[gi], dir, &e);
+    if (h == H_OK || h == H_UNKNOWN || h == H_STOPPED)
         return alone;
-    if (healthy(c, &whole, NULL, dir))
+    h = health(c, &whole, NULL, dir, &e);
+    if (h == H_OK || h == H_UNKNOWN)
         fprintf(stderr, "kgate: batch: GPU %d: CUDA_VISIBLE_DEVICES=%s did not select it: its jobs see every GPU\n",
                 c->gpus[gi], c->uuid[gi]);
     return whole;
 }
 
+/* A job's results document (`kgate check --json`), read whole and checked:
+ * a JSON object under KG_DOC_MAX bytes; else NULL and why in why. */
+static cJSON *read_doc(const char *path, char *why, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    cJSON *doc = NULL;
+    if (fd < 0) {
+        if (errno == ENOENT)
+            snprintf(why, size, "its results document (--json) is missing");
+        else
+            snprintf(why, size, "its results document (--json): open: %s", strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        snprintf(why, size, "its results document (--json) is not a file");
+    else if (st.st_size >= KG_DOC_MAX)
+        snprintf(why, size, "its results document (--json) is over the %d MiB cap (%lld bytes)", KG_DOC_MAX >> 20,
+                 (long long)st.st_size);
+    else {
+        char *t = malloc((size_t)st.st_size + 1);
+        ssize_t n = t ? read(fd, t, (size_t)st.st_size + 1) : -1;
+        if (!t)
+            snprintf(why, size, "its results document (--json): malloc: out of memory");
+        else if (n != st.st_size)
+            snprintf(why, size, "its results document (--json): read: %s",
+                     n < 0 ? strerror(errno) : "its size changed while read");
+        else {
+            t[n] = '\0';
+            doc = cJSON_Parse(t);
+            if (!cJSON_IsObject(doc)) {
+                cJSON_Delete(doc);
+                doc = NULL;
+                snprintf(why, size, "its results document (--json) is not valid JSON (an object)");
+            }
+        }
+        free(t);
+    }
+    close(fd);
+    return doc;
+}
+
 /* One job on GPU g, seen through v: `kgate check ... --device DEV --json
  * TMP`; *text gets its results line (malloc'd). Returns the job's exit code
- * (124: time limit), or -1 with err. */
+ * (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with err. */
 static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v, const char *dir, char **text,
                    kg_err *err)
 {
@@ -223,6 +336,7 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
     snprintf(json, sizeof json, "%s/job.json", dir);
     snprintf(log, sizeof log, "%s/job.log", dir);
     unlink(json);
+    unlink(log); /* no earlier job's text can pass for this one's */
     argv[n++] = (char *)runner(c);
     argv[n++] = "check";
     argv[n++] = spec;
@@ -248,8 +362,10 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
     argv[n++] = json;
     argv[n] = NULL;
     double t0 = kg_mono();
-    int rc = run_timed(argv, log, c->timeout_s, v->cvd);
+    int rc = run_timed(argv, log, c->timeout_s, v->cvd, err);
     double wall = kg_mono() - t0;
+    if (rc < 0)
+        return rc;
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "schema", KG_BATCH_SCHEMA);
     cJSON_AddStringToObject(line, "id", j->id);
@@ -257,82 +373,131 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
     cJSON_AddNumberToObject(line, "exit", rc);
     cJSON_AddNumberToObject(line, "wall_s", wall);
     /* the check's own results document, whole (device, roofs, results) */
-    FILE *f = fopen(json, "r");
-    cJSON *doc = NULL;
-    if (f) {
-        struct stat st;
-        if (fstat(fileno(f), &st) == 0 && st.st_size < KG_BATCH_LINE_MAX / 2) {
-            char *t = malloc((size_t)st.st_size + 1);
-            if (t && fread(t, 1, (size_t)st.st_size, f) == (size_t)st.st_size) {
-                t[st.st_size] = '\0';
-                doc = cJSON_Parse(t);
-            }
-            free(t);
-        }
-        fclose(f);
-    }
+    char why[600], doc_why[300] = "";
+    cJSON *doc = read_doc(json, doc_why, sizeof doc_why);
     if (doc)
         cJSON_AddItemToObject(line, "check", doc);
     if (rc >= 3) {
-        char why[600];
         last_line(log, why, sizeof why);
         if (rc == 124)
             snprintf(why, sizeof why, "no result within %g s: killed", c->timeout_s);
         cJSON_AddStringToObject(line, "error", why);
+    } else if (!doc) { /* a verdict's exit without its verdicts: it could not be judged */
+        snprintf(why, sizeof why, "exit %d, but %s", rc, doc_why);
+        cJSON_AddStringToObject(line, "error", why);
     }
     *text = cJSON_PrintUnformatted(line);
+    if (*text && strlen(*text) >= KG_BATCH_LINE_MAX - 1) { /* re-encoded, a document can grow */
+        free(*text);
+        cJSON_DeleteItemFromObjectCaseSensitive(line, "check");
+        cJSON_DeleteItemFromObjectCaseSensitive(line, "error");
+        snprintf(why, sizeof why, "its results line would be over the %d MiB cap", KG_BATCH_LINE_MAX >> 20);
+        cJSON_AddStringToObject(line, "error", why);
+        *text = cJSON_PrintUnformatted(line);
+    }
     cJSON_Delete(line);
-    if (!*text)
-        return kg_err_set(err, KG_EXIT_ENV, "out of memory"), -1;
+    if (!*text) {
+        kg_err_set(err, KG_EXIT_ENV, "cJSON_PrintUnformatted: out of memory");
+        return RUN_FAILED;
+    }
     return rc;
 }
 
-/* A supervisor for one slot of a GPU: asks for jobs until told there are
- * none. */
-static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in, int status, int fd)
+/* Appends a results line in this supervisor's turn (a process-shared
+ * mutex: a line cut short is cut off exactly, kg_results_append). */
+static int append_line(const cfg *c, int fd, const char *text, kg_err *err)
 {
-    char dir[] = "/tmp/kgate-batch-XXXXXX";
-    if (!mkdtemp(dir))
-        _exit(KG_EXIT_IO);
-    prctl(PR_SET_CHILD_SUBREAPER, 1); /* what a job leaves behind comes back here (run_timed) */
-    int g = c->gpus[slot / c->per_gpu];
-    gpu_view v = pick_view(c, slot / c->per_gpu, dir);
-    for (;;) {
-        msg m = {M_READY, slot, -1};
-        if (write(status, &m, sizeof m) != sizeof m)
-            break;
-        int job;
-        if (read(in, &job, sizeof job) != sizeof job || job < 0)
-            break;
-        kg_err err = {0, ""};
-        char *text = NULL;
-        int rc = run_job(c, &jobs->v[job], g, &v, dir, &text, &err);
-        /* an environment failure or a killed supervisor: is it the GPU? Then
-         * the job is not recorded here but handed to another GPU */
-        if (rc >= 0 && (rc == KG_EXIT_ENV || rc > 128) && !healthy(c, &v, v.cvd, dir)) {
-            free(text);
-            msg d = {M_DRAIN, slot, job};
-            if (write(status, &d, sizeof d) != sizeof d)
-                break;
-            break;
-        }
-        if (rc < 0 || kg_results_append(fd, text, &err)) {
-            free(text);
-            fprintf(stderr, "kgate: %s\n", err.msg);
-            _exit(err.code ? err.code : KG_EXIT_IO);
-        }
-        free(text);
-        msg d = {M_DONE, slot, job};
-        if (write(status, &d, sizeof d) != sizeof d)
-            break;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)KG_RESULTS_TURN_S;
+    int rc = pthread_mutex_timedlock(c->turn, &ts);
+    if (rc == EOWNERDEAD) /* its holder died: a line it cut short is a torn line, cut off on resume */
+        rc = pthread_mutex_consistent(c->turn);
+    if (rc)
+        return kg_err_set(err, KG_EXIT_IO, "pthread_mutex_timedlock (a turn at the file): %s", strerror(rc));
+    rc = kg_results_append(fd, text, err);
+    pthread_mutex_unlock(c->turn);
+    return rc;
+}
+
+static void tell(int status, int kind, int slot, int job)
+{
+    msg m = {kind, slot, job};
+    if (write(status, &m, sizeof m) != sizeof m) {
+        /* the batch is gone: PR_SET_PDEATHSIG stops this supervisor */
     }
+}
+
+/* Removes a supervisor's directory and what its jobs wrote there. */
+static void remove_dir(const char *dir)
+{
     static const char *files[] = {"job.json", "job.log", "health.log"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[64];
+        char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         unlink(path);
     }
     rmdir(dir);
+}
+
+/* A supervisor for one slot of a GPU: asks for jobs until told there are
+ * none, or asked to stop (SIGINT, SIGTERM, or its batch gone): then its
+ * running job is asked to stop, killed after a grace, its leftovers
+ * reaped, and the job is not recorded (a rerun runs it). */
+static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in, int status, int fd,
+                      const char *dir, pid_t batch)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* the batch killed (SIGKILL): stop as if asked */
+    if (getppid() != batch)
+        kg_stop_request(SIGTERM);
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* what a job leaves behind comes back here (run_timed) */
+    int g = c->gpus[slot / c->per_gpu], said_unknown = 0;
+    gpu_view v = pick_view(c, slot / c->per_gpu, dir);
+    while (!kg_stop_requested()) {
+        tell(status, M_READY, slot, -1);
+        int job;
+        if (read(in, &job, sizeof job) != sizeof job || job < 0 || job >= jobs->n)
+            break;
+        kg_err err = {0, ""};
+        char *text = NULL;
+        int rc = run_job(c, &jobs->v[job], g, &v, dir, &text, &err);
+        if (rc == RUN_STOPPED)
+            break;
+        int h = H_OK;
+        /* an environment failure, a killed check or one past --timeout: is
+         * it the GPU? Then the job is not recorded here but handed to
+         * another GPU */
+        if (rc == KG_EXIT_ENV || rc == 124 || rc > 128)
+            h = health(c, &v, v.cvd, dir, &err);
+        if (h == H_STOPPED || kg_stop_requested()) {
+            free(text);
+            break;
+        }
+        if (rc == RUN_FAILED || h == H_FAILED) {
+            fprintf(stderr, "kgate: batch: GPU %d: %s: drained, job %s moved on\n", g, err.msg, jobs->v[job].id);
+            free(text);
+            tell(status, M_LOST, slot, job);
+            break;
+        }
+        if (h == H_BAD) {
+            free(text);
+            tell(status, M_DRAIN, slot, job);
+            break;
+        }
+        if (h == H_UNKNOWN && !said_unknown++)
+            fprintf(stderr, "kgate: batch: GPU %d: its health could not be checked after job %s (its lock stayed "
+                            "held): not drained, the job's result recorded\n",
+                    g, jobs->v[job].id);
+        rc = append_line(c, fd, text, &err);
+        free(text);
+        if (rc) {
+            fprintf(stderr, "kgate: batch: %s: %s: the batch stops\n", c->results, err.msg);
+            tell(status, M_FATAL, slot, job);
+            break;
+        }
+        tell(status, M_DONE, slot, job);
+    }
+    remove_dir(dir);
     _exit(0);
 }
 
@@ -347,27 +512,72 @@ static void progress(int done, int total, int drained)
         fputc('\n', stderr);
 }
 
+/* What a dispatch did. */
+typedef struct outcome {
+    int n_done;  /* jobs recorded by this run */
+    int lost;    /* jobs no GPU could take (or that drained two) */
+    int stopped; /* jobs cut short by a stop (or a fatal error), not recorded */
+    int unrun;   /* jobs not started because of a stop */
+    int fatal;   /* the results file could not be written */
+} outcome;
+
+/* Each slot's directory for its jobs' files: $TMPDIR (else /tmp)/kgate-batch-XXXXXX. */
+static int make_dirs(char (*dirs)[PATH_MAX], int n)
+{
+    const char *tmp = getenv("TMPDIR");
+    for (int s = 0; s < n; s++) {
+        snprintf(dirs[s], PATH_MAX, "%s/kgate-batch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        char tmpl[PATH_MAX];
+        snprintf(tmpl, sizeof tmpl, "%s", dirs[s]); /* mkdtemp may change it when it fails */
+        if (!mkdtemp(dirs[s])) {
+            fprintf(stderr, "kgate: batch: %s: mkdtemp: %s\n", tmpl, strerror(errno));
+            while (s-- > 0)
+                rmdir(dirs[s]);
+            return KG_EXIT_IO;
+        }
+    }
+    return 0;
+}
+
 /* The dispatcher: --jobs-per-gpu supervisors (slots) per GPU, jobs on
- * demand, drained GPUs' jobs requeued. drained[] is by GPU. */
-static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd,
-                    int *drained, int *n_done)
+ * demand, drained GPUs' jobs requeued. drained[] is by GPU. A stop
+ * (SIGINT, SIGTERM) or a supervisor's failure to write the results file is
+ * passed to every supervisor (SIGTERM), which are waited for
+ * KG_SUPERVISORS_STOP_S, then killed. Returns 0, or an exit code before
+ * any job ran. */
+static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd, int *drained,
+                    outcome *o)
 {
     const int n_slots = c->n_gpus * c->per_gpu, per = c->per_gpu;
     int status[2], in[MAX_SLOTS][2];
-    pid_t pid[MAX_SLOTS];
-    int inflight[MAX_SLOTS], alive = 0, waiting[MAX_SLOTS], attempts_left = 2 * n_todo + 4;
+    pid_t pid[MAX_SLOTS], batch = getpid();
+    int inflight[MAX_SLOTS], alive = 0, waiting[MAX_SLOTS], bad[MAX_SLOTS], attempts_left = 2 * n_todo + 4;
     int slots_left[MAX_GPUS]; /* each GPU's supervisors still alive */
     /* the shared queue, and one per GPU for the jobs pinned to it ("gpu") */
     int *queue = malloc(sizeof(int) * (size_t)(2 * n_todo + MAX_SLOTS + 1)), head = 0, tail = 0;
     int *pinned = malloc(sizeof(int) * (size_t)(n_todo + 1) * (size_t)c->n_gpus), phead[MAX_GPUS] = {0},
         ptail[MAX_GPUS] = {0}, lost_pinned = 0;
-    /* how many GPUs each job has drained: a job moves on once; one that
-     * drains a second GPU is left undone, so that a candidate that breaks
-     * GPUs cannot drain them one by one */
-    unsigned char *drains = calloc((size_t)jobs->n + 1, 1);
-    int breakers = 0;
-    if (!queue || !pinned || !drains || pipe2(status, O_CLOEXEC))
-        return KG_EXIT_ENV;
+    /* the GPUs each job was charged with draining (in flight there when it
+     * drained): the first (index + 1), and whether a second one: a job
+     * moves on once; one charged on two GPUs is left undone, so that a
+     * candidate that breaks GPUs cannot drain them one by one */
+    short *charged = calloc((size_t)jobs->n + 1, sizeof *charged);
+    unsigned char *twice = calloc((size_t)jobs->n + 1, 1);
+    char(*dirs)[PATH_MAX] = malloc((size_t)n_slots * PATH_MAX);
+    int breakers = 0, rc = 0;
+    memset(o, 0, sizeof *o);
+    if (!queue || !pinned || !charged || !twice || !dirs) {
+        fprintf(stderr, "kgate: batch: malloc: out of memory\n");
+        rc = KG_EXIT_ENV;
+        goto out;
+    }
+    if (pipe2(status, O_CLOEXEC)) {
+        fprintf(stderr, "kgate: batch: pipe2: %s\n", strerror(errno));
+        rc = KG_EXIT_ENV;
+        goto out;
+    }
+    if ((rc = make_dirs(dirs, n_slots)))
+        goto out;
     for (int i = 0; i < n_todo; i++) {
         int s = -1;
         for (int k = 0; k < c->n_gpus && jobs->v[todo[i]].gpu >= 0; k++)
@@ -383,23 +593,60 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
     for (int s = 0; s < n_slots; s++) {
         inflight[s] = -1;
         waiting[s] = 0;
-        if (pipe2(in[s], O_CLOEXEC))
-            return KG_EXIT_ENV;
-        pid[s] = fork();
+        bad[s] = 0;
+        pid[s] = -1;
+        in[s][0] = in[s][1] = -1;
+        if (pipe2(in[s], O_CLOEXEC) == 0)
+            pid[s] = fork();
+        if (pid[s] < 0) { /* the slots forked so far work; this one is gone */
+            fprintf(stderr, "kgate: batch: GPU %d: %s: %s: one of its supervisors not started\n", c->gpus[s / per],
+                    in[s][0] < 0 ? "pipe2" : "fork", strerror(errno));
+            if (in[s][0] >= 0) {
+                close(in[s][0]);
+                close(in[s][1]);
+            }
+            in[s][1] = -1;
+            if (--slots_left[s / per] == 0) {
+                lost_pinned += ptail[s / per] - phead[s / per];
+                phead[s / per] = ptail[s / per];
+            }
+            continue;
+        }
         if (pid[s] == 0) {
             close(status[0]);
-            close(in[s][1]);
-            supervise(c, jobs, s, in[s][0], status[1], fd);
+            for (int k = 0; k <= s; k++) /* the other slots' ends: only the batch writes to them */
+                if (in[k][1] >= 0)
+                    close(in[k][1]);
+            supervise(c, jobs, s, in[s][0], status[1], fd, dirs[s], batch);
         }
         close(in[s][0]);
         alive++;
     }
     close(status[1]);
-    *n_done = 0;
-    int total = n_todo;
+    int total = n_todo, stopping = 0, killed = 0;
+    double stop_by = 0;
     progress(0, total, 0);
     fcntl(status[0], F_SETFL, fcntl(status[0], F_GETFL) | O_NONBLOCK);
     while (alive > 0) {
+        if (!stopping && (kg_stop_requested() || o->fatal)) {
+            stopping = 1;
+            stop_by = kg_mono() + KG_SUPERVISORS_STOP_S;
+            for (int s = 0; s < n_slots; s++)
+                if (pid[s] > 0)
+                    kill(pid[s], SIGTERM);
+        } else if (stopping && kg_mono() > stop_by) {
+            if (killed) {
+                fprintf(stderr, "kgate: batch: %d supervisor(s) did not end after SIGKILL: left\n", alive);
+                break;
+            }
+            fprintf(stderr, "kgate: batch: %d supervisor(s) had not stopped %g s after SIGTERM: killed\n", alive,
+                    KG_SUPERVISORS_STOP_S);
+            for (int s = 0; s < n_slots; s++)
+                if (pid[s] > 0)
+                    kill(pid[s], SIGKILL);
+            killed = 1;
+            stop_by = kg_mono() + KG_KILL_WAIT_S;
+        }
         struct pollfd p = {status[0], POLLIN, 0};
         poll(&p, 1, 200);
         /* the supervisors that died, noted first and handled after every
@@ -411,35 +658,69 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                 died[n_died++] = s;
         msg m;
         while (read(status[0], &m, sizeof m) == (ssize_t)sizeof m) {
-            if (m.slot < 0 || m.slot >= n_slots)
+            if (m.slot < 0 || m.slot >= n_slots || pid[m.slot] <= 0 || bad[m.slot])
                 continue;
             int s = m.slot, gi = s / per;
-            if (m.kind == M_DONE) {
+            int ok = m.kind == M_READY ? m.job == -1 && inflight[s] < 0
+                                       : m.kind >= M_DONE && m.kind <= M_FATAL && m.job >= 0 && m.job < jobs->n &&
+                                             m.job == inflight[s];
+            if (!ok) { /* a supervisor out of step is not trusted with its GPU */
+                fprintf(stderr, "kgate: batch: the supervisor of GPU %d sent a message out of turn (kind %d, job %d): "
+                                "killed, its GPU drained\n",
+                        c->gpus[gi], m.kind, m.job);
+                bad[s] = 1;
+                kill(pid[s], SIGKILL);
+                drained[gi] = 1;
+                continue;
+            }
+            if (m.kind == M_READY) {
+                waiting[s] = 1;
+            } else if (m.kind == M_DONE) {
                 inflight[s] = -1;
-                (*n_done)++;
-                progress(*n_done, total, drained[gi]);
+                o->n_done++;
+                progress(o->n_done, total, drained[gi]);
+            } else if (m.kind == M_FATAL) {
+                inflight[s] = -1;
+                o->stopped++;
+                o->fatal = 1;
+            } else if (stopping) { /* a drain or a loss while stopping: the job is not moved */
+                inflight[s] = -1;
+                o->stopped++;
+                drained[gi] = 1;
+            } else if (m.kind == M_LOST) {
+                if (jobs->v[m.job].gpu >= 0)
+                    lost_pinned++;
+                else if (attempts_left-- > 0)
+                    queue[tail++] = m.job; /* not the job's doing: it moves on uncharged */
+                inflight[s] = -1;
+                drained[gi] = 1;
             } else if (m.kind == M_DRAIN) {
-                /* a GPU already drained by another of its supervisors: the
-                 * job failed beside the breaker, so it moves on uncounted */
+                /* every job in flight on the GPU when it drained is charged
+                 * with it (the breaker need not be the first to report);
+                 * one charged on two GPUs is left undone */
                 int first = !drained[gi];
                 drained[gi] = 1;
-                int again = first && m.job >= 0 && m.job < jobs->n && drains[m.job]++ > 0;
-                if (m.job >= 0 && jobs->v[m.job].gpu >= 0)
+                for (int k = gi * per; first && k < (gi + 1) * per; k++)
+                    if (inflight[k] >= 0) {
+                        if (!charged[inflight[k]])
+                            charged[inflight[k]] = (short)(gi + 1);
+                        else if (charged[inflight[k]] != gi + 1)
+                            twice[inflight[k]] = 1;
+                    }
+                if (jobs->v[m.job].gpu >= 0)
                     lost_pinned++; /* pinned to this GPU: nowhere else to go */
-                else if (again)
+                else if (twice[m.job])
                     breakers++; /* the second GPU this job drained: not moved again */
-                else if (m.job >= 0 && attempts_left-- > 0)
+                else if (attempts_left-- > 0)
                     queue[tail++] = m.job; /* the job goes to another GPU */
                 inflight[s] = -1;
-                if (again)
+                if (twice[m.job])
                     fprintf(stderr, "kgate: GPU %d failed its health check after job %s, the second GPU it "
                                     "drained: drained, the job left undone\n",
                             c->gpus[gi], jobs->v[m.job].id);
                 else if (first)
                     fprintf(stderr, "kgate: GPU %d failed its health check: drained, its job moved on\n",
                             c->gpus[gi]);
-            } else if (m.kind == M_READY) {
-                waiting[s] = 1;
             }
         }
         /* a supervisor that died: its job goes back to the queue once */
@@ -449,22 +730,28 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
             alive--;
             waiting[s] = 0;
             if (inflight[s] >= 0) {
-                if (jobs->v[inflight[s]].gpu >= 0)
+                if (stopping)
+                    o->stopped++; /* cut short: not recorded, a rerun runs it */
+                else if (jobs->v[inflight[s]].gpu >= 0)
                     lost_pinned++;
                 else if (attempts_left-- > 0)
                     queue[tail++] = inflight[s];
-                if (!drained[gi])
+                if (!drained[gi] && !stopping)
                     fprintf(stderr, "kgate: the supervisor of GPU %d died (%s): its job moved on\n", c->gpus[gi],
                             WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
-                drained[gi] = 1;
+                if (!stopping)
+                    drained[gi] = 1;
                 inflight[s] = -1;
             }
             close(in[s][1]);
+            in[s][1] = -1;
             if (--slots_left[gi] == 0) {
                 lost_pinned += ptail[gi] - phead[gi]; /* the jobs pinned to a GPU that is gone */
                 phead[gi] = ptail[gi];
             }
         }
+        if (stopping)
+            continue;
         /* hand out work; when none is left and none is in flight, stop the
          * idle, and the idle slots of a drained GPU */
         int busy = 0;
@@ -472,31 +759,50 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
             busy += inflight[s] >= 0;
         for (int s = 0; s < n_slots; s++) {
             int gi = s / per;
-            if (!waiting[s] || pid[s] <= 0)
+            if (!waiting[s] || pid[s] <= 0 || bad[s])
                 continue;
-            int job = -1;
+            int job = -1, from = 0; /* 1: the pinned queue, 2: the shared one */
             if (drained[gi])
                 job = -1;
             else if (phead[gi] < ptail[gi])
-                job = pinned[(size_t)gi * (size_t)(n_todo + 1) + (size_t)phead[gi]++];
+                job = pinned[(size_t)gi * (size_t)(n_todo + 1) + (size_t)phead[gi]++], from = 1;
             else if (head < tail)
-                job = queue[head++];
+                job = queue[head++], from = 2;
             else if (busy)
                 continue; /* a job in flight may come back */
             if (write(in[s][1], &job, sizeof job) == sizeof job) {
                 waiting[s] = 0;
                 inflight[s] = job;
                 busy += job >= 0;
+            } else { /* EPIPE: it is dying, and comes back as died; the job stays queued */
+                waiting[s] = 0;
+                if (from == 1)
+                    phead[gi]--;
+                else if (from == 2)
+                    head--;
             }
         }
     }
     close(status[0]);
-    int lost = tail - head + lost_pinned + breakers;
+    for (int s = 0; s < n_slots; s++)
+        if (in[s][1] >= 0)
+            close(in[s][1]);
+    for (int s = 0; s < n_slots; s++) /* a killed supervisor's directory too */
+        remove_dir(dirs[s]);
+    o->lost = stopping ? breakers : tail - head + lost_pinned + breakers;
+    if (stopping) {
+        o->unrun = tail - head;
+        for (int g = 0; g < c->n_gpus; g++)
+            o->unrun += ptail[g] - phead[g];
+    }
+    progress(o->n_done, total, 0);
+out:
     free(queue);
     free(pinned);
-    free(drains);
-    progress(*n_done, total, 0);
-    return lost; /* jobs no GPU could take */
+    free(charged);
+    free(twice);
+    free(dirs);
+    return rc;
 }
 
 /* One timed result of the batch, for the cross-GPU comparison. */
@@ -737,8 +1043,10 @@ static int merge_cmd(int argc, char **argv)
 /* `kgate __health N`: allocate, write, synchronize on device N, holding its
  * GPU lock so that no job of another supervisor of that GPU is timing
  * then; prints the UUID of the GPU it checked (the batch's view check). A
- * GPU whose lock stays held KG_HEALTH_WAIT_S is in use, so not dead: said,
- * and healthy. */
+ * GPU whose lock stays held KG_HEALTH_WAIT_S is in use, so not known dead,
+ * nor known healthy: said, its UUID printed, and exit KG_HEALTH_UNKNOWN
+ * (the supervisor neither drains it nor counts it healthy: it records the
+ * job's result as it is and says so once). */
 static int health_probe(int g, kg_err *err)
 {
     void *p = NULL;
@@ -764,7 +1072,7 @@ int kg_cmd_health(int argc, char **argv)
     if (kg_gpu_lock_take(d.uuid, KG_HEALTH_WAIT_S, &l, &lerr) == KG_EXIT_ENV) {
         fprintf(stderr, "kgate: %s: its health not checked\n", lerr.msg);
         printf("%s\n", d.uuid);
-        return 0;
+        return KG_HEALTH_UNKNOWN;
     }
     int bad = health_probe(g, &err) != 0;
     if (bad)
@@ -780,6 +1088,29 @@ int kg_cmd_health(int argc, char **argv)
         return KG_EXIT_ENV;
     printf("%s\n", d.uuid);
     return 0;
+}
+
+static void on_stop(int sig)
+{
+    kg_stop_request(sig); /* async-signal-safe: the dispatcher and each supervisor act on it */
+}
+
+/* SIGINT and SIGTERM stop the batch (exit 7): the dispatcher passes SIGTERM
+ * to its supervisors, each stops its job as at --timeout, and the summary of
+ * what was recorded is printed. Installed without SA_RESTART, so that a
+ * blocked read or wait returns. The supervisors inherit it. SIGPIPE (a
+ * write to a supervisor that just died) and SIGXFSZ (a results file past
+ * its size limit) become errors of the call. */
+static void catch_stops(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int kg_cmd_batch(int argc, char **argv)
@@ -938,15 +1269,47 @@ int kg_cmd_batch(int argc, char **argv)
     if (size > 1 || torn)
         fprintf(stderr, "kgate: batch: rank %d of %d (%s): %d job(s) to run, %d done before%s\n", rank, size, src,
                 n_todo, skipped, torn ? "; a torn line of a killed run ignored" : "");
-    int drained[MAX_GPUS] = {0}, n_done = 0;
+    int drained[MAX_GPUS] = {0}, drc = 0;
+    outcome o = {0};
     double t0 = kg_mono();
-    int lost = n_todo ? dispatch(&c, &jobs, todo, n_todo, fd, drained, &n_done) : 0;
+    if (n_todo) {
+        catch_stops();
+        /* the supervisors' turns at the results file: a robust mutex, so
+         * that one that dies holding it does not stop the others */
+        pthread_mutexattr_t ma;
+        c.turn = mmap(NULL, sizeof *c.turn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (c.turn == MAP_FAILED) {
+            fprintf(stderr, "kgate: batch: mmap: %s\n", strerror(errno));
+            drc = KG_EXIT_ENV;
+        } else if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) ||
+                   pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(c.turn, &ma)) {
+            fprintf(stderr, "kgate: batch: pthread_mutex_init: a process-shared robust mutex is not available\n");
+            drc = KG_EXIT_ENV;
+        } else {
+            drc = dispatch(&c, &jobs, todo, n_todo, fd, drained, &o);
+        }
+        if (c.turn != MAP_FAILED)
+            munmap(c.turn, sizeof *c.turn);
+    }
     close(fd);
-    summarize(c.results, n_done, skipped, lost, kg_mono() - t0, &c, drained);
     free(todo);
     kg_idset_free(&done);
+    if (drc) { /* nothing ran */
+        kg_batch_jobs_free(&jobs);
+        return drc;
+    }
+    summarize(c.results, o.n_done, skipped, o.lost, kg_mono() - t0, &c, drained);
+    int sig = kg_stop_requested();
+    if (o.fatal || sig)
+        printf("batch: stopped (%s): %d job(s) cut short and not recorded, %d not started: the same command "
+               "again runs them\n",
+               o.fatal ? "the results file could not be written" : strsignal(sig), o.stopped, o.unrun);
     kg_batch_jobs_free(&jobs);
-    if (lost)
+    if (o.fatal)
+        return KG_EXIT_IO;
+    if (sig)
+        return KG_EXIT_STOPPED;
+    if (o.lost)
         return KG_EXIT_ENV;
     return jobs.n_bad || missing ? KG_EXIT_USAGE : 0;
 }
