@@ -39,7 +39,7 @@ expect "shared GPU: the summary counts the flagged results" "$(grep -c ' 1 ' log
 # health check under it names another), the GPU's jobs see every GPU, said once
 KG_FAKE_ENVLOG=$t/env1 "$kgate" batch m.jsonl -o r1v.jsonl >out1v.txt 2>&1
 expect "one GPU a job: exit, lines" "0 62" "$? $(wc -l <r1v.jsonl)"
-expect "one GPU a job: every job saw its GPU alone as device 0" 62 "$(grep -c '^\([01]\) 0 GPU-fake-\1$' env1)"
+expect "one GPU a job: every job saw its GPU alone as device 0" 62 "$(grep -c '^\([01]\) 0 GPU-fake-\1 -$' env1)"
 expect "one GPU a job: each result's GPU is the batch's" 62 \
     "$(python3 -c "import json,sys; print(sum(json.loads(l)['check']['device']['uuid'] == 'GPU-fake-%d' % json.loads(l)['gpu'] for l in open(sys.argv[1])))" r1v.jsonl)"
 expect "one GPU a job: nothing said" 0 "$(grep -c 'did not select' out1v.txt)"
@@ -48,8 +48,8 @@ expect "a UUID that selects another GPU: exit, lines" "0 62" "$? $(wc -l <r1w.js
 expect "a UUID that selects another GPU: said once" 1 \
     "$(grep -c '^kgate: batch: GPU 1: CUDA_VISIBLE_DEVICES=GPU-fake-1 did not select it: its jobs see every GPU$' out1w.txt)"
 expect "a UUID that selects another GPU: GPU 1's jobs as --device 1 among all, GPU 0's alone" 62 \
-    "$(grep -c '^1 1 -$\|^0 0 GPU-fake-0$' env2)"
-expect "a UUID that selects another GPU: GPU 1 still ran jobs" 1 "$(grep -c '^1 1 -$' env2 | awk '{print ($1 > 0)}')"
+    "$(grep -c '^1 1 - -$\|^0 0 GPU-fake-0 -$' env2)"
+expect "a UUID that selects another GPU: GPU 1 still ran jobs" 1 "$(grep -c '^1 1 - -$' env2 | awk '{print ($1 > 0)}')"
 
 # 1b. every job with --lib-cache: the summary counts the results that reused
 # library times and those that timed them (the first on each GPU)
@@ -181,8 +181,10 @@ done
 # 1d. --jobs-per-gpu 2: two jobs a GPU at once (two supervisors each), never
 # three; every job once; a drained GPU's other supervisor stops too
 mkdir conc
-KG_FAKE_CONC=$t/conc KG_FAKE_SLEEP=0.3 "$kgate" batch m.jsonl -o rj.jsonl --jobs-per-gpu 2 >outj.txt 2>&1
+KG_FAKE_ENVLOG=$t/envj KG_FAKE_CONC=$t/conc KG_FAKE_SLEEP=0.3 "$kgate" batch m.jsonl -o rj.jsonl --jobs-per-gpu 2 >outj.txt 2>&1
 expect "jobs-per-gpu 2: exit" 0 "$?"
+expect "jobs-per-gpu 2: every job with KGATE_GPU_LOCK=require (an unusable lock fails it)" 62 \
+    "$(awk '$4 == "require"' "$t/envj" | wc -l)"
 expect "jobs-per-gpu 2: lines, distinct ids" "62 62" "$(ids rj.jsonl)"
 expect "jobs-per-gpu 2: at most two jobs at once on GPU 0, and two were" 2 \
     "$(awk '$1 == 0 {print $2}' conc.log | sort -n | tail -1)"

@@ -5,7 +5,7 @@
 # G is the GPU that CUDA_VISIBLE_DEVICES=GPU-fake-G selects (D is then 0),
 # or D where it is unset or KG_FAKE_IGNORE_CVD is set (a driver that does
 # not take a UUID there: D counts among every GPU). Each check also logs
-# "G D CUDA_VISIBLE_DEVICES" to $KG_FAKE_ENVLOG. KG_FAKE_BAD_GPU makes that
+# "G D CUDA_VISIBLE_DEVICES KGATE_GPU_LOCK" to $KG_FAKE_ENVLOG ("-" unset). KG_FAKE_BAD_GPU makes that
 # GPU fail (exit 5, and its health check); KG_FAKE_SLEEP slows every job;
 # KG_FAKE_SHARED_GPU=G flags every result on GPU G shared-gpu; a candidate
 # named *leaver* leaves a process in a session of its own (its pid in
@@ -54,7 +54,7 @@ done
 devarg=$dev
 dev=$(gpu_of "$devarg")
 [ "$dev" = none ] && { echo "kgate: --device $devarg: only 1 device(s)" >&2; exit 2; }
-[ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--}" >>"$KG_FAKE_ENVLOG"
+[ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--} ${KGATE_GPU_LOCK:--}" >>"$KG_FAKE_ENVLOG"
 if [ -n "${KG_FAKE_FDLOG:-}" ]; then
     pipes=0
     for f in /proc/"$PPID"/fd/*; do

@@ -1069,10 +1069,20 @@ int kg_cmd_health(int argc, char **argv)
         fprintf(stderr, "kgate: GPU %d: %s\n", g, err.msg);
         return KG_EXIT_ENV;
     }
-    if (kg_gpu_lock_take(d.uuid, KG_HEALTH_WAIT_S, &l, &lerr) == KG_EXIT_ENV) {
+    int lrc = kg_gpu_lock_take(d.uuid, KG_HEALTH_WAIT_S, &l, &lerr);
+    if (lrc == KG_EXIT_ENV) {
         fprintf(stderr, "kgate: %s: its health not checked\n", lerr.msg);
         printf("%s\n", d.uuid);
         return KG_HEALTH_UNKNOWN;
+    }
+    if (lrc == KG_EXIT_STOPPED) {
+        fprintf(stderr, "kgate: %s\n", lerr.msg);
+        return KG_EXIT_STOPPED;
+    }
+    if (lrc) { /* a lock file that cannot be used: checked without it, as a check would go on */
+        fprintf(stderr, "kgate: %s (checked without the lock)\n", lerr.msg);
+        if (kg_gpu_lock_required())
+            return KG_EXIT_IO;
     }
     int bad = health_probe(g, &err) != 0;
     if (bad)
@@ -1215,6 +1225,9 @@ int kg_cmd_batch(int argc, char **argv)
             kg_batch_jobs_free(&jobs);
             return err.code;
         }
+        /* and a job whose lock file turns unusable midway fails rather
+         * than running beside the GPU's other jobs */
+        setenv("KGATE_GPU_LOCK", "require", 1);
     }
     int fd, torn;
     long cut;
