@@ -143,7 +143,7 @@ static int num(const cJSON *o, const char *k, double lo, double hi, int allow_nu
 
 static int whole(const cJSON *o, const char *k, double lo, double hi, int *out, kg_err *err)
 {
-    double d;
+    double d = 0; /* set by num() whenever it returns 0 */
     if (num(o, k, lo, hi, 0, &d, err))
         return err->code;
     if (d != floor(d))
@@ -180,7 +180,7 @@ static int metric_name_ok(const char *s)
 
 int kg_kfacts_from_cjson(const cJSON *o, kg_kfacts *k, kg_err *err)
 {
-    double d;
+    double d = 0; /* set by num() whenever it returns 0 */
     kg_kfacts_init(k);
     if (!cJSON_IsObject(o))
         return kg_err_set(err, KG_EXIT_FAIL, "kernel facts are not an object");
