@@ -39,9 +39,9 @@
 #define MAX_GPUS 64
 #define MAX_PER_GPU 4 /* --jobs-per-gpu */
 #define KG_STOP_GRACE_S 5.0 /* a job past --timeout, or stopped: from SIGTERM to SIGKILL */
-#define KG_KILL_WAIT_S 10.0 /* a job's exit after SIGKILL (then it is given up on, its GPU drained) */
+#define KG_BATCH_KILL_WAIT_S 10.0 /* a job's exit after SIGKILL (then it is given up on, its GPU drained) */
 /* the batch's wait for its supervisors to stop: a job's grace and kill, its leftovers' reaping */
-#define KG_SUPERVISORS_STOP_S (KG_STOP_GRACE_S + KG_KILL_WAIT_S + KG_REAP_WAIT_S + 5.0)
+#define KG_SUPERVISORS_STOP_S (KG_STOP_GRACE_S + KG_BATCH_KILL_WAIT_S + KG_REAP_WAIT_S + 5.0)
 #define KG_HEALTH_WAIT_S 50.0 /* a health check's wait for the GPU's lock (its run is cut at 60 s) */
 #define KG_HEALTH_RUN_S 60.0
 #define KG_HEALTH_UNKNOWN 1 /* `kgate __health`'s exit when the GPU's lock stayed held: health not checked */
@@ -197,9 +197,9 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
             if (!wait_for(p, &st, KG_STOP_GRACE_S)) {
                 kill(-p, SIGKILL);
                 kill(p, SIGKILL);
-                if (!wait_for(p, &st, KG_KILL_WAIT_S)) {
+                if (!wait_for(p, &st, KG_BATCH_KILL_WAIT_S)) {
                     kg_err_set(err, KG_EXIT_ENV, "%s (pid %d) did not end within %g s of SIGKILL", argv[0], (int)p,
-                               KG_KILL_WAIT_S);
+                               KG_BATCH_KILL_WAIT_S);
                     return RUN_FAILED;
                 }
             }
@@ -645,7 +645,7 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                 if (pid[s] > 0)
                     kill(pid[s], SIGKILL);
             killed = 1;
-            stop_by = kg_mono() + KG_KILL_WAIT_S;
+            stop_by = kg_mono() + KG_BATCH_KILL_WAIT_S;
         }
         struct pollfd p = {status[0], POLLIN, 0};
         poll(&p, 1, 200);
