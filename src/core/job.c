@@ -71,10 +71,11 @@ void kg_job_watch(kg_job_tick fn, void *ud, double period_s)
  * the candidate forked, even one that called setsid() to leave the worker's
  * process group, becomes kgate's child when the worker dies: every child
  * left once the worker is reaped is killed and reaped, until none is: all
- * but the fork server. */
+ * but the fork server. One that does not end (stuck in the driver) is named
+ * on stderr by kg_reap_children; the job's result stands. */
 static void reap_orphans(void)
 {
-    kg_reap_children(kg_zygote_pid(py_zygote));
+    (void)kg_reap_children(kg_zygote_pid(py_zygote));
 }
 
 /* kg_spawn, with the worker forked by the fork server z when z is given
