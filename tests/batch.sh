@@ -165,7 +165,14 @@ for how in batch group; do
     TMPDIR=$t/tmps-$how KG_FAKE_SLEEP=2 KG_FAKE_STOPLOG=$t/stop-$how setsid "$kgate" batch m.jsonl -o "rs-$how.jsonl" \
         >"outs-$how.txt" 2>&1 &
     bpid=$!
-    for _ in $(seq 100); do [ "$(cat "rs-$how.jsonl" 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done
+    # two lines recorded, and a job running past the setting of its trap
+    # (started, not finished: a shell slow to start under the sanitizers
+    # would die of the SIGTERM before it could log it)
+    for _ in $(seq 200); do
+        done_n=$(cat "rs-$how.jsonl" 2>/dev/null | wc -l)
+        [ "$done_n" -ge 2 ] && [ "$(cat "stop-$how.armed" 2>/dev/null | wc -l)" -gt "$done_n" ] && break
+        sleep 0.1
+    done
     if [ $how = batch ]; then kill -TERM "$bpid"; else kill -TERM -"$bpid"; fi
     wait "$bpid"
     expect "stopped ($how): exit" 7 "$?"

@@ -20,7 +20,8 @@
 # exits 5 after its KG_FAKE_SLEEP, and so does its health check.
 # KG_FAKE_HEALTH_UNKNOWN=G: GPU G's health check finds its lock held (exit
 # 1, its UUID printed). KG_FAKE_STOPLOG: a job asked to stop (SIGTERM) logs
-# "term SPEC" there and exits 7. KG_FAKE_FDLOG: each job logs "G N", N the
+# "term SPEC" there and exits 7 (each job logs SPEC to KG_FAKE_STOPLOG.armed
+# once that is set up). KG_FAKE_FDLOG: each job logs "G N", N the
 # pipes its supervisor holds past its standard descriptors. Candidates named *nojson*, *bigjson* and
 # *badjson* exit 0 with no results document, one over 2 MiB, one not JSON.
 log=${KG_FAKE_LOG:-/dev/null}
@@ -63,7 +64,10 @@ if [ -n "${KG_FAKE_FDLOG:-}" ]; then
     done
     echo "$dev $pipes" >>"$KG_FAKE_FDLOG"
 fi
-[ -n "${KG_FAKE_STOPLOG:-}" ] && trap 'echo "term $spec" >>"$KG_FAKE_STOPLOG"; exit 7' TERM
+if [ -n "${KG_FAKE_STOPLOG:-}" ]; then
+    trap 'echo "term $spec" >>"$KG_FAKE_STOPLOG"; exit 7' TERM
+    echo "$spec" >>"$KG_FAKE_STOPLOG.armed" # the trap is set: a stop from here on is logged
+fi
 case $spec in *forker*)
     trap 'exit 7' TERM
     : >"$KG_FAKE_LEFT.run"

@@ -200,6 +200,20 @@ static void results_file(void **state)
     assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e), 0);
     assert_int_equal(done.n, 3);
     assert_int_equal(torn, 0);
+    /* a writer killed in the middle of its line while this one holds the
+     * file (another supervisor): its fragment is cut off before the next
+     * line, which is not glued to it */
+    const char *frag = "{\"schema\":\"kgate.batch/1\",\"id\":\"x\",\"check\":{\"res";
+    assert_int_equal(write(fd, frag, strlen(frag)), (ssize_t)strlen(frag));
+    assert_int_equal(kg_results_append(fd, "{\"schema\":\"kgate.batch/1\",\"id\":\"d\",\"exit\":0}", &e), 0);
+    close(fd);
+    kg_idset_free(&done);
+    done = (kg_idset){0};
+    assert_int_equal(kg_results_open(path, &fd, &done, &torn, &cut, &e), 0);
+    assert_int_equal(done.n, 4);
+    assert_true(kg_idset_has(&done, "d"));
+    assert_false(kg_idset_has(&done, "x"));
+    assert_int_equal(torn, 0);
     close(fd);
     kg_idset_free(&done);
     /* another schema is an error naming the file */

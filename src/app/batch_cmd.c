@@ -121,14 +121,17 @@ static int wait_for(pid_t p, int *st, double s)
     }
 }
 
-/* run_timed's answers besides an exit code */
-enum { RUN_FAILED = -1, RUN_STOPPED = -2 };
+/* run_timed's answers besides an exit code; RUN_STUCK: the run, or what it
+ * left, did not end after SIGKILL (a process in the driver, likely on a
+ * wedged GPU): a drain charged to the job, as a failed health check is */
+enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3 };
 
 /* Runs argv with a time limit, stdout+stderr to `log`, CUDA_VISIBLE_DEVICES
  * set to cvd unless NULL; returns the exit code, 128+signal, 124 on the
  * time limit, RUN_STOPPED when a stop was asked (SIGINT, SIGTERM: the run
- * asked to stop, then killed after a grace), or RUN_FAILED with err naming
- * the call that failed (fork, malloc) or the process that would not die.
+ * asked to stop, then killed after a grace), RUN_FAILED with err naming
+ * the call that failed (fork, malloc), or RUN_STUCK with err naming the
+ * process that would not die.
  * Whatever the run left behind is reaped (the supervisor is a subreaper). */
 static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, kg_err *err)
 {
@@ -200,7 +203,7 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
                 if (!wait_for(p, &st, KG_BATCH_KILL_WAIT_S)) {
                     kg_err_set(err, KG_EXIT_ENV, "%s (pid %d) did not end within %g s of SIGKILL", argv[0], (int)p,
                                KG_BATCH_KILL_WAIT_S);
-                    return RUN_FAILED;
+                    return RUN_STUCK;
                 }
             }
             break;
@@ -209,7 +212,7 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
     }
     if (kg_reap_children(0) != 0) { /* it said which */
         kg_err_set(err, KG_EXIT_ENV, "what %s left behind did not end", argv[0]);
-        return RUN_FAILED;
+        return RUN_STUCK;
     }
     return rc;
 }
@@ -247,7 +250,12 @@ static int health(const cfg *c, const gpu_view *v, const char *want, const char 
         return H_STOPPED;
     if (rc == RUN_FAILED)
         return H_FAILED;
-    if (rc != 0 && rc != KG_HEALTH_UNKNOWN)
+    if (rc == KG_EXIT_IO) { /* its lock file cannot be used (KGATE_GPU_LOCK=require): not the GPU's fault */
+        last_line(log, said, sizeof said);
+        kg_err_set(err, KG_EXIT_IO, "kgate __health: %s", said);
+        return H_FAILED;
+    }
+    if (rc != 0 && rc != KG_HEALTH_UNKNOWN) /* RUN_STUCK too: a health check that would not die */
         return H_BAD;
     last_line(log, said, sizeof said);
     if (want && strcmp(said, want) != 0)
@@ -274,6 +282,10 @@ static gpu_view pick_view(const cfg *c, int gi, const char *dir)
     int h = health(c, &alone, c->uuid[gi], dir, &e);
     if (h == H_OK || h == H_UNKNOWN || h == H_STOPPED)
         return alone;
+    if (h == H_FAILED) { /* not the view's fault (a fork, the lock file): its jobs say more */
+        fprintf(stderr, "kgate: batch: GPU %d: its health check could not run: %s\n", c->gpus[gi], e.msg);
+        return alone;
+    }
     h = health(c, &whole, NULL, dir, &e);
     if (h == H_OK || h == H_UNKNOWN)
         fprintf(stderr, "kgate: batch: GPU %d: CUDA_VISIBLE_DEVICES=%s did not select it: its jobs see every GPU\n",
@@ -469,8 +481,14 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
          * another GPU */
         if (rc == KG_EXIT_ENV || rc == 124 || rc > 128)
             h = health(c, &v, v.cvd, dir, &err);
-        if (h == H_STOPPED || kg_stop_requested()) {
+        if (h == H_STOPPED) { /* asked to stop during the health check: the job is not recorded */
             free(text);
+            break;
+        }
+        if (rc == RUN_STUCK) { /* the job's processes would not die: its GPU likely wedged, by it */
+            fprintf(stderr, "kgate: batch: GPU %d: %s: drained, job %s charged\n", g, err.msg, jobs->v[job].id);
+            free(text);
+            tell(status, M_DRAIN, slot, job);
             break;
         }
         if (rc == RUN_FAILED || h == H_FAILED) {
@@ -631,9 +649,14 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
         if (!stopping && (kg_stop_requested() || o->fatal)) {
             stopping = 1;
             stop_by = kg_mono() + KG_SUPERVISORS_STOP_S;
-            for (int s = 0; s < n_slots; s++)
+            for (int s = 0; s < n_slots; s++) {
                 if (pid[s] > 0)
                     kill(pid[s], SIGTERM);
+                if (in[s][1] >= 0) { /* an idle supervisor's read of its next job ends (EOF) */
+                    close(in[s][1]);
+                    in[s][1] = -1;
+                }
+            }
         } else if (stopping && kg_mono() > stop_by) {
             if (killed) {
                 fprintf(stderr, "kgate: batch: %d supervisor(s) did not end after SIGKILL: left\n", alive);
@@ -700,8 +723,8 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                  * one charged on two GPUs is left undone */
                 int first = !drained[gi];
                 drained[gi] = 1;
-                for (int k = gi * per; first && k < (gi + 1) * per; k++)
-                    if (inflight[k] >= 0) {
+                for (int k = gi * per; k < (gi + 1) * per; k++)
+                    if (inflight[k] >= 0 && (first || k == s)) { /* the reporting job, whatever drained it first */
                         if (!charged[inflight[k]])
                             charged[inflight[k]] = (short)(gi + 1);
                         else if (charged[inflight[k]] != gi + 1)
@@ -743,7 +766,8 @@ static int dispatch(const cfg *c, const kg_batch_jobs *jobs, const int *todo, in
                     drained[gi] = 1;
                 inflight[s] = -1;
             }
-            close(in[s][1]);
+            if (in[s][1] >= 0)
+                close(in[s][1]);
             in[s][1] = -1;
             if (--slots_left[gi] == 0) {
                 lost_pinned += ptail[gi] - phead[gi]; /* the jobs pinned to a GPU that is gone */
@@ -824,7 +848,8 @@ static int by_key(const void *a, const void *b)
 static void cross_gpu(timed *v, long n)
 {
     long groups = 0, agree = 0;
-    qsort(v, (size_t)n, sizeof *v, by_key);
+    if (n > 1) /* qsort of NULL, even of none, is undefined */
+        qsort(v, (size_t)n, sizeof *v, by_key);
     for (long i = 0; i < n;) {
         long j = i;
         double lo = v[i].t, hi = v[i].t;

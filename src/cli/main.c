@@ -51,8 +51,10 @@ int main(int argc, char **argv)
         fflush(NULL);
         _exit(rc);
     }
-    if (argc > 1 && strcmp(argv[1], "__health") == 0)
+    if (argc > 1 && strcmp(argv[1], "__health") == 0) {
+        catch_stop_signals(); /* a stop while it waits for the GPU's lock ends the wait (exit 7) */
         return kg_cmd_health(argc - 1, argv + 1);
+    }
     if (argc > 1 && strcmp(argv[1], "batch") == 0)
         return kg_cmd_batch(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "kernelbench") == 0)

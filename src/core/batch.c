@@ -531,11 +531,25 @@ int kg_results_append(int fd, const char *line, kg_err *err)
     memcpy(buf, line, n - 1);
     buf[n - 1] = '\n';
     off_t end = lseek(fd, 0, SEEK_END); /* where the line starts: callers serialize */
+    char last = '\n';
+    if (end > 0 && pread(fd, &last, 1, end - 1) == 1 && last != '\n') {
+        /* a fragment of a writer killed mid-line (its turn passed on,
+         * EOWNERDEAD): cut off, or this line would be glued to it and lost */
+        off_t keep = after_last_newline(fd, end);
+        if (keep < 0 || ftruncate(fd, keep) != 0) {
+            int e = errno;
+            free(buf);
+            return kg_err_set(err, KG_EXIT_IO, "%s: %s (a fragment at the end of the file)",
+                              keep < 0 ? "pread" : "ftruncate", strerror(e));
+        }
+        end = keep;
+    }
     ssize_t w = 0;
     /* one write: O_APPEND puts it at the end whole; after a short one the
      * rest is written again, which ends the line or says why it cannot */
-    while (done < n && (w = write(fd, buf + done, n - done)) > 0)
-        done += (size_t)w;
+    while (done < n && ((w = write(fd, buf + done, n - done)) > 0 || (w < 0 && errno == EINTR)))
+        if (w > 0)
+            done += (size_t)w;
     int e = w < 0 ? errno : ENOSPC;
     free(buf);
     if (done == n)

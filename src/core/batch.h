@@ -98,7 +98,9 @@ int kg_results_done(const char *path, kg_idset *done, int *torn, kg_err *err);
  * be written whole (EFBIG past a file size limit, with SIGXFSZ ignored;
  * ENOSPC), what was written of it is cut off again (ftruncate to the end
  * the file had) and the error says why ("write: ...", KG_EXIT_IO): the file
- * holds whole lines only. Writers that share fd serialize their calls. */
+ * holds whole lines only. A fragment at the end of the file (a writer
+ * killed in the middle of its line) is cut off first, so that the line is
+ * not glued to it. Writers that share fd serialize their calls. */
 int kg_results_append(int fd, const char *line, kg_err *err);
 /* Calls fn on every line of results file `path` (a last one without its
  * newline too), streaming; an over-long line is counted in *torn and

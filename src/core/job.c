@@ -170,7 +170,7 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
     double next_tick = kg_mono();
     /* the ticks' times are jittered (half to one and a half periods apart),
      * so that a process cannot time its work between two of them */
-    unsigned jitter = (unsigned)pid * 2654435761u ^ (unsigned)(kg_mono() * 1e9);
+    unsigned jitter = (unsigned)pid * 2654435761u ^ (unsigned)(unsigned long long)(kg_mono() * 1e9);
     while (open_fds > 0) {
         if (tick.fn && !reaped && kg_mono() >= next_tick) {
             tick.fn(tick.ud, (long)pid);
