@@ -419,14 +419,14 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
  * mutex: a line cut short is cut off exactly, kg_results_append). */
 static int append_line(const cfg *c, int fd, const char *text, kg_err *err)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    struct timespec ts; /* a monotonic deadline: a step of the wall clock does not end the wait */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_sec += (time_t)KG_RESULTS_TURN_S;
-    int rc = pthread_mutex_timedlock(c->turn, &ts);
-    if (rc == EOWNERDEAD) /* its holder died: a line it cut short is a torn line, cut off on resume */
+    int rc = pthread_mutex_clocklock(c->turn, CLOCK_MONOTONIC, &ts);
+    if (rc == EOWNERDEAD) /* its holder died: a fragment it left is cut off by kg_results_append */
         rc = pthread_mutex_consistent(c->turn);
     if (rc)
-        return kg_err_set(err, KG_EXIT_IO, "pthread_mutex_timedlock (a turn at the file): %s", strerror(rc));
+        return kg_err_set(err, KG_EXIT_IO, "pthread_mutex_clocklock (a turn at the file): %s", strerror(rc));
     rc = kg_results_append(fd, text, err);
     pthread_mutex_unlock(c->turn);
     return rc;
