@@ -1125,25 +1125,16 @@ int kg_cmd_health(int argc, char **argv)
     return 0;
 }
 
-static void on_stop(int sig)
-{
-    kg_stop_request(sig); /* async-signal-safe: the dispatcher and each supervisor act on it */
-}
-
 /* SIGINT and SIGTERM stop the batch (exit 7): the dispatcher passes SIGTERM
  * to its supervisors, each stops its job as at --timeout, and the summary of
- * what was recorded is printed. Installed without SA_RESTART, so that a
- * blocked read or wait returns. The supervisors inherit it. SIGPIPE (a
- * write to a supervisor that just died) and SIGXFSZ (a results file past
- * its size limit) become errors of the call. */
+ * what was recorded is printed. The supervisors inherit the handler; a
+ * second signal only records too (a stop of the process group, then the
+ * batch's SIGTERM, reach each supervisor). SIGPIPE (a write to a supervisor
+ * that just died) and SIGXFSZ (a results file past its size limit) become
+ * errors of the call. */
 static void catch_stops(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    kg_catch_stop_signals(0);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
 }

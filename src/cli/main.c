@@ -15,29 +15,6 @@
 #include "../core/options.h"
 #include "../gpu/worker.h"
 
-static void on_stop(int sig)
-{
-    if (kg_stop_requested()) { /* asked twice: stop at once, the default way */
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    kg_stop_request(sig);
-}
-
-/* SIGINT and SIGTERM ask the measuring commands to stop: the worker running
- * is killed and what was measured before it is printed and written (exit 7).
- * A second one ends kgate at once. */
-static void catch_stop_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__worker") == 0) {
@@ -52,7 +29,7 @@ int main(int argc, char **argv)
         _exit(rc);
     }
     if (argc > 1 && strcmp(argv[1], "__health") == 0) {
-        catch_stop_signals(); /* a stop while it waits for the GPU's lock ends the wait (exit 7) */
+        kg_catch_stop_signals(1); /* a stop while it waits for the GPU's lock ends the wait (exit 7) */
         return kg_cmd_health(argc - 1, argv + 1);
     }
     if (argc > 1 && strcmp(argv[1], "batch") == 0)
@@ -80,7 +57,7 @@ int main(int argc, char **argv)
     if (strcmp(o.command, "ops") == 0)
         return kg_cmd_ops(&o);
     if (strcmp(o.command, "check") == 0 || strcmp(o.command, "run") == 0 || strcmp(o.command, "tune") == 0) {
-        catch_stop_signals();
+        kg_catch_stop_signals(1);
         atexit(kg_job_shutdown); /* the Python workers' fork server, if one was started */
     }
     if (strcmp(o.command, "check") == 0)

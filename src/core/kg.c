@@ -205,6 +205,29 @@ int kg_stop_requested(void)
     return stop_sig;
 }
 
+static volatile sig_atomic_t second_stop_ends;
+
+static void on_stop(int sig)
+{
+    if (second_stop_ends && stop_sig) { /* asked twice: stop at once, the default way */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    kg_stop_request(sig);
+}
+
+void kg_catch_stop_signals(int second_ends)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    second_stop_ends = second_ends;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 int kg_proc_parent(long pid, long *ppid, long *pgrp)
 {
     char path[64], buf[1024];

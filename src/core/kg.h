@@ -38,6 +38,12 @@ double kg_mono(void);
 void kg_stop_request(int sig);
 /* The signal that asked for a stop, or 0. */
 int kg_stop_requested(void);
+/* Installs the handler of SIGINT and SIGTERM that records a stop, without
+ * SA_RESTART (a blocked read or wait returns EINTR). With second_ends, a
+ * second one ends the process at once, the default way (the measuring
+ * commands); without, every one only records (kgate batch's supervisors,
+ * which a stop of their process group and then their batch each signal). */
+void kg_catch_stop_signals(int second_ends);
 
 /* Records an error (first one wins) and returns code. printf-style. */
 int kg_err_set(kg_err *err, int code, const char *fmt, ...)
