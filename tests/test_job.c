@@ -53,7 +53,7 @@ static int run(const char *mode, double timeout, kg_result *r, kg_libref *lib, k
 /* kg_job_watch: while set, the caller is called about every period with
  * the running worker's pid, at jittered times (here every 0.05 s or so of
  * a worker that hangs until the 1.2 s deadline: about 24 ticks, half to one
- * and a half periods apart, so more than the 100 ms of the event loop's
+ * and a half periods apart, some closer than the 100 ms of the event loop's
  * poll would give); once cleared, never. */
 static int ticks;
 static long ticked_pid;
@@ -81,8 +81,11 @@ static void a_watch_is_called_while_the_worker_runs(void **state)
     run("hang", 1.2, &r, &lib, &e);
     kg_job_watch(NULL, NULL, 0);
     print_message("ticks %d, gaps %.3f to %.3f s\n", ticks, gap_min, gap_max);
-    assert_true(ticks >= 15 && ticks <= 50);
-    assert_true(gap_min < 0.04 && gap_max > 0.06); /* jittered, not every 0.05 s */
+    /* a busy machine delays ticks (never brings them early): the count has
+     * room below, and the jitter shows as gaps spread over more than 0.02 s
+     * (draws over 0.05 s; without it they would be alike) */
+    assert_true(ticks >= 8 && ticks <= 50);
+    assert_true(gap_min < 0.06 && gap_max - gap_min > 0.02);
     assert_true(ticked_pid > 1 && ticked_pid != (long)getpid());
     ticks = 0;
     run("ok", 10, &r, &lib, &e);
