@@ -107,19 +107,6 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Waits up to s seconds for child p to end: 1 (its status in *st) or 0. */
-static int wait_for(pid_t p, int *st, double s)
-{
-    double end = kg_mono() + s;
-    for (;;) {
-        pid_t w = waitpid(p, st, WNOHANG);
-        if (w == p)
-            return 1;
-        if (kg_mono() > end)
-            return 0;
-        nap();
-    }
-}
 
 /* run_timed's answers besides an exit code; RUN_STUCK: the run, or what it
  * left, did not end after SIGKILL (a process in the driver, likely on a
@@ -197,10 +184,10 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
              * come here and are reaped before the next job */
             rc = kg_stop_requested() ? RUN_STOPPED : 124;
             kill(-p, SIGTERM);
-            if (!wait_for(p, &st, KG_STOP_GRACE_S)) {
+            if (kg_wait_child(p, &st, KG_STOP_GRACE_S) != 1) {
                 kill(-p, SIGKILL);
                 kill(p, SIGKILL);
-                if (!wait_for(p, &st, KG_BATCH_KILL_WAIT_S)) {
+                if (kg_wait_child(p, &st, KG_BATCH_KILL_WAIT_S) != 1) {
                     kg_err_set(err, KG_EXIT_ENV, "%s (pid %d) did not end within %g s of SIGKILL", argv[0], (int)p,
                                KG_BATCH_KILL_WAIT_S);
                     return RUN_STUCK;

@@ -206,25 +206,32 @@ static void watch_stop(void)
     gw.w = NULL;
 }
 
-/* One listing of the GPU's processes into o: those not kgate's own, nor
- * `worker` (the job's worker while it runs; 0 between jobs). */
-static void watch_sample(kg_others *o, long worker)
+/* One listing of w's GPU into o: the processes not in own[]. */
+static int list_others(kg_gpu_watch *w, const long *own, int n_own, kg_others *o, kg_err *err)
 {
     long pid[KG_GPU_WATCH_MAX];
     double mem[KG_GPU_WATCH_MAX];
     int n = 0;
+    if (kg_gpu_watch_list(w, pid, mem, KG_GPU_WATCH_MAX, &n, err))
+        return err->code;
+    kg_others_note(o, pid, mem, n, own, n_own);
+    return 0;
+}
+
+/* One listing of the GPU's processes into o: those not kgate's own, nor
+ * `worker` (the job's worker while it runs; 0 between jobs). */
+static void watch_sample(kg_others *o, long worker)
+{
     kg_err e = {0, ""};
     if (!gw.w)
         return;
-    if (kg_gpu_watch_list(gw.w, pid, mem, KG_GPU_WATCH_MAX, &n, &e)) {
+    gw.own[gw.n_own] = worker; /* own[] has room for one more */
+    if (list_others(gw.w, gw.own, gw.n_own + (worker > 0), o, &e)) {
         if (!gw.warned++)
             fprintf(stderr, "kgate: %s (the job is not known to have had the GPU alone)\n", e.msg);
         o->failed = 1;
         watch_stop();
-        return;
     }
-    gw.own[gw.n_own] = worker; /* own[] has room for one more */
-    kg_others_note(o, pid, mem, n, gw.own, gw.n_own + (worker > 0));
 }
 
 static void watch_tick(void *ud, long worker)
@@ -299,26 +306,29 @@ static int context_done(kg_gpu_lock *l, kg_err *err)
     return err->code;
 }
 
-/* How many processes other than this one and its ancestors NVML lists with
- * a context on d now; -1 when NVML cannot say. Roofs measured beside one
- * would be low, and flatter every later kernel's rho: they are not kept. */
-static int others_now(const kg_device_info *d)
+/* The roofs measured in this process (holding the GPU's lock), with the
+ * GPU's processes listed before and after: returns how many other than this
+ * one and its ancestors held a context then (-1: NVML could not say), or -2
+ * with err when the measurement failed. Roofs measured beside another
+ * process would be low and flatter every later kernel's rho: they are not
+ * kept. The caller ends the context (context_done). */
+static int measure_roofs_alone(const kg_device_info *d, kg_peaks *pk, kg_roofs *roofs, kg_err *err)
 {
-    kg_err e = {0, ""};
-    kg_gpu_watch *w = kg_gpu_watch_open(d->pci, &e);
-    if (!w)
-        return -1;
-    long pid[KG_GPU_WATCH_MAX], own[KG_ANCESTORS_MAX];
-    double mem[KG_GPU_WATCH_MAX];
-    int n = 0, n_own = kg_self_and_ancestors(own, KG_ANCESTORS_MAX);
-    int rc = kg_gpu_watch_list(w, pid, mem, KG_GPU_WATCH_MAX, &n, &e);
-    kg_gpu_watch_close(w);
-    if (rc)
-        return -1;
+    kg_err e = {0, ""}, e1 = {0, ""}, e2 = {0, ""}; /* each first-error-wins: one per call */
+    long own[KG_ANCESTORS_MAX];
+    int n_own = kg_self_and_ancestors(own, KG_ANCESTORS_MAX);
     kg_others o;
     memset(&o, 0, sizeof o);
-    kg_others_note(&o, pid, mem, n, own, n_own);
-    return o.n;
+    kg_gpu_watch *w = kg_gpu_watch_open(d->pci, &e);
+    int listed = w && list_others(w, own, n_own, &o, &e1) == 0;
+    if (use_device(d, err) || kg_peaks_measure(pk, roofs, err)) {
+        kg_gpu_watch_close(w);
+        return -2;
+    }
+    int after = w && list_others(w, own, n_own, &o, &e2) == 0;
+    kg_gpu_watch_close(w);
+    listed = listed && after;
+    return o.n ? o.n : listed ? 0 : -1;
 }
 
 /* Roofs for rho: cached measured ones (measuring them when absent or from
@@ -360,18 +370,15 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
         }
         if (progress_on())
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
-        int before = others_now(d), after = -1;
-        if (!use_device(d, err) && !kg_peaks_measure(&pk, roofs, err)) {
-            after = others_now(d);
-            if (before > 0 || after > 0) {
-                fprintf(stderr,
-                        "kgate: the roofs of %s were measured while %d other process(es) held a context on the "
-                        "GPU: not kept; this command uses the datasheet's\n",
-                        d->name, before > after ? before : after);
-                *roofs = ds;
-            } else {
-                kg_roofs_save(path, roofs, d->uuid, d->name, err);
-            }
+        int others = measure_roofs_alone(d, &pk, roofs, err);
+        if (others > 0) {
+            fprintf(stderr,
+                    "kgate: the roofs of %s were measured while %d other process(es) held a context on the "
+                    "GPU: not kept; this command uses the datasheet's\n",
+                    d->name, others);
+            *roofs = ds;
+        } else if (others > -2) {
+            kg_roofs_save(path, roofs, d->uuid, d->name, err);
         }
         if (context_done(&l, err)) /* a failure above, or the reset's */
             return err->code;
@@ -424,16 +431,14 @@ int kg_cmd_peaks(const kg_options *o)
     gpu_lock_for(o, d.uuid);
     if (gpu_take(&l, &err))
         return fail(&err);
-    int before = others_now(&d), after = -1;
-    if (!use_device(&d, &err) && !kg_peaks_measure(&pk, &roofs, &err))
-        after = others_now(&d);
+    int others = measure_roofs_alone(&d, &pk, &roofs, &err);
     if (context_done(&l, &err)) /* a failure above, or the reset's */
         return fail(&err);
-    if (before > 0 || after > 0) {
+    if (others > 0) {
         kg_err_set(&err, KG_EXIT_ENV,
                    "the roofs were measured while %d other process(es) held a context on %s: not kept "
                    "(measure them with the GPU to kgate alone)",
-                   before > after ? before : after, d.uuid);
+                   others, d.uuid);
         return fail(&err);
     }
     if (kg_roofs_cache_path(d.uuid, path, sizeof path, &err) ||

@@ -245,19 +245,12 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         close(errp[0]);
     /* the pipes are closed: the child exits; a worker that closed them and
      * lives on is killed after a short grace */
-    double deadline = kg_mono() + 2.0;
-    pid_t w = reaped ? pid : 0;
-    while (!reaped && (w = waitpid(pid, &status, WNOHANG)) == 0 && kg_mono() < deadline)
-        usleep(2000);
-    if (w == 0) {
+    if (!reaped && kg_wait_child(pid, &status, 2.0) == 0) {
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         /* a process in the driver's uninterruptible sleep may not die at
          * once, or ever: waited for KG_KILL_WAIT_S, then said */
-        double killed = kg_mono();
-        while ((w = waitpid(pid, &status, WNOHANG)) == 0 && kg_mono() - killed < KG_KILL_WAIT_S)
-            usleep(5000);
-        if (w != pid) {
+        if (kg_wait_child(pid, &status, KG_KILL_WAIT_S) != 1) {
             free(evbuf);
             return kg_err_set(err, KG_EXIT_ENV, "worker pid %ld did not exit %.0f s after SIGKILL (stuck in the driver?)",
                               (long)pid, KG_KILL_WAIT_S);

@@ -334,6 +334,22 @@ int kg_reap_children(long spare)
     return -1;
 }
 
+int kg_wait_child(long pid, int *status, double seconds)
+{
+    double end = kg_mono() + seconds;
+    for (;;) {
+        pid_t w = waitpid((pid_t)pid, status, WNOHANG);
+        if (w == (pid_t)pid)
+            return 1;
+        if (w < 0)
+            return -1;
+        if (kg_mono() > end)
+            return 0;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void kg_close_from(int lo)
 {
 #ifdef SYS_close_range

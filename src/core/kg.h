@@ -135,6 +135,11 @@ int kg_proc_parent(long pid, long *ppid, long *pgrp);
 #define KG_REAP_WAIT_S 10.0
 int kg_reap_children(long spare);
 
+/* Waits up to `seconds` for child pid to end (polling every 2 ms): 1 with
+ * its wait status in *status (may be NULL), 0 when it still runs then, -1
+ * when it is no child to wait for. */
+int kg_wait_child(long pid, int *status, double seconds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -140,7 +140,8 @@ static const char batch_help[] =
     "  --jobs-per-gpu N (1-4, default 1): N jobs a GPU at once, each job's GPU work still\n"
     "  alone on it (the GPU lock), the rest of one job beside another's GPU work.\n"
     "  --timeout S is each job's limit (default 600); exit 3 when lines or candidates were\n"
-    "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use.\n";
+    "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use or\n"
+    "  write, 7 when stopped by SIGINT or SIGTERM (what was recorded stays).\n";
 
 static const char kernelbench_help[] =
     "usage: kgate kernelbench PROBLEM.py SOLUTION.py [--json F] [--compile] [--p P] [--timeout S]\n"

@@ -11,6 +11,9 @@
 
 #include "check.h"
 
+/* NVML's lists of a GPU's processes (compute, graphics, MPS clients) */
+typedef nvmlReturn_t (*nvml_list_fn)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
+
 typedef struct nvml_api {
     void *lib;
     nvmlReturn_t (*Init)(void);
@@ -21,9 +24,7 @@ typedef struct nvml_api {
     nvmlReturn_t (*Temp)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned *);
     nvmlReturn_t (*Power)(nvmlDevice_t, unsigned *);
     nvmlReturn_t (*Driver)(char *, unsigned);
-    nvmlReturn_t (*Procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *); /* may be NULL */
-    nvmlReturn_t (*Gfx)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);   /* may be NULL */
-    nvmlReturn_t (*Mps)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);   /* may be NULL */
+    nvml_list_fn Procs, Gfx, Mps; /* each may be NULL */
 } nvml_api;
 
 static int nvml_load(nvml_api *n)
@@ -160,8 +161,6 @@ out:
     free(w);
     return NULL;
 }
-
-typedef nvmlReturn_t (*nvml_list_fn)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
 
 /* One of NVML's process lists appended to pid[]/mem[] (up to max in all);
  * optional lists (graphics, MPS) that the GPU or driver does not support
