@@ -66,6 +66,14 @@ enum {
 
 #define MAX_DONE 64 /* --done files */
 
+/* The supervisors' turns at the results file, in memory they share: a
+ * robust mutex, and whether an append failed (the batch stops: no other
+ * line is written, nor the failure said again). */
+typedef struct results_turn {
+    pthread_mutex_t m;
+    int failed;
+} results_turn;
+
 typedef struct cfg {
     const char *input, *out, *shard;
     char results[PATH_MAX];
@@ -78,7 +86,7 @@ typedef struct cfg {
     int n_done;
     char uuid[MAX_GPUS][64]; /* each GPU's UUID ("" where the query failed) */
     int per_gpu;             /* --jobs-per-gpu: supervisors (slots) a GPU; slot s is GPU s / per_gpu */
-    pthread_mutex_t *turn;   /* the supervisors' turns at the results file (shared memory) */
+    struct results_turn *turn; /* the supervisors' turns at the results file (shared memory) */
 } cfg;
 
 /* How a supervisor's jobs see their GPU: CUDA_VISIBLE_DEVICES=cvd and
@@ -403,19 +411,25 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
 }
 
 /* Appends a results line in this supervisor's turn (a process-shared
- * mutex: a line cut short is cut off exactly, kg_results_append). */
+ * mutex: a line cut short is cut off exactly, kg_results_append): 0, an
+ * error, or 1 when an earlier append failed (nothing written, nothing to
+ * say: that one said why). */
 static int append_line(const cfg *c, int fd, const char *text, kg_err *err)
 {
     struct timespec ts; /* a monotonic deadline: a step of the wall clock does not end the wait */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_sec += (time_t)KG_RESULTS_TURN_S;
-    int rc = pthread_mutex_clocklock(c->turn, CLOCK_MONOTONIC, &ts);
+    int rc = pthread_mutex_clocklock(&c->turn->m, CLOCK_MONOTONIC, &ts);
     if (rc == EOWNERDEAD) /* its holder died: a fragment it left is cut off by kg_results_append */
-        rc = pthread_mutex_consistent(c->turn);
+        rc = pthread_mutex_consistent(&c->turn->m);
     if (rc)
         return kg_err_set(err, KG_EXIT_IO, "pthread_mutex_clocklock (a turn at the file): %s", strerror(rc));
-    rc = kg_results_append(fd, text, err);
-    pthread_mutex_unlock(c->turn);
+    if (c->turn->failed) {
+        rc = 1; /* another supervisor's append failed and said so: the batch stops */
+    } else if ((rc = kg_results_append(fd, text, err)) != 0) {
+        c->turn->failed = 1;
+    }
+    pthread_mutex_unlock(&c->turn->m);
     return rc;
 }
 
@@ -496,7 +510,8 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
         rc = append_line(c, fd, text, &err);
         free(text);
         if (rc) {
-            fprintf(stderr, "kgate: batch: %s: %s: the batch stops\n", c->results, err.msg);
+            if (rc != 1)
+                fprintf(stderr, "kgate: batch: %s: %s: the batch stops\n", c->results, err.msg);
             tell(status, M_FATAL, slot, job);
             break;
         }
@@ -1298,7 +1313,7 @@ int kg_cmd_batch(int argc, char **argv)
             fprintf(stderr, "kgate: batch: mmap: %s\n", strerror(errno));
             drc = KG_EXIT_ENV;
         } else if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) ||
-                   pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(c.turn, &ma)) {
+                   pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&c.turn->m, &ma)) {
             fprintf(stderr, "kgate: batch: pthread_mutex_init: a process-shared robust mutex is not available\n");
             drc = KG_EXIT_ENV;
         } else {
