@@ -470,6 +470,67 @@ static void own_clock_and_host_holds(void **state)
     assert_true(r.flags & KG_FLAG(HOST_WORK));
 }
 
+/* The host time of a launch call beyond the launch path's allowance is
+ * charged, continuously. Recorded on the H200 (results/h200/session14-
+ * 20261202T0026Z/ab-jobs-per-gpu-python/): the Triton JIT matmul at
+ * 1024^3 fp16, 14.1 us on the GPU against cuBLASLt's 5.6 us, with launch
+ * host medians from 28.4 to 51.5 us over twelve runs; the old rule (all of
+ * the host time once over 2 t and 50 us) judged the 51.5 us run at E_lib
+ * 0.11 and the rest at 0.40. */
+static double judged_elib(double gpu, double host, unsigned *flags, double *judged)
+{
+    kg_roofs roofs = {"measured", 4.27e12, 0, 0, {775.6e12, 805.5e12, 407.8e12}, 66.9e12};
+    kg_gate g;
+    kg_gate_defaults(&g);
+    kg_shape s = {3, {1024, 1024, 1024}};
+    kg_types ty = {KG_FP16, KG_I64};
+    kg_libref lib;
+    memset(&lib, 0, sizeof lib);
+    lib.measured = 1;
+    lib.n = 1;
+    lib.chosen = 0;
+    snprintf(lib.paths[0].name, sizeof lib.paths[0].name, "cublaslt");
+    lib.paths[0].status = KG_LIB_OK;
+    lib.paths[0].t = lib.paths[0].lo = lib.paths[0].hi = 5.6e-6;
+    kg_result r;
+    memset(&r, 0, sizeof r);
+    kg_result_set(&r, "time/gpu/median", gpu);
+    kg_result_set(&r, "time/host/median", host);
+    kg_judge(&r, kg_op_find("matmul"), ty, &s, NULL, &roofs, &lib, &g);
+    double e = -1;
+    assert_true(kg_result_get(&r, "lib/efficiency", &e));
+    assert_true(kg_result_get(&r, "time/judged", judged));
+    *flags = r.flags;
+    return e;
+}
+
+static void host_time_is_charged_continuously(void **state)
+{
+    (void)state;
+    unsigned flags;
+    double judged;
+    const double hosts[] = {28.4e-6, 36.7e-6, 48.8e-6, 51.5e-6, 63.0e-6};
+    for (int i = 0; i < 5; i++) { /* the launch path's noise does not move E */
+        double e = judged_elib(14.1e-6, hosts[i], &flags, &judged);
+        assert_true(fabs(e - 5.6 / 14.1) < 1e-9);
+        assert_false(flags & KG_FLAG(HOST_WORK));
+        assert_true(fabs(judged - 14.1e-6) < 1e-15);
+    }
+    /* past the allowance by more than the GPU time: E follows the excess,
+     * with no step where the flag starts */
+    double e1 = judged_elib(14.1e-6, 64.2e-6, &flags, &judged);
+    assert_true(flags & KG_FLAG(HOST_WORK));
+    assert_true(fabs(e1 - 5.6 / 14.2) < 1e-6);
+    assert_true(fabs(judged - 14.2e-6) < 1e-12);
+    /* a launch that computes on the host for 1 ms: judged on 950 us */
+    double e2 = judged_elib(2e-6, 1e-3, &flags, &judged);
+    assert_true(flags & KG_FLAG(HOST_WORK));
+    assert_true(fabs(judged - 950e-6) < 1e-12);
+    assert_true(fabs(e2 - 5.6 / 950) < 1e-9);
+    assert_true(kg_host_charge(3e-6, 40e-6) == 3e-6);
+    assert_true(fabs(kg_host_charge(3e-6, 80e-6) - 30e-6) < 1e-15);
+}
+
 /* A process the candidate leaves behind, outside the worker's group. */
 static void nothing_is_left_behind(void **state)
 {
@@ -545,6 +606,7 @@ int main(void)
         cmocka_unit_test(a_worker_exits_normally_only_under_a_tool),
         cmocka_unit_test(a_python_package_version),
         cmocka_unit_test(own_clock_and_host_holds),
+        cmocka_unit_test(host_time_is_charged_continuously),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -900,11 +900,13 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
         if (!kg_result_get(r, "time/gpu/ci_hi", &hi) || hi <= 0)
             hi = t;
         /* work done on the host inside the launch call is part of the cost:
-         * when it exceeds twice the GPU time (and 50 us), judge on it */
-        if (kg_result_get(r, "time/host/median", &host) && host > 2 * t && host > 50e-6) {
+         * the kernel is judged on its host time beyond the launch path's
+         * allowance when that is longer than its GPU time */
+        if (kg_result_get(r, "time/host/median", &host) && kg_host_charge(t, host) > t) {
             r->flags |= KG_FLAG(HOST_WORK);
-            lo = hi = t = host;
+            lo = hi = t = kg_host_charge(t, host);
         }
+        kg_result_set(r, "time/judged", t);
         kg_result_set(r, "rate/bandwidth", w.bytes / t);
         kg_result_set(r, "rate/flops", w.flops / t);
         kg_roof_eval re;

@@ -113,3 +113,8 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
     snprintf(reason, size, "%s, %s%s", e_txt, r_txt, lib_txt);
     return ok ? KG_V_OK : KG_V_SLOW;
 }
+
+double kg_host_charge(double gpu_s, double host_s)
+{
+    return fmax(gpu_s, host_s - KG_HOST_ALLOWANCE_S);
+}
