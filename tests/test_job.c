@@ -529,6 +529,14 @@ static void host_time_is_charged_continuously(void **state)
     assert_true(fabs(e2 - 5.6 / 950) < 1e-9);
     assert_true(kg_host_charge(3e-6, 40e-6) == 3e-6);
     assert_true(fabs(kg_host_charge(3e-6, 80e-6) - 30e-6) < 1e-15);
+    /* a longer kernel hides host time up to its own GPU time: 100 us of
+     * GPU work with 180 us on the host is judged on 100 us, with 250 us on
+     * 150 us; continuous across host = 2 x GPU */
+    assert_true(kg_host_charge(100e-6, 180e-6) == 100e-6);
+    assert_true(fabs(kg_host_charge(100e-6, 250e-6) - 150e-6) < 1e-15);
+    assert_true(fabs(kg_host_charge(100e-6, 200.001e-6) - 100.001e-6) < 1e-12);
+    for (double h = 0; h < 400e-6; h += 0.5e-6) /* no step anywhere */
+        assert_true(fabs(kg_host_charge(100e-6, h + 0.5e-6) - kg_host_charge(100e-6, h)) <= 0.5e-6 + 1e-15);
 }
 
 /* A process the candidate leaves behind, outside the worker's group. */

@@ -116,5 +116,5 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
 
 double kg_host_charge(double gpu_s, double host_s)
 {
-    return fmax(gpu_s, host_s - KG_HOST_ALLOWANCE_S);
+    return fmax(gpu_s, host_s - fmax(KG_HOST_ALLOWANCE_S, gpu_s));
 }

@@ -73,9 +73,8 @@ typedef struct kg_provider {
     int (*library)(void *self, const kgate_plugin **table, char *msg, uint32_t msg_size);
     /* Optional: the host seconds the last launch spent in the candidate's
      * own code, without the provider's glue (wrapping tensors, setting the
-     * stream), or < 0 when unknown. The host-work rule (core/verdict.h:
-     * host time beyond 50 us is charged when it exceeds the GPU time) then
-     * charges the candidate, not the provider. */
+     * stream), or < 0 when unknown. The host-work rule (core/verdict.h,
+     * kg_host_charge) then charges the candidate, not the provider. */
     double (*host_seconds)(void *self);
     /* Optional: PyTorch's library paths of a catalog operator ("torch", and
      * "torch.compile" when compile is set) as a kernel table; an empty table
