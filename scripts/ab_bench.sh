@@ -76,10 +76,17 @@ for side in "AB":
                     elib[l["id"]] = s["lib/efficiency"]["value"]
         lib_jobs = sum(1 for l in lines for r in (l.get("check") or {}).get("results", [])
                        if "lib/cache/age" not in r.get("summaries", {}))
+        # where a job's wall goes: medians over the jobs of each phase kgate records
+        phases = {}
+        for k in ("list/warm", "list/wall", "lib/job/wall", "job/wall", "job/gpu_wait"):
+            v = [r["summaries"][k]["value"] for l in lines for r in (l.get("check") or {}).get("results", [])[:1]
+                 if k in r.get("summaries", {})]
+            if v:
+                phases[k] = {"median_s": round(statistics.median(v), 3), "jobs": len(v)}
         runs[name] = {"jobs": len(lines), "wall_s": wall, "verdicts": len(verdicts),
                       "verdicts_per_minute": round(60 * len(verdicts) / wall, 1) if wall else None,
                       "job_wall_s_median": round(statistics.median(l["wall_s"] for l in lines), 3) if lines else None,
-                      "library_timed_by": lib_jobs, "verdict_by_id": verdicts,
+                      "library_timed_by": lib_jobs, "phases": phases, "verdict_by_id": verdicts,
                       "median_by_id": medians, "e_lib_by_id": elib}
 dev = {}
 for l in open(f"{out}/A-warm.jsonl"):

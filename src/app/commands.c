@@ -583,6 +583,7 @@ typedef struct target {
     char space[1024];  /* its configuration space (kgate tune), or "" */
     const kg_op *op;
     kg_types types;
+    double warm_s, list_s; /* its file's listing: waiting for the Python fork server, the list job */
 } target;
 
 typedef struct targets {
@@ -637,9 +638,12 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     kg_table_entry *table = NULL;
     int n = 0, found = 0;
     gpu_lock_target(o);
+    double t0 = kg_mono();
     kg_job_warm(exe, &js); /* the Python fork server's imports beside another job's GPU work */
+    double t1 = kg_mono();
     if (run_locked(NULL, exe, &js, o->timeout_s, NULL, &table, &n, err))
         return err->code;
+    double t2 = kg_mono();
     for (int i = 0; i < n; i++) {
         const kg_table_entry *k = &table[i];
         const kg_op *op = kg_op_find(k->op);
@@ -665,6 +669,8 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
         snprintf(t->space, sizeof t->space, "%s", k->space);
         t->op = op;
         t->types = ty;
+        t->warm_s = t1 - t0;
+        t->list_s = t2 - t1;
     }
     free(table);
     if (want[0] && !found)
@@ -968,6 +974,11 @@ static void judge_kernel(const kg_options *o, kg_result *r, const target *t, con
     }
     if (waited > 0.001)
         kg_result_set(r, "job/gpu_wait", waited);
+    if (t->list_s > 0) { /* where a job's wall goes before its kernel's worker */
+        kg_result_set(r, "list/wall", t->list_s);
+        if (t->warm_s > 0.001)
+            kg_result_set(r, "list/warm", t->warm_s);
+    }
 }
 
 /* Checks every target at every shape; results go to rep in order. */

@@ -27,6 +27,8 @@ extern "C" {
     X("time/wall", "s", "wall time spent sampling")                                     \
     X("job/wall", "s", "wall time of the kernel's worker, spawn to exit")                \
     X("job/startup", "s", "the kernel's worker from spawn to its hello (imports, driver)") \
+    X("list/warm", "s", "the candidate's listing waited this long for the Python fork server's imports") \
+    X("list/wall", "s", "the candidate's listing: asking for the GPU lock to its worker's exit") \
     X("job/gpu_wait", "s", "the kernel's job waited this long for the GPU's lock (another kgate's work)") \
     X("lib/job/wall", "s", "wall time of the library paths' worker, spawn to exit")      \
     X("lib/job/startup", "s", "the library worker from spawn to its hello")             \

@@ -50,6 +50,11 @@ expect "the same library time" "$(sum "$t/a.json" lib/time/median)" "$(sum "$t/b
 expect "the same best time" "$(sum "$t/a.json" best/time/median)" "$(sum "$t/b.json" best/time/median)"
 expect "the same library path" "$(field "$t/a.json" baseline)" "$(field "$t/b.json" baseline)"
 expect "the naive kernel against it" SLOW "$(field "$t/b.json" verdict)"
+# where the job's wall went: the listing of its file (a C candidate waits
+# for no Python fork server)
+expect "the listing's wall is recorded, under 10 s" yes \
+    "$(python3 -c "w=$(sum "$t/b.json" list/wall); print('yes' if 0 < w < 10 else w)")"
+expect "and no wait for a fork server" none "$(sum "$t/b.json" list/warm)"
 expect "the text says where the library times came from" 1 "$(grep -c 'from --lib-cache, measured' "$t/b.txt")"
 expect "the sandbox note, once" 1 "$(grep -c 'lib-cache without --sandbox' "$t/b.txt")"
 # another shape: another library job

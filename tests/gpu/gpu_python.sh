@@ -55,6 +55,12 @@ for shape in small large; do
             "$(get "$t/jit-$shape.json" "jit_$pair" verdict)"
     done
 done
+# where a Python job's wall goes before its kernels' workers: the fork
+# server's imports (list/warm) and the listing (list/wall), both recorded
+lw=$(python3 -c "import json; s=json.load(open('$t/jit-small.json'))['results'][0]['summaries']; print(' '.join('%.2f' % s[k]['value'] if k in s else 'none' for k in ('list/warm', 'list/wall', 'job/wall')))")
+echo "jit small: list/warm list/wall job/wall = $lw"
+expect "a Python file's listing waited for the fork server and took time" yes \
+    "$(echo "$lw" | awk '$1 != "none" && $1 > 0 && $2 != "none" && $2 > 0 { print "yes" }')"
 
 # 3. a problem outside the catalog
 kg check "$src/tests/python/problem_cand.py" --json "$t/problem.json" >"$t/problem.txt" 2>&1
