@@ -312,15 +312,22 @@ KG_BATCH_GPUS=0 "$kgate" batch m.jsonl -o r11.jsonl >out11.txt 2>&1
 expect "no GPU (the fake count 0): exit, one line" "5 1" "$? $(grep -c '^kgate: batch: no CUDA GPU (KG_BATCH_GPUS=0)$' out11.txt)"
 
 # 5b. jobs pinned to a GPU ("gpu"): the same kernels on GPU 0 and GPU 1 agree
-# within 1% or are flagged; a pin to a GPU the batch does not have is refused
+# within 1% or are flagged; a kernel judged three times on GPU 0, 3% apart
+# there, agrees by its median; a pin to a GPU the batch does not have is
+# refused
 : >c_skew.so
+: >c_noisy.so
 { for k in c1 c2 c3 c_skew; do for g in 0 1; do echo "{\"candidate\":\"$k.so\",\"gpu\":$g}"; done; done
-  echo '{"candidate":"c4.so","gpu":5}'; } >pin.jsonl
+  echo '{"candidate":"c4.so","gpu":5}'
+  for i in 1 2 3; do echo "{\"id\":\"noisy$i\",\"candidate\":\"c_noisy.so\",\"gpu\":0}"; done
+  echo '{"id":"noisy4","candidate":"c_noisy.so","gpu":1}'; } >pin.jsonl
 KG_FAKE_LOG=$t/logp "$kgate" batch pin.jsonl -o rp.jsonl >outp.txt 2>&1
 expect "pinned: exit (one pin refused)" 3 "$?"
-expect "pinned: each job on its GPU" "c1.so 0,c1.so 1,c2.so 0,c2.so 1,c3.so 0,c3.so 1,c_skew.so 0,c_skew.so 1" \
+expect "pinned: each job on its GPU" "c1.so 0,c1.so 1,c2.so 0,c2.so 1,c3.so 0,c3.so 1,c_noisy.so 0,c_noisy.so 0,c_noisy.so 0,c_noisy.so 1,c_skew.so 0,c_skew.so 1" \
     "$(cut -d' ' -f1,2 logp | sort | paste -sd, -)"
-expect "pinned: the agreement summary" 1 "$(grep -c '4 kernel(s) judged on several GPUs, 3 agree within 1%, 1 flagged' outp.txt)"
+expect "pinned: the noisy kernel's three times on GPU 0" "0.0001 0.0001015 0.000103" \
+    "$(python3 -c "import json; print(' '.join(str(t) for t in sorted(json.loads(l)['check']['results'][0]['summaries']['time/gpu/median']['value'] for l in open('rp.jsonl') if json.loads(l).get('id', '').startswith('noisy') and json.loads(l)['gpu'] == 0)))")"
+expect "pinned: the agreement summary" 1 "$(grep -c '5 kernel(s) judged on several GPUs, 4 agree within 1%, 1 flagged' outp.txt)"
 expect "pinned: the flagged kernel named" 1 "$(grep -c 'cross-GPU: k|c_skew.so|relu|fp16|4: .*5.0% apart' outp.txt)"
 expect "pinned: a GPU the batch lacks" 1 "$(grep -c 'pin.jsonl:9: GPU 5 is not one of' outp.txt)"
 

@@ -115,9 +115,15 @@ esac
 verdict=OK
 case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; *crash*) verdict=CRASH ;; esac
 # a median time: the same on every GPU, except for a candidate named *skew*,
-# 5% slower on GPU 1
+# 5% slower on GPU 1, and one named *noisy*, whose runs on GPU 0 take 100,
+# 103 and 101.5 us in turn (3% apart, their median 101.5) and on GPU 1 101.5
 t=0.000100
 case $spec in *skew*) [ "$dev" = 1 ] && t=0.000105 ;; esac
+case $spec in *noisy*)
+    if [ "$dev" = 1 ]; then t=0.0001015; else
+        case $(($(grep -c "^$spec $dev " "$log") % 3)) in 1) t=0.000100 ;; 2) t=0.000103 ;; 0) t=0.0001015 ;; esac
+    fi ;;
+esac
 # the library's times: timed in every job, or with --lib-cache and
 # KG_FAKE_LIBDIR timed by the first job on each GPU and reused by the others
 lib='"lib/job/wall":{"value":3.5,"unit":"s"}'

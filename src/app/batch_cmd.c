@@ -842,11 +842,17 @@ static int by_key(const void *a, const void *b)
 {
     const timed *x = a, *y = b;
     int c = strcmp(x->key, y->key);
-    return c ? c : (x->gpu > y->gpu) - (x->gpu < y->gpu);
+    if (c)
+        return c;
+    if (x->gpu != y->gpu)
+        return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+    return (x->t > y->t) - (x->t < y->t);
 }
 
 /* The same kernels judged on several GPUs: their medians must agree within
- * 1%; the ones that do not are named. */
+ * 1%; the ones that do not are named. A kernel judged more than once on one
+ * GPU counts there with the median of its medians: run-to-run noise on one
+ * GPU is not a difference between GPUs. */
 static void cross_gpu(timed *v, long n)
 {
     long groups = 0, agree = 0;
@@ -854,14 +860,20 @@ static void cross_gpu(timed *v, long n)
         qsort(v, (size_t)n, sizeof *v, by_key);
     for (long i = 0; i < n;) {
         long j = i;
-        double lo = v[i].t, hi = v[i].t;
-        int gpus = 1;
-        while (j + 1 < n && strcmp(v[j + 1].key, v[i].key) == 0) {
-            j++;
-            gpus += v[j].gpu != v[j - 1].gpu;
-            lo = v[j].t < lo ? v[j].t : lo;
-            hi = v[j].t > hi ? v[j].t : hi;
+        double lo = 0, hi = 0;
+        int gpus = 0;
+        while (j < n && strcmp(v[j].key, v[i].key) == 0) {
+            long k = j; /* v[j..k) is one GPU's, sorted by time */
+            while (k < n && v[k].gpu == v[j].gpu && strcmp(v[k].key, v[i].key) == 0)
+                k++;
+            long m = k - j;
+            double med = m % 2 ? v[j + m / 2].t : 0.5 * (v[j + m / 2 - 1].t + v[j + m / 2].t);
+            lo = gpus && lo < med ? lo : med;
+            hi = gpus && hi > med ? hi : med;
+            gpus++;
+            j = k;
         }
+        j--; /* the group's last */
         if (gpus > 1) {
             groups++;
             if (hi <= lo * 1.01)
