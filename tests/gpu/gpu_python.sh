@@ -33,9 +33,13 @@ kg check "$src/tests/python/behaviours.py" --shape large --timeout 25 --json "$t
     >"$t/behaviours.txt" 2>&1
 for kv in relu_ok=OK relu_out=OK relu_slow=SLOW relu_wrong=INCORRECT relu_raises=CRASH relu_none=INCORRECT \
           relu_shape=INCORRECT relu_dtype=INCORRECT relu_cpu=INCORRECT relu_hang=TIMEOUT \
-          relu_other_stream=IMPOSSIBLE; do
+          relu_other_stream=IMPOSSIBLE relu_host=SLOW; do
     expect "${kv%%=*}" "${kv#*=}" "$(get "$t/behaviours.json" "${kv%%=*}" verdict)"
 done
+# relu_host: judged on its host time beyond its GPU time (core/verdict.h),
+# 2 ms less the ~0.25 ms of GPU work or so
+expect "relu_host is flagged host-work, judged on 1.5 to 2.5 ms" "True 1" \
+    "$(python3 -c "import json; r=[x for x in json.load(open('$t/behaviours.json'))['results'] if x['kernel']=='relu_host'][0]; print('host-work' in r['flags'], int(1.5e-3 < r['summaries']['time/judged']['value'] < 2.5e-3))")"
 for kv in "relu_none=NoneType" "relu_shape=shape" "relu_dtype=torch.float32" "relu_cpu=cpu" \
           "relu_raises=the kernel gave up"; do
     k=${kv%%=*} want=${kv#*=}

@@ -51,6 +51,13 @@ def relu_hang(x):
         time.sleep(1)
 
 
+def relu_host(x):  # correct, after 2 ms of work on the host in every call
+    t = time.perf_counter() + 2e-3
+    while time.perf_counter() < t:
+        pass
+    return torch.relu(x)
+
+
 _side = None
 
 
@@ -78,5 +85,6 @@ KGATE_KERNELS = [
     _k(relu_dtype, "INCORRECT: fp32 out"),
     _k(relu_cpu, "INCORRECT: on the CPU"),
     _k(relu_hang, "TIMEOUT: never returns"),
+    _k(relu_host, "SLOW: 2 ms on the host in every call (host-work)"),
     _k(relu_other_stream, "escaped: another stream"),
 ]
