@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kg.h"
+#include "verdict.h"
 
 /* ------------------------------------------------------------ thresholds */
 
@@ -352,13 +353,24 @@ static double launch_bound(const rule_in *in, char *ev, size_t n)
      * in a cold, timed call */
     const kg_diag_ctx *c = in->c;
     const kg_diag_params *p = in->p;
-    if (c->launches <= p->launches_max || !(c->t_s > 0))
+    if (!(c->t_s > 0))
         return 0;
-    double lost = (c->launches - 1) * p->launch_cost;
-    snprintf(ev, n, "%d kernel launches per call (more than %.0f): about %.1f of its %.1f us go to launch gaps "
-             "(%.1f us each)",
-             c->launches, p->launches_max, lost * 1e6, c->t_s * 1e6, p->launch_cost * 1e6);
-    return fmin(lost / c->t_s, 1);
+    double lost = c->launches > p->launches_max ? (c->launches - 1) * p->launch_cost : 0;
+    /* host work in the launch call that the GPU work does not hide: the
+     * verdict's time is the GPU time plus it (core/verdict.h) */
+    double host = c->host_s > 0 ? kg_host_charge(c->t_s, c->host_s) - c->t_s : 0;
+    if (!(lost > 0) && !(host > 0))
+        return 0;
+    int w = 0;
+    if (lost > 0)
+        w = snprintf(ev, n, "%d kernel launches per call (more than %.0f): about %.1f of its %.1f us go to launch "
+                     "gaps (%.1f us each)",
+                     c->launches, p->launches_max, lost * 1e6, c->t_s * 1e6, p->launch_cost * 1e6);
+    if (host > 0 && w >= 0 && (size_t)w < n)
+        snprintf(ev + w, n - (size_t)w, "%sthe launch call holds the host %.1f us, %.1f us of it beyond what its "
+                 "%.1f us of GPU work (or the launch path's 50 us) hide (host-work)",
+                 w ? "; " : "", c->host_s * 1e6, host * 1e6, c->t_s * 1e6);
+    return fmin((lost + host) / (c->t_s + host), 1);
 }
 
 static double total_dram(const rule_in *in)
@@ -453,7 +465,7 @@ static const rule rules[] = {
      rc3, 0, 0},
     {"RC4", "algorithm: the library does less or different work",
      "change the algorithm (fusion, Winograd, split-K, fewer passes), not the schedule", rc4, 1, 1},
-    {"LAUNCH", "launch-bound: many small launches or host work between them",
+    {"LAUNCH", "launch-bound: many small launches, or host work in the launch call",
      "fuse the launches into one kernel or a CUDA graph; keep host work out of the launch", launch_bound, 1, 0},
     {"DRAM", "excess DRAM traffic beyond the essential bytes",
      "read each input once: fuse passes, keep the row on chip between phases", excess_dram, 1, 0},
