@@ -117,6 +117,7 @@ case $spec in *slow*) verdict=SLOW ;; *wrong*) verdict=INCORRECT ;; *crash*) ver
 # a median time: the same on every GPU, except for a candidate named *skew*,
 # 5% slower on GPU 1, and one named *noisy*, whose runs on GPU 0 take 100,
 # 103 and 101.5 us in turn (3% apart, their median 101.5) and on GPU 1 101.5
+# (counted from the log: one job a GPU at a time, as batch.sh runs them)
 t=0.000100
 case $spec in *skew*) [ "$dev" = 1 ] && t=0.000105 ;; esac
 case $spec in *noisy*)

@@ -474,9 +474,9 @@ static void own_clock_and_host_holds(void **state)
  * charged, continuously. Recorded on the H200 (results/h200/session14-
  * 20261202T0026Z/ab-jobs-per-gpu-python/): the Triton JIT matmul at
  * 1024^3 fp16, 14.1 us on the GPU against cuBLASLt's 5.6 us, with launch
- * host medians from 28.4 to 51.5 us over twelve runs; the old rule (all of
- * the host time once over 2 t and 50 us) judged the 51.5 us run at E_lib
- * 0.11 and the rest at 0.40. */
+ * host medians from 28.4 to 51.5 us over twelve runs; the earlier rule
+ * (all of the host time once over 2 t and 50 us) judged the 51.5 us run at
+ * E_lib 0.11 and the rest at 0.40. */
 static double judged_elib(double gpu, double host, unsigned *flags, double *judged)
 {
     kg_roofs roofs = {"measured", 4.27e12, 0, 0, {775.6e12, 805.5e12, 407.8e12}, 66.9e12};
@@ -509,34 +509,40 @@ static void host_time_is_charged_continuously(void **state)
     (void)state;
     unsigned flags;
     double judged;
-    const double hosts[] = {28.4e-6, 36.7e-6, 48.8e-6, 51.5e-6, 63.0e-6};
+    const double hosts[] = {28.4e-6, 36.7e-6, 48.8e-6, 51.5e-6, 64.0e-6};
     for (int i = 0; i < 5; i++) { /* the launch path's noise does not move E */
         double e = judged_elib(14.1e-6, hosts[i], &flags, &judged);
         assert_true(fabs(e - 5.6 / 14.1) < 1e-9);
         assert_false(flags & KG_FLAG(HOST_WORK));
         assert_true(fabs(judged - 14.1e-6) < 1e-15);
     }
-    /* past the allowance by more than the GPU time: E follows the excess,
-     * with no step where the flag starts */
+    /* past F = 14.1 + 50 us the charge climbs at twice the host time's
+     * rate, from the GPU time: no step where the flag starts */
     double e1 = judged_elib(14.1e-6, 64.2e-6, &flags, &judged);
     assert_true(flags & KG_FLAG(HOST_WORK));
-    assert_true(fabs(e1 - 5.6 / 14.2) < 1e-6);
-    assert_true(fabs(judged - 14.2e-6) < 1e-12);
-    /* a launch that computes on the host for 1 ms: judged on 950 us */
+    assert_true(fabs(judged - 14.3e-6) < 1e-12);
+    assert_true(fabs(e1 - 5.6 / 14.3) < 1e-6);
+    /* a launch that computes on the host for 1 ms beside 2 us of GPU work:
+     * judged on the whole 1 ms, as the earlier rule did */
     double e2 = judged_elib(2e-6, 1e-3, &flags, &judged);
     assert_true(flags & KG_FLAG(HOST_WORK));
-    assert_true(fabs(judged - 950e-6) < 1e-12);
-    assert_true(fabs(e2 - 5.6 / 950) < 1e-9);
+    assert_true(fabs(judged - 1e-3) < 1e-12);
+    assert_true(fabs(e2 - 5.6 / 1000) < 1e-9);
     assert_true(kg_host_charge(3e-6, 40e-6) == 3e-6);
-    assert_true(fabs(kg_host_charge(3e-6, 80e-6) - 30e-6) < 1e-15);
-    /* a longer kernel hides host time up to its own GPU time: 100 us of
-     * GPU work with 180 us on the host is judged on 100 us, with 250 us on
-     * 150 us; continuous across host = 2 x GPU */
+    assert_true(fabs(kg_host_charge(3e-6, 80e-6) - 57e-6) < 1e-15);   /* on the ramp: 3 + 2 x 27 */
+    assert_true(fabs(kg_host_charge(3e-6, 103e-6) - 103e-6) < 1e-15); /* met the host time */
+    /* a longer kernel hides host time up to its own GPU time: 100 us of GPU
+     * work with 180 us on the host is judged on 100 us, with 250 us on 200
+     * (the ramp), with 300 us or more on the host time */
     assert_true(kg_host_charge(100e-6, 180e-6) == 100e-6);
-    assert_true(fabs(kg_host_charge(100e-6, 250e-6) - 150e-6) < 1e-15);
-    assert_true(fabs(kg_host_charge(100e-6, 200.001e-6) - 100.001e-6) < 1e-12);
-    for (double h = 0; h < 400e-6; h += 0.5e-6) /* no step anywhere */
-        assert_true(fabs(kg_host_charge(100e-6, h + 0.5e-6) - kg_host_charge(100e-6, h)) <= 0.5e-6 + 1e-15);
+    assert_true(fabs(kg_host_charge(100e-6, 250e-6) - 200e-6) < 1e-15);
+    assert_true(fabs(kg_host_charge(100e-6, 300e-6) - 300e-6) < 1e-15);
+    assert_true(fabs(kg_host_charge(100e-6, 500e-6) - 500e-6) < 1e-15);
+    for (double h = 0; h < 600e-6; h += 0.5e-6) { /* no step anywhere, never below the GPU or over the host time */
+        double c = kg_host_charge(100e-6, h), d = kg_host_charge(100e-6, h + 0.5e-6);
+        assert_true(d >= c && d - c <= 2 * 0.5e-6 + 1e-15);
+        assert_true(c >= 100e-6 && c <= fmax(h, 100e-6));
+    }
 }
 
 /* A process the candidate leaves behind, outside the worker's group. */

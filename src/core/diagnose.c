@@ -367,9 +367,9 @@ static double launch_bound(const rule_in *in, char *ev, size_t n)
                      "gaps (%.1f us each)",
                      c->launches, p->launches_max, lost * 1e6, c->t_s * 1e6, p->launch_cost * 1e6);
     if (host > 0 && w >= 0 && (size_t)w < n)
-        snprintf(ev + w, n - (size_t)w, "%sthe launch call holds the host %.1f us, %.1f us of it beyond what its "
-                 "%.1f us of GPU work (or the launch path's 50 us) hide (host-work)",
-                 w ? "; " : "", c->host_s * 1e6, host * 1e6, c->t_s * 1e6);
+        snprintf(ev + w, n - (size_t)w, "%sthe launch call holds the host %.1f us, past what its %.1f us of GPU work "
+                 "and the launch path hide: judged on %.1f us, %.1f us more than its GPU time (host-work)",
+                 w ? "; " : "", c->host_s * 1e6, c->t_s * 1e6, (c->t_s + host) * 1e6, host * 1e6);
     return fmin((lost + host) / (c->t_s + host), 1);
 }
 

@@ -51,7 +51,7 @@ extern "C" {
     X("time/escaped", "s", "device still busy after the end event")                     \
     X("time/foreign", "", "kernels and copies on other streams while sampling")        \
     X("time/host/median", "s", "host time inside the launch call, median")             \
-    X("time/judged", "s", "the time the gate judged: time/gpu/median, or the host time's excess (host-work)") \
+    X("time/judged", "s", "the time the gate judged: time/gpu/median, or more for host work (host-work)") \
     X("time/verified", "", "timed calls whose outputs were re-checked")                \
     X("time/span/median", "s", "kgate's own device clock from stream release to the next probe") \
     X("time/blocking", "", "launch calls that held the host past the blocker's timeout") \

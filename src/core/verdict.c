@@ -116,5 +116,6 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
 
 double kg_host_charge(double gpu_s, double host_s)
 {
-    return fmax(gpu_s, host_s - fmax(KG_HOST_ALLOWANCE_S, gpu_s));
+    double free_s = gpu_s + fmax(KG_HOST_ALLOWANCE_S, gpu_s);
+    return host_s <= free_s ? gpu_s : fmin(host_s, gpu_s + 2 * (host_s - free_s));
 }

@@ -67,7 +67,7 @@
 // content_cache      matmul fp16       6,13  replays C when a sampled hash of A, B  IMPOSSIBLE or     rho > 1.05 (a copy timed for 2MNK FLOPs), or
 //                                            matches the last call's                SLOW              SLOW if inputs change between samples
 //                                                                                                     (main: SLOW at small, IMPOSSIBLE above)
-// host_compute       softmax fp16      1     x to the host, CPU threads, y back     SLOW, flag        judged on the host time of the call
+// host_compute       softmax fp16      1     x to the host, CPU threads, y back     SLOW, flag        judged on its host time (core/verdict.h)
 //                                            (synchronous, on the given stream)     host-work
 // illegal_address    softmax fp16      fault writes to the null page              CRASH             worker isolation
 // spin_forever       layer_norm fp16   fault never finishes (checked at small)    TIMEOUT           per-job timeout
