@@ -29,6 +29,9 @@ expect "two GPUs: both GPUs ran jobs" 2 "$(cut -d' ' -f2 log1 | sort -u | wc -l)
 expect "two GPUs: the summary counts the verdicts" 1 "$(grep -c 'OK 60 SLOW 1 INCORRECT 1' out1.txt)"
 expect "two GPUs: the summary's rate" 1 "$(grep -c '^time: 62 job(s) in [0-9.]* s on 2 GPU(s): [0-9.]* verdicts a minute$' out1.txt)"
 expect "without --lib-cache no line about it" 0 "$(grep -c '^library times' out1.txt)"
+# where the jobs' time went (the fake's phases: listing 0.01 s, the library
+# job 3.5 s, the kernel's worker 0.02 s; no fork server, no lock waits)
+expect "two GPUs: where the jobs' time went" 1 "$(grep -c "^job time over the file's 62 job(s): [0-9.]* s a job: the Python fork server's imports 0.00 s (0%), listing 0.01 s ([0-9]*%), library jobs 3.50 s ([0-9]*%), kernels' workers 0.02 s ([0-9]*%), waiting for the GPU lock 0.00 s (0%), the rest [0-9.]* s ([0-9]*%)$" out1.txt)"
 expect "no shared GPU, no line about it" 0 "$(grep -c '^shared GPUs' out1.txt)"
 # results flagged shared-gpu (another process on their GPU) are counted
 KG_FAKE_LOG=$t/log1s KG_FAKE_SHARED_GPU=1 "$kgate" batch m.jsonl -o r1s.jsonl >out1s.txt 2>&1

@@ -135,7 +135,7 @@ case " $cmd " in *" --lib-cache "*)
 esac
 flags=
 [ "$dev" = "${KG_FAKE_SHARED_GPU:--1}" ] && flags='"shared-gpu"'
-printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[%s],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"},%s}}]}\n' \
+printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[%s],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"},"list/wall":{"value":0.01,"unit":"s"},"job/wall":{"value":0.02,"unit":"s"},%s}}]}\n' \
     "$cmd" "$dev" "$spec" "$verdict" "$flags" "$t" "$lib" >"$json"
 [ $verdict = OK ] && exit 0
 [ $verdict = SLOW ] && exit 1

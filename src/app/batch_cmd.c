@@ -897,7 +897,41 @@ typedef struct tally {
     long lib_reused, lib_timed; /* results whose library times came from --lib-cache, or were timed */
     long shared;                /* results flagged shared-gpu: another process held a context on the GPU */
     timed *tv;
+    /* where the jobs' wall time went, summed over the lines whose results say
+     * (list/wall): the fork server's imports, the listing, the library jobs,
+     * the kernels' workers, the kernels' waits for the GPU lock */
+    long n_phased;
+    double t_wall, t_warm, t_list, t_lib, t_kern, t_lock;
 } tally;
+
+static double sum_value(const cJSON *sums, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sums, name), "value");
+    return cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e6 ? v->valuedouble : 0;
+}
+
+/* A line's share of the phases: its wall, its file's listing (the same in
+ * every result: taken once) and each result's jobs. */
+static void tally_phases(tally *y, const cJSON *line)
+{
+    const cJSON *wall = cJSON_GetObjectItemCaseSensitive(line, "wall_s"), *r;
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(line, "check"), "results");
+    const cJSON *first = cJSON_GetArrayItem(results, 0);
+    const cJSON *s0 = cJSON_GetObjectItemCaseSensitive(first, "summaries");
+    if (!cJSON_IsNumber(wall) || !(wall->valuedouble > 0) || !(sum_value(s0, "list/wall") > 0))
+        return;
+    y->n_phased++;
+    y->t_wall += wall->valuedouble;
+    y->t_warm += sum_value(s0, "list/warm");
+    y->t_list += sum_value(s0, "list/wall");
+    cJSON_ArrayForEach(r, results)
+    {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "summaries");
+        y->t_lib += sum_value(s, "lib/job/wall");
+        y->t_kern += sum_value(s, "job/wall");
+        y->t_lock += sum_value(s, "job/gpu_wait");
+    }
+}
 
 static int tally_line(void *ud, const char *line)
 {
@@ -907,6 +941,7 @@ static int tally_line(void *ud, const char *line)
         return 0;
     y->lines++;
     y->errors += cJSON_GetObjectItemCaseSensitive(o, "error") != NULL;
+    tally_phases(y, o);
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(o, "gpu");
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "check"), "results"))
     {
@@ -968,6 +1003,20 @@ static void summarize(const char *path, int ran, int skipped, int lost, double w
     if (ran > 0 && wall_s > 0)
         printf("time: %d job(s) in %.1f s on %d GPU(s): %.1f verdicts a minute\n", ran, wall_s, c->n_gpus,
                60.0 * ran / wall_s);
+    if (y.n_phased) {
+        double n = (double)y.n_phased, w = y.t_wall;
+        double rest = w - y.t_warm - y.t_list - y.t_lib - y.t_kern - y.t_lock;
+        const struct {
+            const char *what;
+            double t;
+        } part[] = {{"the Python fork server's imports", y.t_warm}, {"listing", y.t_list},
+                    {"library jobs", y.t_lib},                      {"kernels' workers", y.t_kern},
+                    {"waiting for the GPU lock", y.t_lock},        {"the rest", rest > 0 ? rest : 0}};
+        printf("job time over the file's %ld job(s): %.2f s a job:", y.n_phased, w / n);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++)
+            printf("%s %s %.2f s (%.0f%%)", k ? "," : "", part[k].what, part[k].t / n, 100 * part[k].t / w);
+        printf("\n");
+    }
     if (y.lib_reused)
         printf("library times: reused from --lib-cache by %ld result(s) of the file, timed by %ld\n", y.lib_reused,
                y.lib_timed);
