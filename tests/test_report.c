@@ -172,6 +172,42 @@ static void family_summary(void **state)
     kg_report_free(&r);
 }
 
+/* A kernel judged on its host work: the table and the passes-but-slow line
+ * show the time the gate judged (time/judged), the one E was taken from,
+ * not the GPU median beside it. */
+static void host_work_shows_the_judged_time(void **state)
+{
+    (void)state;
+    kg_report r;
+    kg_report_init(&r);
+    kg_result a;
+    memset(&a, 0, sizeof a);
+    snprintf(a.kernel, sizeof a.kernel, "relu_host");
+    snprintf(a.op, sizeof a.op, "relu");
+    snprintf(a.dtype, sizeof a.dtype, "fp16");
+    snprintf(a.shape, sizeof a.shape, "16384x16384");
+    a.verdict = KG_V_SLOW;
+    a.flags = KG_FLAG(HOST_WORK);
+    kg_result_set(&a, "time/gpu/median", 270e-6);
+    kg_result_set(&a, "time/judged", 2.05e-3);
+    kg_result_set(&a, "best/time/median", 265e-6);
+    snprintf(a.best, sizeof a.best, "torch");
+    kg_report_add(&r, &a);
+    assert_true(fabs(kg_result_time(&a) - 2.05e-3) < 1e-15);
+    char buf[8192];
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_non_null(f);
+    kg_report_print(&r, f, 1);
+    fclose(f);
+    assert_non_null(strstr(buf, "2.050 ms"));
+    assert_null(strstr(buf, "270.0 us"));
+    assert_non_null(strstr(buf, "7.7x slower than torch"));
+    kg_report_free(&r);
+    memset(&a, 0, sizeof a); /* without time/judged: the GPU median */
+    kg_result_set(&a, "time/gpu/median", 270e-6);
+    assert_true(fabs(kg_result_time(&a) - 270e-6) < 1e-15);
+}
+
 static void unwritable_path_leaves_nothing(void **state)
 {
     (void)state;
@@ -204,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
         cmocka_unit_test(family_summary),
+        cmocka_unit_test(host_work_shows_the_judged_time),
         cmocka_unit_test(unwritable_path_leaves_nothing),
         cmocka_unit_test(malformed_file_is_rejected),
     };

@@ -157,7 +157,7 @@ static void roofline(const kg_report *rep, int idx, FILE *f)
         char t[32];
         if (!place(rep, x, &ix, &iy))
             continue;
-        kg_fmt_time(sum_of(x, "time/gpu/median"), t, sizeof t);
+        kg_fmt_time(kg_result_time(x), t, sizeof t);
         fprintf(f, "<circle class=\"kernel\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" fill-opacity=\"0.8\"><title>",
                 px(ix), py(&p, iy), verdict_color(x->verdict));
         esc(f, x->kernel);
@@ -218,7 +218,7 @@ int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err)
         for (int i = 0; i < reps[r]->n; i++) {
             const kg_result *x = &reps[r]->results[i];
             char t[32], tb[32], fl[256], cause[24];
-            kg_fmt_time(sum_of(x, "time/gpu/median"), t, sizeof t);
+            kg_fmt_time(kg_result_time(x), t, sizeof t);
             kg_fmt_time(sum_of(x, "best/time/median"), tb, sizeof tb);
             kg_flags_text(x->flags, fl, sizeof fl);
             fputs("<tr><td><code>", f);
@@ -321,7 +321,7 @@ int kg_report_markdown(const kg_report *const *reps, int n, FILE *f, kg_err *err
             const kg_result *x = &reps[r]->results[i];
             char t[32], cause[24];
             double eb = sum_of(x, "best/efficiency"), el = sum_of(x, "lib/efficiency"), rho = sum_of(x, "roof/fraction");
-            kg_fmt_time(sum_of(x, "time/gpu/median"), t, sizeof t);
+            kg_fmt_time(kg_result_time(x), t, sizeof t);
             fputs("| ", f);
             md(f, x->kernel);
             fputs(" | ", f);

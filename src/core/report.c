@@ -202,7 +202,7 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         const kg_result *x = &r->results[i];
         char t[32], tb[32], eb[16], e[16], rho[16], cl[16], fl[256];
         double v;
-        kg_fmt_time(kg_result_get(x, "time/gpu/median", &v) ? v : 0, t, sizeof t);
+        kg_fmt_time(kg_result_time(x), t, sizeof t);
         kg_fmt_time(kg_result_get(x, "best/time/median", &v) ? v : 0, tb, sizeof tb);
         fmt_num(x, "best/efficiency", "%.2f", eb, sizeof eb);
         fmt_num(x, "lib/efficiency", "%.2f", e, sizeof e);
@@ -278,10 +278,9 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
                 n_slow ? ":" : "");
         for (int i = 0; i < r->n; i++) {
             const kg_result *x = &r->results[i];
-            double t = 0, tb = 0;
+            double t = kg_result_time(x), tb = 0;
             if (x->verdict != KG_V_SLOW)
                 continue;
-            kg_result_get(x, "time/gpu/median", &t);
             kg_result_get(x, "best/time/median", &tb);
             fprintf(f, "  %-26s %s %s: %.1fx slower than %s\n", x->kernel, x->dtype, x->shape,
                     tb > 0 ? t / tb : 0.0, x->best[0] ? x->best : "the roof allows");

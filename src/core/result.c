@@ -59,6 +59,14 @@ int kg_result_set_unit(kg_result *r, const char *name, double v, const char *uni
 
 int kg_result_set(kg_result *r, const char *name, double v) { return kg_result_set_unit(r, name, v, NULL); }
 
+double kg_result_time(const kg_result *r)
+{
+    double t = 0;
+    if (!kg_result_get(r, "time/judged", &t))
+        kg_result_get(r, "time/gpu/median", &t);
+    return t > 0 ? t : 0;
+}
+
 int kg_result_get(const kg_result *r, const char *name, double *v)
 {
     for (int i = 0; i < r->n_sums; i++)

@@ -143,6 +143,9 @@ int kg_result_set(kg_result *r, const char *name, double value);
 int kg_result_set_unit(kg_result *r, const char *name, double value, const char *unit);
 /* Returns 1 and *v if the summary exists. */
 int kg_result_get(const kg_result *r, const char *name, double *v);
+/* The kernel's time as the gate judged it (time/judged: more than the GPU
+ * median for host work), else its GPU median, else 0: what reports show. */
+double kg_result_time(const kg_result *r);
 const char *kg_summary_unit(const char *name);
 const char *kg_summary_describe(const char *name);
 
