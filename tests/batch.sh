@@ -314,6 +314,24 @@ fi
 KG_BATCH_GPUS=0 "$kgate" batch m.jsonl -o r11.jsonl >out11.txt 2>&1
 expect "no GPU (the fake count 0): exit, one line" "5 1" "$? $(grep -c '^kgate: batch: no CUDA GPU (KG_BATCH_GPUS=0)$' out11.txt)"
 
+# 5a. the warm slot: while a Python job runs, its supervisor starts the next
+# job's fork server, handed over to that job's check (this process's child,
+# behind a socket); a job that is not Python drops the slot, and nothing is
+# left behind (the fork servers carry this test's marker in their environment)
+for i in 1 2 3 4; do : >p$i.py; done
+{ for i in 1 2 3; do echo "{\"candidate\":\"p$i.py\"}"; done; echo '{"candidate":"c1.so"}'; echo '{"candidate":"p4.py"}'; } >py.jsonl
+KGATE_LIB=$(dirname "$kgate")/libkgate.so KG_FAKE_ZYLOG=$t/zylog KG_FAKE_SLEEP=0.5 KG_BATCH_GPUS=1 \
+    "$kgate" batch py.jsonl -o rz.jsonl >outz.txt 2>&1
+expect "warm slot: exit" 0 "$?"
+expect "warm slot: the first job starts its own, the next two are handed theirs, a C job drops it" \
+    "p1.py none,p2.py handed child socket python,p3.py handed child socket python,c1.so none,p4.py none" \
+    "$(paste -sd, zylog)"
+expect "warm slot: no fork server left" 0 \
+    "$(grep -l "KG_FAKE_ZYLOG=$t/zylog" /proc/[0-9]*/environ 2>/dev/null | wc -l)"
+KGATE_ZYGOTE=0 KGATE_LIB=$(dirname "$kgate")/libkgate.so KG_FAKE_ZYLOG=$t/zylog0 KG_BATCH_GPUS=1 \
+    "$kgate" batch py.jsonl -o rz0.jsonl >outz0.txt 2>&1
+expect "warm slot: none with KGATE_ZYGOTE=0" "0 5" "$? $(grep -c ' none$' zylog0)"
+
 # 5b. jobs pinned to a GPU ("gpu"): the same kernels on GPU 0 and GPU 1 agree
 # within 1% or are flagged; a kernel judged three times on GPU 0, 3% apart
 # there, agrees by its median; a pin to a GPU the batch does not have is

@@ -56,6 +56,19 @@ devarg=$dev
 dev=$(gpu_of "$devarg")
 [ "$dev" = none ] && { echo "kgate: --device $devarg: only 1 device(s)" >&2; exit 2; }
 [ -n "${KG_FAKE_ENVLOG:-}" ] && echo "$dev $devarg ${CUDA_VISIBLE_DEVICES:--} ${KGATE_GPU_LOCK:--}" >>"$KG_FAKE_ENVLOG"
+# the fork server kgate batch handed over (KGATE_ZYGOTE_HANDED=FD:PID): is it
+# this process's child, behind a socket on FD?
+if [ -n "${KG_FAKE_ZYLOG:-}" ]; then
+    h=${KGATE_ZYGOTE_HANDED:-}
+    if [ -z "$h" ]; then
+        echo "$spec none" >>"$KG_FAKE_ZYLOG"
+    else
+        zfd=${h%%:*} zpid=${h#*:}
+        zpp=$(awk '{ print $4 }' "/proc/$zpid/stat" 2>/dev/null)
+        case $(readlink "/proc/$$/fd/$zfd" 2>/dev/null) in socket:*) sock=socket ;; *) sock=nosocket ;; esac
+        echo "$spec handed $([ "$zpp" = $$ ] && echo child || echo "not-child:$zpp") $sock ${KGATE_ZYGOTE_PYTHON:+python}" >>"$KG_FAKE_ZYLOG"
+    fi
+fi
 if [ -n "${KG_FAKE_FDLOG:-}" ]; then
     pipes=0
     for f in /proc/"$PPID"/fd/*; do

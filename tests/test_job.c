@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -545,6 +548,62 @@ static void host_time_is_charged_continuously(void **state)
     }
 }
 
+/* A fork server handed over by kgate batch (KGATE_ZYGOTE_HANDED=FD:PID) is
+ * taken only when FD is a fork server's socket and PID this process's child;
+ * the three variables leave the environment whatever happens, and a socket
+ * not taken is closed (never a descriptor that is not one). */
+static void handed_zygote_is_checked(void **state)
+{
+    (void)state;
+    char v[64];
+    /* stdout is no socket: refused, left open */
+    setenv("KGATE_ZYGOTE_HANDED", "1:12345", 1);
+    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
+    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    assert_int_equal(kg_job_take_zygote(), -1);
+    assert_null(getenv("KGATE_ZYGOTE_HANDED"));
+    assert_null(getenv("KGATE_ZYGOTE_PYTHON"));
+    assert_null(getenv("KGATE_ZYGOTE_PYTHONPATH"));
+    assert_true(fcntl(1, F_GETFD) >= 0);
+    /* a fork server's socket, but our parent is not our child: refused, closed */
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+    snprintf(v, sizeof v, "%d:%ld", sv[0], (long)getppid());
+    setenv("KGATE_ZYGOTE_HANDED", v, 1);
+    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
+    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    assert_int_equal(kg_job_take_zygote(), -1);
+    assert_true(fcntl(sv[0], F_GETFD) < 0);
+    /* garbage: refused */
+    setenv("KGATE_ZYGOTE_HANDED", "3:x", 1);
+    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
+    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    assert_int_equal(kg_job_take_zygote(), -1);
+    assert_null(getenv("KGATE_ZYGOTE_HANDED"));
+    /* our child behind such a socket: taken, made close-on-exec; the
+     * shutdown kills and reaps it */
+    int sv2[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv2), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        close(sv2[0]);
+        pause();
+        _exit(0);
+    }
+    close(sv2[1]);
+    snprintf(v, sizeof v, "%d:%ld", sv2[0], (long)child);
+    setenv("KGATE_ZYGOTE_HANDED", v, 1);
+    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
+    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    assert_int_equal(kg_job_take_zygote(), 0);
+    assert_null(getenv("KGATE_ZYGOTE_HANDED"));
+    assert_true(fcntl(sv2[0], F_GETFD) & FD_CLOEXEC);
+    kg_job_shutdown();
+    assert_true(fcntl(sv2[0], F_GETFD) < 0);
+    assert_int_equal(waitpid(child, NULL, WNOHANG), -1); /* reaped already */
+    close(sv[1]);
+}
+
 /* A process the candidate leaves behind, outside the worker's group. */
 static void nothing_is_left_behind(void **state)
 {
@@ -621,6 +680,7 @@ int main(void)
         cmocka_unit_test(a_python_package_version),
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(host_time_is_charged_continuously),
+        cmocka_unit_test(handed_zygote_is_checked),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,8 +31,10 @@
 
 #include "../core/batch.h"
 #include "../core/gpu_lock.h"
+#include "../core/job.h"
 #include "../core/kg.h"
 #include "../core/options.h"
+#include "../core/zygote.h"
 #include "../gpu/check.h"
 #include "../gpu/device.h"
 
@@ -128,7 +130,219 @@ enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3 };
  * the call that failed (fork, malloc), or RUN_STUCK with err naming the
  * process that would not die.
  * Whatever the run left behind is reaped (the supervisor is a subreaper). */
-static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, kg_err *err)
+/* ------------------------------------------------------- the warm slot */
+
+/* A Python job's `kgate check` spends seconds starting its fork server
+ * (torch's imports: core/zygote.h) before its first worker. While a Python
+ * job runs, its supervisor forks the next job's process ahead: the slot
+ * starts that fork server at once and waits for its job, which it execs as
+ * `kgate check` with the server handed over (core/job.h,
+ * kg_job_take_zygote); the server is the check's child across the exec. A
+ * supervisor has one slot at most; the next job takes it, or it is dropped
+ * (a job that is not Python, the supervisor's end). */
+#define KG_SLOT_MSG_MAX (1 << 20) /* a job's log path, arguments and environment */
+#define KG_SLOT_SEND_S 5.0        /* the slot reads its job at once: five seconds is a dead slot */
+
+static struct {
+    pid_t pid; /* 0: none */
+    int fd;    /* the pipe its job goes down */
+} next_slot = {0, -1};
+
+/* The slot's whole life: start the fork server, read the job, exec it. */
+static void slot_main(int in, const char *exe, const char *cvd)
+{
+    char python[PATH_MAX], *msg = malloc(KG_SLOT_MSG_MAX), *argv[80], *env[4096], handed[64];
+    kg_err e = {0, ""};
+    kg_zygote *z = NULL;
+    if (!msg)
+        _exit(127);
+    if (cvd) /* the job's view of the GPUs, as the check's own server would have it */
+        setenv("CUDA_VISIBLE_DEVICES", cvd, 1);
+    if (kg_job_python(exe, python, sizeof python, &e) == 0 && kg_zygote_start(python, &z, &e) == 0 &&
+        fcntl(kg_zygote_sock(z), F_SETFD, 0) != 0) { /* it must cross the exec */
+        kg_zygote_stop(z);
+        z = NULL;
+    }
+    uint32_t len = 0;
+    size_t got = 0;
+    while (got < sizeof len) { /* the supervisor's end closed: no job comes */
+        ssize_t r = read(in, (char *)&len + got, sizeof len - got);
+        if (r <= 0 && !(r < 0 && errno == EINTR))
+            goto none;
+        got += r > 0 ? (size_t)r : 0;
+    }
+    if (len < 4 || len >= KG_SLOT_MSG_MAX)
+        goto none;
+    for (got = 0; got < len;) {
+        ssize_t r = read(in, msg + got, len - got);
+        if (r <= 0 && !(r < 0 && errno == EINTR))
+            goto none;
+        got += r > 0 ? (size_t)r : 0;
+    }
+    msg[len] = '\0';
+    /* log NUL argc NUL argv... NUL envc NUL env... NUL (the supervisor's own) */
+    char *p = msg, *end = msg + len;
+    const char *log = p;
+    p += strlen(p) + 1;
+    int argc = p < end ? atoi(p) : -1;
+    p += p < end ? strlen(p) + 1 : 0;
+    if (argc < 1 || argc > 64)
+        goto none;
+    for (int i = 0; i < argc; i++) {
+        if (p >= end)
+            goto none;
+        argv[i] = p;
+        p += strlen(p) + 1;
+    }
+    argv[argc] = NULL;
+    int envc = p < end ? atoi(p) : -1;
+    p += p < end ? strlen(p) + 1 : 0;
+    if (envc < 0 || envc > 4090)
+        goto none;
+    for (int i = 0; i < envc; i++) {
+        if (p >= end)
+            goto none;
+        env[i] = p;
+        p += strlen(p) + 1;
+    }
+    if (z) {
+        static char py_var[PATH_MAX + 32], path_var[8192];
+        const char *pp = getenv("PYTHONPATH");
+        snprintf(handed, sizeof handed, "KGATE_ZYGOTE_HANDED=%d:%ld", kg_zygote_sock(z), (long)kg_zygote_pid(z));
+        snprintf(py_var, sizeof py_var, "KGATE_ZYGOTE_PYTHON=%s", python);
+        snprintf(path_var, sizeof path_var, "KGATE_ZYGOTE_PYTHONPATH=%s", pp ? pp : "");
+        env[envc++] = handed;
+        env[envc++] = py_var;
+        env[envc++] = path_var;
+    }
+    env[envc] = NULL;
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+    }
+    close(in);
+    execve(argv[0], argv, env);
+    fprintf(stderr, "kgate: batch: %s: execve: %s\n", argv[0], strerror(errno));
+    _exit(127);
+none:
+    kg_zygote_stop(z);
+    _exit(0);
+}
+
+/* Forks the slot for the next job (exe: the `kgate check` it will exec). */
+static void slot_spawn(const char *exe, const char *cvd)
+{
+    int p[2];
+    if (next_slot.pid > 0 || pipe2(p, O_CLOEXEC))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a slot never outlives its supervisor */
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGXFSZ, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        close(p[1]);
+        slot_main(p[0], exe, cvd);
+    }
+    close(p[0]);
+    if (pid < 0) {
+        close(p[1]);
+        return;
+    }
+    setpgid(pid, pid);
+    next_slot.pid = pid;
+    next_slot.fd = p[1];
+}
+
+/* Ends the slot: it reads no job, stops its fork server and exits; killed
+ * where it does not within KG_STOP_GRACE_S. */
+static void slot_drop(void)
+{
+    int st;
+    if (next_slot.pid <= 0)
+        return;
+    close(next_slot.fd);
+    if (kg_wait_child(next_slot.pid, &st, KG_STOP_GRACE_S) != 1) {
+        kill(-next_slot.pid, SIGKILL);
+        kill(next_slot.pid, SIGKILL);
+        (void)kg_wait_child(next_slot.pid, &st, KG_BATCH_KILL_WAIT_S);
+    }
+    next_slot.pid = 0;
+    next_slot.fd = -1;
+}
+
+/* Appends s and its NUL; -1 when it does not fit. */
+static int slot_put(char *msg, size_t *len, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (*len + n > KG_SLOT_MSG_MAX - 1)
+        return -1;
+    memcpy(msg + *len, s, n);
+    *len += n;
+    return 0;
+}
+
+/* Hands the slot its job: the slot's pid (now the job's), or 0 when it
+ * could not take it (it is then dropped: the caller forks as before). */
+static pid_t slot_take(char *const argv[], char **env, const char *log)
+{
+    char num[16];
+    size_t len = 4;
+    int argc = 0, envc = 0, bad = 0;
+    char *msg = next_slot.pid > 0 ? malloc(KG_SLOT_MSG_MAX) : NULL;
+    if (!msg) {
+        slot_drop();
+        return 0;
+    }
+    while (argv[argc])
+        argc++;
+    while (env[envc])
+        envc++;
+    bad |= slot_put(msg, &len, log);
+    snprintf(num, sizeof num, "%d", argc);
+    bad |= slot_put(msg, &len, num);
+    for (int i = 0; i < argc; i++)
+        bad |= slot_put(msg, &len, argv[i]);
+    snprintf(num, sizeof num, "%d", envc);
+    bad |= slot_put(msg, &len, num);
+    for (int i = 0; i < envc; i++)
+        bad |= slot_put(msg, &len, env[i]);
+    uint32_t body = (uint32_t)(len - 4);
+    memcpy(msg, &body, 4);
+    double end = kg_mono() + KG_SLOT_SEND_S;
+    size_t sent = 0;
+    fcntl(next_slot.fd, F_SETFL, O_NONBLOCK);
+    while (!bad && sent < len && kg_mono() < end) {
+        ssize_t w = write(next_slot.fd, msg + sent, len - sent);
+        if (w > 0)
+            sent += (size_t)w;
+        else if (w < 0 && errno != EAGAIN && errno != EINTR)
+            break; /* EPIPE: the slot is gone */
+        else {
+            struct pollfd pf = {next_slot.fd, POLLOUT, 0};
+            poll(&pf, 1, 50);
+        }
+    }
+    free(msg);
+    if (sent != len) {
+        slot_drop();
+        return 0;
+    }
+    pid_t p = next_slot.pid;
+    close(next_slot.fd);
+    next_slot.pid = 0;
+    next_slot.fd = -1;
+    return p;
+}
+
+/* warm: -1 for a health check (the warm slot stays as it is), 0 for a job
+ * that is not Python (the slot is dropped), 1 for a Python job (it takes the
+ * slot, and a slot for the next job starts beside it) */
+static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm,
+                     kg_err *err)
 {
     /* the child's environment, made before the fork: this one with
      * CUDA_VISIBLE_DEVICES=cvd in place of any it had */
@@ -153,7 +367,15 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
         env[k++] = cvd_var;
         env[k] = NULL;
     }
-    pid_t p = fork();
+    /* a Python job takes the warm slot, where there is one; any other job
+     * ends it (its fork server is no use to that job) */
+    pid_t p = 0;
+    if (warm == 1)
+        p = slot_take(argv, env, log);
+    else if (warm == 0)
+        slot_drop();
+    if (p == 0)
+        p = fork();
     if (p == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a job never outlives its supervisor (a kill) */
@@ -177,6 +399,8 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
         return RUN_FAILED;
     }
     setpgid(p, p);
+    if (warm == 1) /* the next job's, while this one runs */
+        slot_spawn(argv[0], cvd);
     double end = kg_mono() + timeout_s;
     int st = 0, rc = 0;
     for (;;) {
@@ -205,7 +429,7 @@ static int run_timed(char *const argv[], const char *log, double timeout_s, cons
         }
         nap();
     }
-    if (kg_reap_children(0) != 0) { /* it said which */
+    if (kg_reap_children(next_slot.pid) != 0) { /* it said which (the warm slot is spared) */
         kg_err_set(err, KG_EXIT_ENV, "what %s left behind did not end", argv[0]);
         return RUN_STUCK;
     }
@@ -240,7 +464,7 @@ static int health(const cfg *c, const gpu_view *v, const char *want, const char 
     snprintf(num, sizeof num, "%d", v->dev);
     snprintf(log, sizeof log, "%s/health.log", dir);
     char *argv[] = {(char *)runner(c), "__health", num, NULL};
-    int rc = run_timed(argv, log, KG_HEALTH_RUN_S, v->cvd, err);
+    int rc = run_timed(argv, log, KG_HEALTH_RUN_S, v->cvd, -1, err);
     if (rc == RUN_STOPPED)
         return H_STOPPED;
     if (rc == RUN_FAILED)
@@ -333,6 +557,23 @@ static cJSON *read_doc(const char *path, char *why, size_t size)
 /* One job on GPU g, seen through v: `kgate check ... --device DEV --json
  * TMP`; *text gets its results line (malloc'd). Returns the job's exit code
  * (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with err. */
+/* 1 when the job is a Python candidate whose check would start a fork
+ * server (not off, not under --sandbox or --memcheck): the warm slot's */
+static int python_job(const cfg *c, const kg_batch_job *j)
+{
+    const char *off = getenv("KGATE_ZYGOTE");
+    size_t n = strlen(j->candidate);
+    if ((off && strcmp(off, "0") == 0) || n < 3 || strcmp(j->candidate + n - 3, ".py") != 0)
+        return 0;
+    for (int i = 0; i < j->n_opts; i++)
+        if (strcmp(j->opts[i], "--sandbox") == 0 || strcmp(j->opts[i], "--memcheck") == 0)
+            return 0;
+    for (int i = 0; i < c->n_check; i++)
+        if (strcmp(c->check[i], "--sandbox") == 0 || strcmp(c->check[i], "--memcheck") == 0)
+            return 0;
+    return 1;
+}
+
 static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v, const char *dir, char **text,
                    kg_err *err)
 {
@@ -369,7 +610,7 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
     argv[n++] = json;
     argv[n] = NULL;
     double t0 = kg_mono();
-    int rc = run_timed(argv, log, c->timeout_s, v->cvd, err);
+    int rc = run_timed(argv, log, c->timeout_s, v->cvd, python_job(c, j), err);
     double wall = kg_mono() - t0;
     if (rc < 0)
         return rc;
@@ -517,6 +758,7 @@ static void supervise(const cfg *c, const kg_batch_jobs *jobs, int slot, int in,
         }
         tell(status, M_DONE, slot, job);
     }
+    slot_drop();
     remove_dir(dir);
     _exit(0);
 }

@@ -28,6 +28,12 @@ int main(int argc, char **argv)
         fflush(NULL);
         _exit(rc);
     }
+    if (getenv("KGATE_ZYGOTE_HANDED")) {
+        /* kgate batch started this job's Python fork server before the exec:
+         * taken over now, before anything forks (job.h) */
+        kg_job_take_zygote();
+        atexit(kg_job_shutdown);
+    }
     if (argc > 1 && strcmp(argv[1], "__health") == 0) {
         kg_catch_stop_signals(1); /* a stop while it waits for the GPU's lock ends the wait (exit 7) */
         return kg_cmd_health(argc - 1, argv + 1);

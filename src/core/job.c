@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,22 +326,60 @@ int kg_python_package_version(const char *python, const char *package, char *buf
     return 0;
 }
 
-/* The fork server for this Python job, started at the first one; NULL where
- * it is off (KGATE_ZYGOTE=0), cannot serve the job (--sandbox, or another
- * interpreter or PYTHONPATH than it started with) or has failed. Jobs under
- * a wrapper (--memcheck) never ask for it. */
+/* The interpreter and PYTHONPATH the fork server started with, and whether
+ * it was handed over (kg_job_take_zygote) rather than started here. */
+static char started_python[PATH_MAX], started_path[4096];
+static int handed;
+
+int kg_job_take_zygote(void)
+{
+    const char *h = getenv("KGATE_ZYGOTE_HANDED"), *py = getenv("KGATE_ZYGOTE_PYTHON"),
+               *pp = getenv("KGATE_ZYGOTE_PYTHONPATH");
+    long fd = -1, pid = 0;
+    char tail = 0;
+    int ok = h && py && pp && sscanf(h, "%ld:%ld%c", &fd, &pid, &tail) == 2 && fd > 2 && fd < 65536 && pid > 1;
+    char python[PATH_MAX], path[4096];
+    snprintf(python, sizeof python, "%s", ok ? py : "");
+    snprintf(path, sizeof path, "%s", ok ? pp : "");
+    /* none of the three reaches a worker, whatever becomes of them */
+    unsetenv("KGATE_ZYGOTE_HANDED");
+    unsetenv("KGATE_ZYGOTE_PYTHON");
+    unsetenv("KGATE_ZYGOTE_PYTHONPATH");
+    kg_zygote *z;
+    kg_err e = {0, ""};
+    if (!ok || py_zygote || kg_zygote_adopt((int)fd, (pid_t)pid, &z, &e)) {
+        int type = 0;
+        socklen_t len = sizeof type;
+        if (ok && getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET)
+            close((int)fd); /* the server's socket, not ours to use: it ends when we do */
+        return -1;
+    }
+    py_zygote = z;
+    handed = 1;
+    snprintf(started_python, sizeof started_python, "%s", python);
+    snprintf(started_path, sizeof started_path, "%s", path);
+    return 0;
+}
+
+/* The fork server for this Python job, started at the first one (or taken
+ * over from kgate batch); NULL where it is off (KGATE_ZYGOTE=0), cannot
+ * serve the job (--sandbox, or another interpreter or PYTHONPATH than it
+ * started with) or has failed. Jobs under a wrapper (--memcheck) never ask
+ * for it. */
 static kg_zygote *python_zygote(const char *python, int sandbox)
 {
-    static char started_python[PATH_MAX], started_path[4096];
     static int failed;
     const char *off = getenv("KGATE_ZYGOTE"), *pp = getenv("PYTHONPATH");
     if (sandbox || failed || (off && strcmp(off, "0") == 0))
         return NULL;
     if (py_zygote && kg_zygote_pid(py_zygote) == 0) {
-        kg_zygote_stop(py_zygote); /* it failed: exec from now on */
+        kg_zygote_stop(py_zygote);
         py_zygote = NULL;
-        failed = 1;
-        return NULL;
+        if (!handed) { /* it failed: exec from now on */
+            failed = 1;
+            return NULL;
+        }
+        handed = 0; /* the one handed over failed: start one here */
     }
     if (!py_zygote) {
         kg_err e = {0, ""};
@@ -651,6 +690,11 @@ void kg_job_warm(const char *exe, const kg_job *job)
     if ((kg_source_is_python(job->plugin) || (job->mode == KG_JOB_LIBRARY && job->torch)) &&
         python_worker_env(exe, python, sizeof python, &e) == 0 && (z = python_zygote(python, job->sandbox)))
         kg_zygote_ready(z, KG_ZYGOTE_READY_S, &e); /* one that fails is stopped: the job then execs its worker */
+}
+
+int kg_job_python(const char *exe, char *python, size_t size, kg_err *err)
+{
+    return python_worker_env(exe, python, size, err);
 }
 
 int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *r, kg_libref *lib,

@@ -82,6 +82,22 @@ typedef struct kg_libref {
  * (app/commands.c); kg_job_run would start it anyway. */
 void kg_job_warm(const char *exe, const kg_job *job);
 
+/* kgate batch starts the next job's fork server before the job's `kgate
+ * check` exists (a process it forks early, that later execs the check): the
+ * check takes it over at its start, from KGATE_ZYGOTE_HANDED=FD:PID and the
+ * interpreter and PYTHONPATH it started with (KGATE_ZYGOTE_PYTHON,
+ * KGATE_ZYGOTE_PYTHONPATH). The three variables are removed from the
+ * environment whatever happens (no worker sees them); a server that is not
+ * this process's child, or not behind a fork server's socket, is not taken
+ * (its socket is closed). 0 when taken. Jobs then use it as one started
+ * here; one that fails is replaced by one started here. */
+int kg_job_take_zygote(void);
+
+/* The interpreter, PYTHONPATH and KGATE_LIB a Python worker of exe runs
+ * with, set in this process's environment (PYTHONPATH, KGATE_LIB) and the
+ * interpreter's path in python: what the fork server must start with. */
+int kg_job_python(const char *exe, char *python, size_t size, kg_err *err);
+
 /* Whether a worker, its job done, exits normally rather than with _exit
  * (which leaves its CUDA context to the driver): under a tool, whose exit
  * hooks must run (argv holds --under-tool, as kg_job_run_under gives a

@@ -68,6 +68,43 @@ int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err)
     return 0;
 }
 
+int kg_zygote_adopt(int sock, pid_t pid, kg_zygote **out, kg_err *err)
+{
+    int type = 0;
+    socklen_t len = sizeof type;
+    *out = NULL;
+    if (sock < 3 || getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET)
+        return kg_err_set(err, KG_EXIT_ENV, "descriptor %d is not a fork server's socket", sock);
+    /* its parent must be this process: the workers it orphans come here */
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = pid > 1 ? fopen(path, "r") : NULL;
+    size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f)
+        fclose(f);
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')');
+    char state;
+    long ppid = 0;
+    if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2 || ppid != (long)getpid())
+        return kg_err_set(err, KG_EXIT_ENV, "process %ld is not this process's child", (long)pid);
+    if (fcntl(sock, F_SETFD, FD_CLOEXEC))
+        return kg_err_set(err, KG_EXIT_ENV, "fcntl(F_SETFD) on the fork server's socket: %s", strerror(errno));
+    kg_zygote *z = calloc(1, sizeof *z);
+    if (!z)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the fork server");
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+        free(z);
+        return kg_err_set(err, KG_EXIT_ENV, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+    }
+    z->pid = pid;
+    z->sock = sock;
+    *out = z;
+    return 0;
+}
+
+int kg_zygote_sock(const kg_zygote *z) { return z ? z->sock : -1; }
+
 pid_t kg_zygote_pid(const kg_zygote *z) { return z ? z->pid : 0; }
 
 /* Closes the server's socket, kills and reaps it; z stays, marked dead. */

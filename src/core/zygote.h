@@ -1,5 +1,7 @@
 /* The Python workers' fork server (the supervisor's side; the server is
- * python/kgate/_zygote.py, which states the protocol).
+ * python/kgate/_zygote.py, which states the protocol). kgate batch starts
+ * one ahead for the next job and hands it over across the exec of that
+ * job's check (kg_zygote_adopt; core/job.h kg_job_take_zygote).
  *
  * The rules:
  *   - a server is started once per supervisor, for Python workers only, and
@@ -33,6 +35,17 @@ typedef struct kg_zygote kg_zygote;
 
 /* Starts `python -m kgate._zygote`; its imports go on while the caller works. */
 int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err);
+
+/* Takes over a server that kg_zygote_start made in this process before an
+ * exec (kgate batch warms the next job's server while a job runs): sock is
+ * its socket, pid its pid, which must be this process's child. The socket
+ * is made close-on-exec; this process becomes a child subreaper, as
+ * kg_zygote_start makes it. 0, or why it cannot be taken (nothing is then
+ * closed or killed: the caller does). */
+int kg_zygote_adopt(int sock, pid_t pid, kg_zygote **out, kg_err *err);
+
+/* The server's socket (kgate batch hands it across the exec), or -1. */
+int kg_zygote_sock(const kg_zygote *z);
 
 /* Waits up to ready_s for the server's imports (at once when it has said
  * it is ready). 0, or the reason it is not (the server is then stopped). */

@@ -550,6 +550,48 @@ class ForkServer(unittest.TestCase):
         self.assertIn("cannot import: SystemExit", err)
         self.assertEqual(seen[0]["cmd"][1:3], ["-m", "kgate._worker"])
 
+    def test_batch_hands_the_next_jobs_server_over(self):
+        """kgate batch starts the next Python job's fork server while a job
+        runs, in the process that later execs that job's check: the check
+        takes it over (it starts none of its own) and its worker comes from
+        it, as the check's child; nothing is left behind."""
+        with tempfile.TemporaryDirectory() as d:
+            out, starts, py = (os.path.join(d, x) for x in ("probe.jsonl", "starts", "python"))
+            with open(py, "w") as f:  # logs each fork server's start and what its parent was then
+                f.write(f'#!/bin/sh\n[ "$2" = kgate._zygote ] && echo "$PPID $(tr "\\0" " " </proc/$PPID/cmdline)" '
+                        f'>>{starts}\nexec {sys.executable} "$@"\n')
+            os.chmod(py, 0o755)
+            with open(os.path.join(d, "m.jsonl"), "w") as f:
+                for i in range(3):
+                    with open(os.path.join(d, f"probe{i}.py"), "w") as g:
+                        g.write(PROBE)
+                    f.write(json.dumps({"candidate": f"probe{i}.py"}) + "\n")
+            env = dict(os.environ, KGATE_PYTHON=py, PYTHONPATH=os.path.join(HERE, "..", "..", "python"),
+                       KG_PROBE_OUT=out, KG_BATCH_GPUS="1", KGATE_LOCK_DIR=os.path.join(d, "locks"))
+            env.pop("KG_BATCH_RUNNER", None)
+            self.marker = out
+            p = subprocess.run([KGATE, "batch", "m.jsonl", "-o", "r.jsonl"], capture_output=True, text=True,
+                               env=env, cwd=d, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d, "r.jsonl")) as f:
+                lines = [json.loads(x) for x in f]
+            self.assertEqual([x["exit"] for x in lines], [4, 4, 4])  # each check reached its candidate
+            with open(starts) as f:
+                started = [x.split(" ", 1) for x in f.read().splitlines()]
+            by_check = {int(pid) for pid, cmd in started if " check " in cmd}
+            by_slot = {int(pid) for pid, cmd in started if " batch " in cmd}
+            with open(out) as f:
+                workers = [json.loads(x) for x in f]
+            self.assertEqual(len(workers), 3)
+            for w in workers:
+                self.assertEqual(w["cmd"][1:3], ["-m", "kgate._zygote"])  # forked by a server
+            parents = [w["ppid"] for w in workers]
+            self.assertEqual(len(set(parents)), 3)
+            # the first job's check started its own; the next two took theirs over
+            self.assertEqual(by_check, {parents[0]})
+            self.assertTrue({parents[1], parents[2]} <= by_slot, (parents, started))
+            self.assertEqual(self.left_behind(-1), [])
+
     def test_a_hung_worker_is_killed(self):
         pid, rc, err, seen, _ = self.probe({"KG_PROBE_HANG": "1"}, args=("--timeout", "3"))
         self.assertEqual(rc, 4, err)
