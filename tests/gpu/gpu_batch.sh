@@ -103,4 +103,31 @@ n1=$(wc -l <"$t/r.jsonl")
 expect "a rerun: exit (the missing candidate again)" 3 "$?"
 expect "a rerun runs nothing" 1 "$(grep -c '^batch: 0 job(s) run' "$t/out2.txt")"
 expect "a rerun adds no line" "$n1" "$(wc -l <"$t/r.jsonl")"
+
+# the warm slot: three Triton-JIT jobs on one GPU; the first waits for its
+# fork server's imports, the next two find theirs started while the job
+# before them ran (list/warm absent or under half the first's), and all
+# three are judged OK, as the kernel is alone
+src=$(cd "$(dirname "$0")/../.." && pwd)
+for i in 1 2 3; do
+    echo "{\"id\": \"jit-$i\", \"candidate\": \"$src/tests/python/triton_jit.py\", \"kernel\": \"jit_layer_norm_bf16\", \"shape\": \"small\"}"
+done >"$t/py.jsonl"
+"$kgate" batch "$t/py.jsonl" -o "$t/rpy.jsonl" --gpus 0 --timeout 300 -- --max-time 1 >"$t/outpy.txt" 2>&1
+expect "Python jobs: exit" 0 "$?"
+grep '^job time' "$t/outpy.txt"
+warm=$(python3 - "$t/rpy.jsonl" <<'PY'
+import json, sys
+rows = {}
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    r = d["check"]["results"][0]
+    rows[d["id"]] = (r["verdict"], r["summaries"].get("list/warm", {}).get("value", 0.0), d["wall_s"])
+for k in sorted(rows):
+    print("%s: %s, list/warm %.3f s, wall %.2f s" % ((k,) + rows[k]), file=sys.stderr)
+v = [rows[k][0] for k in sorted(rows)]
+w = [rows[k][1] for k in sorted(rows)]
+print(" ".join(v), "warm" if len(w) == 3 and w[0] > 0.5 and max(w[1:]) < 0.5 * w[0] else "cold: %s" % w)
+PY
+)
+expect "Python jobs: all OK, the second and third handed a warm fork server" "OK OK OK warm" "$warm"
 finish
