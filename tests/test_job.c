@@ -565,10 +565,10 @@ static void handed_zygote_is_checked(void **state)
     assert_null(getenv("KGATE_ZYGOTE_PYTHON"));
     assert_null(getenv("KGATE_ZYGOTE_PYTHONPATH"));
     assert_true(fcntl(1, F_GETFD) >= 0);
-    /* a fork server's socket, but our parent is not our child: refused, closed */
+    /* a fork server's socket, but this process is not its own child: refused, closed */
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-    snprintf(v, sizeof v, "%d:%ld", sv[0], (long)getppid());
+    snprintf(v, sizeof v, "%d:%ld", sv[0], (long)getpid());
     setenv("KGATE_ZYGOTE_HANDED", v, 1);
     setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
     setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);

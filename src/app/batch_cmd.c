@@ -43,7 +43,7 @@
 #define KG_STOP_GRACE_S 5.0 /* a job past --timeout, or stopped: from SIGTERM to SIGKILL */
 #define KG_BATCH_KILL_WAIT_S 10.0 /* a job's exit after SIGKILL (then it is given up on, its GPU drained) */
 /* the batch's wait for its supervisors to stop: a job's grace and kill, its leftovers' reaping */
-#define KG_SUPERVISORS_STOP_S (KG_STOP_GRACE_S + KG_BATCH_KILL_WAIT_S + KG_REAP_WAIT_S + 5.0)
+#define KG_SUPERVISORS_STOP_S (KG_STOP_GRACE_S + KG_BATCH_KILL_WAIT_S + KG_REAP_WAIT_S + 2 * KG_SLOT_END_S + 5.0) /* + the warm slot's end */
 #define KG_HEALTH_WAIT_S 50.0 /* a health check's wait for the GPU's lock (its run is cut at 60 s) */
 #define KG_HEALTH_RUN_S 60.0
 #define KG_HEALTH_UNKNOWN 1 /* `kgate __health`'s exit when the GPU's lock stayed held: health not checked */
@@ -141,7 +141,10 @@ enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3 };
  * supervisor has one slot at most; the next job takes it, or it is dropped
  * (a job that is not Python, the supervisor's end). */
 #define KG_SLOT_MSG_MAX (1 << 20) /* a job's log path, arguments and environment */
+#define KG_SLOT_ARGS_MAX 64       /* what a slot takes: slot_take sends no more, else it forks */
+#define KG_SLOT_ENV_MAX 4090
 #define KG_SLOT_SEND_S 5.0        /* the slot reads its job at once: five seconds is a dead slot */
+#define KG_SLOT_END_S 2.0         /* a dropped slot's exit: it stops its fork server, milliseconds */
 
 static struct {
     pid_t pid; /* 0: none */
@@ -186,22 +189,22 @@ static void slot_main(int in, const char *exe, const char *cvd)
     p += strlen(p) + 1;
     int argc = p < end ? atoi(p) : -1;
     p += p < end ? strlen(p) + 1 : 0;
-    if (argc < 1 || argc > 64)
-        goto none;
+    if (argc < 1 || argc > KG_SLOT_ARGS_MAX)
+        goto bad;
     for (int i = 0; i < argc; i++) {
         if (p >= end)
-            goto none;
+            goto bad;
         argv[i] = p;
         p += strlen(p) + 1;
     }
     argv[argc] = NULL;
     int envc = p < end ? atoi(p) : -1;
     p += p < end ? strlen(p) + 1 : 0;
-    if (envc < 0 || envc > 4090)
-        goto none;
+    if (envc < 0 || envc > KG_SLOT_ENV_MAX)
+        goto bad;
     for (int i = 0; i < envc; i++) {
         if (p >= end)
-            goto none;
+            goto bad;
         env[i] = p;
         p += strlen(p) + 1;
     }
@@ -225,6 +228,12 @@ static void slot_main(int in, const char *exe, const char *cvd)
     execve(argv[0], argv, env);
     fprintf(stderr, "kgate: batch: %s: execve: %s\n", argv[0], strerror(errno));
     _exit(127);
+bad: /* a job it was handed but cannot read: said in the job's log, an environment error */
+    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        dprintf(fd, "kgate: batch: the warm slot could not read its job (%u bytes)\n", len);
+    kg_zygote_stop(z);
+    _exit(KG_EXIT_ENV);
 none:
     kg_zygote_stop(z);
     _exit(0);
@@ -258,17 +267,18 @@ static void slot_spawn(const char *exe, const char *cvd)
 }
 
 /* Ends the slot: it reads no job, stops its fork server and exits; killed
- * where it does not within KG_STOP_GRACE_S. */
+ * where it does not within KG_SLOT_END_S, or at once when the batch is
+ * asked to stop (its fork server dies with it: PR_SET_PDEATHSIG). */
 static void slot_drop(void)
 {
     int st;
     if (next_slot.pid <= 0)
         return;
     close(next_slot.fd);
-    if (kg_wait_child(next_slot.pid, &st, KG_STOP_GRACE_S) != 1) {
+    if (kg_stop_requested() || kg_wait_child(next_slot.pid, &st, KG_SLOT_END_S) != 1) {
         kill(-next_slot.pid, SIGKILL);
         kill(next_slot.pid, SIGKILL);
-        (void)kg_wait_child(next_slot.pid, &st, KG_BATCH_KILL_WAIT_S);
+        (void)kg_wait_child(next_slot.pid, &st, KG_SLOT_END_S);
     }
     next_slot.pid = 0;
     next_slot.fd = -1;
@@ -301,6 +311,7 @@ static pid_t slot_take(char *const argv[], char **env, const char *log)
         argc++;
     while (env[envc])
         envc++;
+    bad |= argc > KG_SLOT_ARGS_MAX || envc > KG_SLOT_ENV_MAX; /* more than the slot takes: fork */
     bad |= slot_put(msg, &len, log);
     snprintf(num, sizeof num, "%d", argc);
     bad |= slot_put(msg, &len, num);

@@ -381,6 +381,12 @@ static kg_zygote *python_zygote(const char *python, int sandbox)
         }
         handed = 0; /* the one handed over failed: start one here */
     }
+    int same = strcmp(started_python, python) == 0 && strcmp(started_path, pp ? pp : "") == 0;
+    if (py_zygote && handed && !same) { /* handed over for another interpreter or path: start one here */
+        kg_zygote_stop(py_zygote);
+        py_zygote = NULL;
+        handed = 0;
+    }
     if (!py_zygote) {
         kg_err e = {0, ""};
         if (kg_zygote_start(python, &py_zygote, &e)) {
@@ -389,16 +395,16 @@ static kg_zygote *python_zygote(const char *python, int sandbox)
         }
         snprintf(started_python, sizeof started_python, "%s", python);
         snprintf(started_path, sizeof started_path, "%s", pp ? pp : "");
+        same = 1;
     }
-    if (strcmp(started_python, python) != 0 || strcmp(started_path, pp ? pp : "") != 0)
-        return NULL;
-    return py_zygote;
+    return same ? py_zygote : NULL;
 }
 
 void kg_job_shutdown(void)
 {
     kg_zygote_stop(py_zygote);
     py_zygote = NULL;
+    handed = 0;
 }
 
 /* ------------------------------------------------------------- job state */

@@ -89,8 +89,10 @@ void kg_job_warm(const char *exe, const kg_job *job);
  * KGATE_ZYGOTE_PYTHONPATH). The three variables are removed from the
  * environment whatever happens (no worker sees them); a server that is not
  * this process's child, or not behind a fork server's socket, is not taken
- * (its socket is closed). 0 when taken. Jobs then use it as one started
- * here; one that fails is replaced by one started here. */
+ * (the descriptor the variable names is closed when it is such a socket;
+ * an unreadable variable closes nothing). 0 when taken. Jobs then use it as
+ * one started here; one that fails, or was started for another interpreter
+ * or PYTHONPATH than a job's, is replaced by one started here. */
 int kg_job_take_zygote(void);
 
 /* The interpreter, PYTHONPATH and KGATE_LIB a Python worker of exe runs

@@ -4,9 +4,11 @@
  * job's check (kg_zygote_adopt; core/job.h kg_job_take_zygote).
  *
  * The rules:
- *   - a server is started once per supervisor, for Python workers only, and
- *     never under --sandbox or a wrapper (compute-sanitizer): those workers
- *     are exec'd as before;
+ *   - a server is started once per supervisor (or handed over to it by
+ *     kgate batch, started by the same process before its exec), for Python
+ *     workers only, and never under --sandbox or a wrapper
+ *     (compute-sanitizer): those workers are exec'd as before; a handed
+ *     server that fails is replaced by one the supervisor starts;
  *   - a worker it forks is this process's child (the server forks twice and
  *     this process is a child subreaper), in its own process group, with the
  *     job's descriptors as 0, 1, 2 and 3 and this process's environment at
