@@ -1,10 +1,11 @@
 #!/bin/sh
 # What listing a GPU's compute processes through NVML costs the timing of
-# kernels on it: kgate's watch of other processes does it before, every 0.5 s
-# during, and after each job. The same 24 jobs (repeat_jobs.sh), with
-# --lib-cache filled first, are judged while a second process lists GPU 0's
-# compute processes at 0 Hz, at 2 Hz (the watch's own rate again) and at
-# 200 Hz (a hundred times it), in rounds none 2 200 none 2 200. Writes
+# kernels on it: kgate's watch of other processes does it before, about
+# every 0.05 s during (0.5 s when this script was written), and after each
+# job. The same 24 jobs (repeat_jobs.sh), with --lib-cache filled first, are
+# judged while a second process lists GPU 0's compute processes at 0 Hz, at
+# 2 Hz and at 200 Hz (ten times the watch's rate), in rounds none 2 200
+# none 2 200. Writes
 # OUT/watch-bench.json: each round's per-job medians, the median and largest
 # |difference| of each rate's rounds against the "none" rounds, beside the two
 # "none" rounds against each other (the noise floor), whether every round gave

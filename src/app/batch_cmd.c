@@ -117,19 +117,11 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-
 /* run_timed's answers besides an exit code; RUN_STUCK: the run, or what it
  * left, did not end after SIGKILL (a process in the driver, likely on a
  * wedged GPU): a drain charged to the job, as a failed health check is */
 enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3 };
 
-/* Runs argv with a time limit, stdout+stderr to `log`, CUDA_VISIBLE_DEVICES
- * set to cvd unless NULL; returns the exit code, 128+signal, 124 on the
- * time limit, RUN_STOPPED when a stop was asked (SIGINT, SIGTERM: the run
- * asked to stop, then killed after a grace), RUN_FAILED with err naming
- * the call that failed (fork, malloc), or RUN_STUCK with err naming the
- * process that would not die.
- * Whatever the run left behind is reaped (the supervisor is a subreaper). */
 /* ------------------------------------------------------- the warm slot */
 
 /* A Python job's `kgate check` spends seconds starting its fork server
@@ -151,6 +143,19 @@ static struct {
     int fd;    /* the pipe its job goes down */
 } next_slot = {0, -1};
 
+/* Reads exactly n bytes: 0, or -1 at an end of file or an error. */
+static int read_full(int fd, void *buf, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r > 0)
+            got += (size_t)r;
+        else if (!(r < 0 && errno == EINTR))
+            return -1;
+    }
+    return 0;
+}
+
 /* The slot's whole life: start the fork server, read the job, exec it. */
 static void slot_main(int in, const char *exe, const char *cvd)
 {
@@ -166,22 +171,9 @@ static void slot_main(int in, const char *exe, const char *cvd)
         kg_zygote_stop(z);
         z = NULL;
     }
-    uint32_t len = 0;
-    size_t got = 0;
-    while (got < sizeof len) { /* the supervisor's end closed: no job comes */
-        ssize_t r = read(in, (char *)&len + got, sizeof len - got);
-        if (r <= 0 && !(r < 0 && errno == EINTR))
-            goto none;
-        got += r > 0 ? (size_t)r : 0;
-    }
-    if (len < 4 || len >= KG_SLOT_MSG_MAX)
+    uint32_t len = 0; /* the supervisor's end closed: no job comes */
+    if (read_full(in, &len, sizeof len) || len < 4 || len >= KG_SLOT_MSG_MAX || read_full(in, msg, len))
         goto none;
-    for (got = 0; got < len;) {
-        ssize_t r = read(in, msg + got, len - got);
-        if (r <= 0 && !(r < 0 && errno == EINTR))
-            goto none;
-        got += r > 0 ? (size_t)r : 0;
-    }
     msg[len] = '\0';
     /* log NUL argc NUL argv... NUL envc NUL env... NUL (the supervisor's own) */
     char *p = msg, *end = msg + len;
@@ -284,17 +276,6 @@ static void slot_drop(void)
     next_slot.fd = -1;
 }
 
-/* Appends s and its NUL; -1 when it does not fit. */
-static int slot_put(char *msg, size_t *len, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    if (*len + n > KG_SLOT_MSG_MAX - 1)
-        return -1;
-    memcpy(msg + *len, s, n);
-    *len += n;
-    return 0;
-}
-
 /* Hands the slot its job: the slot's pid (now the job's), or 0 when it
  * could not take it (it is then dropped: the caller forks as before). */
 static pid_t slot_take(char *const argv[], char **env, const char *log)
@@ -312,15 +293,15 @@ static pid_t slot_take(char *const argv[], char **env, const char *log)
     while (env[envc])
         envc++;
     bad |= argc > KG_SLOT_ARGS_MAX || envc > KG_SLOT_ENV_MAX; /* more than the slot takes: fork */
-    bad |= slot_put(msg, &len, log);
+    bad |= kg_put_field(msg, KG_SLOT_MSG_MAX - 1, &len, log);
     snprintf(num, sizeof num, "%d", argc);
-    bad |= slot_put(msg, &len, num);
+    bad |= kg_put_field(msg, KG_SLOT_MSG_MAX - 1, &len, num);
     for (int i = 0; i < argc; i++)
-        bad |= slot_put(msg, &len, argv[i]);
+        bad |= kg_put_field(msg, KG_SLOT_MSG_MAX - 1, &len, argv[i]);
     snprintf(num, sizeof num, "%d", envc);
-    bad |= slot_put(msg, &len, num);
+    bad |= kg_put_field(msg, KG_SLOT_MSG_MAX - 1, &len, num);
     for (int i = 0; i < envc; i++)
-        bad |= slot_put(msg, &len, env[i]);
+        bad |= kg_put_field(msg, KG_SLOT_MSG_MAX - 1, &len, env[i]);
     uint32_t body = (uint32_t)(len - 4);
     memcpy(msg, &body, 4);
     double end = kg_mono() + KG_SLOT_SEND_S;
@@ -349,9 +330,16 @@ static pid_t slot_take(char *const argv[], char **env, const char *log)
     return p;
 }
 
-/* warm: -1 for a health check (the warm slot stays as it is), 0 for a job
+/* Runs argv with a time limit, stdout+stderr to `log`, CUDA_VISIBLE_DEVICES
+ * set to cvd unless NULL; returns the exit code, 128+signal, 124 on the
+ * time limit, RUN_STOPPED when a stop was asked (SIGINT, SIGTERM: the run
+ * asked to stop, then killed after a grace), RUN_FAILED with err naming
+ * the call that failed (fork, malloc), or RUN_STUCK with err naming the
+ * process that would not die.
+ * Whatever the run left behind is reaped (the supervisor is a subreaper).
+ * warm: -1 for a health check (the warm slot stays as it is), 0 for a job
  * that is not Python (the slot is dropped), 1 for a Python job (it takes the
- * slot, and a slot for the next job starts beside it) */
+ * slot, and a slot for the next job starts beside it). */
 static int run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm,
                      kg_err *err)
 {
@@ -565,9 +553,6 @@ static cJSON *read_doc(const char *path, char *why, size_t size)
     return doc;
 }
 
-/* One job on GPU g, seen through v: `kgate check ... --device DEV --json
- * TMP`; *text gets its results line (malloc'd). Returns the job's exit code
- * (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with err. */
 /* 1 when the job is a Python candidate whose check would start a fork
  * server (not off, not under --sandbox or --memcheck): the warm slot's */
 static int python_job(const cfg *c, const kg_batch_job *j)
@@ -585,6 +570,9 @@ static int python_job(const cfg *c, const kg_batch_job *j)
     return 1;
 }
 
+/* One job on GPU g, seen through v: `kgate check ... --device DEV --json
+ * TMP`; *text gets its results line (malloc'd). Returns the job's exit code
+ * (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with err. */
 static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v, const char *dir, char **text,
                    kg_err *err)
 {

@@ -28,11 +28,11 @@ int main(int argc, char **argv)
         fflush(NULL);
         _exit(rc);
     }
+    atexit(kg_job_shutdown); /* the Python workers' fork server, if one was started or taken */
     if (getenv("KGATE_ZYGOTE_HANDED")) {
         /* kgate batch started this job's Python fork server before the exec:
          * taken over now, before anything forks (job.h) */
         kg_job_take_zygote();
-        atexit(kg_job_shutdown);
     }
     if (argc > 1 && strcmp(argv[1], "__health") == 0) {
         kg_catch_stop_signals(1); /* a stop while it waits for the GPU's lock ends the wait (exit 7) */
@@ -64,7 +64,6 @@ int main(int argc, char **argv)
         return kg_cmd_ops(&o);
     if (strcmp(o.command, "check") == 0 || strcmp(o.command, "run") == 0 || strcmp(o.command, "tune") == 0) {
         kg_catch_stop_signals(1);
-        atexit(kg_job_shutdown); /* the Python workers' fork server, if one was started */
     }
     if (strcmp(o.command, "check") == 0)
         return kg_cmd_check(&o);

@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,11 +346,10 @@ int kg_job_take_zygote(void)
     unsetenv("KGATE_ZYGOTE_PYTHONPATH");
     kg_zygote *z;
     kg_err e = {0, ""};
-    if (!ok || py_zygote || kg_zygote_adopt((int)fd, (pid_t)pid, &z, &e)) {
-        int type = 0;
-        socklen_t len = sizeof type;
-        if (ok && getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET)
-            close((int)fd); /* the server's socket, not ours to use: it ends when we do */
+    if (!ok || kg_zygote_adopt((int)fd, (pid_t)pid, &z, &e))
+        return -1;
+    if (py_zygote) { /* one of this process's own already: the one handed over ends */
+        kg_zygote_stop(z);
         return -1;
     }
     py_zygote = z;
@@ -952,9 +950,10 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
         /* work done on the host inside the launch call is part of the cost:
          * the kernel is judged on its host time beyond the launch path's
          * allowance when that is longer than its GPU time */
-        if (kg_result_get(r, "time/host/median", &host) && kg_host_charge(t, host) > t) {
+        double charged = kg_result_get(r, "time/host/median", &host) ? kg_host_charge(t, host) : t;
+        if (charged > t) {
             r->flags |= KG_FLAG(HOST_WORK);
-            lo = hi = t = kg_host_charge(t, host);
+            lo = hi = t = charged;
         }
         kg_result_set(r, "time/judged", t);
         kg_result_set(r, "rate/bandwidth", w.bytes / t);

@@ -90,7 +90,8 @@ void kg_job_warm(const char *exe, const kg_job *job);
  * environment whatever happens (no worker sees them); a server that is not
  * this process's child, or not behind a fork server's socket, is not taken
  * (the descriptor the variable names is closed when it is such a socket;
- * an unreadable variable closes nothing). 0 when taken. Jobs then use it as
+ * an unreadable variable closes nothing), nor is one while this process
+ * has a fork server already (the one handed over is stopped). 0 when taken. Jobs then use it as
  * one started here; one that fails, or was started for another interpreter
  * or PYTHONPATH than a job's, is replaced by one started here. */
 int kg_job_take_zygote(void);

@@ -228,6 +228,16 @@ void kg_catch_stop_signals(int second_ends)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+int kg_put_field(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (*len + n > cap)
+        return -1;
+    memcpy(buf + *len, s, n);
+    *len += n;
+    return 0;
+}
+
 int kg_proc_parent(long pid, long *ppid, long *pgrp)
 {
     char path[64], buf[1024];

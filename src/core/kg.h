@@ -123,6 +123,11 @@ void kg_close_from(int lo);
  * -1 when it cannot be read (gone, or hidden). */
 int kg_proc_parent(long pid, long *ppid, long *pgrp);
 
+/* Appends s and its NUL to buf at *len (a message of NUL-separated
+ * fields), advancing *len; -1 when it would pass cap bytes (nothing
+ * written). */
+int kg_put_field(char *buf, size_t cap, size_t *len, const char *s);
+
 /* Kills (SIGKILL) and reaps every child of this process but `spare` (0:
  * none), and each child's process group, until none is left: in a child
  * subreaper, whatever a dead child left behind, once it has been reparented

@@ -72,34 +72,25 @@ int kg_zygote_adopt(int sock, pid_t pid, kg_zygote **out, kg_err *err)
 {
     int type = 0;
     socklen_t len = sizeof type;
+    long ppid, pgrp;
     *out = NULL;
     if (sock < 3 || getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET)
         return kg_err_set(err, KG_EXIT_ENV, "descriptor %d is not a fork server's socket", sock);
     /* its parent must be this process: the workers it orphans come here */
-    char path[64], stat[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = pid > 1 ? fopen(path, "r") : NULL;
-    size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
-    if (f)
-        fclose(f);
-    stat[n] = '\0';
-    const char *close_paren = strrchr(stat, ')');
-    char state;
-    long ppid = 0;
-    if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2 || ppid != (long)getpid())
-        return kg_err_set(err, KG_EXIT_ENV, "process %ld is not this process's child", (long)pid);
-    if (fcntl(sock, F_SETFD, FD_CLOEXEC))
-        return kg_err_set(err, KG_EXIT_ENV, "fcntl(F_SETFD) on the fork server's socket: %s", strerror(errno));
-    kg_zygote *z = calloc(1, sizeof *z);
-    if (!z)
-        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the fork server");
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
-        free(z);
-        return kg_err_set(err, KG_EXIT_ENV, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+    if (pid <= 1 || kg_proc_parent(pid, &ppid, &pgrp) || ppid != (long)getpid())
+        kg_err_set(err, KG_EXIT_ENV, "process %ld is not this process's child", (long)pid);
+    else if (fcntl(sock, F_SETFD, FD_CLOEXEC))
+        kg_err_set(err, KG_EXIT_ENV, "fcntl(F_SETFD) on the fork server's socket: %s", strerror(errno));
+    else if (prctl(PR_SET_CHILD_SUBREAPER, 1))
+        kg_err_set(err, KG_EXIT_ENV, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+    else if (!(*out = calloc(1, sizeof **out)))
+        kg_err_set(err, KG_EXIT_ENV, "out of memory for the fork server");
+    if (err->code) {
+        close(sock); /* a fork server's socket not taken: the server ends with this process */
+        return err->code;
     }
-    z->pid = pid;
-    z->sock = sock;
-    *out = z;
+    (*out)->pid = pid;
+    (*out)->sock = sock;
     return 0;
 }
 
@@ -152,17 +143,6 @@ static int answer(kg_zygote *z, char *buf, size_t size, double secs, kg_err *err
     }
 }
 
-/* Appends s and its NUL to msg; non-zero when it does not fit. */
-static int put(char *msg, size_t *len, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    if (*len + n > ZY_MSG_MAX)
-        return -1;
-    memcpy(msg + *len, s, n);
-    *len += n;
-    return 0;
-}
-
 static int request(kg_zygote *z, char *const argv[], const int fds[3], pid_t *pid, kg_err *err)
 {
     char num[32], cwd[4096], reply[256];
@@ -177,18 +157,18 @@ static int request(kg_zygote *z, char *const argv[], const int fds[3], pid_t *pi
         envc++;
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, "/");
-    bad |= put(msg, &len, "kgz1");
+    bad |= kg_put_field(msg, ZY_MSG_MAX, &len, "kgz1");
     snprintf(num, sizeof num, "%ld", (long)getpid());
-    bad |= put(msg, &len, num);
-    bad |= put(msg, &len, cwd);
+    bad |= kg_put_field(msg, ZY_MSG_MAX, &len, num);
+    bad |= kg_put_field(msg, ZY_MSG_MAX, &len, cwd);
     snprintf(num, sizeof num, "%d", argc);
-    bad |= put(msg, &len, num);
+    bad |= kg_put_field(msg, ZY_MSG_MAX, &len, num);
     for (int i = 0; i < argc; i++)
-        bad |= put(msg, &len, argv[i]);
+        bad |= kg_put_field(msg, ZY_MSG_MAX, &len, argv[i]);
     snprintf(num, sizeof num, "%d", envc);
-    bad |= put(msg, &len, num);
+    bad |= kg_put_field(msg, ZY_MSG_MAX, &len, num);
     for (int i = 0; i < envc; i++)
-        bad |= put(msg, &len, environ[i]);
+        bad |= kg_put_field(msg, ZY_MSG_MAX, &len, environ[i]);
     if (bad) {
         free(msg);
         return kg_err_set(err, KG_EXIT_ENV, "a fork request longer than %d bytes", ZY_MSG_MAX);

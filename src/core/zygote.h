@@ -42,8 +42,9 @@ int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err);
  * exec (kgate batch warms the next job's server while a job runs): sock is
  * its socket, pid its pid, which must be this process's child. The socket
  * is made close-on-exec; this process becomes a child subreaper, as
- * kg_zygote_start makes it. 0, or why it cannot be taken (nothing is then
- * closed or killed: the caller does). */
+ * kg_zygote_start makes it. 0, or why it cannot be taken: sock is then
+ * closed when it is a fork server's socket (SOCK_SEQPACKET), never another
+ * descriptor, and nothing is killed. */
 int kg_zygote_adopt(int sock, pid_t pid, kg_zygote **out, kg_err *err);
 
 /* The server's socket (kgate batch hands it across the exec), or -1. */
