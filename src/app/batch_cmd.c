@@ -156,6 +156,23 @@ static int read_full(int fd, void *buf, size_t n)
     return 0;
 }
 
+/* A count, then that many NUL-ended fields, from *p (before end) into v:
+ * the count, or -1 when it is over max or the fields run past end. */
+static int take_fields(char **p, char *end, char **v, int max)
+{
+    int n = *p < end ? atoi(*p) : -1;
+    *p += *p < end ? strlen(*p) + 1 : 0;
+    if (n < 0 || n > max)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (*p >= end)
+            return -1;
+        v[i] = *p;
+        *p += strlen(*p) + 1;
+    }
+    return n;
+}
+
 /* The slot's whole life: start the fork server, read the job, exec it. */
 static void slot_main(int in, const char *exe, const char *cvd)
 {
@@ -179,27 +196,13 @@ static void slot_main(int in, const char *exe, const char *cvd)
     char *p = msg, *end = msg + len;
     const char *log = p;
     p += strlen(p) + 1;
-    int argc = p < end ? atoi(p) : -1;
-    p += p < end ? strlen(p) + 1 : 0;
-    if (argc < 1 || argc > KG_SLOT_ARGS_MAX)
+    int argc = take_fields(&p, end, argv, KG_SLOT_ARGS_MAX);
+    if (argc < 1)
         goto bad;
-    for (int i = 0; i < argc; i++) {
-        if (p >= end)
-            goto bad;
-        argv[i] = p;
-        p += strlen(p) + 1;
-    }
     argv[argc] = NULL;
-    int envc = p < end ? atoi(p) : -1;
-    p += p < end ? strlen(p) + 1 : 0;
-    if (envc < 0 || envc > KG_SLOT_ENV_MAX)
+    int envc = take_fields(&p, end, env, KG_SLOT_ENV_MAX);
+    if (envc < 0)
         goto bad;
-    for (int i = 0; i < envc; i++) {
-        if (p >= end)
-            goto bad;
-        env[i] = p;
-        p += strlen(p) + 1;
-    }
     if (z) {
         static char py_var[PATH_MAX + 32], path_var[8192];
         const char *pp = getenv("PYTHONPATH");
