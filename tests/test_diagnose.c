@@ -423,6 +423,24 @@ static void host_work_is_launch_bound(void **state)
     n = diagnose(&k, 1, &c, out);
     for (int i = 0; i < n; i++)
         assert_string_not_equal(out[i].id, "LAUNCH");
+    /* the charge is the gate's (time/judged), made with the candidate's
+     * allowance: 90 us on the host beside 14.1 us, judged on 14.1 us (a
+     * Python callable's 100 us), is no launch cause; a result without
+     * time/judged gets a C launch's 50 us: judged on 65.9 us */
+    kg_diag_ctx p = {.rho = 0.1, .t_s = 14.1e-6, .host_s = 90e-6, .judged_s = 14.1e-6, .launches = 1};
+    n = diagnose(&k, 1, &p, out);
+    for (int i = 0; i < n; i++)
+        assert_string_not_equal(out[i].id, "LAUNCH");
+    p.judged_s = 0;
+    n = diagnose(&k, 1, &p, out);
+    assert_true(n >= 1);
+    int launch = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(out[i].id, "LAUNCH") == 0) {
+            launch = 1;
+            assert_true(fabs(out[i].saving - 51.8 / 65.9) < 1e-9);
+        }
+    assert_true(launch);
 }
 
 /* Uncoalesced stores alone fire RC1 (a transpose's writes). */

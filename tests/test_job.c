@@ -480,11 +480,13 @@ static void own_clock_and_host_holds(void **state)
  * host medians from 28.4 to 51.5 us over twelve runs; the earlier rule
  * (all of the host time once over 2 t and 50 us) judged the 51.5 us run at
  * E_lib 0.11 and the rest at 0.40. */
-static double judged_elib(double gpu, double host, unsigned *flags, double *judged)
+static double judged_elib_with(double gpu, double host, double allowance, unsigned *flags, double *judged)
 {
     kg_roofs roofs = {"measured", 4.27e12, 0, 0, {775.6e12, 805.5e12, 407.8e12}, 66.9e12};
     kg_gate g;
     kg_gate_defaults(&g);
+    if (allowance >= 0)
+        g.host_allowance = allowance;
     kg_shape s = {3, {1024, 1024, 1024}};
     kg_types ty = {KG_FP16, KG_I64};
     kg_libref lib;
@@ -505,6 +507,11 @@ static double judged_elib(double gpu, double host, unsigned *flags, double *judg
     assert_true(kg_result_get(&r, "time/judged", judged));
     *flags = r.flags;
     return e;
+}
+
+static double judged_elib(double gpu, double host, unsigned *flags, double *judged)
+{
+    return judged_elib_with(gpu, host, -1, flags, judged);
 }
 
 static void host_time_is_charged_continuously(void **state)
@@ -531,21 +538,56 @@ static void host_time_is_charged_continuously(void **state)
     assert_true(flags & KG_FLAG(HOST_WORK));
     assert_true(fabs(judged - 1e-3) < 1e-12);
     assert_true(fabs(e2 - 5.6 / 1000) < 1e-9);
-    assert_true(kg_host_charge(3e-6, 40e-6) == 3e-6);
-    assert_true(fabs(kg_host_charge(3e-6, 80e-6) - 57e-6) < 1e-15);   /* on the ramp: 3 + 2 x 27 */
-    assert_true(fabs(kg_host_charge(3e-6, 103e-6) - 103e-6) < 1e-15); /* met the host time */
+    assert_true(kg_host_charge(3e-6, 40e-6, KG_HOST_ALLOWANCE_S) == 3e-6);
+    assert_true(fabs(kg_host_charge(3e-6, 80e-6, KG_HOST_ALLOWANCE_S) - 57e-6) < 1e-15);   /* on the ramp: 3 + 2 x 27 */
+    assert_true(fabs(kg_host_charge(3e-6, 103e-6, KG_HOST_ALLOWANCE_S) - 103e-6) < 1e-15); /* met the host time */
     /* a longer kernel hides host time up to its own GPU time: 100 us of GPU
      * work with 180 us on the host is judged on 100 us, with 250 us on 200
      * (the ramp), with 300 us or more on the host time */
-    assert_true(kg_host_charge(100e-6, 180e-6) == 100e-6);
-    assert_true(fabs(kg_host_charge(100e-6, 250e-6) - 200e-6) < 1e-15);
-    assert_true(fabs(kg_host_charge(100e-6, 300e-6) - 300e-6) < 1e-15);
-    assert_true(fabs(kg_host_charge(100e-6, 500e-6) - 500e-6) < 1e-15);
+    assert_true(kg_host_charge(100e-6, 180e-6, KG_HOST_ALLOWANCE_S) == 100e-6);
+    assert_true(fabs(kg_host_charge(100e-6, 250e-6, KG_HOST_ALLOWANCE_S) - 200e-6) < 1e-15);
+    assert_true(fabs(kg_host_charge(100e-6, 300e-6, KG_HOST_ALLOWANCE_S) - 300e-6) < 1e-15);
+    assert_true(fabs(kg_host_charge(100e-6, 500e-6, KG_HOST_ALLOWANCE_S) - 500e-6) < 1e-15);
     for (double h = 0; h < 600e-6; h += 0.5e-6) { /* no step anywhere, never below the GPU or over the host time */
-        double c = kg_host_charge(100e-6, h), d = kg_host_charge(100e-6, h + 0.5e-6);
+        double c = kg_host_charge(100e-6, h, KG_HOST_ALLOWANCE_S), d = kg_host_charge(100e-6, h + 0.5e-6, KG_HOST_ALLOWANCE_S);
         assert_true(d >= c && d - c <= 2 * 0.5e-6 + 1e-15);
         assert_true(c >= 100e-6 && c <= fmax(h, 100e-6));
     }
+    /* a Python callable's launch path is allowed 100 us (core/verdict.h): a
+     * 2.4 us Triton kernel with the 49.7 us host median measured on the H200
+     * is judged on its GPU time with either allowance, and one 60 us median
+     * on 17.6 us under a C launch's 50 us but on 2.4 us under Python's */
+    assert_true(kg_host_charge(2.4e-6, 49.7e-6, KG_HOST_ALLOWANCE_S) == 2.4e-6);
+    assert_true(fabs(kg_host_charge(2.4e-6, 60e-6, KG_HOST_ALLOWANCE_S) - 17.6e-6) < 1e-15);
+    assert_true(kg_host_charge(2.4e-6, 60e-6, KG_HOST_ALLOWANCE_PYTHON_S) == 2.4e-6);
+    assert_true(fabs(kg_host_charge(2.4e-6, 112.4e-6, KG_HOST_ALLOWANCE_PYTHON_S) - 22.4e-6) < 1e-15);
+    /* and kg_judge charges with the gate's allowance, not a constant */
+    judged_elib_with(14.1e-6, 90e-6, KG_HOST_ALLOWANCE_PYTHON_S, &flags, &judged);
+    assert_false(flags & KG_FLAG(HOST_WORK));
+    assert_true(fabs(judged - 14.1e-6) < 1e-15);
+    judged_elib_with(14.1e-6, 90e-6, KG_HOST_ALLOWANCE_S, &flags, &judged);
+    assert_true(flags & KG_FLAG(HOST_WORK));
+    assert_true(fabs(judged - 65.9e-6) < 1e-12); /* 14.1 + 2 x (90 - 64.1) */
+    /* 2 ms of host work is charged in full under either */
+    judged_elib_with(2e-6, 2e-3, KG_HOST_ALLOWANCE_PYTHON_S, &flags, &judged);
+    assert_true(flags & KG_FLAG(HOST_WORK));
+    assert_true(fabs(judged - 2e-3) < 1e-12);
+}
+
+/* The supervisor gives a candidate its launch path's allowance from the
+ * file's name, split as kgate check splits FILE[:KERNEL] */
+static void host_allowance_follows_the_candidate(void **state)
+{
+    (void)state;
+    assert_true(kg_host_allowance_for(NULL) == KG_HOST_ALLOWANCE_S);
+    assert_true(kg_host_allowance_for("build/libkgate_bundled.so") == KG_HOST_ALLOWANCE_S);
+    assert_true(kg_host_allowance_for("k.cu:relu_v1") == KG_HOST_ALLOWANCE_S);
+    assert_true(kg_host_allowance_for("tests/python/triton_jit.py") == KG_HOST_ALLOWANCE_PYTHON_S);
+    assert_true(kg_host_allowance_for("tests/python/triton_jit.py:jit_matmul_fp16") == KG_HOST_ALLOWANCE_PYTHON_S);
+    assert_true(kg_host_allowance_for("/tmp/a:b/cand.py") == KG_HOST_ALLOWANCE_PYTHON_S); /* a colon in a directory */
+    assert_true(kg_host_allowance_for("/tmp/a.py:b/cand.so") == KG_HOST_ALLOWANCE_S);
+    assert_true(kg_host_allowance_for(".py") == KG_HOST_ALLOWANCE_S); /* no file name before it */
+    assert_true(kg_host_allowance_for("cand.pyc") == KG_HOST_ALLOWANCE_S);
 }
 
 /* A fork server handed over by kgate batch (KGATE_ZYGOTE_HANDED=FD:PID) is
@@ -680,6 +722,7 @@ int main(void)
         cmocka_unit_test(a_python_package_version),
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(host_time_is_charged_continuously),
+        cmocka_unit_test(host_allowance_follows_the_candidate),
         cmocka_unit_test(handed_zygote_is_checked),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };

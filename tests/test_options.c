@@ -45,6 +45,30 @@ static void check_with_everything(void **state)
     assert_true(o.lib_cache && o.lib_cache_age_s == 600);
 }
 
+/* The host time a launch may take for free is the candidate's launch path's
+ * (core/verdict.h), unless --host-allowance says; it travels in the gate. */
+static void host_allowance_by_candidate(void **state)
+{
+    (void)state;
+    kg_options o;
+    kg_err e;
+    const char *so[] = {"check", "x.so:k"};
+    assert_int_equal(parse(&o, &e, so, 2), 0);
+    assert_true(o.gate.host_allowance == KG_HOST_ALLOWANCE_S);
+    const char *py[] = {"check", "dir/cand.py:jit_relu"};
+    assert_int_equal(parse(&o, &e, py, 2), 0);
+    assert_true(o.gate.host_allowance == KG_HOST_ALLOWANCE_PYTHON_S);
+    const char *run[] = {"run"};
+    assert_int_equal(parse(&o, &e, run, 1), 0);
+    assert_true(o.gate.host_allowance == KG_HOST_ALLOWANCE_S);
+    const char *set[] = {"check", "cand.py", "--host-allowance", "0"};
+    assert_int_equal(parse(&o, &e, set, 4), 0);
+    assert_true(o.gate.host_allowance == 0);
+    const char *bad[] = {"check", "cand.py", "--host-allowance", "-1e-6"};
+    assert_int_equal(parse(&o, &e, bad, 4), KG_EXIT_USAGE);
+    assert_non_null(strstr(e.msg, "--host-allowance"));
+}
+
 /* --sizes all: each selected operator's presets, every name once; too many
  * presets is a usage error, not a truncation. */
 static void sizes_all_is_every_preset(void **state)
@@ -135,6 +159,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(check_with_everything),
+        cmocka_unit_test(host_allowance_by_candidate),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(named_scalars),
         cmocka_unit_test(sizes_all_is_every_preset),

@@ -88,10 +88,12 @@ static void round_trip(void **state)
             all.flags |= 1u << b;
         kg_report_add(&r, &all);
     }
+    r.gate.host_allowance = KG_HOST_ALLOWANCE_PYTHON_S; /* the gate a Python candidate's check wrote */
     snprintf(path, sizeof path, "%s/tests/sample-report.json", KG_TEST_BIN);
     assert_int_equal(kg_report_write_json(&r, path, &e), 0);
     assert_int_equal(kg_report_read_json(path, &back, &e), 0);
     assert_int_equal(back.n, 3);
+    assert_true(back.gate.host_allowance == KG_HOST_ALLOWANCE_PYTHON_S);
     assert_int_equal(back.results[2].flags, (1u << KG_FLAG_COUNT) - 1); /* every flag reads back */
     assert_string_equal(back.results[0].kernel, "layer_norm_v2_bf16");
     assert_int_equal(back.results[0].verdict, KG_V_OK);
@@ -234,11 +236,32 @@ static void malformed_file_is_rejected(void **state)
     kg_report_free(&r);
 }
 
+/* Results from a kgate before the gate carried host_allowance were judged
+ * with a C launch's: that is what reads back. */
+static void older_gate_reads_a_c_launchs_allowance(void **state)
+{
+    (void)state;
+    char path[512];
+    kg_report r;
+    kg_err e = {0, ""};
+    snprintf(path, sizeof path, "%s/tests/older-gate.json", KG_TEST_BIN);
+    FILE *f = fopen(path, "w");
+    fputs("{\"schema\": \"kgate.results/2\", \"gate\": {\"e_ok\": 0.7, \"rho_ok\": 0.5, \"rho_impossible\": 1.05, "
+          "\"suspect_e\": 2, \"suspect_rho\": 0.8, \"band\": 0.1}, \"results\": []}",
+          f);
+    fclose(f);
+    assert_int_equal(kg_report_read_json(path, &r, &e), 0);
+    assert_true(r.gate.e_ok == 0.7);
+    assert_true(r.gate.host_allowance == KG_HOST_ALLOWANCE_S);
+    kg_report_free(&r);
+}
+
 int main(void)
 {
     mkdir(KG_TEST_BIN "/tests", 0755);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
+        cmocka_unit_test(older_gate_reads_a_c_launchs_allowance),
         cmocka_unit_test(family_summary),
         cmocka_unit_test(host_work_shows_the_judged_time),
         cmocka_unit_test(unwritable_path_leaves_nothing),

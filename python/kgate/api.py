@@ -42,7 +42,10 @@ class KgateError(Exception):
 
 class Result(dict):
     """One judged kernel: the result object of docs/results.md, with
-    attribute access to its fields (r.verdict, r.reason, r.time)."""
+    attribute access to its fields (r.verdict, r.reason, r.time).
+    `time` is the time the gate judged (time/judged: the GPU time, or more
+    for host work in the launch call, `host-work`), `gpu_time` the GPU
+    median alone; compare kernels by `time`, as the verdict does."""
 
     def __getattr__(self, k):
         try:
@@ -50,10 +53,21 @@ class Result(dict):
         except KeyError:
             raise AttributeError(k) from None
 
+    def _summary(self, name):
+        s = self.get("summaries", {}).get(name)
+        return s["value"] if s else None
+
     @property
     def time(self):
-        s = self.get("summaries", {}).get("time/gpu/median")
-        return s["value"] if s else None
+        """Seconds the gate judged; the GPU median in results from a kgate
+        before time/judged. None when not timed."""
+        t = self._summary("time/judged")
+        return t if t is not None else self.gpu_time
+
+    @property
+    def gpu_time(self):
+        """The GPU time's median (time/gpu/median), None when not timed."""
+        return self._summary("time/gpu/median")
 
     def __repr__(self):
         t = self.time

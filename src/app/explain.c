@@ -56,6 +56,8 @@ void kg_explain_ctx(const kg_result *r, const kg_op *op, const kg_shape *sh, kg_
         c->matrix = v > 0;
     if (kg_result_get(r, "time/host/median", &v))
         c->host_s = v;
+    if (kg_result_get(r, "time/judged", &v))
+        c->judged_s = v;
     if (r->diag) {
         c->busy_s = r->diag->busy_s;
         c->launches = r->diag->launches;

@@ -357,8 +357,12 @@ static double launch_bound(const rule_in *in, char *ev, size_t n)
         return 0;
     double lost = c->launches > p->launches_max ? (c->launches - 1) * p->launch_cost : 0;
     /* host work in the launch call that the GPU work does not hide: the
-     * verdict's time is the GPU time plus it (core/verdict.h) */
-    double host = c->host_s > 0 ? kg_host_charge(c->t_s, c->host_s) - c->t_s : 0;
+     * verdict's time is the GPU time plus it (core/verdict.h), with the
+     * allowance of the candidate's launch path; a result without time/judged
+     * (an older kgate) gets a C launch's */
+    double host = c->judged_s > 0   ? fmax(c->judged_s - c->t_s, 0)
+                  : c->host_s > 0 ? kg_host_charge(c->t_s, c->host_s, KG_HOST_ALLOWANCE_S) - c->t_s
+                                  : 0;
     if (!(lost > 0) && !(host > 0))
         return 0;
     int w = 0;

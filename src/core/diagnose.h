@@ -77,6 +77,8 @@ typedef struct kg_diag_ctx {
     double busy_s;       /* summed kernel time of one call (s), 0 when unknown */
     int launches;        /* kernel launches in one call, 0 when unknown */
     double host_s;       /* host time of the launch call (s) */
+    double judged_s;     /* the time the gate judged (time/judged), 0 when unknown: past t_s by
+                            the host work it charged (core/verdict.h) */
 } kg_diag_ctx;
 
 #define KG_CAUSE_ID_MAX 8

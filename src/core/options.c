@@ -91,6 +91,8 @@ static const char check_help[] =
     "  --roof measured|datasheet  roofs for rho (default measured, cached by kgate peaks)\n"
     "  --e-ok X            E_lib that passes the gate (default 0.80)\n"
     "  --rho-ok X          rho that passes the gate (default 0.50)\n"
+    "  --host-allowance S  host time a launch call may take for free beyond its GPU time\n"
+    "                      (default 50e-6, a Python candidate's 100e-6: docs/cli.md, host-work)\n"
     "  --device N          CUDA device (default 0)\n"
     "  --live              run: require a GPU instead of showing the recorded run\n";
 
@@ -229,6 +231,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->lib_cache_age_s = KG_LIBCACHE_AGE_DEFAULT;
     kg_stop_defaults(&o->stop);
     kg_gate_defaults(&o->gate);
+    o->gate.host_allowance = -1; /* the candidate's launch path's, once it is known */
     kg_diag_params_defaults(&o->diag);
     o->same = 0.02;
     o->regress = 0.05;
@@ -296,6 +299,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL},
         {"--e-ok", NUM, &o->gate.e_ok, 0, 100, NULL},
         {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1, NULL},
+        {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL},
         {"--same", NUM, &o->same, 0, 1, NULL},
         {"-o", STR, &o->output, 0, 0, NULL},
         {"--format", STR, &o->format, 0, 0, NULL},
@@ -497,5 +501,7 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
     if (lib_cache_age >= 0)
         o->lib_cache_age_s = lib_cache_age;
+    if (o->gate.host_allowance < 0)
+        o->gate.host_allowance = kg_host_allowance_for(o->candidate);
     return 0;
 }

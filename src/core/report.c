@@ -354,6 +354,7 @@ char *kg_report_to_json(const kg_report *r)
     cJSON_AddNumberToObject(g, "suspect_e", r->gate.suspect_e);
     cJSON_AddNumberToObject(g, "suspect_rho", r->gate.suspect_rho);
     cJSON_AddNumberToObject(g, "band", r->gate.band);
+    cJSON_AddNumberToObject(g, "host_allowance", r->gate.host_allowance);
     if (r->incomplete[0])
         cJSON_AddStringToObject(root, "incomplete", r->incomplete);
     cJSON *arr = cJSON_AddArrayToObject(root, "results");
@@ -566,6 +567,9 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
             r->gate.suspect_e = num(g, "suspect_e");
             r->gate.suspect_rho = num(g, "suspect_rho");
             r->gate.band = num(g, "band");
+            /* absent from an older kgate's results: it charged a C launch's */
+            const cJSON *ha = cJSON_GetObjectItemCaseSensitive(g, "host_allowance");
+            r->gate.host_allowance = cJSON_IsNumber(ha) ? ha->valuedouble : KG_HOST_ALLOWANCE_S;
         }
     }
     const cJSON *item;

@@ -57,6 +57,7 @@ void kg_gate_defaults(kg_gate *g)
     g->suspect_e = 2.0;
     g->suspect_rho = 0.8;
     g->band = 0.1;
+    g->host_allowance = KG_HOST_ALLOWANCE_S;
 }
 
 static int passes(const kg_gate *g, int have_e, double e, int have_rho, double rho)
@@ -114,8 +115,19 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
     return ok ? KG_V_OK : KG_V_SLOW;
 }
 
-double kg_host_charge(double gpu_s, double host_s)
+double kg_host_charge(double gpu_s, double host_s, double allowance_s)
 {
-    double free_s = gpu_s + fmax(KG_HOST_ALLOWANCE_S, gpu_s);
+    double free_s = gpu_s + fmax(allowance_s, gpu_s);
     return host_s <= free_s ? gpu_s : fmin(host_s, gpu_s + 2 * (host_s - free_s));
+}
+
+double kg_host_allowance_for(const char *candidate)
+{
+    if (!candidate)
+        return KG_HOST_ALLOWANCE_S;
+    /* FILE.py or FILE.py:KERNEL, split as kgate check splits it: at the
+     * last colon when no slash follows it */
+    const char *colon = strrchr(candidate, ':');
+    size_t n = colon && !strchr(colon, '/') ? (size_t)(colon - candidate) : strlen(candidate);
+    return n > 3 && strncmp(candidate + n - 3, ".py", 3) == 0 ? KG_HOST_ALLOWANCE_PYTHON_S : KG_HOST_ALLOWANCE_S;
 }

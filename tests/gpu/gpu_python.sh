@@ -40,6 +40,9 @@ done
 # 2 ms less the ~0.25 ms of GPU work or so
 expect "relu_host is flagged host-work, judged on 1.5 to 2.5 ms" "True 1" \
     "$(python3 -c "import json; r=[x for x in json.load(open('$t/behaviours.json'))['results'] if x['kernel']=='relu_host'][0]; print('host-work' in r['flags'], int(1.5e-3 < r['summaries']['time/judged']['value'] < 2.5e-3))")"
+# a Python candidate's launch path is allowed 100 us of host time (core/verdict.h)
+expect "a Python candidate's gate allows 100 us of host time" "0.0001" \
+    "$(python3 -c "import json; print(json.load(open('$t/behaviours.json'))['gate']['host_allowance'])")"
 for kv in "relu_none=NoneType" "relu_shape=shape" "relu_dtype=torch.float32" "relu_cpu=cpu" \
           "relu_raises=the kernel gave up"; do
     k=${kv%%=*} want=${kv#*=}

@@ -369,6 +369,41 @@ class ImportsAndArguments(unittest.TestCase):
 
 
 @unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
+class JudgedTime(unittest.TestCase):
+    """Result.time and KernelBench's speedup are the time the gate judged:
+    a ModelNew that computes on the host beside a 2 us kernel is not 5x
+    faster than eager PyTorch's 10 us because its GPU time is 2 us."""
+
+    def result(self, gpu, judged=None, err=0.0):
+        s = {"time/gpu/median": {"value": gpu, "unit": "s"},
+             "check/max_scaled_err": {"value": err, "unit": ""}}
+        if judged is not None:
+            s["time/judged"] = {"value": judged, "unit": "s"}
+        return {"kernel": "ModelNew", "verdict": "SLOW" if judged and judged > gpu else "OK", "summaries": s,
+                "flags": ["host-work"] if judged and judged > gpu else [],
+                "libraries": [{"name": "torch", "status": "ok", "time": 10e-6}]}
+
+    def test_host_work_counts(self):
+        from kgate import kernelbench
+        r = self.result(2e-6, judged=2e-3)
+        self.assertEqual(api.Result(r).time, 2e-3)
+        self.assertEqual(api.Result(r).gpu_time, 2e-6)
+        kb = kernelbench.kb_gate(r)
+        self.assertAlmostEqual(kb["speedup"], 10e-6 / 2e-3)
+        self.assertTrue(kb["correct"])
+        self.assertFalse(kb["fast_p"])
+        self.assertIn("2000.00 us", repr(api.Result(r)))
+
+    def test_without_host_work_and_older_results(self):
+        from kgate import kernelbench
+        for r in (self.result(2e-6, judged=2e-6), self.result(2e-6)):  # the second: no time/judged
+            self.assertEqual(api.Result(r).time, 2e-6)
+            kb = kernelbench.kb_gate(r)
+            self.assertAlmostEqual(kb["speedup"], 5.0)
+            self.assertTrue(kb["fast_p"])
+        self.assertIsNone(api.Result({"kernel": "k", "summaries": {}}).time)
+
+
 class CandidatesThroughTheWorkerHost(unittest.TestCase):
     """`kgate check FILE.py` loads the file in the Python worker host; a bad
     one is exit 4 with one line naming it. A good one gets past validation to
