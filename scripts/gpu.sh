@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -98,6 +98,26 @@ run_step() {
         # judges Triton kernels through Python workers instead of the C jobs
         log ab
         scripts/ab_bench.sh "$OUT/ab" "${AB_A:-.devbuild-a}" "$B"
+        ;;
+    allowance)
+        # the launch path's host allowance (core/verdict.h) in the gate of a Python
+        # candidate's check and of a C one's, with each result's GPU, host and judged times
+        log allowance
+        mkdir -p "$OUT/allowance"
+        for c in "tests/python/behaviours.py:relu_host --shape large" \
+            "tests/python/triton_jit.py:jit_rms_norm_fp16 --shape small" \
+            "tests/python/triton_jit.py:jit_matmul_fp16 --shape small" \
+            "$B/libkgate_bundled.so:softmax_v2_fp16 --shape small"; do
+            n=$(echo "${c%% *}" | sed 's/.*://')
+            timeout 120 "$B/kgate" check $c --timeout 60 --json "$OUT/allowance/$n.json" >"$OUT/allowance/$n.txt" 2>&1
+            echo "$n: exit $?"
+            python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    s = {k: v["value"] * 1e6 for k, v in r["summaries"].items() if k in ("time/gpu/median", "time/host/median", "time/judged")}
+    print("  %s: host_allowance %.0f us, %s %s, gpu %.1f us, host %.1f us, judged %.1f us" % (r["kernel"], d["gate"]["host_allowance"] * 1e6,
+          r["verdict"], ",".join(r["flags"]), s.get("time/gpu/median", 0), s.get("time/host/median", 0), s.get("time/judged", 0)))' "$OUT/allowance/$n.json"
+        done
         ;;
     watch)
         # what NVML listings of the GPU's processes (kgate's watch of other
