@@ -80,7 +80,7 @@ def run_kgate(kgate, prob, sol, d, timeout, extra=()):
             g = lambda k: s.get(k, {}).get("value")  # noqa: E731
             libs = {l["name"]: l.get("time") for l in r.get("libraries", [])}
             rec.update(verdict=r.get("verdict"), reason=r.get("reason"), detail=(r.get("detail") or "")[:300],
-                       flags=r.get("flags"), time_s=g("time/gpu/median"), ci=[g("time/gpu/ci_lo"), g("time/gpu/ci_hi")],
+                       flags=r.get("flags"), time_s=g("time/gpu/median"), judged_s=g("time/judged"), ci=[g("time/gpu/ci_lo"), g("time/gpu/ci_hi")],
                        e_lib=g("lib/efficiency"), rho=g("roof/fraction"), torch_s=libs.get("torch"),
                        kernelbench=r.get("kernelbench"), commit=doc.get("commit"), device=doc.get("device"),
                        jobs={k: g(k) for k in JOB_KEYS + PHASE_KEYS})

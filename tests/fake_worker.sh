@@ -81,6 +81,10 @@ forged_table)
 forged_sum)
     ev '{"ev":"sum","subject":"kernel","name":"lib/time/median","value":1e9}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+forged_judged)
+    # the time the gate judges is the supervisor's to set
+    ev '{"ev":"sum","subject":"kernel","name":"time/judged","value":1e-9}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 forged_code)
     ev '{"ev":"error","code":-9,"msg":"x","nonce":"NONCE"}' ;;
 forged_error)

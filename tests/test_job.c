@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "core/job.h"
+#include "core/plugin_check.h"
 
 /* A softmax job of kernel k in x.so, for the fake worker. */
 static void fake_job(kg_job *job, kg_job_mode jm)
@@ -387,7 +388,7 @@ static void library_failure_is_not_the_candidates(void **state)
 static void forged_events_are_violations(void **state)
 {
     (void)state;
-    const char *modes[] = {"forged_sum", "forged_code", "unknown_event", "long_line", "dup_sum",
+    const char *modes[] = {"forged_sum", "forged_judged", "forged_code", "unknown_event", "long_line", "dup_sum",
                            "forged_done", "forged_error"};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         kg_result r;
@@ -505,6 +506,8 @@ static double judged_elib_with(double gpu, double host, double allowance, unsign
     double e = -1;
     assert_true(kg_result_get(&r, "lib/efficiency", &e));
     assert_true(kg_result_get(&r, "time/judged", judged));
+    double a = -1; /* each result says what its launch path was allowed */
+    assert_true(kg_result_get(&r, "time/host/allowance", &a) && a == g.host_allowance);
     *flags = r.flags;
     return e;
 }
@@ -574,20 +577,51 @@ static void host_time_is_charged_continuously(void **state)
     assert_true(fabs(judged - 2e-3) < 1e-12);
 }
 
-/* The supervisor gives a candidate its launch path's allowance from the
- * file's name, split as kgate check splits FILE[:KERNEL] */
+/* A provider's claim of the candidate's own host time (gpu/provider.h) is
+ * believed between the measured time and that less the glue it may take
+ * off: a Python callable that rebinds the host's clock to claim 0 of a 2 ms
+ * call is charged 2 ms less 25 us at most. */
+static void provider_claims_are_bounded(void **state)
+{
+    (void)state;
+    assert_true(kg_host_own(30e-6, 45e-6, 25e-6) == 30e-6);                 /* 15 us of glue: believed */
+    assert_true(fabs(kg_host_own(0, 2e-3, 25e-6) - 1.975e-3) < 1e-15);       /* a faked 0 */
+    assert_true(fabs(kg_host_own(10e-6, 50e-6, 25e-6) - 25e-6) < 1e-15);     /* 40 us "glue": 25 believed */
+    assert_true(kg_host_own(0, 20e-6, 25e-6) == 0);                          /* a call shorter than the bound */
+    assert_true(kg_host_own(60e-6, 50e-6, 25e-6) == 50e-6);                  /* more than measured */
+    assert_true(kg_host_own(-1, 50e-6, 25e-6) == 50e-6);                     /* unknown */
+    assert_true(kg_host_own(-2e-3, 2e-3, 25e-6) == 2e-3);                    /* a clock rebound to 0 */
+    assert_true(kg_host_own(NAN, 50e-6, 25e-6) == 50e-6);
+}
+
+/* A candidate's launch path's allowance comes from its file's name; the
+ * name is split from FILE[:KERNEL] as kgate check splits it. */
 static void host_allowance_follows_the_candidate(void **state)
 {
     (void)state;
     assert_true(kg_host_allowance_for(NULL) == KG_HOST_ALLOWANCE_S);
     assert_true(kg_host_allowance_for("build/libkgate_bundled.so") == KG_HOST_ALLOWANCE_S);
-    assert_true(kg_host_allowance_for("k.cu:relu_v1") == KG_HOST_ALLOWANCE_S);
+    assert_true(kg_host_allowance_for("k.cu") == KG_HOST_ALLOWANCE_S);
     assert_true(kg_host_allowance_for("tests/python/triton_jit.py") == KG_HOST_ALLOWANCE_PYTHON_S);
-    assert_true(kg_host_allowance_for("tests/python/triton_jit.py:jit_matmul_fp16") == KG_HOST_ALLOWANCE_PYTHON_S);
-    assert_true(kg_host_allowance_for("/tmp/a:b/cand.py") == KG_HOST_ALLOWANCE_PYTHON_S); /* a colon in a directory */
-    assert_true(kg_host_allowance_for("/tmp/a.py:b/cand.so") == KG_HOST_ALLOWANCE_S);
     assert_true(kg_host_allowance_for(".py") == KG_HOST_ALLOWANCE_S); /* no file name before it */
     assert_true(kg_host_allowance_for("cand.pyc") == KG_HOST_ALLOWANCE_S);
+    char path[64], kernel[16];
+    kg_candidate_split("tests/python/triton_jit.py:jit_matmul_fp16", path, sizeof path, kernel, sizeof kernel);
+    assert_string_equal(path, "tests/python/triton_jit.py");
+    assert_string_equal(kernel, "jit_matmul_fp16");
+    kg_candidate_split("/tmp/a:b/cand.py", path, sizeof path, kernel, sizeof kernel); /* a colon in a directory */
+    assert_string_equal(path, "/tmp/a:b/cand.py");
+    assert_string_equal(kernel, "");
+    kg_candidate_split("/tmp/a.py:b/cand.so:k", path, sizeof path, kernel, sizeof kernel);
+    assert_string_equal(path, "/tmp/a.py:b/cand.so");
+    assert_string_equal(kernel, "k");
+    kg_candidate_split("x.so:a_kernel_name_too_long", path, sizeof path, kernel, sizeof kernel); /* truncated, bounded */
+    assert_string_equal(path, "x.so");
+    assert_string_equal(kernel, "a_kernel_name_t");
+    kg_candidate_split("0123456789012345678901234567890123456789012345678901234567890123456789.py:k", path,
+                       sizeof path, kernel, sizeof kernel);
+    assert_int_equal(strlen(path), sizeof path - 1);
+    assert_string_equal(kernel, "k");
 }
 
 /* A fork server handed over by kgate batch (KGATE_ZYGOTE_HANDED=FD:PID) is
@@ -723,6 +757,7 @@ int main(void)
         cmocka_unit_test(own_clock_and_host_holds),
         cmocka_unit_test(host_time_is_charged_continuously),
         cmocka_unit_test(host_allowance_follows_the_candidate),
+        cmocka_unit_test(provider_claims_are_bounded),
         cmocka_unit_test(handed_zygote_is_checked),
         cmocka_unit_test(stop_request_kills_the_running_worker), /* last: the stop stays requested */
     };

@@ -3,7 +3,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/lib_cache.h"
@@ -61,6 +64,31 @@ static void host_allowance_by_candidate(void **state)
     const char *run[] = {"run"};
     assert_int_equal(parse(&o, &e, run, 1), 0);
     assert_true(o.gate.host_allowance == KG_HOST_ALLOWANCE_S);
+    /* the file the workers open decides: a link named .py to a .so is a C
+     * launch, a link named .so to a .py a Python one */
+    char dir[] = "/tmp/kgate-test-options-XXXXXX", real_so[128], real_py[128], as_py[160], as_so[160];
+    assert_non_null(mkdtemp(dir));
+    snprintf(real_so, sizeof real_so, "%s/real.so", dir);
+    snprintf(real_py, sizeof real_py, "%s/real.py", dir);
+    snprintf(as_py, sizeof as_py, "%s/named.py", dir);
+    snprintf(as_so, sizeof as_so, "%s/named.so", dir);
+    fclose(fopen(real_so, "w"));
+    fclose(fopen(real_py, "w"));
+    assert_int_equal(symlink(real_so, as_py), 0);
+    assert_int_equal(symlink(real_py, as_so), 0);
+    const char *link_py[] = {"check", as_py};
+    assert_int_equal(parse(&o, &e, link_py, 2), 0);
+    assert_true(o.gate.host_allowance == KG_HOST_ALLOWANCE_S);
+    char spec[192];
+    snprintf(spec, sizeof spec, "%s:some_kernel", as_so);
+    const char *link_so[] = {"check", spec};
+    assert_int_equal(parse(&o, &e, link_so, 2), 0);
+    assert_true(o.gate.host_allowance == KG_HOST_ALLOWANCE_PYTHON_S);
+    unlink(as_py);
+    unlink(as_so);
+    unlink(real_so);
+    unlink(real_py);
+    rmdir(dir);
     const char *set[] = {"check", "cand.py", "--host-allowance", "0"};
     assert_int_equal(parse(&o, &e, set, 4), 0);
     assert_true(o.gate.host_allowance == 0);

@@ -15,7 +15,9 @@ KernelBench's gate, recomputed from kgate's measurements:
            reference, i.e. kgate's check/max_scaled_err <= 1e-2, and no crash;
   speedup  t(eager PyTorch) / t(solution), both timed by kgate (cold L2;
            the solution's time as the gate judged it, time/judged, so host
-           work in its call counts as it does in KernelBench's own timing);
+           work in its call counts; eager PyTorch's is its GPU time, its
+           dispatch not charged, so for a model whose eager call is
+           host-bound the speedup is lower than KernelBench's own);
   fast_p   correct and speedup > p (fast_1: p = 1).
 A solution that KernelBench admits (correct) and kgate calls SLOW is the
 paper's passes-but-slow case; `kgate kernelbench` lists them."""
@@ -211,8 +213,8 @@ def kb_gate(result, p=1.0):
     err = s.get("check/max_scaled_err", {}).get("value")
     crashed = result.get("verdict") in ("CRASH", "TIMEOUT")
     correct = (not crashed) and err is not None and err <= KB_TOL
-    # the time the gate judged: host work in ModelNew's call counts, as it
-    # does in KernelBench's own event timing (docs/python.md)
+    # the time the gate judged: host work in ModelNew's call counts (eager
+    # PyTorch's time is its GPU time alone: docs/python.md)
     t = api.Result(result).time
     t_torch = None
     for lib in result.get("libraries", []):

@@ -608,13 +608,8 @@ static target *targets_add(targets *t)
 static int collect(const kg_options *o, const char *exe, const char *spec, targets *out,
                    kg_err *err)
 {
-    char path[PATH_MAX], want[96] = "";
-    snprintf(path, sizeof path, "%s", spec);
-    char *colon = strrchr(path, ':');
-    if (colon && !strchr(colon, '/')) {
-        snprintf(want, sizeof want, "%s", colon + 1);
-        *colon = '\0';
-    }
+    char path[PATH_MAX], want[96];
+    kg_candidate_split(spec, path, sizeof path, want, sizeof want);
     if (access(path, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no such readable file", path);
     {

@@ -437,9 +437,12 @@ static kg_libpath *lib_path(kg_libref *lib, const char *name)
     return p;
 }
 
-/* Is a summary name one a kernel job may set? (time/..., check/...) */
+/* Is a summary name one a kernel job may set? (time/..., check/..., but not
+ * what the gate sets from them: time/judged, time/host/allowance) */
 static int kernel_sum_ok(const char *name)
 {
+    if (strcmp(name, "time/judged") == 0 || strcmp(name, "time/host/allowance") == 0)
+        return 0;
     return strncmp(name, "time/", 5) == 0 || strncmp(name, "check/", 6) == 0;
 }
 
@@ -956,6 +959,8 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
             lo = hi = t = charged;
         }
         kg_result_set(r, "time/judged", t);
+        if (kg_result_get(r, "time/host/median", &host))
+            kg_result_set(r, "time/host/allowance", g->host_allowance);
         kg_result_set(r, "rate/bandwidth", w.bytes / t);
         kg_result_set(r, "rate/flops", w.flops / t);
         kg_roof_eval re;

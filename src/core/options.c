@@ -2,9 +2,11 @@
 #include "options.h"
 
 #include "lib_cache.h"
+#include "plugin_check.h"
 #include "proto.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,7 +503,14 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
     if (lib_cache_age >= 0)
         o->lib_cache_age_s = lib_cache_age;
-    if (o->gate.host_allowance < 0)
-        o->gate.host_allowance = kg_host_allowance_for(o->candidate);
+    if (o->gate.host_allowance < 0) {
+        /* the launch path of the file the workers will open: a link's target
+         * decides, as it decides which worker runs (app/commands.c) */
+        char path[PATH_MAX], kernel[96], real[PATH_MAX];
+        if (o->candidate)
+            kg_candidate_split(o->candidate, path, sizeof path, kernel, sizeof kernel);
+        o->gate.host_allowance =
+            kg_host_allowance_for(!o->candidate ? NULL : realpath(path, real) ? real : path);
+    }
     return 0;
 }

@@ -567,9 +567,10 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
             r->gate.suspect_e = num(g, "suspect_e");
             r->gate.suspect_rho = num(g, "suspect_rho");
             r->gate.band = num(g, "band");
-            /* absent from an older kgate's results: it charged a C launch's */
+            /* absent from an older kgate's results: kg_report_init's, a C launch's */
             const cJSON *ha = cJSON_GetObjectItemCaseSensitive(g, "host_allowance");
-            r->gate.host_allowance = cJSON_IsNumber(ha) ? ha->valuedouble : KG_HOST_ALLOWANCE_S;
+            if (cJSON_IsNumber(ha))
+                r->gate.host_allowance = ha->valuedouble;
         }
     }
     const cJSON *item;

@@ -51,7 +51,9 @@ extern "C" {
     X("time/escaped", "s", "device still busy after the end event")                     \
     X("time/foreign", "", "kernels and copies on other streams while sampling")        \
     X("time/host/median", "s", "host time inside the launch call, median")             \
+    X("time/host/glue", "s", "host time of the launch call that was the provider's glue, not the candidate's, mean (at most 25 us a call)") \
     X("time/judged", "s", "the time the gate judged: time/gpu/median, or more for host work (host-work)") \
+    X("time/host/allowance", "s", "the host time the launch path was allowed beyond the GPU time (the gate's host_allowance)") \
     X("time/verified", "", "timed calls whose outputs were re-checked")                \
     X("time/span/median", "s", "kgate's own device clock from stream release to the next probe") \
     X("time/blocking", "", "launch calls that held the host past the blocker's timeout") \

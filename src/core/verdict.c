@@ -1,5 +1,6 @@
 /* The gate: turns correctness, E_lib and rho into a verdict with flags. */
 #include "verdict.h"
+#include "plugin_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -121,13 +122,14 @@ double kg_host_charge(double gpu_s, double host_s, double allowance_s)
     return host_s <= free_s ? gpu_s : fmin(host_s, gpu_s + 2 * (host_s - free_s));
 }
 
-double kg_host_allowance_for(const char *candidate)
+double kg_host_own(double claimed_s, double measured_s, double glue_max_s)
 {
-    if (!candidate)
-        return KG_HOST_ALLOWANCE_S;
-    /* FILE.py or FILE.py:KERNEL, split as kgate check splits it: at the
-     * last colon when no slash follows it */
-    const char *colon = strrchr(candidate, ':');
-    size_t n = colon && !strchr(colon, '/') ? (size_t)(colon - candidate) : strlen(candidate);
-    return n > 3 && strncmp(candidate + n - 3, ".py", 3) == 0 ? KG_HOST_ALLOWANCE_PYTHON_S : KG_HOST_ALLOWANCE_S;
+    if (!(claimed_s >= 0 && claimed_s <= measured_s))
+        return measured_s;
+    return fmax(claimed_s, measured_s - glue_max_s);
+}
+
+double kg_host_allowance_for(const char *path)
+{
+    return kg_source_is_python(path) ? KG_HOST_ALLOWANCE_PYTHON_S : KG_HOST_ALLOWANCE_S;
 }

@@ -74,7 +74,10 @@ typedef struct kg_provider {
     /* Optional: the host seconds the last launch spent in the candidate's
      * own code, without the provider's glue (wrapping tensors, setting the
      * stream), or < 0 when unknown. The host-work rule (core/verdict.h,
-     * kg_host_charge) then charges the candidate, not the provider. */
+     * kg_host_charge) then charges the candidate, not the provider. The
+     * provider runs in the candidate's process (a Python callable can rebind
+     * the host's clock), so the worker believes it only between the host time
+     * it measured around the call and that less KG_PROVIDER_GLUE_MAX_S. */
     double (*host_seconds)(void *self);
     /* Optional: PyTorch's library paths of a catalog operator ("torch", and
      * "torch.compile" when compile is set) as a kernel table; an empty table
@@ -82,6 +85,10 @@ typedef struct kg_provider {
     int (*torch_library)(void *self, const char *op, const char *dtype, const char *index_dtype, int compile,
                          const kgate_plugin **table, char *msg, uint32_t msg_size);
 } kg_provider;
+
+/* The most host time of a launch call a provider may say was its own glue
+ * rather than the candidate's (host_seconds). */
+#define KG_PROVIDER_GLUE_MAX_S 25e-6
 
 /* The kernel a kernel job opens its candidate for, while open() runs; NULL
  * when listing a table or timing library paths. A provider may load only

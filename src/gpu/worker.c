@@ -18,6 +18,7 @@
 #include "../core/problem.h"
 #include "../core/proto.h"
 #include "../core/tune.h"
+#include "../core/verdict.h"
 #include "../core/result.h"
 #include "../core/sandbox.h"
 #include "../core/stats.h"
@@ -95,6 +96,8 @@ typedef struct bench {
     char path[40];
     const kgate_kernel *kernel;
     const kg_provider *prov; /* the kernel's provider */
+    double glue_sum;         /* host time the provider said was its glue, over a timing's samples */
+    long glue_n;
     const kgate_tunable *tunable; /* the job's configuration of it (kgate tune), or NULL */
     /* a problem outside the catalog: its provider gives inputs and references */
     const kg_problem *problem;
@@ -519,6 +522,8 @@ static void emit_timing(const bench *b, const kg_timing *t)
             emit_sum(b, "time/escaped", t->escaped_s);
         emit_sum(b, "time/foreign", t->n_foreign);
         emit_sum(b, "time/host/median", t->host_median_s);
+        if (b->glue_n)
+            emit_sum(b, "time/host/glue", b->glue_sum / (double)b->glue_n);
         if (t->span_median_s > 0)
             emit_sum(b, "time/span/median", t->span_median_s);
         if (t->n_blocker_timeouts)
@@ -612,12 +617,17 @@ static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
 }
 
 /* The candidate's own host time of the call just made, as its provider
- * measured it (without the provider's glue), never more than measured. */
+ * measured it (without the provider's glue): never more than measured, and
+ * never less than measured less KG_PROVIDER_GLUE_MAX_S, whatever the
+ * provider says (provider.h). The glue taken off is summed for
+ * time/host/glue. */
 static double host_time_cb(void *p, double measured_s)
 {
     bench *b = p;
-    double own = b->prov->host_seconds(b->prov->self);
-    return own >= 0 && own <= measured_s ? own : measured_s;
+    double own = kg_host_own(b->prov->host_seconds(b->prov->self), measured_s, KG_PROVIDER_GLUE_MAX_S);
+    b->glue_sum += measured_s - own;
+    b->glue_n++;
+    return own;
 }
 
 static int verify_cb(void *p, int set, kg_err *err)
@@ -802,6 +812,8 @@ static int run_subject(bench *b, kg_err *err)
         }
         if (b->prov && b->prov->host_seconds)
             tc.host_time = host_time_cb;
+        b->glue_sum = 0;
+        b->glue_n = 0;
         if (kernel) {
             tc.before = before_cb;
             tc.verify = verify_cb;

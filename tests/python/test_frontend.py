@@ -368,7 +368,6 @@ class ImportsAndArguments(unittest.TestCase):
                 self.assertEqual(cm.exception.code, 6)
 
 
-@unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
 class JudgedTime(unittest.TestCase):
     """Result.time and KernelBench's speedup are the time the gate judged:
     a ModelNew that computes on the host beside a 2 us kernel is not 5x
@@ -404,6 +403,7 @@ class JudgedTime(unittest.TestCase):
         self.assertIsNone(api.Result({"kernel": "k", "summaries": {}}).time)
 
 
+@unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
 class CandidatesThroughTheWorkerHost(unittest.TestCase):
     """`kgate check FILE.py` loads the file in the Python worker host; a bad
     one is exit 4 with one line naming it. A good one gets past validation to
