@@ -619,15 +619,18 @@ static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
 /* The candidate's own host time of the call just made, as its provider
  * measured it (without the provider's glue): never more than measured, and
  * never less than measured less KG_PROVIDER_GLUE_MAX_S, whatever the
- * provider says (provider.h). The glue taken off is summed for
- * time/host/glue. */
+ * provider says (provider.h). The glue it claims (measured less its claim,
+ * when the claim is one) is summed for time/host/glue, which calibrates the
+ * bound: beyond it, an honest candidate is charged glue too. */
 static double host_time_cb(void *p, double measured_s)
 {
     bench *b = p;
-    double own = kg_host_own(b->prov->host_seconds(b->prov->self), measured_s, KG_PROVIDER_GLUE_MAX_S);
-    b->glue_sum += measured_s - own;
-    b->glue_n++;
-    return own;
+    double claimed = b->prov->host_seconds(b->prov->self);
+    if (claimed >= 0 && claimed <= measured_s) {
+        b->glue_sum += measured_s - claimed;
+        b->glue_n++;
+    }
+    return kg_host_own(claimed, measured_s, KG_PROVIDER_GLUE_MAX_S);
 }
 
 static int verify_cb(void *p, int set, kg_err *err)
