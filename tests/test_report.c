@@ -221,17 +221,25 @@ static void unwritable_path_leaves_nothing(void **state)
     kg_report_free(&r);
 }
 
+/* Reads a results file of the given text (written under the test's build
+ * directory as NAME); returns kg_report_read_json's code. */
+static int read_text(const char *name, const char *text, kg_report *r, kg_err *e)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/%s", KG_TEST_BIN, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return kg_report_read_json(path, r, e);
+}
+
 static void malformed_file_is_rejected(void **state)
 {
     (void)state;
-    char path[512];
     kg_report r;
     kg_err e = {0, ""};
-    snprintf(path, sizeof path, "%s/tests/malformed.json", KG_TEST_BIN);
-    FILE *f = fopen(path, "w");
-    fputs("{\"schema\": \"something-else\"}", f);
-    fclose(f);
-    assert_int_equal(kg_report_read_json(path, &r, &e), KG_EXIT_IO);
+    assert_int_equal(read_text("malformed.json", "{\"schema\": \"something-else\"}", &r, &e), KG_EXIT_IO);
     assert_non_null(strstr(e.msg, "not a kgate.results/2 file"));
     kg_report_free(&r);
 }
@@ -241,16 +249,14 @@ static void malformed_file_is_rejected(void **state)
 static void older_gate_reads_a_c_launchs_allowance(void **state)
 {
     (void)state;
-    char path[512];
     kg_report r;
     kg_err e = {0, ""};
-    snprintf(path, sizeof path, "%s/tests/older-gate.json", KG_TEST_BIN);
-    FILE *f = fopen(path, "w");
-    fputs("{\"schema\": \"kgate.results/2\", \"gate\": {\"e_ok\": 0.7, \"rho_ok\": 0.5, \"rho_impossible\": 1.05, "
-          "\"suspect_e\": 2, \"suspect_rho\": 0.8, \"band\": 0.1}, \"results\": []}",
-          f);
-    fclose(f);
-    assert_int_equal(kg_report_read_json(path, &r, &e), 0);
+    assert_int_equal(read_text("older-gate.json",
+                               "{\"schema\": \"kgate.results/2\", \"gate\": {\"e_ok\": 0.7, \"rho_ok\": 0.5, "
+                               "\"rho_impossible\": 1.05, \"suspect_e\": 2, \"suspect_rho\": 0.8, \"band\": 0.1}, "
+                               "\"results\": []}",
+                               &r, &e),
+                     0);
     assert_true(r.gate.e_ok == 0.7);
     assert_true(r.gate.host_allowance == KG_HOST_ALLOWANCE_S);
     kg_report_free(&r);
