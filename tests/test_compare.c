@@ -107,8 +107,17 @@ static void pairs_and_regressions(void **state)
     assert_int_equal(kg_compare_print(&a, &b, rows, n, f), 2);
     fclose(f);
     assert_non_null(strstr(buf, "across GPUs: B/A compares the same kernels on two devices"));
+    assert_null(strstr(buf, "the gates differ"));
     assert_non_null(strstr(buf, "OK -> INCORRECT  REGRESSION"));
     assert_non_null(strstr(buf, "2 SLOWER, 1 SAME, 1 AMBIGUOUS, 1 UNTIMED, 1 ONLY-A, 1 ONLY-B; 2 regression(s)"));
+    /* B judged with a Python candidate's host allowance: said once, above the rows */
+    b.gate.host_allowance = KG_HOST_ALLOWANCE_PYTHON_S;
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf - 1, "w");
+    kg_compare_print(&a, &b, rows, n, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "the gates differ: A e_ok 0.80, rho_ok 0.50, host allowance 50 us; B 0.80, 0.50, "
+                                "100 us: a verdict may change with the gate alone\n"));
     free(rows);
     kg_report_free(&a);
     kg_report_free(&b);

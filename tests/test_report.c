@@ -141,6 +141,8 @@ static void round_trip(void **state)
     char want[32];
     snprintf(want, sizeof want, "RC0a   %.2f", back.results[1].diag->causes[0].score);
     assert_non_null(strstr(table, want));
+    /* the gate line says what host time a launch call had for free */
+    assert_non_null(strstr(table, "a launch call's host time is free to max(100 us, the GPU time) beyond the GPU time"));
     kg_report_free(&back);
     kg_report_free(&r);
 }

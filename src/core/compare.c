@@ -141,6 +141,13 @@ int kg_compare_print(const kg_report *a, const kg_report *b, const kg_compare_ro
     if (strcmp(a->device_uuid, b->device_uuid) != 0)
         fprintf(f, "across GPUs%s: B/A compares the same kernels on two devices\n",
                 strcmp(a->device, b->device) != 0 ? " of different kinds" : "");
+    /* a verdict may change with the gate alone (an older kgate's host
+     * allowance, --e-ok): say so rather than let it read as the kernel's */
+    const kg_gate *ga = &a->gate, *gb = &b->gate;
+    if (ga->e_ok != gb->e_ok || ga->rho_ok != gb->rho_ok || ga->host_allowance != gb->host_allowance)
+        fprintf(f, "the gates differ: A e_ok %.2f, rho_ok %.2f, host allowance %.0f us; B %.2f, %.2f, %.0f us: "
+                   "a verdict may change with the gate alone\n",
+                ga->e_ok, ga->rho_ok, ga->host_allowance * 1e6, gb->e_ok, gb->rho_ok, gb->host_allowance * 1e6);
     fprintf(f, "\n%-30s %-16s %-5s %-17s %-10s %11s %11s %7s  %s\n", "kernel", "op", "dtype", "shape", "call", "A",
             "B", "B/A", "verdict");
     for (int i = 0; i < n; i++) {

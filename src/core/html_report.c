@@ -205,9 +205,9 @@ int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err)
         fputs(", GPU ", f);
         esc(f, rep->device_uuid);
         fprintf(f, "<br>roofs (%s): %.2f TB/s, fp16 %.0f, bf16 %.0f TFLOP/s; gate: OK if E_best &gt;= %.2f or rho "
-                   "&gt;= %.2f</p>\n",
+                   "&gt;= %.2f; a launch call's host time is free to max(%.0f us, the GPU time) beyond it</p>\n",
                 rep->roofs.source, rep->roofs.bw * 1e-12, rep->roofs.mma[KG_FP16] * 1e-12,
-                rep->roofs.mma[KG_BF16] * 1e-12, rep->gate.e_ok, rep->gate.rho_ok);
+                rep->roofs.mma[KG_BF16] * 1e-12, rep->gate.e_ok, rep->gate.rho_ok, rep->gate.host_allowance * 1e6);
         roofline(rep, r, f);
     }
     fputs("<h2>Verdicts</h2>\n<table id=\"verdicts\"><tr><th>kernel</th><th>op</th><th>dtype</th><th>shape</th>"

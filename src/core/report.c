@@ -293,8 +293,10 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         if (r->roofs.mma[KG_FP16] > 0)
             fprintf(f, ", fp16 %.0f / bf16 %.0f TFLOP/s", r->roofs.mma[KG_FP16] / 1e12,
                     r->roofs.mma[KG_BF16] / 1e12);
-        fprintf(f, "\ngate: OK if E_best >= %.2f or rho >= %.2f (E_best = t_best / t)\n", r->gate.e_ok,
-                r->gate.rho_ok);
+        fprintf(f,
+                "\ngate: OK if E_best >= %.2f or rho >= %.2f (E_best = t_best / t); a launch call's host time "
+                "is free to max(%.0f us, the GPU time) beyond the GPU time\n",
+                r->gate.e_ok, r->gate.rho_ok, r->gate.host_allowance * 1e6);
     }
     if (r->incomplete[0])
         fprintf(f, "incomplete: %s\n", r->incomplete);
