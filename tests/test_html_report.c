@@ -63,6 +63,8 @@ static void hostile_names_are_escaped(void **state)
     assert_null(strstr(html, "<script>"));
     assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;|&quot;q&quot;,x"));
     assert_non_null(strstr(html, "0.80 &amp; &lt;b&gt;"));
+    /* the gate line says what host time a launch call had for free */
+    assert_non_null(strstr(html, "a launch call's host time is free to max(50 us, the GPU time) beyond it"));
     assert_int_equal(count(html, "<circle class=\"kernel\""), 1);
     assert_null(strstr(html, "src=\"http")); /* nothing loaded from the net */
     assert_non_null(strstr(html, "Content-Security-Policy\" content=\"default-src 'none'"));

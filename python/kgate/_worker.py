@@ -331,15 +331,19 @@ class Host:
                 _abi.write_msg(msg, msg_size, "no call's results to collect")
                 return 2
             got = self.last.pop(key)
-            res = got if isinstance(got, (tuple, list)) else (got,)
+            # exact types only: a subclass's methods (__len__, __iter__,
+            # __torch_function__) would run the candidate's code here, outside
+            # the timed call (src/gpu/worker.c collect_outputs)
+            res = got if type(got) in (tuple, list) else (got,)
             if len(res) != n_out:
                 _abi.write_msg(msg, msg_size, f"the callable returned {len(res)} value(s); "
                                               f"{k.op} has {n_out} output(s)")
                 return 1
             for i, r in enumerate(res):
                 want = self.tensor(outs[i])
-                if not isinstance(r, torch.Tensor):
-                    _abi.write_msg(msg, msg_size, f"output {i} is a {type(r).__name__}, not a torch.Tensor")
+                if type(r) is not torch.Tensor:
+                    what = "a subclass of torch.Tensor" if isinstance(r, torch.Tensor) else "not a torch.Tensor"
+                    _abi.write_msg(msg, msg_size, f"output {i} is a {type(r).__name__}, {what}")
                     return 1
                 if tuple(r.shape) != tuple(want.shape):
                     _abi.write_msg(msg, msg_size, f"output {i} has shape {tuple(r.shape)}; "

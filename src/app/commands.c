@@ -609,7 +609,9 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
                    kg_err *err)
 {
     char path[PATH_MAX], want[96];
-    kg_candidate_split(spec, path, sizeof path, want, sizeof want);
+    if (kg_candidate_split(spec, path, sizeof path, want, sizeof want))
+        return kg_err_set(err, KG_EXIT_USAGE, "%.200s%s: the candidate's file name or kernel name is too long",
+                          spec, strlen(spec) > 200 ? "..." : "");
     if (access(path, R_OK) != 0)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no such readable file", path);
     {

@@ -437,11 +437,13 @@ static kg_libpath *lib_path(kg_libref *lib, const char *name)
     return p;
 }
 
-/* Is a summary name one a kernel job may set? (time/..., check/..., but not
- * what the gate sets from them: time/judged, time/host/allowance) */
+/* Is a summary name one a kernel job may set? A known one (core/result.h)
+ * under time/ or check/, but not what the gate sets from them (time/judged,
+ * time/host/allowance): a worker sending names of its own could otherwise
+ * fill the result until the supervisor's did not fit. */
 static int kernel_sum_ok(const char *name)
 {
-    if (strcmp(name, "time/judged") == 0 || strcmp(name, "time/host/allowance") == 0)
+    if (!kg_summary_known(name) || strcmp(name, "time/judged") == 0 || strcmp(name, "time/host/allowance") == 0)
         return 0;
     return strncmp(name, "time/", 5) == 0 || strncmp(name, "check/", 6) == 0;
 }

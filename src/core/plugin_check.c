@@ -137,14 +137,15 @@ int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg
     return 0;
 }
 
-void kg_candidate_split(const char *spec, char *path, size_t path_size, char *kernel, size_t kernel_size)
+int kg_candidate_split(const char *spec, char *path, size_t path_size, char *kernel, size_t kernel_size)
 {
     const char *colon = strrchr(spec, ':');
     if (colon && strchr(colon, '/'))
         colon = NULL;
     size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
     snprintf(path, path_size, "%.*s", (int)(n < path_size ? n : path_size - 1), spec);
-    snprintf(kernel, kernel_size, "%s", colon ? colon + 1 : "");
+    int k = snprintf(kernel, kernel_size, "%s", colon ? colon + 1 : "");
+    return n < path_size && k >= 0 && (size_t)k < kernel_size ? 0 : -1;
 }
 
 int kg_source_is_python(const char *source)

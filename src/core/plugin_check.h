@@ -31,8 +31,9 @@ int kg_plugin_validate(const kgate_plugin *p, const char *path, kg_err *err);
 int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg_err *err);
 
 /* Splits a candidate "FILE[:KERNEL]" at its last colon when no slash follows
- * it: path gets FILE, kernel KERNEL or "" (each truncated to its size). */
-void kg_candidate_split(const char *spec, char *path, size_t path_size, char *kernel, size_t kernel_size);
+ * it: path gets FILE, kernel KERNEL or "". Returns 0, or -1 when either did
+ * not fit (then truncated: a prefix could name another file or kernel). */
+int kg_candidate_split(const char *spec, char *path, size_t path_size, char *kernel, size_t kernel_size);
 
 /* Whether a candidate source is a Python file (a name ending in ".py"):
  * its worker is the Python host, not this executable (core/job.h). */

@@ -10,7 +10,8 @@
 extern "C" {
 #endif
 
-/* Known summaries: name, unit, description. Unknown names are allowed too. */
+/* Known summaries: name, unit, description. kgate's own code may set others
+ * (printers show whatever exists); a worker may send only these (core/job.c). */
 #define KG_SUMMARIES(X)                                                                 \
     X("time/gpu/median", "s", "median GPU time of the kernel")                          \
     X("time/gpu/min", "s", "fastest sample")                                            \
@@ -78,6 +79,7 @@ extern "C" {
     X("check/rel_l2", "", "largest relative L2 error over the trials")                  \
     X("check/max_abs_err", "", "largest absolute error over the trials")               \
     X("check/edge", "", "1 if the edge-case input passed")                             \
+    X("check/max_scaled_err", "", "max |out - ref| / (1 + |ref|) over the kernel's checks (KernelBench's allclose)") \
     X("check/shapes", "", "extra shapes checked (unaligned, tiny, unnamed)")          \
     X("check/shapes_skipped", "", "extra shapes the kernel declares unsupported")      \
     X("check/unsupported", "", "1 when the kernel declares the timed shape unsupported") \
@@ -149,6 +151,8 @@ int kg_result_get(const kg_result *r, const char *name, double *v);
  * median for host work), else its GPU median, else 0: what reports show. */
 double kg_result_time(const kg_result *r);
 const char *kg_summary_unit(const char *name);
+/* Whether a name is one of KG_SUMMARIES (a worker may send no other). */
+int kg_summary_known(const char *name);
 const char *kg_summary_describe(const char *name);
 
 #ifdef __cplusplus

@@ -321,28 +321,46 @@ out:
     return err->code;
 }
 
+/* Results returned rather than written (a provider's collect): fetched into
+ * the output buffers of `set` outside any timed call, and before the inputs'
+ * checksum and the references, since the provider runs in the candidate's
+ * process: whatever it runs then can neither change the inputs unseen nor
+ * meet a reference in memory. Results refused as wrong in kind leave their
+ * reason in b->collect_msg for compare_outputs. */
+static int collect_outputs(bench *b, int set, kg_err *err)
+{
+    b->collect_msg[0] = '\0';
+    if (!(b->kernel && b->prov && b->prov->collect))
+        return 0;
+    char msg[400] = "";
+    int rc = b->prov->collect(b->prov->self, b->kernel, b->out[set], b->n_out, (kgate_stream)b->s, msg, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    if (rc == 1)
+        snprintf(b->collect_msg, sizeof b->collect_msg, "%s", msg[0] ? msg : "wrong results");
+    else if (rc)
+        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s': %s", b->kernel->name,
+                          msg[0] ? msg : "its results could not be fetched");
+    /* the whole device, as after a call: the copies, and anything else */
+    cudaError_t ce = cudaDeviceSynchronize();
+    if (ce == cudaSuccess)
+        ce = cudaGetLastError();
+    if (ce != cudaSuccess)
+        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s', collecting its results: %s (%s)", b->kernel->name,
+                          cudaGetErrorString(ce), cudaGetErrorName(ce));
+    return 0;
+}
+
 /* Compares every output of a set with its reference; *cmp gets the first
- * failing output's comparison (or the last one), *which its index. */
+ * failing output's comparison (or the last one), *which its index. Results
+ * that collect_outputs refused compare as wrong. */
 static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *err)
 {
     const kg_op *op = b->op;
     *which = 0;
-    b->collect_msg[0] = '\0';
-    if (b->kernel && b->prov && b->prov->collect) {
-        /* results returned rather than written: fetched outside any timed call */
-        char msg[400] = "";
-        int rc = b->prov->collect(b->prov->self, b->kernel, b->out[set], b->n_out, (kgate_stream)b->s, msg,
-                                  sizeof msg);
-        msg[sizeof msg - 1] = '\0';
-        if (rc == 1) {
-            memset(cmp, 0, sizeof *cmp);
-            cmp->rel_l2 = cmp->max_abs_err = NAN;
-            snprintf(b->collect_msg, sizeof b->collect_msg, "%s", msg[0] ? msg : "wrong results");
-            return 0;
-        }
-        if (rc)
-            return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s': %s", b->kernel->name,
-                              msg[0] ? msg : "its results could not be fetched");
+    if (b->collect_msg[0]) {
+        memset(cmp, 0, sizeof *cmp);
+        cmp->rel_l2 = cmp->max_abs_err = NAN;
+        return 0;
     }
     for (int o = 0; o < b->n_out; o++) {
         kg_cmp c;
@@ -435,6 +453,8 @@ static int check_dist(bench *b, const char *what, unsigned long long seed, int e
             return kg_err_set(err, KG_EXIT_FAIL, "%s, %s: %s (%s)", subject_name(b), what,
                               cudaGetErrorString(rc), cudaGetErrorName(rc));
     }
+    if (collect_outputs(b, 0, err))
+        return err->code;
     after = inputs_checksum(b, 0, err);
     if (err->code || compute_refs(b, 0, err) || compare_outputs(b, 0, &cmp, &which, err) ||
         hide_refs(b, 0, err))
@@ -639,6 +659,8 @@ static int verify_cb(void *p, int set, kg_err *err)
     kg_cmp cmp;
     int which = 0;
     char d[800];
+    if (collect_outputs(b, set, err))
+        return -1;
     uint64_t now = inputs_checksum(b, set, err);
     if (err->code)
         return -1;

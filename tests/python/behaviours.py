@@ -72,6 +72,16 @@ def relu_host_hidden(x):  # the same, and it tells the worker host that its call
     return torch.relu(x)
 
 
+class _Deferred(torch.Tensor):
+    # a subclass's methods run whenever kgate reads its results (.shape,
+    # copy_): a candidate could do its work there, outside the timed call
+    pass
+
+
+def relu_subclass(x):  # right values, returned as a torch.Tensor subclass
+    return torch.relu(x).as_subclass(_Deferred)
+
+
 _side = None
 
 
@@ -102,4 +112,5 @@ KGATE_KERNELS = [
     _k(relu_host, "SLOW: 2 ms on the host in every call (host-work)"),
     _k(relu_host_hidden, "SLOW: 2 ms on the host, its own host time faked to 0 (host-work)"),
     _k(relu_other_stream, "escaped: another stream"),
+    _k(relu_subclass, "INCORRECT: a torch.Tensor subclass, whose methods would run outside the timed call"),
 ]
