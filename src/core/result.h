@@ -53,6 +53,7 @@ extern "C" {
     X("time/foreign", "", "kernels and copies on other streams while sampling")        \
     X("time/host/median", "s", "host time inside the launch call, median")             \
     X("time/host/glue", "s", "host time of the launch call the provider claimed as its glue, not the candidate's, mean (at most 25 us a call is believed)") \
+    X("time/host/glue_over", "", "the fraction of calls whose claimed glue passed 25 us (charged to the candidate)") \
     X("time/judged", "s", "the time the gate judged: time/gpu/median, or more for host work (host-work)") \
     X("time/host/allowance", "s", "the host time the launch path was allowed beyond the GPU time (the gate's host_allowance)") \
     X("time/verified", "", "timed calls whose outputs were re-checked")                \

@@ -97,7 +97,7 @@ typedef struct bench {
     const kgate_kernel *kernel;
     const kg_provider *prov; /* the kernel's provider */
     double glue_sum;         /* host time the provider said was its glue, over a timing's samples */
-    long glue_n;
+    long glue_n, glue_over;  /* those samples, and those whose glue passed KG_PROVIDER_GLUE_MAX_S */
     const kgate_tunable *tunable; /* the job's configuration of it (kgate tune), or NULL */
     /* a problem outside the catalog: its provider gives inputs and references */
     const kg_problem *problem;
@@ -542,8 +542,10 @@ static void emit_timing(const bench *b, const kg_timing *t)
             emit_sum(b, "time/escaped", t->escaped_s);
         emit_sum(b, "time/foreign", t->n_foreign);
         emit_sum(b, "time/host/median", t->host_median_s);
-        if (b->glue_n)
+        if (b->glue_n) {
             emit_sum(b, "time/host/glue", b->glue_sum / (double)b->glue_n);
+            emit_sum(b, "time/host/glue_over", b->glue_over / (double)b->glue_n);
+        }
         if (t->span_median_s > 0)
             emit_sum(b, "time/span/median", t->span_median_s);
         if (t->n_blocker_timeouts)
@@ -648,6 +650,7 @@ static double host_time_cb(void *p, double measured_s)
     double claimed = b->prov->host_seconds(b->prov->self);
     if (claimed >= 0 && claimed <= measured_s) {
         b->glue_sum += measured_s - claimed;
+        b->glue_over += measured_s - claimed > KG_PROVIDER_GLUE_MAX_S;
         b->glue_n++;
     }
     return kg_host_own(claimed, measured_s, KG_PROVIDER_GLUE_MAX_S);
@@ -838,7 +841,7 @@ static int run_subject(bench *b, kg_err *err)
         if (b->prov && b->prov->host_seconds)
             tc.host_time = host_time_cb;
         b->glue_sum = 0;
-        b->glue_n = 0;
+        b->glue_n = b->glue_over = 0;
         if (kernel) {
             tc.before = before_cb;
             tc.verify = verify_cb;
