@@ -402,6 +402,15 @@ static void many_launches_are_launch_bound(void **state)
         assert_string_not_equal(out[i].id, "LAUNCH");
 }
 
+/* The cause `id` among out[0..n), or NULL. */
+static const kg_cause *find_cause(const kg_cause *out, int n, const char *id)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(out[i].id, id) == 0)
+            return &out[i];
+    return NULL;
+}
+
 /* Host work in the launch call that the GPU work does not hide is
  * launch-bound too: 2050 us on the host beside 250 us on the GPU is judged
  * on 2050 us (core/verdict.h), of which 1800 are a fix's saving; 200 us on
@@ -421,26 +430,19 @@ static void host_work_is_launch_bound(void **state)
     assert_non_null(strstr(out[0].evidence, "judged on 2050.0 us, 1800.0 us more than its GPU time"));
     c.host_s = 200e-6;
     n = diagnose(&k, 1, &c, out);
-    for (int i = 0; i < n; i++)
-        assert_string_not_equal(out[i].id, "LAUNCH");
+    assert_null(find_cause(out, n, "LAUNCH"));
     /* the charge is the gate's (time/judged), made with the candidate's
      * allowance: 90 us on the host beside 14.1 us, judged on 14.1 us (a
      * Python callable's 100 us), is no launch cause; a result without
      * time/judged gets a C launch's 50 us: judged on 65.9 us */
     kg_diag_ctx p = {.rho = 0.1, .t_s = 14.1e-6, .host_s = 90e-6, .judged_s = 14.1e-6, .launches = 1};
     n = diagnose(&k, 1, &p, out);
-    for (int i = 0; i < n; i++)
-        assert_string_not_equal(out[i].id, "LAUNCH");
+    assert_null(find_cause(out, n, "LAUNCH"));
     p.judged_s = 0;
     n = diagnose(&k, 1, &p, out);
-    assert_true(n >= 1);
-    int launch = 0;
-    for (int i = 0; i < n; i++)
-        if (strcmp(out[i].id, "LAUNCH") == 0) {
-            launch = 1;
-            assert_true(fabs(out[i].saving - 51.8 / 65.9) < 1e-9);
-        }
-    assert_true(launch);
+    const kg_cause *launch = find_cause(out, n, "LAUNCH");
+    assert_non_null(launch);
+    assert_true(fabs(launch->saving - 51.8 / 65.9) < 1e-9);
 }
 
 /* Uncoalesced stores alone fire RC1 (a transpose's writes). */

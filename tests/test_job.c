@@ -630,6 +630,14 @@ static void host_allowance_follows_the_candidate(void **state)
     assert_string_equal(kernel, "");
 }
 
+/* The variables kgate batch hands a fork server over with (core/job.h). */
+static void hand(const char *fd_pid)
+{
+    setenv("KGATE_ZYGOTE_HANDED", fd_pid, 1);
+    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
+    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+}
+
 /* A fork server handed over by kgate batch (KGATE_ZYGOTE_HANDED=FD:PID) is
  * taken only when FD is a fork server's socket and PID this process's child;
  * the three variables leave the environment whatever happens, and a socket
@@ -639,9 +647,7 @@ static void handed_zygote_is_checked(void **state)
     (void)state;
     char v[64];
     /* stdout is no socket: refused, left open */
-    setenv("KGATE_ZYGOTE_HANDED", "1:12345", 1);
-    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
-    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    hand("1:12345");
     assert_int_equal(kg_job_take_zygote(), -1);
     assert_null(getenv("KGATE_ZYGOTE_HANDED"));
     assert_null(getenv("KGATE_ZYGOTE_PYTHON"));
@@ -651,15 +657,11 @@ static void handed_zygote_is_checked(void **state)
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
     snprintf(v, sizeof v, "%d:%ld", sv[0], (long)getpid());
-    setenv("KGATE_ZYGOTE_HANDED", v, 1);
-    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
-    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    hand(v);
     assert_int_equal(kg_job_take_zygote(), -1);
     assert_true(fcntl(sv[0], F_GETFD) < 0);
     /* garbage: refused */
-    setenv("KGATE_ZYGOTE_HANDED", "3:x", 1);
-    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
-    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    hand("3:x");
     assert_int_equal(kg_job_take_zygote(), -1);
     assert_null(getenv("KGATE_ZYGOTE_HANDED"));
     /* our child behind such a socket: taken, made close-on-exec; the
@@ -674,9 +676,7 @@ static void handed_zygote_is_checked(void **state)
     }
     close(sv2[1]);
     snprintf(v, sizeof v, "%d:%ld", sv2[0], (long)child);
-    setenv("KGATE_ZYGOTE_HANDED", v, 1);
-    setenv("KGATE_ZYGOTE_PYTHON", "/usr/bin/python3", 1);
-    setenv("KGATE_ZYGOTE_PYTHONPATH", "", 1);
+    hand(v);
     assert_int_equal(kg_job_take_zygote(), 0);
     assert_null(getenv("KGATE_ZYGOTE_HANDED"));
     assert_true(fcntl(sv2[0], F_GETFD) & FD_CLOEXEC);

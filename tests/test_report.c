@@ -15,6 +15,16 @@
 #include "core/diag_json.h"
 #include "core/report.h"
 
+/* A blank result of this kernel, operator, dtype and shape. */
+static void blank(kg_result *x, const char *kernel, const char *op, const char *dtype, const char *shape)
+{
+    memset(x, 0, sizeof *x);
+    snprintf(x->kernel, sizeof x->kernel, "%s", kernel);
+    snprintf(x->op, sizeof x->op, "%s", op);
+    snprintf(x->dtype, sizeof x->dtype, "%s", dtype);
+    snprintf(x->shape, sizeof x->shape, "%s", shape);
+}
+
 static void sample(kg_report *r)
 {
     kg_report_init(r);
@@ -26,11 +36,7 @@ static void sample(kg_report *r)
     r->roofs.bw = 4.3e12;
     r->roofs.mma[KG_FP16] = 750e12;
     kg_result a;
-    memset(&a, 0, sizeof a);
-    snprintf(a.kernel, sizeof a.kernel, "layer_norm_v2_bf16");
-    snprintf(a.op, sizeof a.op, "layer_norm");
-    snprintf(a.dtype, sizeof a.dtype, "bf16");
-    snprintf(a.shape, sizeof a.shape, "8192x8192");
+    blank(&a, "layer_norm_v2_bf16", "layer_norm", "bf16", "8192x8192");
     a.verdict = KG_V_OK;
     a.flags = KG_FLAG(JUDGMENT_BAND) | KG_FLAG(NOISY);
     kg_result_set(&a, "time/gpu/median", 70e-6);
@@ -185,11 +191,7 @@ static void host_work_shows_the_judged_time(void **state)
     kg_report r;
     kg_report_init(&r);
     kg_result a;
-    memset(&a, 0, sizeof a);
-    snprintf(a.kernel, sizeof a.kernel, "relu_host");
-    snprintf(a.op, sizeof a.op, "relu");
-    snprintf(a.dtype, sizeof a.dtype, "fp16");
-    snprintf(a.shape, sizeof a.shape, "16384x16384");
+    blank(&a, "relu_host", "relu", "fp16", "16384x16384");
     a.verdict = KG_V_SLOW;
     a.flags = KG_FLAG(HOST_WORK);
     kg_result_set(&a, "time/gpu/median", 270e-6);

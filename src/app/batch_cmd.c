@@ -34,6 +34,7 @@
 #include "../core/job.h"
 #include "../core/kg.h"
 #include "../core/options.h"
+#include "../core/plugin_check.h"
 #include "../core/zygote.h"
 #include "../gpu/check.h"
 #include "../gpu/device.h"
@@ -556,19 +557,21 @@ static cJSON *read_doc(const char *path, char *why, size_t size)
     return doc;
 }
 
+/* Whether a check under this option starts no fork server. */
+static int forkless(const char *opt) { return strcmp(opt, "--sandbox") == 0 || strcmp(opt, "--memcheck") == 0; }
+
 /* 1 when the job is a Python candidate whose check would start a fork
  * server (not off, not under --sandbox or --memcheck): the warm slot's */
 static int python_job(const cfg *c, const kg_batch_job *j)
 {
     const char *off = getenv("KGATE_ZYGOTE");
-    size_t n = strlen(j->candidate);
-    if ((off && strcmp(off, "0") == 0) || n < 3 || strcmp(j->candidate + n - 3, ".py") != 0)
+    if ((off && strcmp(off, "0") == 0) || !kg_source_is_python(j->candidate))
         return 0;
     for (int i = 0; i < j->n_opts; i++)
-        if (strcmp(j->opts[i], "--sandbox") == 0 || strcmp(j->opts[i], "--memcheck") == 0)
+        if (forkless(j->opts[i]))
             return 0;
     for (int i = 0; i < c->n_check; i++)
-        if (strcmp(c->check[i], "--sandbox") == 0 || strcmp(c->check[i], "--memcheck") == 0)
+        if (forkless(c->check[i]))
             return 0;
     return 1;
 }
@@ -1200,9 +1203,8 @@ static int tally_line(void *ud, const char *line)
         y->shared += shared;
         y->lib_reused += cJSON_GetObjectItemCaseSensitive(sums, "lib/cache/age") != NULL;
         y->lib_timed += cJSON_GetObjectItemCaseSensitive(sums, "lib/job/wall") != NULL;
-        const cJSON *t =
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sums, "time/gpu/median"), "value");
-        if (!cJSON_IsNumber(t) || !(t->valuedouble > 0) || !cJSON_IsNumber(gpu) || shared)
+        double t = sum_value(sums, "time/gpu/median");
+        if (!(t > 0) || !cJSON_IsNumber(gpu) || shared)
             continue; /* a time measured beside another process does not compare across GPUs */
         if (y->n_timed == y->cap) {
             long cap = y->cap ? 2 * y->cap : 256;
@@ -1221,7 +1223,7 @@ static int tally_line(void *ud, const char *line)
                                   cJSON_IsString(f) ? f->valuestring : "");
         }
         x->gpu = (int)gpu->valuedouble;
-        x->t = t->valuedouble;
+        x->t = t;
     }
     cJSON_Delete(o);
     return 0;

@@ -955,13 +955,14 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
         /* work done on the host inside the launch call is part of the cost:
          * the kernel is judged on its host time beyond the launch path's
          * allowance when that is longer than its GPU time */
-        double charged = kg_result_get(r, "time/host/median", &host) ? kg_host_charge(t, host, g->host_allowance) : t;
+        int have_host = kg_result_get(r, "time/host/median", &host);
+        double charged = have_host ? kg_host_charge(t, host, g->host_allowance) : t;
         if (charged > t) {
             r->flags |= KG_FLAG(HOST_WORK);
             lo = hi = t = charged;
         }
         kg_result_set(r, "time/judged", t);
-        if (kg_result_get(r, "time/host/median", &host))
+        if (have_host)
             kg_result_set(r, "time/host/allowance", g->host_allowance);
         kg_result_set(r, "rate/bandwidth", w.bytes / t);
         kg_result_set(r, "rate/flops", w.flops / t);

@@ -507,10 +507,12 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         /* the launch path of the file the workers will open: a link's target
          * decides, as it decides which worker runs (app/commands.c) */
         char path[PATH_MAX], kernel[96], real[PATH_MAX];
-        if (o->candidate)
+        const char *file = NULL;
+        if (o->candidate) {
             kg_candidate_split(o->candidate, path, sizeof path, kernel, sizeof kernel);
-        o->gate.host_allowance =
-            kg_host_allowance_for(!o->candidate ? NULL : realpath(path, real) ? real : path);
+            file = realpath(path, real) ? real : path;
+        }
+        o->gate.host_allowance = kg_host_allowance_for(file);
     }
     return 0;
 }
