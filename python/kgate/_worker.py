@@ -41,6 +41,7 @@ class Host:
         self.streams = {}
         self.last = {}  # (kernel name, first output's address) -> what the call returned
         self.torch = None
+        self.raw = None  # torch's C entry points, taken before the candidate is imported (_Raw)
         self.device_set = False
         self.last_host = -1.0  # seconds the last launch spent in the callable itself
         self.problem = None  # the candidate's KGATE_PROBLEM
@@ -58,8 +59,17 @@ class Host:
                 os.environ["KGATE_KERNEL"] = want.decode()
             else:
                 os.environ.pop("KGATE_KERNEL", None)
+            try:
+                self._torch()  # before any candidate code runs: _Raw
+            except ImportError:
+                pass  # no torch in this interpreter: the candidate cannot patch it either
             # a candidate file kgate wrote (kgate kernelbench) is imported only as it wrote it
             mod = load_module(path, os.environ.get("KGATE_CANDIDATE_SHA256") or None)
+            left = _left_behind(self.torch or sys.modules.get("torch"))
+            if left:
+                _abi.write_msg(msg, msg_size, f"{path}: importing it left {left}: candidate code would run "
+                                              "outside the timed calls")
+                return 4
             ks = getattr(mod, "KGATE_KERNELS", None)
             if ks is None:
                 _abi.write_msg(msg, msg_size, f"{path}: no KGATE_KERNELS list: not a kgate Python candidate")
@@ -212,8 +222,9 @@ class Host:
     # ---------------------------------------------------------- tensors
     def _torch(self):
         if self.torch is None:
-            import torch  # the candidate's own import usually came first
+            import torch  # the fork server's import usually came first
             self.torch = torch
+            self.raw = _Raw(torch)
         return self.torch
 
     def tensor(self, dl):
@@ -235,7 +246,7 @@ class Host:
         pyapi.PyCapsule_New.restype = ctypes.py_object
         pyapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
         cap = pyapi.PyCapsule_New(ctypes.addressof(m), b"dltensor", None)
-        t = torch.utils.dlpack.from_dlpack(cap)
+        t = self.raw.from_dlpack(cap)
         if len(self.views) > 4096:  # bounded: extra shapes allocate new buffers
             self.views.clear()
         self.views[key] = (t, m, shp)
@@ -285,6 +296,9 @@ class Host:
                     else:
                         self.last[(k.name, outs[0].data)] = k.fn(*xs, **kw)
                     self.last_host = _clock() - t0
+                left = _left_behind(torch)
+                if left:
+                    raise _Refused(f"the call left {left}: its code would run outside the timed calls")
                 return 0
             except BaseException as e:
                 if params:
@@ -325,7 +339,7 @@ class Host:
             k = next((k for k in self.kernels + self.lib_kernels if k.name == name), None)
             if k is None or k.out:
                 return 0
-            torch = self._torch()
+            raw = self.raw
             key = (name, outs[0].data)
             if key not in self.last:
                 _abi.write_msg(msg, msg_size, "no call's results to collect")
@@ -341,27 +355,100 @@ class Host:
                 return 1
             for i, r in enumerate(res):
                 want = self.tensor(outs[i])
-                if type(r) is not torch.Tensor:
-                    what = "a subclass of torch.Tensor" if isinstance(r, torch.Tensor) else "not a torch.Tensor"
+                if type(r) is not raw.Tensor:
+                    what = "a subclass of torch.Tensor" if isinstance(r, raw.Tensor) else "not a torch.Tensor"
                     _abi.write_msg(msg, msg_size, f"output {i} is a {type(r).__name__}, {what}")
                     return 1
-                if tuple(r.shape) != tuple(want.shape):
-                    _abi.write_msg(msg, msg_size, f"output {i} has shape {tuple(r.shape)}; "
-                                                  f"{tuple(want.shape)} is expected")
+                if tuple(raw.shape(r)) != tuple(raw.shape(want)):
+                    _abi.write_msg(msg, msg_size, f"output {i} has shape {tuple(raw.shape(r))}; "
+                                                  f"{tuple(raw.shape(want))} is expected")
                     return 1
-                if r.dtype != want.dtype:
-                    _abi.write_msg(msg, msg_size, f"output {i} is {r.dtype}; {want.dtype} is expected")
+                if raw.dtype(r) != raw.dtype(want):
+                    _abi.write_msg(msg, msg_size, f"output {i} is {raw.dtype(r)}; {raw.dtype(want)} is expected")
                     return 1
-                if r.device != want.device:
-                    _abi.write_msg(msg, msg_size, f"output {i} is on {r.device}; {want.device} is expected")
+                if raw.device(r) != raw.device(want):
+                    _abi.write_msg(msg, msg_size, f"output {i} is on {raw.device(r)}; "
+                                                  f"{raw.device(want)} is expected")
                     return 1
-            with torch.cuda.stream(self.stream(stream, outs[0].device.device_id)):
-                for i, r in enumerate(res):
-                    self.tensor(outs[i]).copy_(r)
+            raw.copy_on(stream, outs[0].device.device_id, [(self.tensor(outs[i]), r) for i, r in enumerate(res)])
             return 0
         except BaseException as e:
             _abi.write_msg(msg, msg_size, f"collecting the results: {type(e).__name__}: {_one_line(e)}")
             return 2
+
+
+class _Raw:
+    """torch's C entry points, taken once, before any candidate is imported
+    (Host.open): collect() reads a callable's results only through these.
+    torch.Tensor and torch's modules are Python objects a candidate may
+    change (torch.Tensor.copy_, torch.cuda.stream, from_dlpack); through
+    them, reading the results would run its code, untimed -- a callable
+    could return its input and compute its output in a replaced copy_.
+    torch._C.TensorBase is a C type, which cannot be changed, and the
+    functions of torch._C are kept here as the objects they were.
+    What is not covered: kgate's own Python code edited in place in the
+    interpreter (docs/security.md)."""
+
+    def __init__(self, torch):
+        C = torch._C
+        tb, sb = C.TensorBase, C._CudaStreamBase
+        self.Tensor = torch.Tensor
+        self.shape, self.dtype, self.device = tb.shape.__get__, tb.dtype.__get__, tb.device.__get__
+        self._copy = tb.copy_
+        self.from_dlpack = C._from_dlpack
+        self._get_stream, self._set_stream = C._cuda_getCurrentStream, C._cuda_setStream
+        self._get_device, self._set_device = C._cuda_getDevice, C._cuda_setDevice
+        self._sb = sb
+        self._sid = (sb.stream_id.__get__, sb.device_index.__get__, sb.device_type.__get__)
+        self._streams = {}  # (cudaStream_t, device) -> (stream id, device index, device type)
+
+    def _stream(self, ptr, device):
+        key = (ptr, device)
+        ids = self._streams.get(key)
+        if ids is None:
+            was = self._get_device()
+            self._set_device(device)
+            try:
+                s = self._sb.__new__(self._sb, stream_ptr=ptr)
+            finally:
+                self._set_device(was)
+            ids = self._streams[key] = tuple(f(s) for f in self._sid)
+            if len(self._streams) > 64:  # bounded: kgate uses one stream a device
+                self._streams.clear()
+        return ids
+
+    def copy_on(self, ptr, device, pairs):
+        """dst.copy_(src) for each pair, on kgate's stream `ptr`, by torch's
+        C entry points only; the device's current stream is put back."""
+        sid, dev, dtype = self._stream(ptr, device)
+        was = self._get_stream(dev)
+        self._set_stream(stream_id=sid, device_index=dev, device_type=dtype)
+        try:
+            for dst, src in pairs:
+                self._copy(dst, src)
+        finally:
+            self._set_stream(stream_id=was[0], device_index=was[1], device_type=was[2])
+
+
+_BASE_HOOKS = (sys.gettrace(), sys.getprofile())  # a debugger's or coverage tool's, set before any candidate
+
+
+def _left_behind(torch):
+    """What a candidate left active that runs its code later, outside any
+    timed call -- while kgate collects results, computes a Python
+    reference or times the library -- or None: a torch function or dispatch
+    mode (it sees every later torch call, the reference's too), or a
+    Python trace or profile hook. Checked after the import and after every
+    call; the candidate is refused, since undoing it would hide the rest."""
+    if (sys.gettrace(), sys.getprofile()) != _BASE_HOOKS:
+        return "a Python trace or profile hook set (sys.settrace, sys.setprofile)"
+    if torch is None:
+        return None
+    if torch._C._len_torch_function_stack():
+        return "a torch function mode active (torch.overrides.TorchFunctionMode)"
+    if torch._C._len_torch_dispatch_stack():
+        return "a torch dispatch mode active (torch.utils._python_dispatch.TorchDispatchMode)"
+    return None
 
 
 def _jit_caches():

@@ -82,6 +82,32 @@ def relu_subclass(x):  # right values, returned as a torch.Tensor subclass
     return torch.relu(x).as_subclass(_Deferred)
 
 
+class _Watch(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def relu_mode_left(x):  # pushes a torch function mode and leaves it active: it would see every later torch call
+    _Watch().__enter__()
+    return torch.relu(x)
+
+
+def relu_profile_left(x):  # leaves a profile hook set: its code would run on every later Python call
+    import sys
+    sys.setprofile(lambda *a: None)
+    return torch.relu(x)
+
+
+def _relu_copy(dst, src):  # copy_'s stand-in: the relu, in the copy
+    return torch.clamp_min(src, 0, out=dst)
+
+
+def relu_in_copy(x):  # returns its input at no cost and does the relu in a replaced torch.Tensor.copy_,
+    # which kgate's reading of the results would call, untimed (python/kgate/_worker.py _Raw)
+    torch.Tensor.copy_ = _relu_copy
+    return x
+
+
 _side = None
 
 
@@ -113,4 +139,7 @@ KGATE_KERNELS = [
     _k(relu_host_hidden, "SLOW: 2 ms on the host, its own host time faked to 0 (host-work)"),
     _k(relu_other_stream, "escaped: another stream"),
     _k(relu_subclass, "INCORRECT: a torch.Tensor subclass, whose methods would run outside the timed call"),
+    _k(relu_mode_left, "CRASH: leaves a torch function mode active"),
+    _k(relu_profile_left, "CRASH: leaves a profile hook set"),
+    _k(relu_in_copy, "INCORRECT: its input back, the relu in a replaced torch.Tensor.copy_"),
 ]

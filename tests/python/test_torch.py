@@ -181,6 +181,88 @@ import torch.nn.functional as F
 """
 
 
+class WorkerHostRunsNoCandidateCodeLater(unittest.TestCase):
+    """What a Python candidate may leave behind to run its code outside the
+    timed calls -- while kgate reads its results or computes a reference --
+    is refused (_worker._left_behind), and reading results goes through
+    torch's C entry points taken before the import (_worker._Raw)."""
+
+    def test_modes_and_hooks_left_active_are_named(self):
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        from kgate import _worker
+        self.assertIsNone(_worker._left_behind(torch))
+        self.assertIsNone(_worker._left_behind(None))
+        for mode, want in ((TorchFunctionMode(), "torch function mode"), (TorchDispatchMode(), "dispatch mode")):
+            with self.subTest(want=want):
+                mode.__enter__()
+                try:
+                    self.assertIn(want, _worker._left_behind(torch))
+                finally:
+                    mode.__exit__(None, None, None)
+                self.assertIsNone(_worker._left_behind(torch))
+        was = sys.getprofile()
+        sys.setprofile(lambda *a: None)
+        try:
+            self.assertIn("profile hook", _worker._left_behind(None))
+        finally:
+            sys.setprofile(was)
+        was = sys.gettrace()
+        sys.settrace(lambda *a: None)
+        try:
+            got = _worker._left_behind(torch)
+        finally:
+            sys.settrace(was)
+        self.assertIn("trace or profile hook", got)
+
+    def test_an_import_that_leaves_a_mode_is_refused(self):
+        import ctypes
+        import tempfile
+
+        from kgate import _worker
+
+        class Lib:
+            def kg_worker_opening(self):
+                return None
+
+        for body, want in (("from torch.overrides import TorchFunctionMode\nTorchFunctionMode().__enter__()\n",
+                            "importing it left a torch function mode active"),
+                           ("import sys\nsys.setprofile(lambda *a: None)\n", "importing it left a Python trace")):
+            with self.subTest(want=want), tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "leaves.py")
+                with open(path, "w") as f:
+                    f.write(body)
+                msg = ctypes.create_string_buffer(400)
+                was = sys.getprofile()
+                try:
+                    rc = _worker.Host(Lib()).open(None, path.encode(), [None], msg, 400)
+                finally:
+                    sys.setprofile(was)
+                    while torch._C._len_torch_function_stack():
+                        torch._C._pop_torch_function_stack()
+                self.assertEqual(rc, 4)
+                self.assertIn(f"{path}: {want}", msg.value.decode())
+
+    def test_results_are_read_past_a_patched_torch_tensor(self):
+        # a callable that returns its input and computes in a replaced copy_ (or
+        # shape) gets no code run: the host reads through torch._C.TensorBase
+        from kgate import _worker
+        raw = _worker._Raw(torch)
+        x, y = torch.tensor([-1.0, 2.0]), torch.zeros(2)
+        ran = []
+        with mock.patch.object(torch.Tensor, "copy_", lambda *a: ran.append("copy_"), create=True), \
+                mock.patch.object(torch.Tensor, "shape", property(lambda t: ran.append("shape")), create=True):
+            self.assertEqual(tuple(raw.shape(x)), (2,))
+            self.assertEqual((raw.dtype(x), raw.device(x)), (torch.float32, torch.device("cpu")))
+            raw._copy(y, x)
+        self.assertEqual(ran, [])
+        self.assertEqual(y.tolist(), [-1.0, 2.0])  # the input, not its relu
+        self.assertIs(raw.Tensor, torch.Tensor)
+        with self.assertRaises((TypeError, AttributeError)):
+            torch._C.TensorBase.copy_ = None  # a C type: what _Raw keeps cannot be replaced
+
+
 class SolutionsThatPatchTheReference(unittest.TestCase):
     """A KernelBench solution that replaces what the reference calls into is
     refused (kgate/_guard.py): at its import, in ModelNew's constructor, or
