@@ -305,8 +305,9 @@ class Host:
                 return 0
             except BaseException as e:
                 if params:
-                    _abi.write_msg(params.contents.error, params.contents.error_size,
-                                   f"{type(e).__name__}: {_one_line(e)}")
+                    # kgate's own refusal is its one line; the candidate's exception is named
+                    text = _one_line(e) if isinstance(e, _Refused) else f"{type(e).__name__}: {_one_line(e)}"
+                    _abi.write_msg(params.contents.error, params.contents.error_size, text)
                 if os.environ.get("KGATE_PY_TRACEBACK"):
                     traceback.print_exc()
                 return 1
