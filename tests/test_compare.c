@@ -123,6 +123,47 @@ static void pairs_and_regressions(void **state)
     kg_report_free(&b);
 }
 
+/* The times compared are those judged: a version that moved its work to
+ * the host (GPU median unchanged, time/judged 1 ms) is SLOWER and a
+ * regression, marked as charged and compared as a point. */
+static void host_work_compares_the_time_judged(void **state)
+{
+    (void)state;
+    kg_report a, b;
+    kg_report_init(&a);
+    kg_report_init(&b);
+    add(&a, "moved", KG_V_OK, 10e-6, 9.9e-6, 10.1e-6);
+    add(&b, "moved", KG_V_SLOW, 10e-6, 9.9e-6, 10.1e-6);
+    kg_result_set(&b.results[0], "time/judged", 1e-3);
+    add(&a, "uncharged", KG_V_OK, 10e-6, 9.9e-6, 10.1e-6);
+    add(&b, "uncharged", KG_V_OK, 10.1e-6, 10e-6, 10.2e-6);
+    kg_result_set(&b.results[1], "time/judged", 10.1e-6); /* the GPU median: the interval is kept */
+    kg_compare_cfg cfg;
+    kg_compare_defaults(&cfg);
+    kg_compare_row *rows;
+    int n = 0;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_compare(&a, &b, &cfg, &rows, &n, &e), 0);
+    const kg_compare_row *m = row(rows, n, "moved"), *u = row(rows, n, "uncharged");
+    assert_int_equal(m->call, KG_COMPARE_SLOWER);
+    assert_true(m->regression);
+    assert_true(fabs(m->ratio - 100) < 1e-9);
+    assert_true(!m->charged_a && m->charged_b);
+    assert_true(m->tb_lo == 0 && m->tb_hi == 0);
+    assert_int_equal(u->call, KG_COMPARE_SAME);
+    assert_false(u->charged_b);
+    assert_true(u->tb_lo == 10e-6 && u->tb_hi == 10.2e-6);
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(kg_compare_print(&a, &b, rows, n, f), 1);
+    fclose(f);
+    assert_non_null(strstr(buf, "1.000 ms*"));
+    assert_non_null(strstr(buf, "* host work charged: the time judged"));
+    free(rows);
+    kg_report_free(&a);
+    kg_report_free(&b);
+}
+
 /* The suite on two H200s, 3.5 hours apart (session 2's run on one GPU,
  * session 3's on another): no regression, nearly everything SAME. */
 static void recorded_runs_on_two_h200s(void **state)
@@ -156,6 +197,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rule),
         cmocka_unit_test(pairs_and_regressions),
+        cmocka_unit_test(host_work_compares_the_time_judged),
         cmocka_unit_test(recorded_runs_on_two_h200s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,13 +60,22 @@ static int same_key(const kg_result *x, const kg_result *y)
            strcmp(x->index_dtype, y->index_dtype) == 0 && strcmp(x->shape, y->shape) == 0;
 }
 
-static void times(const kg_result *r, double *t, double *lo, double *hi)
+/* The time the verdict was judged on (kg_result_time) with the GPU
+ * median's interval; where host work was charged (time/judged past the GPU
+ * median), the time judged as a point, since it has no interval. */
+static void times(const kg_result *r, double *t, double *lo, double *hi, int *charged)
 {
+    double gpu = 0;
     *t = *lo = *hi = 0;
+    *charged = 0;
     /* only a judged, timed result has a time to compare */
     if (r->verdict != KG_V_OK && r->verdict != KG_V_SLOW)
         return;
-    kg_result_get(r, "time/gpu/median", t);
+    *t = kg_result_time(r);
+    if (kg_result_get(r, "time/gpu/median", &gpu) && *t > gpu) {
+        *charged = 1;
+        return;
+    }
     kg_result_get(r, "time/gpu/ci_lo", lo);
     kg_result_get(r, "time/gpu/ci_hi", hi);
 }
@@ -101,14 +110,14 @@ int kg_compare(const kg_report *a, const kg_report *b, const kg_compare_cfg *cfg
         fill(w, x);
         w->have_a = 1;
         w->va = x->verdict;
-        times(x, &w->ta, &w->ta_lo, &w->ta_hi);
+        times(x, &w->ta, &w->ta_lo, &w->ta_hi, &w->charged_a);
         if (!y) {
             w->call = KG_COMPARE_ONLY_A;
             continue;
         }
         w->have_b = 1;
         w->vb = y->verdict;
-        times(y, &w->tb, &w->tb_lo, &w->tb_hi);
+        times(y, &w->tb, &w->tb_lo, &w->tb_hi, &w->charged_b);
         w->call = kg_compare_times(w->ta, w->ta_lo, w->ta_hi, w->tb, w->tb_lo, w->tb_hi, cfg->same);
         w->ratio = w->ta > 0 && w->tb > 0 ? w->tb / w->ta : 0;
         w->regression = (w->call == KG_COMPARE_SLOWER && w->ratio > 1 + cfg->regress) ||
@@ -127,7 +136,7 @@ int kg_compare(const kg_report *a, const kg_report *b, const kg_compare_cfg *cfg
         fill(w, y);
         w->have_b = 1;
         w->vb = y->verdict;
-        times(y, &w->tb, &w->tb_lo, &w->tb_hi);
+        times(y, &w->tb, &w->tb_lo, &w->tb_hi, &w->charged_b);
         w->call = KG_COMPARE_ONLY_B;
     }
     return 0;
@@ -135,7 +144,7 @@ int kg_compare(const kg_report *a, const kg_report *b, const kg_compare_cfg *cfg
 
 int kg_compare_print(const kg_report *a, const kg_report *b, const kg_compare_row *rows, int n, FILE *f)
 {
-    int count[KG_COMPARE_ONLY_B + 1] = {0}, regressions = 0;
+    int count[KG_COMPARE_ONLY_B + 1] = {0}, regressions = 0, charged = 0;
     fprintf(f, "A: %s, %s, commit %s, %s\n", a->device[0] ? a->device : "?", a->device_uuid, a->commit, a->date);
     fprintf(f, "B: %s, %s, commit %s, %s\n", b->device[0] ? b->device : "?", b->device_uuid, b->commit, b->date);
     if (strcmp(a->device_uuid, b->device_uuid) != 0)
@@ -157,6 +166,11 @@ int kg_compare_print(const kg_report *a, const kg_report *b, const kg_compare_ro
         char ta[32], tb[32], ratio[16], verdict[48];
         kg_fmt_time(w->ta, ta, sizeof ta);
         kg_fmt_time(w->tb, tb, sizeof tb);
+        if (w->charged_a) /* host work charged: marked, and explained below the table */
+            strncat(ta, "*", sizeof ta - strlen(ta) - 1);
+        if (w->charged_b)
+            strncat(tb, "*", sizeof tb - strlen(tb) - 1);
+        charged += w->charged_a || w->charged_b;
         if (w->ratio > 0)
             snprintf(ratio, sizeof ratio, "%.3f", w->ratio);
         else
@@ -171,6 +185,9 @@ int kg_compare_print(const kg_report *a, const kg_report *b, const kg_compare_ro
         count[w->call]++;
         regressions += w->regression;
     }
+    if (charged)
+        fprintf(f, "\n* host work charged: the time judged (time/judged), more than the GPU median, compared as "
+                   "a point (it has no interval)\n");
     fprintf(f, "\n");
     const char *sep = "";
     for (int c = 0; c <= KG_COMPARE_ONLY_B; c++)
@@ -222,6 +239,8 @@ int kg_compare_write_json(const kg_report *a, const kg_report *b, const char *pa
         num(o, "a_time", w->ta);
         num(o, "b_time", w->tb);
         num(o, "ratio", w->ratio);
+        cJSON_AddBoolToObject(o, "a_host_charged", w->charged_a);
+        cJSON_AddBoolToObject(o, "b_host_charged", w->charged_b);
         cJSON_AddStringToObject(o, "a_verdict", w->have_a ? kg_verdict_name(w->va) : "");
         cJSON_AddStringToObject(o, "b_verdict", w->have_b ? kg_verdict_name(w->vb) : "");
         cJSON_AddBoolToObject(o, "regression", w->regression);

@@ -11,6 +11,10 @@
  *   SLOWER     when r > 1 + band and B's interval lies wholly above A's;
  *   AMBIGUOUS  when the medians differ by more than the band but the
  *              intervals overlap: the runs are too noisy to say.
+ * The times are those the verdicts were judged on (time/judged): the GPU
+ * median with its interval, or, where host work past the allowance was
+ * charged, the time judged as a point. A file from before time/judged
+ * compares GPU medians.
  * A result without an interval counts as the point at its median.
  * Plain C; no GPU. */
 #ifndef KG_COMPARE_H
@@ -53,6 +57,7 @@ typedef struct kg_compare_row {
     kg_compare_call call;
     double ta, ta_lo, ta_hi, tb, tb_lo, tb_hi; /* seconds; 0 where absent */
     double ratio;                              /* t_B / t_A, 0 when either is absent */
+    int charged_a, charged_b; /* the time judged is past the GPU median (host work charged): a point */
     int have_a, have_b;
     kg_verdict va, vb;
     int regression; /* SLOWER beyond cfg.regress, or a verdict that got worse */
