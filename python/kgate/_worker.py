@@ -15,8 +15,10 @@ buffers outside any timed call, refusing a wrong type, shape, dtype or
 device with one line."""
 import contextlib
 import ctypes
+import gc
 import json
 import os
+import signal
 import sys
 import traceback
 from time import perf_counter as _clock
@@ -43,6 +45,7 @@ class Host:
         self.last = {}  # (kernel name, first output's address) -> what the call returned
         self.torch = None
         self.raw = None  # torch's C entry points, taken before the candidate is imported (_Raw)
+        self.spoiled = ""  # what a supports() left behind (_left_behind): every later call is refused
         self.device_set = False
         self.last_host = -1.0  # seconds the last launch spent in the callable itself
         self.problem = None  # the candidate's KGATE_PROBLEM
@@ -66,7 +69,7 @@ class Host:
                 pass  # no torch in this interpreter: the candidate cannot patch it either
             # a candidate file kgate wrote (kgate kernelbench) is imported only as it wrote it
             mod = load_module(path, os.environ.get("KGATE_CANDIDATE_SHA256") or None)
-            left = _left_behind(self.torch or sys.modules.get("torch"))
+            left = _left_behind(self.raw)
             if left:
                 _abi.write_msg(msg, msg_size, f"{path}: importing it left {left}: candidate code would run "
                                               "outside the timed calls")
@@ -267,16 +270,22 @@ class Host:
     def _supporter(self, k):
         def supports(ext, n):
             try:
-                return 1 if k.supports(tuple(ext[i] for i in range(n))) else 0
+                ok = 1 if k.supports(tuple(ext[i] for i in range(n))) else 0
             except BaseException:
-                return 0  # a supports() that raises handles nothing
+                ok = 0  # a supports() that raises handles nothing
+            left = _left_behind(self.raw)
+            if left and not self.spoiled:
+                self.spoiled = f"supports() left {left}: its code would run outside the timed calls"
+            return ok
         return supports
 
     # ----------------------------------------------------------- launch
     def _launcher(self, k):
         def launch(ins, n_in, outs, n_out, params, stream):
             try:
-                torch = self._torch()
+                if self.spoiled:
+                    raise _Refused(self.spoiled)
+                self._torch()
                 dev = ins[0].device.device_id if n_in else outs[0].device.device_id
                 self.stream(stream, dev)  # the device set once
                 xs = [self.tensor(ins[i]) for i in range(n_in)]
@@ -299,7 +308,7 @@ class Host:
                     else:
                         self.last[(k.name, outs[0].data)] = k.fn(*xs, **kw)
                     self.last_host = _clock() - t0
-                left = _left_behind(torch)
+                left = _left_behind(self.raw)
                 if left:
                     raise _Refused(f"the call left {left}: its code would run outside the timed calls")
                 return 0
@@ -344,6 +353,11 @@ class Host:
             if k is None or k.out:
                 return 0
             raw = self.raw
+            changed = raw.tables_changed()
+            if changed or self.spoiled:  # results that cannot be read without running the candidate's code
+                _abi.write_msg(msg, msg_size, self.spoiled or f"a kernel was registered over {changed[0]}, which "
+                                                              "kgate's copy of the results would run")
+                return 1
             key = (name, outs[0].data)
             if key not in self.last:
                 _abi.write_msg(msg, msg_size, "no call's results to collect")
@@ -358,21 +372,9 @@ class Host:
                                               f"{k.op} has {n_out} output(s)")
                 return 1
             for i, r in enumerate(res):
-                want = self.tensor(outs[i])
-                if type(r) is not raw.Tensor:
-                    what = "a subclass of torch.Tensor" if isinstance(r, raw.Tensor) else "not a torch.Tensor"
-                    _abi.write_msg(msg, msg_size, f"output {i} is a {type(r).__name__}, {what}")
-                    return 1
-                if tuple(raw.shape(r)) != tuple(raw.shape(want)):
-                    _abi.write_msg(msg, msg_size, f"output {i} has shape {tuple(raw.shape(r))}; "
-                                                  f"{tuple(raw.shape(want))} is expected")
-                    return 1
-                if raw.dtype(r) != raw.dtype(want):
-                    _abi.write_msg(msg, msg_size, f"output {i} is {raw.dtype(r)}; {raw.dtype(want)} is expected")
-                    return 1
-                if raw.device(r) != raw.device(want):
-                    _abi.write_msg(msg, msg_size, f"output {i} is on {raw.device(r)}; "
-                                                  f"{raw.device(want)} is expected")
+                why = raw.refuse_result(i, r, self.tensor(outs[i]))
+                if why:
+                    _abi.write_msg(msg, msg_size, why)
                     return 1
             raw.copy_on(stream, outs[0].device.device_id, [(self.tensor(outs[i]), r) for i, r in enumerate(res)])
             return 0
@@ -394,11 +396,25 @@ class _Raw:
     interpreter (docs/security.md)."""
 
     def __init__(self, torch):
-        C = torch._C
+        from torch.utils._device import DeviceContext  # torch.set_default_device's mode
+        C = self.C = torch._C
         tb, sb = C.TensorBase, C._CudaStreamBase
         self.Tensor = torch.Tensor
+        self.DeviceContext = DeviceContext
         self.shape, self.dtype, self.device = tb.shape.__get__, tb.dtype.__get__, tb.device.__get__
+        self.layout, self.is_nested = tb.layout.__get__, tb.is_nested.__get__
+        self.strided = torch.strided
+        self.is_contiguous, self.is_neg, self.is_conj = tb.is_contiguous, tb.is_neg, tb.is_conj
         self._copy = tb.copy_
+        self._grad, self._set_grad = C.is_grad_enabled, C._set_grad_enabled
+        # the dispatcher's kernels of the copy (a kernel registered over aten::copy_ with
+        # torch.library would run in it): the tables as they were before the import
+        self._dump = C._dispatch_dump_table
+        self._tables = {op: self._dump(op) for op in ("aten::copy_", "aten::_copy_from")}
+        ef = getattr(getattr(C, "_dynamo", None), "eval_frame", None)
+        self.eval_frame = getattr(ef, "get_eval_frame_callback", None)
+        self.eval_frame_base = id(self.eval_frame()) if self.eval_frame else 0
+        self._eval_frame_keep = self.eval_frame() if self.eval_frame else None
         self.from_dlpack = C._from_dlpack
         self._get_stream, self._set_stream = C._cuda_getCurrentStream, C._cuda_setStream
         self._get_device, self._set_device = C._cuda_getDevice, C._cuda_setDevice
@@ -424,40 +440,110 @@ class _Raw:
     @contextlib.contextmanager
     def current(self, ptr, device):
         """kgate's stream `ptr` as the device's current stream, by torch's C
-        entry points only; the one before is put back."""
+        entry points only; the stream and device before are put back
+        (setting a stream also sets its device)."""
         sid, dev, dtype = self._stream(ptr, device)
+        was_dev = self._get_device()
         was = self._get_stream(dev)
         self._set_stream(stream_id=sid, device_index=dev, device_type=dtype)
         try:
             yield
         finally:
             self._set_stream(stream_id=was[0], device_index=was[1], device_type=was[2])
+            if self._get_device() != was_dev:
+                self._set_device(was_dev)
 
     def copy_on(self, ptr, device, pairs):
-        """dst.copy_(src) for each pair, on kgate's stream `ptr`."""
-        with self.current(ptr, device):
-            for dst, src in pairs:
-                self._copy(dst, src)
+        """dst.copy_(src) for each pair, on kgate's stream `ptr`, autograd
+        off (a result that requires grad would give kgate's buffer a
+        grad_fn)."""
+        grad = self._grad()
+        self._set_grad(False)
+        try:
+            with self.current(ptr, device):
+                for dst, src in pairs:
+                    self._copy(dst, src)
+        finally:
+            self._set_grad(grad)
+
+    def tables_changed(self):
+        """The copy's operators whose dispatcher kernels changed since the
+        snapshot (a kernel registered over them), or []."""
+        return [op for op, t in self._tables.items() if self._dump(op) != t]
+
+    def refuse_result(self, i, r, want):
+        """Why returned value i cannot be read as output `want` by a plain
+        copy, or None: a type, layout, shape, dtype or device not the
+        output's, or a view whose copy would do work (strides, negation,
+        conjugation) -- kgate's copy must not compute the result."""
+        if type(r) is not self.Tensor:
+            what = "a subclass of torch.Tensor" if isinstance(r, self.Tensor) else "not a torch.Tensor"
+            return f"output {i} is a {type(r).__name__}, {what}"
+        if self.layout(r) is not self.strided or self.is_nested(r):
+            return f"output {i} is a {'nested' if self.is_nested(r) else self.layout(r)} tensor; a dense one is expected"
+        if tuple(self.shape(r)) != tuple(self.shape(want)):
+            return f"output {i} has shape {tuple(self.shape(r))}; {tuple(self.shape(want))} is expected"
+        if self.dtype(r) != self.dtype(want):
+            return f"output {i} is {self.dtype(r)}; {self.dtype(want)} is expected"
+        if self.device(r) != self.device(want):
+            return f"output {i} is on {self.device(r)}; {self.device(want)} is expected"
+        if not self.is_contiguous(r) or self.is_neg(r) or self.is_conj(r):
+            return (f"output {i} is a view (not contiguous, or a lazy negation or conjugation): copying it "
+                    "would do the kernel's work outside the timed call; return a contiguous tensor")
+        return None
 
 
-_BASE_HOOKS = (sys.gettrace(), sys.getprofile())  # a debugger's or coverage tool's, set before any candidate
+_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
 
-def _left_behind(torch):
+def _monitoring():
+    return tuple(sys.monitoring.get_tool(i) for i in range(6)) if hasattr(sys, "monitoring") else ()
+
+
+# The interpreter's hooks through which code runs later, as they were before
+# any candidate (a debugger's or a coverage tool's), compared by identity:
+# the trace and profile functions, the garbage collector's callbacks,
+# sys.monitoring's tools (Python 3.12 on), and the interval timers (one left
+# pending fires a signal handler after the call).
+_TRACE, _PROFILE, _GC_CALLBACKS, _TOOLS = sys.gettrace(), sys.getprofile(), list(gc.callbacks), _monitoring()
+_TIMERS_BASE = tuple(signal.getitimer(t) for t in _TIMERS)
+
+
+def _hook_left():
+    if sys.gettrace() is not _TRACE or sys.getprofile() is not _PROFILE:
+        return "a Python trace or profile hook set (sys.settrace, sys.setprofile)"
+    cbs = gc.callbacks
+    if len(cbs) != len(_GC_CALLBACKS) or any(a is not b for a, b in zip(cbs, _GC_CALLBACKS)):
+        return "a garbage collector callback added (gc.callbacks)"
+    if _TOOLS and any(a is not b for a, b in zip(_monitoring(), _TOOLS)):
+        return "a sys.monitoring tool registered"
+    for t, base in zip(_TIMERS, _TIMERS_BASE):
+        if signal.getitimer(t) != base:
+            return "an interval timer pending (signal.setitimer)"
+    return None
+
+
+def _left_behind(raw):
     """What a candidate left active that runs its code later, outside any
     timed call -- while kgate collects results, computes a Python
-    reference or times the library -- or None: a torch function or dispatch
-    mode (it sees every later torch call, the reference's too), or a
-    Python trace or profile hook. Checked after the import and after every
-    call; the candidate is refused, since undoing it would hide the rest."""
-    if (sys.gettrace(), sys.getprofile()) != _BASE_HOOKS:
-        return "a Python trace or profile hook set (sys.settrace, sys.setprofile)"
-    if torch is None:
-        return None
-    if torch._C._len_torch_function_stack():
-        return "a torch function mode active (torch.overrides.TorchFunctionMode)"
-    if torch._C._len_torch_dispatch_stack():
+    reference or times the library -- or None: a Python hook (_hook_left), a
+    torch function or dispatch mode (it sees every later torch call, the
+    reference's too; torch.set_default_device's own mode is not one), or
+    TorchDynamo's frame callback. Checked after the import, after every
+    call and every supports(); the candidate is refused, since undoing it
+    would hide the rest. `raw` is None where torch is not imported. About
+    3 us a call, in the glue."""
+    left = _hook_left()
+    if left or raw is None:
+        return left
+    C = raw.C
+    for i in range(C._len_torch_function_stack()):
+        if type(C._get_function_stack_at(i)) is not raw.DeviceContext:
+            return "a torch function mode active (torch.overrides.TorchFunctionMode)"
+    if C._len_torch_dispatch_stack():
         return "a torch dispatch mode active (torch.utils._python_dispatch.TorchDispatchMode)"
+    if raw.eval_frame is not None and id(raw.eval_frame()) != raw.eval_frame_base:
+        return "TorchDynamo's frame callback set (torch._C._dynamo.eval_frame)"
     return None
 
 

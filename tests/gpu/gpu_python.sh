@@ -34,7 +34,8 @@ kg check "$src/tests/python/behaviours.py" --shape large --timeout 25 --json "$t
 for kv in relu_ok=OK relu_out=OK relu_slow=SLOW relu_wrong=INCORRECT relu_raises=CRASH relu_none=INCORRECT \
           relu_shape=INCORRECT relu_dtype=INCORRECT relu_cpu=INCORRECT relu_hang=TIMEOUT \
           relu_other_stream=IMPOSSIBLE relu_host=SLOW relu_host_hidden=SLOW \
-          relu_subclass=INCORRECT relu_mode_left=CRASH relu_profile_left=CRASH relu_in_copy=INCORRECT; do
+          relu_subclass=INCORRECT relu_mode_left=CRASH relu_profile_left=CRASH relu_in_copy=INCORRECT \
+          relu_strided=INCORRECT relu_copy_kernel=INCORRECT; do
     expect "${kv%%=*}" "${kv#*=}" "$(get "$t/behaviours.json" "${kv%%=*}" verdict)"
 done
 # relu_host: judged on its host time beyond its GPU time (core/verdict.h),
@@ -51,7 +52,8 @@ expect "a Python candidate's gate allows 100 us of host time" "0.0001" \
     "$(python3 -c "import json; print(json.load(open('$t/behaviours.json'))['gate']['host_allowance'])")"
 for kv in "relu_none=NoneType" "relu_shape=shape" "relu_dtype=torch.float32" "relu_cpu=cpu" \
           "relu_raises=the kernel gave up" "relu_subclass=a subclass of torch.Tensor" \
-          "relu_mode_left=a torch function mode active" "relu_profile_left=profile hook"; do
+          "relu_mode_left=a torch function mode active" "relu_profile_left=profile hook" \
+          "relu_strided=is a view" "relu_copy_kernel=registered over aten::copy_"; do
     k=${kv%%=*} want=${kv#*=}
     d="$(get "$t/behaviours.json" "$k" detail) $(get "$t/behaviours.json" "$k" reason)"
     case $d in *"$want"*) got=yes ;; *) got="no: $d" ;; esac

@@ -108,6 +108,22 @@ def relu_in_copy(x):  # returns its input at no cost and does the relu in a repl
     return x
 
 
+def relu_strided(x):  # right values, returned as a transposed view: kgate's copy would do the transpose
+    return torch.relu(x.t().contiguous()).t()
+
+
+_copy_lib = None
+
+
+def relu_copy_kernel(x):  # returns its input and registers the relu as CUDA's kernel of aten::copy_,
+    # which kgate's copy of the results would run, untimed
+    global _copy_lib
+    if _copy_lib is None:
+        _copy_lib = torch.library.Library("aten", "IMPL")
+        _copy_lib.impl("copy_", lambda dst, src, non_blocking=False: torch.clamp_min(src, 0, out=dst), "CUDA")
+    return x
+
+
 _side = None
 
 
@@ -142,4 +158,6 @@ KGATE_KERNELS = [
     _k(relu_mode_left, "CRASH: leaves a torch function mode active"),
     _k(relu_profile_left, "CRASH: leaves a profile hook set"),
     _k(relu_in_copy, "INCORRECT: its input back, the relu in a replaced torch.Tensor.copy_"),
+    _k(relu_strided, "INCORRECT: a transposed view, whose copy would do the work"),
+    _k(relu_copy_kernel, "INCORRECT: its input back, the relu registered over aten::copy_"),
 ]

@@ -185,42 +185,80 @@ class WorkerHostRunsNoCandidateCodeLater(unittest.TestCase):
     """What a Python candidate may leave behind to run its code outside the
     timed calls -- while kgate reads its results or computes a reference --
     is refused (_worker._left_behind), and reading results goes through
-    torch's C entry points taken before the import (_worker._Raw)."""
+    torch's C entry points taken before the import (_worker._Raw), by a
+    plain copy of a dense, contiguous tensor."""
+
+    @classmethod
+    def setUpClass(cls):
+        from kgate import _worker
+        cls.w = _worker
+        cls.raw = _worker._Raw(torch)
+
+    def left(self):
+        return self.w._left_behind(self.raw)
 
     def test_modes_and_hooks_left_active_are_named(self):
+        import gc
+        import signal
+
         from torch.overrides import TorchFunctionMode
         from torch.utils._python_dispatch import TorchDispatchMode
-
-        from kgate import _worker
-        self.assertIsNone(_worker._left_behind(torch))
-        self.assertIsNone(_worker._left_behind(None))
+        self.assertIsNone(self.left())
+        self.assertIsNone(self.w._left_behind(None))
         for mode, want in ((TorchFunctionMode(), "torch function mode"), (TorchDispatchMode(), "dispatch mode")):
             with self.subTest(want=want):
                 mode.__enter__()
                 try:
-                    self.assertIn(want, _worker._left_behind(torch))
+                    self.assertIn(want, self.left())
                 finally:
                     mode.__exit__(None, None, None)
-                self.assertIsNone(_worker._left_behind(torch))
-        was = sys.getprofile()
-        sys.setprofile(lambda *a: None)
+                self.assertIsNone(self.left())
+
+        class Equal:  # a hook that says it is the one before: compared by identity, not ==
+            def __eq__(self, other):
+                return True
+
+            __hash__ = object.__hash__
+
+            def __call__(self, *a):
+                return None
+
+        for setter, getter in ((sys.setprofile, sys.getprofile), (sys.settrace, sys.gettrace)):
+            for hook in (lambda *a: None, Equal()):
+                was = getter()
+                setter(hook)
+                try:
+                    got = self.w._left_behind(None)
+                finally:
+                    setter(was)
+                self.assertIn("trace or profile hook", got)
+        gc.callbacks.append(Equal())
         try:
-            self.assertIn("profile hook", _worker._left_behind(None))
+            self.assertIn("garbage collector callback", self.left())
         finally:
-            sys.setprofile(was)
-        was = sys.gettrace()
-        sys.settrace(lambda *a: None)
+            gc.callbacks.pop()
+        signal.setitimer(signal.ITIMER_PROF, 30)  # pending: fires a handler after the call
         try:
-            got = _worker._left_behind(torch)
+            self.assertIn("interval timer", self.left())
         finally:
-            sys.settrace(was)
-        self.assertIn("trace or profile hook", got)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        with mock.patch.object(self.raw, "eval_frame", lambda: Equal()):
+            self.assertIn("TorchDynamo's frame callback", self.left())
+        self.assertIsNone(self.left())
+
+    def test_set_default_device_is_not_a_mode_left_behind(self):
+        # torch.set_default_device pushes torch's own DeviceContext mode: an honest import may do it
+        torch.set_default_device("cpu")
+        try:
+            self.assertEqual(torch._C._len_torch_function_stack(), 1)
+            self.assertIsNone(self.left())
+        finally:
+            torch.set_default_device(None)
+        self.assertEqual(torch._C._len_torch_function_stack(), 0)
 
     def test_an_import_that_leaves_a_mode_is_refused(self):
         import ctypes
         import tempfile
-
-        from kgate import _worker
 
         class Lib:
             def kg_worker_opening(self):
@@ -236,7 +274,7 @@ class WorkerHostRunsNoCandidateCodeLater(unittest.TestCase):
                 msg = ctypes.create_string_buffer(400)
                 was = sys.getprofile()
                 try:
-                    rc = _worker.Host(Lib()).open(None, path.encode(), [None], msg, 400)
+                    rc = self.w.Host(Lib()).open(None, path.encode(), [None], msg, 400)
                 finally:
                     sys.setprofile(was)
                     while torch._C._len_torch_function_stack():
@@ -244,23 +282,66 @@ class WorkerHostRunsNoCandidateCodeLater(unittest.TestCase):
                 self.assertEqual(rc, 4)
                 self.assertIn(f"{path}: {want}", msg.value.decode())
 
+    def test_a_supports_that_leaves_a_mode_spoils_the_kernel(self):
+        from torch.overrides import TorchFunctionMode
+
+        import kgate
+        host = self.w.Host(None)
+        host.raw = self.raw
+        k = kgate.Kernel(abs, op="relu", dtype="fp16", supports=lambda ext: TorchFunctionMode().__enter__() or True)
+        try:
+            self.assertEqual(host._supporter(k)([4, 4], 2), 1)
+        finally:
+            torch._C._pop_torch_function_stack()
+        self.assertIn("supports() left a torch function mode active", host.spoiled)
+
     def test_results_are_read_past_a_patched_torch_tensor(self):
         # a callable that returns its input and computes in a replaced copy_ (or
         # shape) gets no code run: the host reads through torch._C.TensorBase
-        from kgate import _worker
-        raw = _worker._Raw(torch)
+        raw = self.raw
         x, y = torch.tensor([-1.0, 2.0]), torch.zeros(2)
         ran = []
         with mock.patch.object(torch.Tensor, "copy_", lambda *a: ran.append("copy_"), create=True), \
                 mock.patch.object(torch.Tensor, "shape", property(lambda t: ran.append("shape")), create=True):
             self.assertEqual(tuple(raw.shape(x)), (2,))
             self.assertEqual((raw.dtype(x), raw.device(x)), (torch.float32, torch.device("cpu")))
+            self.assertIsNone(raw.refuse_result(0, x, y))
             raw._copy(y, x)
         self.assertEqual(ran, [])
         self.assertEqual(y.tolist(), [-1.0, 2.0])  # the input, not its relu
         self.assertIs(raw.Tensor, torch.Tensor)
         with self.assertRaises((TypeError, AttributeError)):
             torch._C.TensorBase.copy_ = None  # a C type: what _Raw keeps cannot be replaced
+
+    def test_a_kernel_registered_over_the_copy_is_seen(self):
+        # torch.library over aten::copy_ would run in kgate's copy of the results
+        self.assertEqual(self.raw.tables_changed(), [])
+        lib = torch.library.Library("aten", "IMPL")
+        lib.impl("copy_", lambda dst, src, non_blocking=False: dst, "CUDA")
+        try:
+            self.assertEqual(self.raw.tables_changed(), ["aten::copy_"])
+        finally:
+            lib._destroy()
+        self.assertEqual(self.raw.tables_changed(), [])
+
+    def test_results_whose_copy_would_compute_are_refused(self):
+        raw = self.raw
+        want = torch.zeros(4, 6)
+        x = torch.randn(6, 4)
+        cases = [
+            (x.t(), "is a view (not contiguous"),  # a transpose done by kgate's copy
+            (torch._neg_view(torch.randn(4, 6)), "lazy negation"),
+            (torch.randn(4, 6).to_sparse(), "torch.sparse_coo tensor; a dense one is expected"),
+            (torch.nested.nested_tensor([torch.randn(6), torch.randn(6)]), "nested tensor"),
+            (torch.randn(4, 6).as_subclass(type("Sub", (torch.Tensor,), {})), "a subclass of torch.Tensor"),
+            ([1.0], "not a torch.Tensor"),
+            (torch.randn(4, 5), "has shape (4, 5)"),
+            (torch.randn(4, 6, dtype=torch.float64), "torch.float64"),
+        ]
+        for r, want_msg in cases:
+            with self.subTest(want=want_msg):
+                self.assertIn(want_msg, raw.refuse_result(0, r, want) or "accepted")
+        self.assertIsNone(raw.refuse_result(0, x.t().contiguous(), want))
 
 
 class SolutionsThatPatchTheReference(unittest.TestCase):
