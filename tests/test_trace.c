@@ -1,5 +1,6 @@
 /* Splitting a kernel trace into samples: spans, kgate's own kernels left
- * out, dropped samples kept, and kernels on other streams counted. */
+ * out, dropped samples kept, kernels on other streams counted, and work
+ * queued on the timing stream between samples counted. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,6 +86,50 @@ static void foreign_work_anywhere_in_sampling(void **state)
     assert_int_equal(kg_trace_foreign(none, 1), 0);
 }
 
+/* The subject's work queued on the timing stream after its call returned
+ * (a thread of its own) lands between a sample's probe and the next
+ * sample's blocker, where no sample times it: counted, except after a
+ * sample kgate re-checked (its checks run there) and for memsets (the
+ * outputs' poison) and kgate's own kernels. */
+static void work_queued_after_the_call(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(0, 10, 7, "_Z6kernelA"),                 /* before sampling: not a sample's */
+        REC(100, 200, 7, "_Z12block_streamPViyPi"), /* sample 0 */
+        REC(203, 250, 7, "_Z6kernelA"),
+        REC(305, 340, 7, "_Z11clock_probePyx"),
+        REC(341, 380, 7, "_Z6kernelB"),             /* deferred: sample 0 not re-checked */
+        REC(381, 382, 9, "_Z6kernelC"),             /* another stream: kg_trace_foreign's */
+        REC(390, 395, 7, "[memset]"),               /* the poison */
+        REC(400, 450, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(500, 600, 7, "_Z12block_streamPViyPi"), /* sample 1 */
+        REC(602, 700, 7, "_Z6kernelA"),
+        REC(710, 740, 7, "_Z11clock_probePyx"),
+        REC(741, 760, 7, "_Z8ref_relu"),            /* sample 1 was re-checked: its checks */
+        REC(761, 770, 7, "[memcpy]"),
+        REC(800, 900, 7, "_Z12block_streamPViyPi"), /* sample 2, the last */
+        REC(902, 950, 7, "_Z6kernelA"),
+        REC(960, 970, 7, "_Z11clock_probePyx"),
+        REC(980, 990, 7, "[memcpy]"),               /* deferred copy after the last sample */
+    };
+    unsigned char checked[3] = {0, 1, 0};
+    assert_int_equal(kg_trace_deferred(r, 17, checked, 3), 2);
+    checked[0] = checked[2] = 1;
+    assert_int_equal(kg_trace_deferred(r, 17, checked, 3), 0);
+    assert_int_equal(kg_trace_deferred(r, 17, NULL, 3), 4); /* none re-checked */
+    /* a sample without a probe (the first three, escape-checked): its window
+     * runs to the next sample's blocker, so late work is in its span */
+    kg_trace_rec e[] = {
+        REC(100, 200, 7, "_Z12block_streamPViyPi"),
+        REC(203, 250, 7, "_Z6kernelA"),
+        REC(300, 380, 7, "_Z6kernelB"),
+        REC(500, 600, 7, "_Z12block_streamPViyPi"),
+    };
+    assert_int_equal(kg_trace_deferred(e, 4, NULL, 2), 0);
+    assert_int_equal(kg_trace_deferred(e, 0, NULL, 0), 0);
+}
+
 static void fewer_samples_than_blockers(void **state)
 {
     (void)state;
@@ -107,6 +152,7 @@ int main(void)
         cmocka_unit_test(other_streams_and_dropped_samples),
         cmocka_unit_test(fewer_samples_than_blockers),
         cmocka_unit_test(foreign_work_anywhere_in_sampling),
+        cmocka_unit_test(work_queued_after_the_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

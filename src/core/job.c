@@ -1011,9 +1011,15 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
                  t, span);
     }
     if (r->flags & KG_FLAG(ESCAPED)) {
+        double deferred = 0;
         r->verdict = KG_V_IMPOSSIBLE;
-        snprintf(r->reason, sizeof r->reason,
-                 "work escaped the given stream: the device was still busy after the end event");
+        if (kg_result_get(r, "time/deferred", &deferred) && deferred > 0)
+            snprintf(r->reason, sizeof r->reason,
+                     "work escaped the timed calls: %.0f kernel(s) or copies queued on the timing stream after "
+                     "a call returned, between samples", deferred);
+        else
+            snprintf(r->reason, sizeof r->reason,
+                     "work escaped the given stream: the device was still busy after the end event");
     }
     if (r->sums_dropped) { /* loud: flagged and said */
         r->flags |= KG_FLAG(TRUNCATED);

@@ -56,3 +56,34 @@ int kg_trace_foreign(const kg_trace_rec *rec, int nrec)
         n += !is_ours(&rec[i]) && rec[i].stream != stream;
     return n;
 }
+
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n)
+{
+    int s = -1, gap = 0, count = 0, have = 0;
+    uint32_t stream = 0;
+    for (int i = 0; i < nrec; i++) {
+        const kg_trace_rec *r = &rec[i];
+        if (strstr(r->name, "block_stream")) {
+            if (!have) {
+                stream = r->stream;
+                have = 1;
+            }
+            if (r->stream == stream) {
+                s++;
+                gap = 0;
+            }
+            continue;
+        }
+        if (!have || r->stream != stream)
+            continue;
+        if (strstr(r->name, "clock_probe")) {
+            gap = 1; /* the sample's window closed */
+            continue;
+        }
+        if (!gap || is_ours(r) || strcmp(r->name, "[memset]") == 0)
+            continue;
+        if (!(checked && s >= 0 && s < n && checked[s]))
+            count++;
+    }
+    return count;
+}

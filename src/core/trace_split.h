@@ -34,6 +34,17 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
  * how many; 0 when there is no block_stream record. */
 int kg_trace_foreign(const kg_trace_rec *rec, int nrec);
 
+/* Records of the subject on the timing stream between two samples: after
+ * a sample's window closed at its clock_probe and before the next sample's
+ * block_stream (or the trace's end), where kgate queues only memsets (the
+ * outputs' poison, a memset flush) and its own kernels -- except after a
+ * sample it re-checked (checked[s] nonzero; checked may be NULL), whose
+ * checks run there. Such a record is work the subject queued after its call
+ * returned (from a thread of its own), which no sample times. A sample
+ * without a probe (the escape-checked first ones) has no such gap: its
+ * window runs to the next blocker. Returns how many. */
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n);
+
 #ifdef __cplusplus
 }
 #endif

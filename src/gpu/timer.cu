@@ -257,13 +257,14 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     double *kept = (double *)malloc(sizeof(double) * (size_t)cap);
     double *hosts = (double *)calloc((size_t)cap, sizeof(double));
     double *spans = (double *)calloc((size_t)cap, sizeof(double));
+    unsigned char *checked = (unsigned char *)calloc((size_t)cap, 1); /* samples re-checked (verify) */
     int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
     double t_start, gpu_s = 0, max_clock = 0;
     kg_trace_rec *rec = NULL;
     int nrec = 0;
     memset(o, 0, sizeof *o);
-    if (!samples || !clocks || !kept || !hosts || !spans) {
+    if (!samples || !clocks || !kept || !hosts || !spans || !checked) {
         kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
         goto out;
     }
@@ -385,6 +386,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         unsigned long long pick = cfg->verify_seed ^ (unsigned long long)n;
         if (cfg->verify && o->n_verified < cfg->verify_max && kg_splitmix64(&pick) % 12 == 0) {
             KG_CUDA(cudaStreamSynchronize(s));
+            checked[n - 1] = 1; /* its checks run before the next sample: not the subject's deferred work */
             int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
             if (wrong < 0 || err->code)
                 goto out;
@@ -414,6 +416,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     KG_CUDA(cudaStreamSynchronize(s));
     if (cfg->verify && o->n_verified == 0 && !o->verify_failed && n > 0) {
         /* no sample was drawn: re-check the last one */
+        checked[n - 1] = 1;
         int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
         if (wrong < 0 || err->code)
             goto out;
@@ -435,7 +438,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             if (kg_trace_take(&rec, &nrec, &terr) == 0) {
                 o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
                 o->n_foreign = kg_trace_foreign(rec, nrec);
-                if (esc >= 2 || o->n_foreign > 0)
+                o->n_deferred = kg_trace_deferred(rec, nrec, checked, n);
+                if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0)
                     o->escaped = 1;
             }
         }
@@ -475,5 +479,6 @@ out:
     free(kept);
     free(hosts);
     free(spans);
+    free(checked);
     return err->code;
 }

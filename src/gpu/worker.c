@@ -522,7 +522,7 @@ static void emit_timing(const bench *b, const kg_timing *t)
     if (b->who != KG_SUBJ_KERNEL) {
         /* what disturbed a library path's timing: such a time is not kept (core/lib_cache.h) */
         emit_sum(b, "time/throttled", t->n_throttled);
-        emit_sum(b, "time/foreign", t->n_foreign);
+        emit_sum(b, "time/foreign", t->n_foreign + t->n_deferred);
     } else {
         emit_sum(b, "time/gpu/min", t->st.min);
         emit_sum(b, "time/gpu/p10", t->st.p10);
@@ -541,6 +541,8 @@ static void emit_timing(const bench *b, const kg_timing *t)
         if (t->escaped)
             emit_sum(b, "time/escaped", t->escaped_s);
         emit_sum(b, "time/foreign", t->n_foreign);
+        if (t->n_deferred)
+            emit_sum(b, "time/deferred", t->n_deferred);
         emit_sum(b, "time/host/median", t->host_median_s);
         if (b->glue_n) {
             emit_sum(b, "time/host/glue", b->glue_sum / (double)b->glue_n);

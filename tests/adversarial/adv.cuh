@@ -192,6 +192,7 @@ ADV_LAUNCH(adv_legacy_stream);
 ADV_LAUNCH(adv_per_thread_stream);
 ADV_LAUNCH(adv_graph_elsewhere);
 ADV_LAUNCH(adv_host_thread);
+ADV_LAUNCH(adv_deferred_thread);
 // memory.cu
 ADV_LAUNCH(adv_oob_after);
 ADV_LAUNCH(adv_oob_before);

@@ -33,6 +33,10 @@
 //                                            launched on its own stream
 // host_thread        layer_norm bf16   1,2   a persistent host thread launches on   IMPOSSIBLE or     escaped-stream, or the output is not ready
 //                                            its own stream; launch returns at once INCORRECT         when compared
+// deferred_thread    layer_norm bf16   1,12  when the stream is held (timed), queues IMPOSSIBLE or    deferred work: the subject's records on the
+//                                            a marker and returns; a host thread    INCORRECT, and    timing stream between a sample's probe and
+//                                            queues the work on the given stream    time/deferred > 0 the next blocker (kg_trace_deferred), or a
+//                                            once the marker ran (after the probe)  at some preset    re-checked output not ready
 // oob_after          softmax fp16      fault correct + y[ROWS*COLS] = 0           INCORRECT         guard bytes after every tensor
 // oob_before         softmax fp16      fault correct + y[-1] = 0                  INCORRECT         guard bytes before every tensor
 // mutate             softmax fp16      6     correct, then flips the sign of x[0]   INCORRECT         input checksums around every call
@@ -94,6 +98,8 @@ static const kgate_kernel kernels[] = {
     LAYER_NORM("per_thread_stream", adv_per_thread_stream, "CHEAT: launches on cudaStreamPerThread"),
     LAYER_NORM("graph_elsewhere", adv_graph_elsewhere, "CHEAT: a CUDA graph launched on its own stream"),
     LAYER_NORM("host_thread", adv_host_thread, "CHEAT: a host thread launches on its own stream"),
+    LAYER_NORM("deferred_thread", adv_deferred_thread,
+               "CHEAT: a host thread queues the work on the given stream after the call returned"),
     // memory
     SOFTMAX("oob_after", adv_oob_after, "FAULT: writes one element past the end of y"),
     SOFTMAX("oob_before", adv_oob_before, "FAULT: writes the element before y[0]"),

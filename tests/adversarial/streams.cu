@@ -1,10 +1,12 @@
 // Exploit class 1 (EVALUATORS.md): the work runs somewhere the timing on the
 // given stream does not see. Every kernel here is an honest layer_norm
 // (bf16); only the stream it runs on is wrong.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <time.h>
 
 #include "adv.cuh"
 
@@ -165,4 +167,97 @@ ADV_LAUNCH(adv_host_thread)
     }
     w->cv.notify_one();
     return 0;
+}
+
+// deferred_thread: the work on the given stream, but queued after the call
+// returned. When the stream is held (it stays busy 500 us: kgate's blocker,
+// so this call is being timed), the launch queues only a marker kernel that
+// writes a sequence number to mapped host memory, and returns; a host thread
+// waits for the marker to run -- by then kgate has queued its end event and
+// probe behind this call -- and queues the layer_norm on the same stream,
+// between two samples, where no sample times it. Otherwise it is honest.
+namespace {
+struct deferred_job {
+    ln_job ln;
+    cudaStream_t s;
+    unsigned long long seq;
+};
+struct deferred_queue {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<deferred_job> q;
+    volatile unsigned long long *seen; // mapped: the marker's last sequence number
+    unsigned long long *seen_dev;
+};
+} // namespace
+
+__global__ void adv_marker(unsigned long long *seen, unsigned long long seq)
+{
+    *(volatile unsigned long long *)seen = seq;
+    __threadfence_system();
+}
+
+static void deferred_main(deferred_queue *w)
+{
+    for (;;) {
+        deferred_job j;
+        {
+            std::unique_lock<std::mutex> lock(w->mu);
+            w->cv.wait(lock, [w] { return !w->q.empty(); });
+            j = w->q.front();
+            w->q.pop_front();
+        }
+        cudaSetDevice(j.ln.device);
+        for (long spin = 0; *w->seen < j.seq && spin < 100000000L; spin++)
+            ; // the marker has not run: kgate's probe is not yet queued behind the call
+        adv_layer_norm_rows<bf16><<<(unsigned)j.ln.rows, ADV_THREADS, 0, j.s>>>(j.ln.x, j.ln.w, j.ln.b, j.ln.y,
+                                                                                  j.ln.cols, j.ln.eps);
+        cudaGetLastError();
+    }
+}
+
+static bool stream_held(cudaStream_t s)
+{
+    cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone)
+        return false;
+    for (int waited_us = 0; waited_us < 500; waited_us += 20) {
+        if (cudaStreamQuery(s) != cudaErrorNotReady)
+            return false;
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cudaGetLastError();
+    return true;
+}
+
+ADV_LAUNCH(adv_deferred_thread)
+{
+    ADV_EXPECT(3, 1);
+    static deferred_queue *w; // never freed: the thread outlives every static destructor
+    static unsigned long long seq;
+    cudaStream_t s = (cudaStream_t)stream;
+    if (adv_honest() || !stream_held(s))
+        return ln(in, out, p, s);
+    if (!w) {
+        unsigned long long *h = NULL;
+        if (cudaHostAlloc(&h, sizeof *h, cudaHostAllocMapped) != cudaSuccess)
+            return adv_launched(p);
+        *h = 0;
+        w = new deferred_queue;
+        w->seen = h;
+        if (cudaHostGetDevicePointer(&w->seen_dev, h, 0) != cudaSuccess)
+            return adv_launched(p);
+        std::thread(deferred_main, w).detach();
+    }
+    deferred_job j = {{(const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data,
+                       (bf16 *)out[0].data, adv_rows(&in[0]), adv_cols(&in[0]), adv_eps(p), in[0].device.device_id},
+                      s, ++seq};
+    adv_marker<<<1, 1, 0, s>>>(w->seen_dev, j.seq);
+    {
+        std::lock_guard<std::mutex> lock(w->mu);
+        w->q.push_back(j);
+    }
+    w->cv.notify_one();
+    return adv_launched(p);
 }
