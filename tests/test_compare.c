@@ -63,6 +63,17 @@ static const kg_compare_row *row(const kg_compare_row *rows, int n, const char *
     return NULL;
 }
 
+/* The rows of comparing a with b by the default rule. */
+static kg_compare_row *compared(const kg_report *a, const kg_report *b, int *n)
+{
+    kg_compare_cfg cfg;
+    kg_compare_defaults(&cfg);
+    kg_compare_row *rows = NULL;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_compare(a, b, &cfg, &rows, n, &e), 0);
+    return rows;
+}
+
 static void pairs_and_regressions(void **state)
 {
     (void)state;
@@ -83,12 +94,8 @@ static void pairs_and_regressions(void **state)
     add(&b, "broke", KG_V_INCORRECT, 0, 0, 0);
     add(&a, "gone", KG_V_SLOW, 5e-3, 4.9e-3, 5.1e-3);
     add(&b, "new", KG_V_OK, 50e-6, 49e-6, 51e-6);
-    kg_compare_cfg cfg;
-    kg_compare_defaults(&cfg);
-    kg_compare_row *rows;
     int n = 0;
-    kg_err e = {0, ""};
-    assert_int_equal(kg_compare(&a, &b, &cfg, &rows, &n, &e), 0);
+    kg_compare_row *rows = compared(&a, &b, &n);
     assert_int_equal(n, 7);
     assert_int_equal(row(rows, n, "same")->call, KG_COMPARE_SAME);
     assert_int_equal(row(rows, n, "slower_a_bit")->call, KG_COMPARE_SLOWER);
@@ -138,12 +145,8 @@ static void host_work_compares_the_time_judged(void **state)
     add(&a, "uncharged", KG_V_OK, 10e-6, 9.9e-6, 10.1e-6);
     add(&b, "uncharged", KG_V_OK, 10.1e-6, 10e-6, 10.2e-6);
     kg_result_set(&b.results[1], "time/judged", 10.1e-6); /* the GPU median: the interval is kept */
-    kg_compare_cfg cfg;
-    kg_compare_defaults(&cfg);
-    kg_compare_row *rows;
     int n = 0;
-    kg_err e = {0, ""};
-    assert_int_equal(kg_compare(&a, &b, &cfg, &rows, &n, &e), 0);
+    kg_compare_row *rows = compared(&a, &b, &n);
     const kg_compare_row *m = row(rows, n, "moved"), *u = row(rows, n, "uncharged");
     assert_int_equal(m->call, KG_COMPARE_SLOWER);
     assert_true(m->regression);
