@@ -94,40 +94,66 @@ static void foreign_work_anywhere_in_sampling(void **state)
 static void work_queued_after_the_call(void **state)
 {
     (void)state;
+    /* the real layout: the first sample without a probe (unprobed = 1 here,
+     * 3 in the timer), then probed ones */
     kg_trace_rec r[] = {
-        REC(0, 10, 7, "_Z6kernelA"),                 /* before sampling: not a sample's */
-        REC(100, 200, 7, "_Z12block_streamPViyPi"), /* sample 0 */
+        REC(1, 10, 7, "_Z6kernelA"),                  /* before sampling: not a sample's */
+        REC(20, 90, 7, "_Z12block_streamPViyPi"),    /* sample 0: no probe */
+        REC(91, 95, 7, "_Z6kernelA"),
+        REC(96, 99, 7, "_Z6kernelB"),                 /* in its window: timed */
+        REC(100, 200, 7, "_Z12block_streamPViyPi"), /* sample 1 */
         REC(203, 250, 7, "_Z6kernelA"),
         REC(305, 340, 7, "_Z11clock_probePyx"),
-        REC(341, 380, 7, "_Z6kernelB"),             /* deferred: sample 0 not re-checked */
+        REC(341, 380, 7, "_Z6kernelB"),             /* deferred: sample 1 not re-checked */
         REC(381, 382, 9, "_Z6kernelC"),             /* another stream: kg_trace_foreign's */
+        REC(383, 385, 7, "_Z16my_clock_probe_kv"),  /* a kernel of the subject's, not the probe */
         REC(390, 395, 7, "[memset]"),               /* the poison */
         REC(400, 450, 7, "_Z10read_flushPK5uint4mPj"),
-        REC(500, 600, 7, "_Z12block_streamPViyPi"), /* sample 1 */
+        REC(500, 600, 7, "_Z12block_streamPViyPi"), /* sample 2 */
         REC(602, 700, 7, "_Z6kernelA"),
         REC(710, 740, 7, "_Z11clock_probePyx"),
-        REC(741, 760, 7, "_Z8ref_relu"),            /* sample 1 was re-checked: its checks */
+        REC(741, 760, 7, "_Z8ref_relu"),            /* sample 2 was re-checked: its checks */
         REC(761, 770, 7, "[memcpy]"),
-        REC(800, 900, 7, "_Z12block_streamPViyPi"), /* sample 2, the last */
+        REC(800, 900, 7, "_Z12block_streamPViyPi"), /* sample 3, the last */
         REC(902, 950, 7, "_Z6kernelA"),
         REC(960, 970, 7, "_Z11clock_probePyx"),
         REC(980, 990, 7, "[memcpy]"),               /* deferred copy after the last sample */
     };
-    unsigned char checked[3] = {0, 1, 0};
-    assert_int_equal(kg_trace_deferred(r, 17, checked, 3), 2);
-    checked[0] = checked[2] = 1;
-    assert_int_equal(kg_trace_deferred(r, 17, checked, 3), 0);
-    assert_int_equal(kg_trace_deferred(r, 17, NULL, 3), 4); /* none re-checked */
-    /* a sample without a probe (the first three, escape-checked): its window
-     * runs to the next sample's blocker, so late work is in its span */
-    kg_trace_rec e[] = {
-        REC(100, 200, 7, "_Z12block_streamPViyPi"),
+    const int nr = (int)(sizeof r / sizeof r[0]);
+    unsigned char checked[4] = {0, 0, 1, 0};
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1), 3);
+    checked[1] = checked[3] = 1;
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1), 0);
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 1), 5); /* none re-checked */
+    /* samples cannot be told apart: nothing is looked for */
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 5, 1), -1); /* a blocker short */
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 0), -1); /* a probe short */
+    r[5].start = 0;                                             /* a record without its times */
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 1), -1);
+    assert_int_equal(kg_trace_deferred(r, 0, NULL, 0, 3), 0);
+}
+
+/* kgate's kernels are known by name mangled, demangled or bare; a kernel
+ * of the subject's whose name only contains one is the subject's. */
+static void kgates_kernels_by_name(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(100, 200, 7, "block_stream(volatile int*, unsigned long long"),
         REC(203, 250, 7, "_Z6kernelA"),
-        REC(300, 380, 7, "_Z6kernelB"),
-        REC(500, 600, 7, "_Z12block_streamPViyPi"),
+        REC(260, 300, 7, "_Z16my_clock_probe_kv"), /* the subject's: in the span */
+        REC(305, 340, 7, "clock_probe(unsigned long long*, long long)"),
+        REC(400, 450, 7, "_ZL10read_flushPK5uint4mPj"),
+        REC(500, 600, 7, "_Z12block_streamPViyPiPy"),
+        REC(602, 700, 7, "_Z6kernelA"),
+        REC(710, 740, 7, "_Z11clock_probePyx"),
     };
-    assert_int_equal(kg_trace_deferred(e, 4, NULL, 2), 0);
-    assert_int_equal(kg_trace_deferred(e, 0, NULL, 0), 0);
+    double s[2] = {1e-6, 1e-6};
+    int esc = 0;
+    assert_int_equal(kg_trace_split(r, 8, s, 2, &esc), 2);
+    assert_true(fabs(s[0] - 97e-9) < 1e-15); /* 203 .. 300 */
+    assert_true(fabs(s[1] - 98e-9) < 1e-15);
+    assert_int_equal(kg_trace_deferred(r, 8, NULL, 2, 0), 0);
 }
 
 static void fewer_samples_than_blockers(void **state)
@@ -153,6 +179,7 @@ int main(void)
         cmocka_unit_test(fewer_samples_than_blockers),
         cmocka_unit_test(foreign_work_anywhere_in_sampling),
         cmocka_unit_test(work_queued_after_the_call),
+        cmocka_unit_test(kgates_kernels_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

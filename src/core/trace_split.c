@@ -3,17 +3,31 @@
 
 #include <string.h>
 
+/* Whether a record is kgate's kernel `id` (gpu/timer.cu): its mangled name
+ * holds the length-prefixed identifier (_Z12block_stream...), or the name is
+ * the identifier itself, bare or demangled (block_stream(...)). A kernel
+ * called my_clock_probe (_Z14my_clock_probe...) is not the probe. */
+static int named(const kg_trace_rec *r, const char *mangled)
+{
+    const char *id = mangled + strspn(mangled, "0123456789");
+    size_t n = strlen(id);
+    return strstr(r->name, mangled) || (strncmp(r->name, id, n) == 0 && (r->name[n] == '\0' || r->name[n] == '('));
+}
+
+#define BLOCK_STREAM "12block_stream"
+#define CLOCK_PROBE "11clock_probe"
+#define READ_FLUSH "10read_flush"
+
 static int is_ours(const kg_trace_rec *r)
 {
-    return strstr(r->name, "block_stream") || strstr(r->name, "clock_probe") ||
-           strstr(r->name, "read_flush");
+    return named(r, BLOCK_STREAM) || named(r, CLOCK_PROBE) || named(r, READ_FLUSH);
 }
 
 int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, int *escaped)
 {
     int timed = 0, s = -1;
     for (int i = 0; i < nrec && s + 1 < n; i++) {
-        if (!strstr(rec[i].name, "block_stream"))
+        if (!named(&rec[i], BLOCK_STREAM))
             continue;
         s++;
         uint32_t stream = rec[i].stream;
@@ -48,7 +62,7 @@ int kg_trace_foreign(const kg_trace_rec *rec, int nrec)
     int have = 0, n = 0;
     uint32_t stream = 0;
     for (int i = 0; i < nrec && !have; i++)
-        if (strstr(rec[i].name, "block_stream")) {
+        if (named(&rec[i], BLOCK_STREAM)) {
             stream = rec[i].stream;
             have = 1;
         }
@@ -57,13 +71,39 @@ int kg_trace_foreign(const kg_trace_rec *rec, int nrec)
     return n;
 }
 
-int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n)
+/* Whether the trace has the shape kg_trace_deferred reads: on the timing
+ * stream, one blocker a sample and one probe a sample after the first
+ * `unprobed`, and no record without its times (a record CUPTI had not
+ * completed). Otherwise samples cannot be told apart, and what lies between
+ * two markers is not known to be between two samples. */
+static int well_formed(const kg_trace_rec *rec, int nrec, int n, int unprobed)
+{
+    int blockers = 0, probes = 0, have = 0;
+    uint32_t stream = 0;
+    for (int i = 0; i < nrec; i++) {
+        if (rec[i].start == 0 || rec[i].end < rec[i].start)
+            return 0;
+        if (named(&rec[i], BLOCK_STREAM) && !have) {
+            stream = rec[i].stream;
+            have = 1;
+        }
+        if (have && rec[i].stream == stream) {
+            blockers += named(&rec[i], BLOCK_STREAM);
+            probes += named(&rec[i], CLOCK_PROBE);
+        }
+    }
+    return blockers == n && probes == (n > unprobed ? n - unprobed : 0);
+}
+
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed)
 {
     int s = -1, gap = 0, count = 0, have = 0;
     uint32_t stream = 0;
+    if (!well_formed(rec, nrec, n, unprobed))
+        return -1;
     for (int i = 0; i < nrec; i++) {
         const kg_trace_rec *r = &rec[i];
-        if (strstr(r->name, "block_stream")) {
+        if (named(r, BLOCK_STREAM)) {
             if (!have) {
                 stream = r->stream;
                 have = 1;
@@ -76,7 +116,7 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *ch
         }
         if (!have || r->stream != stream)
             continue;
-        if (strstr(r->name, "clock_probe")) {
+        if (named(r, CLOCK_PROBE)) {
             gap = 1; /* the sample's window closed */
             continue;
         }

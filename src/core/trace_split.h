@@ -42,8 +42,15 @@ int kg_trace_foreign(const kg_trace_rec *rec, int nrec);
  * checks run there. Such a record is work the subject queued after its call
  * returned (from a thread of its own), which no sample times. A sample
  * without a probe (the escape-checked first ones) has no such gap: its
- * window runs to the next blocker. Returns how many. */
-int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n);
+ * window runs to the next blocker. Returns how many; -1, looking at
+ * nothing, when the trace is not one block_stream a sample on the timing
+ * stream and one clock_probe a sample after the first `unprobed` samples,
+ * or has a record without its times (a record lost or incomplete: samples
+ * could not be told apart). kgate's own kernels are known by their
+ * identifiers in their mangled names (_Z12block_stream..., 11clock_probe,
+ * 10read_flush) or as the whole bare or demangled name, here and in the two
+ * functions above: a kernel called my_clock_probe is not kgate's. */
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed);
 
 #ifdef __cplusplus
 }

@@ -85,6 +85,9 @@ static struct {
 } T;
 
 static const long long PROBE_CYCLES = 1 << 16;
+// The first samples are followed by a device-wide wait, not by a probe: work
+// left running after the end event shows as a busy device there.
+static const int ESCAPE_CHECKS = 3;
 
 static int timer_init(kg_err *err)
 {
@@ -258,7 +261,10 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     double *hosts = (double *)calloc((size_t)cap, sizeof(double));
     double *spans = (double *)calloc((size_t)cap, sizeof(double));
     unsigned char *checked = (unsigned char *)calloc((size_t)cap, 1); /* samples re-checked (verify) */
-    int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
+    // traced: CUPTI records every kernel and copy while sampling, and the
+    // samples can be told apart in them (the blocker stayed on); tracing:
+    // the records are there, for work on other streams, even when not
+    int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, tracing = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
     double t_start, gpu_s = 0, max_clock = 0;
     kg_trace_rec *rec = NULL;
@@ -305,12 +311,13 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             traced = 0;
         free(rec);
         rec = NULL;
+        tracing = traced;
     }
 
     kg_stop_init(&stopper, &cfg->stop);
     t_start = now_s();
     for (;;) {
-        int escape_check = n < 3;
+        int escape_check = n < ESCAPE_CHECKS;
         if (reset_persisting(s))
             o->n_persist_reset++;
         if (cfg->before && cfg->before(ctx, n % n_sets, st, err))
@@ -432,13 +439,22 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     }
     {
         int nk = 0;
-        if (traced) {
+        if (tracing) {
             kg_err terr = {0, ""};
             int esc = 0;
             if (kg_trace_take(&rec, &nrec, &terr) == 0) {
-                o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
+                /* work on other streams, whether or not the samples can be told
+                 * apart: a launch that once held the host past the blocker's
+                 * timeout turns the blocker off, not this check */
                 o->n_foreign = kg_trace_foreign(rec, nrec);
-                o->n_deferred = kg_trace_deferred(rec, nrec, checked, n);
+                if (traced) {
+                    o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
+                    int deferred = kg_trace_deferred(rec, nrec, checked, n, ESCAPE_CHECKS);
+                    o->n_deferred = deferred > 0 ? deferred : 0;
+                    if (deferred < 0 && !o->note[0])
+                        snprintf(o->note, sizeof o->note, "the trace was not one blocker a sample: work queued "
+                                                          "between samples not looked for");
+                }
                 if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0)
                     o->escaped = 1;
             }

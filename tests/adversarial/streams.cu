@@ -1,7 +1,6 @@
 // Exploit class 1 (EVALUATORS.md): the work runs somewhere the timing on the
 // given stream does not see. Every kernel here is an honest layer_norm
 // (bf16); only the stream it runs on is wrong.
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -170,8 +169,8 @@ ADV_LAUNCH(adv_host_thread)
 }
 
 // deferred_thread: the work on the given stream, but queued after the call
-// returned. When the stream is held (it stays busy 500 us: kgate's blocker,
-// so this call is being timed), the launch queues only a marker kernel that
+// returned. When the stream is held (it stays busy through 25 polls 20 us
+// apart, a millisecond or two: kgate's blocker, so this call is timed), the launch queues only a marker kernel that
 // writes a sequence number to mapped host memory, and returns; a host thread
 // waits for the marker to run -- by then kgate has queued its end event and
 // probe behind this call -- and queues the layer_norm on the same stream,
@@ -221,9 +220,11 @@ static bool stream_held(cudaStream_t s)
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(s, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone)
         return false;
-    for (int waited_us = 0; waited_us < 500; waited_us += 20) {
-        if (cudaStreamQuery(s) != cudaErrorNotReady)
+    for (int polls = 0; polls < 25; polls++) {
+        if (cudaStreamQuery(s) != cudaErrorNotReady) {
+            cudaGetLastError();
             return false;
+        }
         struct timespec ts = {0, 20 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -240,14 +241,14 @@ ADV_LAUNCH(adv_deferred_thread)
     if (adv_honest() || !stream_held(s))
         return ln(in, out, p, s);
     if (!w) {
-        unsigned long long *h = NULL;
-        if (cudaHostAlloc(&h, sizeof *h, cudaHostAllocMapped) != cudaSuccess)
+        unsigned long long *h = NULL, *hd = NULL;
+        if (cudaHostAlloc(&h, sizeof *h, cudaHostAllocMapped) != cudaSuccess ||
+            cudaHostGetDevicePointer(&hd, h, 0) != cudaSuccess)
             return adv_launched(p);
         *h = 0;
         w = new deferred_queue;
         w->seen = h;
-        if (cudaHostGetDevicePointer(&w->seen_dev, h, 0) != cudaSuccess)
-            return adv_launched(p);
+        w->seen_dev = hd;
         std::thread(deferred_main, w).detach();
     }
     deferred_job j = {{(const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data,
