@@ -33,7 +33,7 @@ test-sanitize: deps
 	@cmake -S . -B $(SAN_BUILD) $(CMAKE_FLAGS) -DCMAKE_C_COMPILER=clang -DKG_SANITIZE=ON -DKG_FUZZ=ON >/dev/null
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j 2 -L cpu
-	@for f in options shape event report ncu_csv; do \
+	@for f in options shape event report ncu_csv trace; do \
 	    d=$$(mktemp -d); cp tests/fuzz/$$f/* $$d/; \
 	    echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
 	    $(SAN_ENV) $(SAN_BUILD)/tests/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
