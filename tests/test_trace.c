@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -78,9 +79,10 @@ static void foreign_work_anywhere_in_sampling(void **state)
     kg_trace_split(r, 7, s, 2, &esc);
     assert_int_equal(esc, 0); /* the window rule alone misses it */
     assert_int_equal(kg_trace_foreign(r, 7), 2);
-    /* kgate's own kernels on another stream are not the subject's */
+    /* kgate queues its kernels on the timing stream only: one of their names
+     * on another stream is the subject's, work escaped all the same */
     kg_trace_rec ours[] = {REC(100, 200, 7, "block_stream"), REC(210, 220, 9, "read_flush")};
-    assert_int_equal(kg_trace_foreign(ours, 2), 0);
+    assert_int_equal(kg_trace_foreign(ours, 2), 1);
     /* without a blocker there is no timing stream to compare with */
     kg_trace_rec none[] = {REC(0, 10, 9, "kernel")};
     assert_int_equal(kg_trace_foreign(none, 1), 0);
@@ -128,8 +130,14 @@ static void work_queued_after_the_call(void **state)
     /* samples cannot be told apart: nothing is looked for */
     assert_int_equal(kg_trace_deferred(r, nr, NULL, 5, 1), -1); /* a blocker short */
     assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 0), -1); /* a probe short */
-    r[5].start = 0;                                             /* a record without its times */
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 1), -1);
+    /* more than kgate queued: the subject's kernels named like kgate's, or its
+     * work still running after the final synchronization */
+    kg_trace_rec named_like[sizeof r / sizeof r[0]];
+    memcpy(named_like, r, sizeof r);
+    snprintf(named_like[5].name, sizeof named_like[5].name, "clock_probe"); /* in sample 1's window */
+    assert_int_equal(kg_trace_deferred(named_like, nr, checked, 4, 1), 1);
+    r[nr - 1].start = 0; /* a record without its times */
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1), 1);
     assert_int_equal(kg_trace_deferred(r, 0, NULL, 0, 3), 0);
 }
 
@@ -141,7 +149,7 @@ static void kgates_kernels_by_name(void **state)
     kg_trace_rec r[] = {
         REC(100, 200, 7, "block_stream(volatile int*, unsigned long long"),
         REC(203, 250, 7, "_Z6kernelA"),
-        REC(260, 300, 7, "_Z16my_clock_probe_kv"), /* the subject's: in the span */
+        REC(260, 300, 7, "_ZN3evl10read_flushEv"), /* the subject's (a namespace's): in the span */
         REC(305, 340, 7, "clock_probe(unsigned long long*, long long)"),
         REC(400, 450, 7, "_ZL10read_flushPK5uint4mPj"),
         REC(500, 600, 7, "_Z12block_streamPViyPiPy"),

@@ -11,8 +11,10 @@ What is here: importing the candidate file and turning its KGATE_KERNELS
 into a C kernel table; a launch that wraps kgate's DLPack tensors as torch
 tensors (cached, zero-copy) and calls the callable on kgate's stream; and
 collect(), which copies a callable's returned tensors into kgate's output
-buffers outside any timed call, refusing a wrong type, shape, dtype or
-device with one line."""
+buffers outside any timed call, through torch's C entry points (_Raw),
+refusing with one line a wrong type, layout, shape, dtype or device and a
+view whose copy would do work; and the refusal of what a candidate leaves
+behind to run its code later (_left_behind)."""
 import contextlib
 import ctypes
 import gc
@@ -67,6 +69,10 @@ class Host:
                 self._torch()  # before any candidate code runs: _Raw
             except ImportError:
                 pass  # no torch in this interpreter: the candidate cannot patch it either
+            except Exception as e:  # a torch whose C entry points are not 2.x's: kgate's problem, not the file's
+                _abi.write_msg(msg, msg_size, f"kgate's worker host cannot use this torch "
+                                              f"({getattr(self.torch, '__version__', '?')}): {_one_line(e)}")
+                return 5
             # a candidate file kgate wrote (kgate kernelbench) is imported only as it wrote it
             mod = load_module(path, os.environ.get("KGATE_CANDIDATE_SHA256") or None)
             left = _left_behind(self.raw)
@@ -214,8 +220,8 @@ class Host:
                 return 1
             self._ready(self._torch().cuda.current_device())
             if self.lib_table is None:
-                self.lib_kernels = [Kernel(fn, op=self.problem.name, dtype=self.problem.dtype, name=nm, summary=sm)
-                                    for nm, fn, sm in self.problem.library_paths()]
+                self.lib_kernels = [Kernel(_dense(fn), op=self.problem.name, dtype=self.problem.dtype, name=nm,
+                                           summary=sm) for nm, fn, sm in self.problem.library_paths()]
                 self.lib_table = self._table(self.lib_kernels, "library")
             table_out[0] = ctypes.pointer(self.lib_table)
             return 0
@@ -335,7 +341,7 @@ class Host:
             if not ps:
                 _abi.write_msg(msg, msg_size, f"PyTorch has no call for {op} here")
                 return 1
-            ks = [Kernel(fn, op=op, dtype=dtype.decode(), name=nm, summary=sm, reads=reads)
+            ks = [Kernel(_dense(fn), op=op, dtype=dtype.decode(), name=nm, summary=sm, reads=reads)
                   for nm, fn, sm, reads in ps]
             self.lib_kernels.extend(ks)
             self.lib_table = self._table(ks)
@@ -366,17 +372,20 @@ class Host:
             # exact types only: a subclass's methods (__len__, __iter__,
             # __torch_function__) would run the candidate's code here, outside
             # the timed call (src/gpu/worker.c collect_outputs)
-            res = got if type(got) in (tuple, list) else (got,)
+            kind = type(got)  # `in` would compare with ==, which a metaclass may define
+            res = got if kind is tuple or kind is list else (got,)
             if len(res) != n_out:
                 _abi.write_msg(msg, msg_size, f"the callable returned {len(res)} value(s); "
                                               f"{k.op} has {n_out} output(s)")
                 return 1
-            for i, r in enumerate(res):
-                why = raw.refuse_result(i, r, self.tensor(outs[i]))
-                if why:
-                    _abi.write_msg(msg, msg_size, why)
-                    return 1
-            raw.copy_on(stream, outs[0].device.device_id, [(self.tensor(outs[i]), r) for i, r in enumerate(res)])
+            with raw.no_torch_function():  # torch.set_default_device's mode, the one allowed, sees nothing here
+                for i, r in enumerate(res):
+                    why = raw.refuse_result(i, r, self.tensor(outs[i]))
+                    if why:
+                        _abi.write_msg(msg, msg_size, why)
+                        return 1
+                raw.copy_on(stream, outs[0].device.device_id,
+                            [(self.tensor(outs[i]), r) for i, r in enumerate(res)])
             return 0
         except BaseException as e:
             _abi.write_msg(msg, msg_size, f"collecting the results: {type(e).__name__}: {_one_line(e)}")
@@ -396,11 +405,16 @@ class _Raw:
     interpreter (docs/security.md)."""
 
     def __init__(self, torch):
-        from torch.utils._device import DeviceContext  # torch.set_default_device's mode
+        from torch.utils import _device  # torch.set_default_device's mode
         C = self.C = torch._C
         tb, sb = C.TensorBase, C._CudaStreamBase
         self.Tensor = torch.Tensor
-        self.DeviceContext = DeviceContext
+        self.DeviceContext = _device.DeviceContext
+        # the mode is allowed only as torch wrote it: what it runs, kept as it was
+        self._device_mod = _device
+        self._device_parts = (_device.DeviceContext.__dict__.get("__torch_function__"),
+                              getattr(_device, "_device_constructors", None))
+        self.no_torch_function = C.DisableTorchFunction
         self.shape, self.dtype, self.device = tb.shape.__get__, tb.dtype.__get__, tb.device.__get__
         self.layout, self.is_nested = tb.layout.__get__, tb.is_nested.__get__
         self.strided = torch.strided
@@ -466,6 +480,12 @@ class _Raw:
         finally:
             self._set_grad(grad)
 
+    def device_mode_intact(self):
+        """Whether torch.set_default_device's mode still runs torch's own code."""
+        d, (tf, ctors) = self._device_mod, self._device_parts
+        return d.DeviceContext.__dict__.get("__torch_function__") is tf and \
+            getattr(d, "_device_constructors", None) is ctors
+
     def tables_changed(self):
         """The copy's operators whose dispatcher kernels changed since the
         snapshot (a kernel registered over them), or []."""
@@ -497,7 +517,12 @@ _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
 
 def _monitoring():
-    return tuple(sys.monitoring.get_tool(i) for i in range(6)) if hasattr(sys, "monitoring") else ()
+    """sys.monitoring's tools and the events each has on (Python 3.12 on; a
+    freed tool id may keep its events)."""
+    if not hasattr(sys, "monitoring"):
+        return ()
+    m = sys.monitoring
+    return tuple(m.get_tool(i) for i in range(6)) + tuple(m.get_events(i) for i in range(6))
 
 
 # The interpreter's hooks through which code runs later, as they were before
@@ -509,14 +534,27 @@ _TRACE, _PROFILE, _GC_CALLBACKS, _TOOLS = sys.gettrace(), sys.getprofile(), list
 _TIMERS_BASE = tuple(signal.getitimer(t) for t in _TIMERS)
 
 
+def _no_audit_hooks(event, _args):
+    """The worker host's audit hook, added before any candidate: a later
+    sys.addaudithook is refused (CPython drops a hook whose addition an
+    existing hook refuses), since an audit hook runs on events kgate's own
+    code raises (ctypes, open) outside the timed calls."""
+    if event == "sys.addaudithook":
+        raise RuntimeError("kgate's worker host takes no audit hooks")
+
+
+sys.addaudithook(_no_audit_hooks)
+
+
 def _hook_left():
     if sys.gettrace() is not _TRACE or sys.getprofile() is not _PROFILE:
         return "a Python trace or profile hook set (sys.settrace, sys.setprofile)"
     cbs = gc.callbacks
     if len(cbs) != len(_GC_CALLBACKS) or any(a is not b for a, b in zip(cbs, _GC_CALLBACKS)):
         return "a garbage collector callback added (gc.callbacks)"
-    if _TOOLS and any(a is not b for a, b in zip(_monitoring(), _TOOLS)):
-        return "a sys.monitoring tool registered"
+    # tool names by identity (a name is the candidate's object), events as the ints they are
+    if _TOOLS and any(a is not b if i < 6 else a != b for i, (a, b) in enumerate(zip(_monitoring(), _TOOLS))):
+        return "a sys.monitoring tool registered or its events set"
     for t, base in zip(_TIMERS, _TIMERS_BASE):
         if signal.getitimer(t) != base:
             return "an interval timer pending (signal.setitimer)"
@@ -538,7 +576,7 @@ def _left_behind(raw):
         return left
     C = raw.C
     for i in range(C._len_torch_function_stack()):
-        if type(C._get_function_stack_at(i)) is not raw.DeviceContext:
+        if type(C._get_function_stack_at(i)) is not raw.DeviceContext or not raw.device_mode_intact():
             return "a torch function mode active (torch.overrides.TorchFunctionMode)"
     if C._len_torch_dispatch_stack():
         return "a torch dispatch mode active (torch.utils._python_dispatch.TorchDispatchMode)"
@@ -563,6 +601,21 @@ def _jit_caches():
             os.unlink(probe)
         except OSError:
             os.environ[var] = os.path.join(tempfile.gettempdir(), var.lower())
+
+
+def _dense(fn):
+    """A library path whose results are made dense and contiguous inside its
+    timed call (SDPA's transposed view, a permute at a reference's end):
+    kgate copies only such results, and the library pays for its layout, as
+    a candidate does. A tuple-like result (a torch.return_types) becomes a
+    tuple."""
+    def call(*a, **kw):
+        y = fn(*a, **kw)
+        if isinstance(y, (tuple, list)):
+            return tuple(t.contiguous() if hasattr(t, "contiguous") else t for t in y)
+        return y.contiguous() if hasattr(y, "contiguous") else y
+    call.__name__ = getattr(fn, "__name__", "library")
+    return call
 
 
 class _Refused(Exception):

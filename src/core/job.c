@@ -1011,12 +1011,14 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
                  t, span);
     }
     if (r->flags & KG_FLAG(ESCAPED)) {
-        double deferred = 0;
+        double deferred = 0, foreign = 0;
         r->verdict = KG_V_IMPOSSIBLE;
+        kg_result_get(r, "time/foreign", &foreign);
         if (kg_result_get(r, "time/deferred", &deferred) && deferred > 0)
             snprintf(r->reason, sizeof r->reason,
-                     "work escaped the timed calls: %.0f kernel(s) or copies queued on the timing stream after "
-                     "a call returned, between samples", deferred);
+                     "work escaped the timed calls: %.0f kernel(s) or copies on the timing stream outside every "
+                     "sample (queued after a call returned, or named like kgate's own)%s",
+                     deferred, foreign > 0 ? ", and work on other streams" : "");
         else
             snprintf(r->reason, sizeof r->reason,
                      "work escaped the given stream: the device was still busy after the end event");

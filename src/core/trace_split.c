@@ -1,50 +1,71 @@
-/* Kernel trace -> per-sample GPU times (see trace_split.h). */
+/* Kernel trace -> per-sample GPU times, work on other streams, and work
+ * queued between samples (see trace_split.h). */
 #include "trace_split.h"
 
 #include <string.h>
 
-/* Whether a record is kgate's kernel `id` (gpu/timer.cu): its mangled name
- * holds the length-prefixed identifier (_Z12block_stream...), or the name is
- * the identifier itself, bare or demangled (block_stream(...)). A kernel
- * called my_clock_probe (_Z14my_clock_probe...) is not the probe. */
+/* Whether a record's name is kgate's kernel `id` (gpu/timer.cu): the mangled
+ * name _Z12block_stream... (or _ZL12... for internal linkage), or the bare or
+ * demangled name (block_stream, block_stream(...)). A kernel called
+ * my_clock_probe, or _ZN3evl10read_flushEv, is not kgate's. */
 static int named(const kg_trace_rec *r, const char *mangled)
 {
-    const char *id = mangled + strspn(mangled, "0123456789");
+    const char *id = mangled + strspn(mangled, "0123456789"), *p = r->name;
     size_t n = strlen(id);
-    return strstr(r->name, mangled) || (strncmp(r->name, id, n) == 0 && (r->name[n] == '\0' || r->name[n] == '('));
+    if (strncmp(p, "_Z", 2) == 0) {
+        p += 2 + (p[2] == 'L');
+        return strncmp(p, mangled, strlen(mangled)) == 0;
+    }
+    return strncmp(p, id, n) == 0 && (p[n] == '\0' || p[n] == '(');
 }
 
 #define BLOCK_STREAM "12block_stream"
 #define CLOCK_PROBE "11clock_probe"
 #define READ_FLUSH "10read_flush"
 
-static int is_ours(const kg_trace_rec *r)
+/* kgate queues its kernels on the timing stream only: one of the names on
+ * another stream is the subject's. */
+static int is_ours(const kg_trace_rec *r, uint32_t stream)
 {
-    return named(r, BLOCK_STREAM) || named(r, CLOCK_PROBE) || named(r, READ_FLUSH);
+    return r->stream == stream && (named(r, BLOCK_STREAM) || named(r, CLOCK_PROBE) || named(r, READ_FLUSH));
+}
+
+/* The timing stream: the first block_stream's; 0 in *have when none. */
+static uint32_t timing_stream(const kg_trace_rec *rec, int nrec, int *have)
+{
+    for (int i = 0; i < nrec; i++)
+        if (named(&rec[i], BLOCK_STREAM)) {
+            *have = 1;
+            return rec[i].stream;
+        }
+    *have = 0;
+    return 0;
 }
 
 int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, int *escaped)
 {
-    int timed = 0, s = -1;
-    for (int i = 0; i < nrec && s + 1 < n; i++) {
-        if (!named(&rec[i], BLOCK_STREAM))
+    int timed = 0, s = -1, have = 0;
+    uint32_t stream = timing_stream(rec, nrec, &have);
+    for (int i = 0; have && i < nrec && s + 1 < n; i++) {
+        if (rec[i].stream != stream || !named(&rec[i], BLOCK_STREAM))
             continue;
         s++;
-        uint32_t stream = rec[i].stream;
         uint64_t w0 = rec[i].end, w1 = UINT64_MAX, first = UINT64_MAX, last = 0;
         for (int j = i + 1; j < nrec; j++)
-            if (rec[j].stream == stream && is_ours(&rec[j])) {
+            if (is_ours(&rec[j], stream)) {
                 w1 = rec[j].start;
                 break;
             }
         int other = 0;
         for (int j = i + 1; j < nrec && rec[j].start < w1; j++) {
-            if (is_ours(&rec[j]) || rec[j].start < w0)
+            if (rec[j].start < w0)
                 continue;
             if (rec[j].stream != stream) {
                 other = 1;
                 continue;
             }
+            if (is_ours(&rec[j], stream))
+                continue;
             first = rec[j].start < first ? rec[j].start : first;
             last = rec[j].end > last ? rec[j].end : last;
         }
@@ -60,67 +81,48 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
 int kg_trace_foreign(const kg_trace_rec *rec, int nrec)
 {
     int have = 0, n = 0;
-    uint32_t stream = 0;
-    for (int i = 0; i < nrec && !have; i++)
-        if (named(&rec[i], BLOCK_STREAM)) {
-            stream = rec[i].stream;
-            have = 1;
-        }
+    uint32_t stream = timing_stream(rec, nrec, &have);
     for (int i = 0; have && i < nrec; i++)
-        n += !is_ours(&rec[i]) && rec[i].stream != stream;
+        n += rec[i].stream != stream;
     return n;
-}
-
-/* Whether the trace has the shape kg_trace_deferred reads: on the timing
- * stream, one blocker a sample and one probe a sample after the first
- * `unprobed`, and no record without its times (a record CUPTI had not
- * completed). Otherwise samples cannot be told apart, and what lies between
- * two markers is not known to be between two samples. */
-static int well_formed(const kg_trace_rec *rec, int nrec, int n, int unprobed)
-{
-    int blockers = 0, probes = 0, have = 0;
-    uint32_t stream = 0;
-    for (int i = 0; i < nrec; i++) {
-        if (rec[i].start == 0 || rec[i].end < rec[i].start)
-            return 0;
-        if (named(&rec[i], BLOCK_STREAM) && !have) {
-            stream = rec[i].stream;
-            have = 1;
-        }
-        if (have && rec[i].stream == stream) {
-            blockers += named(&rec[i], BLOCK_STREAM);
-            probes += named(&rec[i], CLOCK_PROBE);
-        }
-    }
-    return blockers == n && probes == (n > unprobed ? n - unprobed : 0);
 }
 
 int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed)
 {
-    int s = -1, gap = 0, count = 0, have = 0;
-    uint32_t stream = 0;
-    if (!well_formed(rec, nrec, n, unprobed))
-        return -1;
+    int have = 0, blockers = 0, probes = 0, unfinished = 0;
+    uint32_t stream = timing_stream(rec, nrec, &have);
+    if (!have)
+        return n > 0 ? -1 : 0;
+    /* the shape kgate queued: one blocker a sample, one probe a sample after
+     * the first `unprobed`; a record on the timing stream without its times
+     * is work still running after the final synchronization */
+    for (int i = 0; i < nrec; i++)
+        if (rec[i].stream == stream) {
+            blockers += named(&rec[i], BLOCK_STREAM);
+            probes += named(&rec[i], CLOCK_PROBE);
+            unfinished += rec[i].start == 0 || rec[i].end < rec[i].start;
+        }
+    int want = n > unprobed ? n - unprobed : 0;
+    int extra = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0) + unfinished;
+    if (extra)
+        return extra; /* more than kgate queued: the subject's, named like kgate's */
+    if (blockers < n || probes < want)
+        return -1; /* records lost: samples cannot be told apart */
+    int s = -1, gap = 0, count = 0;
     for (int i = 0; i < nrec; i++) {
         const kg_trace_rec *r = &rec[i];
+        if (r->stream != stream)
+            continue;
         if (named(r, BLOCK_STREAM)) {
-            if (!have) {
-                stream = r->stream;
-                have = 1;
-            }
-            if (r->stream == stream) {
-                s++;
-                gap = 0;
-            }
+            s++;
+            gap = 0;
             continue;
         }
-        if (!have || r->stream != stream)
-            continue;
         if (named(r, CLOCK_PROBE)) {
             gap = 1; /* the sample's window closed */
             continue;
         }
-        if (!gap || is_ours(r) || strcmp(r->name, "[memset]") == 0)
+        if (!gap || is_ours(r, stream) || strcmp(r->name, "[memset]") == 0)
             continue;
         if (!(checked && s >= 0 && s < n && checked[s]))
             count++;

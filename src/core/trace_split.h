@@ -41,15 +41,16 @@ int kg_trace_foreign(const kg_trace_rec *rec, int nrec);
  * sample it re-checked (checked[s] nonzero; checked may be NULL), whose
  * checks run there. Such a record is work the subject queued after its call
  * returned (from a thread of its own), which no sample times. A sample
- * without a probe (the escape-checked first ones) has no such gap: its
- * window runs to the next blocker. Returns how many; -1, looking at
- * nothing, when the trace is not one block_stream a sample on the timing
- * stream and one clock_probe a sample after the first `unprobed` samples,
- * or has a record without its times (a record lost or incomplete: samples
- * could not be told apart). kgate's own kernels are known by their
- * identifiers in their mangled names (_Z12block_stream..., 11clock_probe,
- * 10read_flush) or as the whole bare or demangled name, here and in the two
- * functions above: a kernel called my_clock_probe is not kgate's. */
+ * without a probe (the first `unprobed`, escape-checked) has no such gap:
+ * its window runs to the next blocker.
+ * Returns how many; when the timing stream holds more blockers or probes
+ * than kgate queued (one blocker a sample, one probe a sample after the
+ * first `unprobed`), or a record without its times (still running after the
+ * final synchronization), those records, the subject's; -1, looking at
+ * nothing, when it holds fewer (records lost: samples cannot be told apart).
+ * kgate's own kernels are known by name (_Z12block_stream..., or bare or
+ * demangled) and on the timing stream only, here and in the two functions
+ * above. */
 int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed);
 
 #ifdef __cplusplus

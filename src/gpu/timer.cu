@@ -479,7 +479,9 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             o->batched = 1;
             o->batch_n = bn;
         } else {
-            snprintf(o->note, sizeof o->note, "graph batch not measured: %.200s", berr.msg);
+            size_t used = strlen(o->note); /* after what the trace said, if anything */
+            snprintf(o->note + used, sizeof o->note - used, "%sgraph batch not measured: %.120s", used ? "; " : "",
+                     berr.msg);
         }
     }
 out:

@@ -310,6 +310,7 @@ class WorkerHostRunsNoCandidateCodeLater(unittest.TestCase):
         self.assertEqual(ran, [])
         self.assertEqual(y.tolist(), [-1.0, 2.0])  # the input, not its relu
         self.assertIs(raw.Tensor, torch.Tensor)
+        self.assertIs(raw._copy, torch._C.TensorBase.copy_)  # the C type's, not torch.Tensor's
         with self.assertRaises((TypeError, AttributeError)):
             torch._C.TensorBase.copy_ = None  # a C type: what _Raw keeps cannot be replaced
 
@@ -323,6 +324,87 @@ class WorkerHostRunsNoCandidateCodeLater(unittest.TestCase):
         finally:
             lib._destroy()
         self.assertEqual(self.raw.tables_changed(), [])
+
+    def collect(self, got):
+        """Host.collect of one returned value into a CPU output buffer of
+        four floats; (rc, message). A refusal returns before any copy, so
+        it runs here without a GPU."""
+        import ctypes
+
+        import kgate
+        from kgate import _abi
+        host = self.w.Host(None)
+        host.raw = self.raw
+        host.torch = torch
+        k = kgate.Kernel(abs, op="relu", dtype="fp32", name="k")
+        host.kernels = [k]
+        buf = torch.zeros(4)
+        shp = (ctypes.c_int64 * 1)(4)
+        out = (_abi.DLTensor * 1)()
+        out[0].data, out[0].device, out[0].ndim = buf.data_ptr(), _abi.DLDevice(1, 0), 1
+        out[0].dtype, out[0].shape = _abi.DLDataType(2, 32, 1), ctypes.cast(shp, ctypes.POINTER(ctypes.c_int64))
+        host.last[("k", out[0].data)] = got
+        kern = _abi.Kernel(b"k")
+        msg = ctypes.create_string_buffer(400)
+        rc = host.collect(None, ctypes.pointer(kern), out, 1, None, msg, 400)
+        return rc, msg.value.decode()
+
+    def test_collect_compares_the_returned_type_by_identity(self):
+        # `type(got) in (tuple, list)` compared with ==: a metaclass's __eq__ ran, and the
+        # object's __len__ and __iter__ after it, at read time
+        ran = []
+
+        class Meta(type):
+            def __eq__(cls, other):
+                ran.append("__eq__")
+                return True
+
+            __hash__ = type.__hash__
+
+        class Lazy(metaclass=Meta):
+            def __len__(self):
+                ran.append("__len__")
+                return 1
+
+            def __iter__(self):
+                ran.append("__iter__")
+                return iter([torch.ones(4)])
+
+        rc, msg = self.collect(Lazy())
+        self.assertEqual((rc, ran), (1, []))
+        self.assertIn("output 0 is a Lazy, not a torch.Tensor", msg)
+        rc, msg = self.collect(torch.ones(4).as_strided((4,), (0,)))  # a broadcast view
+        self.assertEqual(rc, 1)
+        self.assertIn("is a view", msg)
+
+    def test_the_default_device_mode_is_allowed_only_as_torch_wrote_it(self):
+        from torch.utils import _device
+        torch.set_default_device("cpu")
+        try:
+            self.assertIsNone(self.left())
+            with mock.patch.object(_device.DeviceContext, "__torch_function__", lambda *a, **kw: None):
+                self.assertIn("torch function mode", self.left())
+            with mock.patch.object(_device, "_device_constructors", lambda: set()):
+                self.assertIn("torch function mode", self.left())
+            self.assertIsNone(self.left())
+        finally:
+            torch.set_default_device(None)
+
+    def test_no_audit_hook_can_be_added(self):
+        ran = []
+        sys.addaudithook(lambda event, args: ran.append(event))  # refused, silently, by CPython
+        open(os.devnull).close()  # an audited event
+        self.assertEqual(ran, [])
+
+    def test_library_paths_return_dense_results(self):
+        # a library path's transposed view is made contiguous inside its call, where it is timed
+        f = self.w._dense(lambda x: x.t())
+        y = f(torch.randn(3, 5))
+        self.assertTrue(y.is_contiguous())
+        self.assertIsNone(self.raw.refuse_result(0, y, torch.zeros(5, 3)))
+        ys = self.w._dense(lambda x: torch.max(x, 0))(torch.randn(3, 5).t())
+        self.assertIs(type(ys), tuple)
+        self.assertTrue(all(t.is_contiguous() for t in ys))
 
     def test_results_whose_copy_would_compute_are_refused(self):
         raw = self.raw
