@@ -96,12 +96,16 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *ch
     /* the shape kgate queued: one blocker a sample, one probe a sample after
      * the first `unprobed`; a record on the timing stream without its times
      * is work still running after the final synchronization */
-    for (int i = 0; i < nrec; i++)
-        if (rec[i].stream == stream) {
-            blockers += named(&rec[i], BLOCK_STREAM);
-            probes += named(&rec[i], CLOCK_PROBE);
+    for (int i = 0; i < nrec; i++) {
+        if (rec[i].stream != stream)
+            continue;
+        if (named(&rec[i], BLOCK_STREAM))
+            blockers++;
+        else if (named(&rec[i], CLOCK_PROBE))
+            probes++;
+        else
             unfinished += rec[i].start == 0 || rec[i].end < rec[i].start;
-        }
+    }
     int want = n > unprobed ? n - unprobed : 0;
     int extra = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0) + unfinished;
     if (extra)
