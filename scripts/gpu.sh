@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -98,6 +98,28 @@ run_step() {
         # judges Triton kernels through Python workers instead of the C jobs
         log ab
         scripts/ab_bench.sh "$OUT/ab" "${AB_A:-.devbuild-a}" "$B"
+        ;;
+    glue)
+        # the Python worker host's glue a call (time/host/glue: the C-measured launch time
+        # less the callable's own; src/gpu/provider.h believes 25 us of it) for the
+        # Triton-JIT kernels at the small and large presets, GLUE_ROUNDS times
+        log glue
+        mkdir -p "$OUT/glue"
+        for r in $(seq "${GLUE_ROUNDS:-2}"); do
+            for sh in small large; do
+                timeout 150 "$B/kgate" check tests/python/triton_jit.py --shape $sh \
+                    --json "$OUT/glue/$sh-$r.json" >"$OUT/glue/$sh-$r.txt" 2>&1
+                echo "glue $sh round $r: exit $?"
+            done
+        done
+        python3 -c 'import glob, json, os, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    for r in json.load(open(f))["results"]:
+        s = r["summaries"]
+        if "time/host/glue" in s:
+            print("  %s %s: glue %.1f us, over 25 us %.2f, host %.1f us, gpu %.1f us, %s" % (os.path.basename(f), r["kernel"],
+                  s["time/host/glue"]["value"] * 1e6, s["time/host/glue_over"]["value"], s["time/host/median"]["value"] * 1e6,
+                  s["time/gpu/median"]["value"] * 1e6, r["verdict"]))' "$OUT/glue"
         ;;
     allowance)
         # the launch path's host allowance (core/verdict.h) in the gate of a Python
