@@ -63,6 +63,17 @@ static const kg_compare_row *row(const kg_compare_row *rows, int n, const char *
     return NULL;
 }
 
+/* What kg_compare_print writes into buf; *regressions, what it returns. */
+static void printed(const kg_report *a, const kg_report *b, const kg_compare_row *rows, int n, char *buf,
+                    size_t size, int *regressions)
+{
+    memset(buf, 0, size);
+    FILE *f = fmemopen(buf, size - 1, "w");
+    assert_non_null(f);
+    *regressions = kg_compare_print(a, b, rows, n, f);
+    fclose(f);
+}
+
 /* The rows of comparing a with b by the default rule. */
 static kg_compare_row *compared(const kg_report *a, const kg_report *b, int *n)
 {
@@ -109,20 +120,17 @@ static void pairs_and_regressions(void **state)
     assert_true(row(rows, n, "broke")->regression); /* OK -> INCORRECT */
     assert_int_equal(row(rows, n, "gone")->call, KG_COMPARE_ONLY_A);
     assert_int_equal(row(rows, n, "new")->call, KG_COMPARE_ONLY_B);
-    char buf[8192] = "";
-    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-    assert_int_equal(kg_compare_print(&a, &b, rows, n, f), 2);
-    fclose(f);
+    char buf[8192];
+    int regressions = 0;
+    printed(&a, &b, rows, n, buf, sizeof buf, &regressions);
+    assert_int_equal(regressions, 2);
     assert_non_null(strstr(buf, "across GPUs: B/A compares the same kernels on two devices"));
     assert_null(strstr(buf, "the gates differ"));
     assert_non_null(strstr(buf, "OK -> INCORRECT  REGRESSION"));
     assert_non_null(strstr(buf, "2 SLOWER, 1 SAME, 1 AMBIGUOUS, 1 UNTIMED, 1 ONLY-A, 1 ONLY-B; 2 regression(s)"));
     /* B judged with a Python candidate's host allowance: said once, above the rows */
     b.gate.host_allowance = KG_HOST_ALLOWANCE_PYTHON_S;
-    memset(buf, 0, sizeof buf);
-    f = fmemopen(buf, sizeof buf - 1, "w");
-    kg_compare_print(&a, &b, rows, n, f);
-    fclose(f);
+    printed(&a, &b, rows, n, buf, sizeof buf, &regressions);
     assert_non_null(strstr(buf, "the gates differ: A e_ok 0.80, rho_ok 0.50, host allowance 50 us; B 0.80, 0.50, "
                                 "100 us: a verdict may change with the gate alone\n"));
     free(rows);
@@ -156,10 +164,10 @@ static void host_work_compares_the_time_judged(void **state)
     assert_int_equal(u->call, KG_COMPARE_SAME);
     assert_false(u->charged_b);
     assert_true(u->tb_lo == 10e-6 && u->tb_hi == 10.2e-6);
-    char buf[4096] = "";
-    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-    assert_int_equal(kg_compare_print(&a, &b, rows, n, f), 1);
-    fclose(f);
+    char buf[4096];
+    int regressions = 0;
+    printed(&a, &b, rows, n, buf, sizeof buf, &regressions);
+    assert_int_equal(regressions, 1);
     assert_non_null(strstr(buf, "1.000 ms*"));
     assert_non_null(strstr(buf, "* host work charged: the time judged"));
     free(rows);

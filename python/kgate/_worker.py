@@ -427,8 +427,7 @@ class _Raw:
         self._tables = {op: self._dump(op) for op in ("aten::copy_", "aten::_copy_from")}
         ef = getattr(getattr(C, "_dynamo", None), "eval_frame", None)
         self.eval_frame = getattr(ef, "get_eval_frame_callback", None)
-        self.eval_frame_base = id(self.eval_frame()) if self.eval_frame else 0
-        self._eval_frame_keep = self.eval_frame() if self.eval_frame else None
+        self.eval_frame_base = self.eval_frame() if self.eval_frame else None
         self.from_dlpack = C._from_dlpack
         self._get_stream, self._set_stream = C._cuda_getCurrentStream, C._cuda_setStream
         self._get_device, self._set_device = C._cuda_getDevice, C._cuda_setDevice
@@ -580,7 +579,7 @@ def _left_behind(raw):
             return "a torch function mode active (torch.overrides.TorchFunctionMode)"
     if C._len_torch_dispatch_stack():
         return "a torch dispatch mode active (torch.utils._python_dispatch.TorchDispatchMode)"
-    if raw.eval_frame is not None and id(raw.eval_frame()) != raw.eval_frame_base:
+    if raw.eval_frame is not None and raw.eval_frame() is not raw.eval_frame_base:
         return "TorchDynamo's frame callback set (torch._C._dynamo.eval_frame)"
     return None
 

@@ -10,12 +10,11 @@
  * my_clock_probe, or _ZN3evl10read_flushEv, is not kgate's. */
 static int named(const kg_trace_rec *r, const char *mangled)
 {
-    const char *id = mangled + strspn(mangled, "0123456789"), *p = r->name;
+    const char *p = r->name;
+    if (strncmp(p, "_Z", 2) == 0)
+        return strncmp(p + 2 + (p[2] == 'L'), mangled, strlen(mangled)) == 0;
+    const char *id = mangled + strspn(mangled, "0123456789");
     size_t n = strlen(id);
-    if (strncmp(p, "_Z", 2) == 0) {
-        p += 2 + (p[2] == 'L');
-        return strncmp(p, mangled, strlen(mangled)) == 0;
-    }
     return strncmp(p, id, n) == 0 && (p[n] == '\0' || p[n] == '(');
 }
 
@@ -126,8 +125,8 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *ch
             gap = 1; /* the sample's window closed */
             continue;
         }
-        if (!gap || is_ours(r, stream) || strcmp(r->name, "[memset]") == 0)
-            continue;
+        if (!gap || named(r, READ_FLUSH) || strcmp(r->name, "[memset]") == 0)
+            continue; /* kgate's flush and the poison */
         if (!(checked && s >= 0 && s < n && checked[s]))
             count++;
     }

@@ -121,24 +121,44 @@ struct ln_job {
     float eps;
     int device;
 };
-struct ln_queue {
+// jobs handed from a launch to a host thread of the candidate's
+template <typename T> struct job_queue {
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<ln_job> q;
+    std::deque<T> q;
+    void push(const T &j)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            q.push_back(j);
+        }
+        cv.notify_one();
+    }
+    T pop()
+    {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [this] { return !q.empty(); });
+        T j = q.front();
+        q.pop_front();
+        return j;
+    }
 };
+typedef job_queue<ln_job> ln_queue;
 } // namespace
+
+static ln_job ln_job_of(const DLTensor *in, DLTensor *out, const kgate_params *p)
+{
+    ln_job j = {(const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data,
+                (bf16 *)out[0].data, adv_rows(&in[0]), adv_cols(&in[0]), adv_eps(p),
+                in[0].device.device_id};
+    return j;
+}
 
 static void host_thread_main(ln_queue *w)
 {
     cudaStream_t s = NULL;
     for (;;) {
-        ln_job j;
-        {
-            std::unique_lock<std::mutex> lock(w->mu);
-            w->cv.wait(lock, [w] { return !w->q.empty(); });
-            j = w->q.front();
-            w->q.pop_front();
-        }
+        ln_job j = w->pop();
         cudaSetDevice(j.device);
         if (!s && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
             continue;
@@ -157,14 +177,7 @@ ADV_LAUNCH(adv_host_thread)
         w = new ln_queue;
         std::thread(host_thread_main, w).detach();
     }
-    ln_job j = {(const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data,
-                (bf16 *)out[0].data, adv_rows(&in[0]), adv_cols(&in[0]), adv_eps(p),
-                in[0].device.device_id};
-    {
-        std::lock_guard<std::mutex> lock(w->mu);
-        w->q.push_back(j);
-    }
-    w->cv.notify_one();
+    w->push(ln_job_of(in, out, p));
     return 0;
 }
 
@@ -181,10 +194,7 @@ struct deferred_job {
     cudaStream_t s;
     unsigned long long seq;
 };
-struct deferred_queue {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<deferred_job> q;
+struct deferred_queue : job_queue<deferred_job> {
     volatile unsigned long long *seen; // mapped: the marker's last sequence number
     unsigned long long *seen_dev;
 };
@@ -199,13 +209,7 @@ __global__ void adv_marker(unsigned long long *seen, unsigned long long seq)
 static void deferred_main(deferred_queue *w)
 {
     for (;;) {
-        deferred_job j;
-        {
-            std::unique_lock<std::mutex> lock(w->mu);
-            w->cv.wait(lock, [w] { return !w->q.empty(); });
-            j = w->q.front();
-            w->q.pop_front();
-        }
+        deferred_job j = w->pop();
         cudaSetDevice(j.ln.device);
         for (long spin = 0; *w->seen < j.seq && spin < 100000000L; spin++)
             ; // the marker has not run: kgate's probe is not yet queued behind the call
@@ -251,14 +255,8 @@ ADV_LAUNCH(adv_deferred_thread)
         w->seen_dev = hd;
         std::thread(deferred_main, w).detach();
     }
-    deferred_job j = {{(const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data,
-                       (bf16 *)out[0].data, adv_rows(&in[0]), adv_cols(&in[0]), adv_eps(p), in[0].device.device_id},
-                      s, ++seq};
+    deferred_job j = {ln_job_of(in, out, p), s, ++seq};
     adv_marker<<<1, 1, 0, s>>>(w->seen_dev, j.seq);
-    {
-        std::lock_guard<std::mutex> lock(w->mu);
-        w->q.push_back(j);
-    }
-    w->cv.notify_one();
+    w->push(j);
     return adv_launched(p);
 }
