@@ -8,9 +8,10 @@
 //            at 32768 columns: one block per SM).
 // v2 fast:   one 512-thread block per row; the row is loaded once with 16-byte
 //            streaming loads and stays packed in registers (16 registers at
-//            32768 fp16 columns), max and sum by warp-shuffle reductions, one
-//            16-byte store per 8 outputs. Unaligned or longer rows take a plain
-//            three-pass kernel.
+//            32768 fp16 columns, 64 at 32768 fp32 ones), max and sum by
+//            warp-shuffle reductions, one 16-byte store per 16 bytes of output.
+//            Unaligned or longer rows (over 32768 fp32 or fp16 columns) take a
+//            plain three-pass kernel.
 #include "common.cuh"
 
 // ---------------------------------------------------------------- v1 naive
@@ -157,7 +158,8 @@ static int sm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     constexpr int E = 16 / sizeof(T);
     int nvec = cols / E;
     bool aligned = cols % E == 0 && (((uintptr_t)x | (uintptr_t)y) & 15) == 0;
-    if (!aligned || nvec > 8 * 512)
+    constexpr int VMAX = sizeof(T) == 4 ? 16 : 8; // 16 spills for the 2-byte types
+    if (!aligned || nvec > VMAX * 512)
         sm_v2_generic<T><<<rows, 512, 0, s>>>(x, y, cols);
     else if (nvec <= 512)
         sm_v2_kernel<T, 1><<<rows, 512, 0, s>>>(x, y, cols);
@@ -165,8 +167,10 @@ static int sm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
         sm_v2_kernel<T, 2><<<rows, 512, 0, s>>>(x, y, cols);
     else if (nvec <= 2048)
         sm_v2_kernel<T, 4><<<rows, 512, 0, s>>>(x, y, cols);
-    else
+    else if (nvec <= 4096)
         sm_v2_kernel<T, 8><<<rows, 512, 0, s>>>(x, y, cols);
+    else
+        sm_v2_kernel<T, VMAX><<<rows, 512, 0, s>>>(x, y, cols);
     KG_KERNEL_LAUNCHED(p);
     return 0;
 }

@@ -36,9 +36,11 @@ lib_disturbed)
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/throttled","value":2}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/foreign","value":0}'
+    ev '{"ev":"timing","subject":"lib","path":"cudnn-softmax","stop":"noise","escaped":false,"throttled":2,"note":"graph batch not measured: x"}'
     ev '{"ev":"subject","subject":"best","path":"softmax_v2_fp16","note":"bundled"}'
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/foreign","value":3}'
+    ev '{"ev":"timing","subject":"best","path":"softmax_v2_fp16","stop":"noise","escaped":true,"throttled":0,"note":"3 record(s) on other streams, the first _Z4side"}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 lib_negative_foreign)
     ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'

@@ -183,6 +183,8 @@ static void ok_events_become_a_result(void **state)
     assert_int_equal(run_mode("lib_disturbed", KG_JOB_LIBRARY, 10, &dummy, &other, &e), 0);
     assert_true(other.disturbed == 5);
     assert_true(other.foreign == 3); /* of them, work on other streams: that library is not used */
+    /* the note of the timing that saw it, for baseline_note; not the one before */
+    assert_string_equal(other.timing_note, "3 record(s) on other streams, the first _Z4side");
     assert_true(other.paths[0].t == 2e-4 && other.best_t == 5e-5);
     assert_int_equal(run_mode("lib_negative_foreign", KG_JOB_LIBRARY, 10, &dummy, &other, &e), KG_EXIT_ENV);
     assert_non_null(strstr(e.msg, "a negative or missing value for 'time/foreign'"));

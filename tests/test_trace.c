@@ -78,14 +78,21 @@ static void foreign_work_anywhere_in_sampling(void **state)
     int esc = 0;
     kg_trace_split(r, 7, s, 2, &esc);
     assert_int_equal(esc, 0); /* the window rule alone misses it */
-    assert_int_equal(kg_trace_foreign(r, 7), 2);
+    int first = 0;
+    assert_int_equal(kg_trace_foreign(r, 7, &first), 2);
+    assert_int_equal(first, 2); /* the first named: the side stream's kernel */
+    /* a record without its times still says where it ran */
+    r[6].start = r[6].end = 0;
+    assert_int_equal(kg_trace_foreign(r, 7, NULL), 2);
     /* kgate queues its kernels on the timing stream only: one of their names
      * on another stream is the subject's, work escaped all the same */
     kg_trace_rec ours[] = {REC(100, 200, 7, "block_stream"), REC(210, 220, 9, "read_flush")};
-    assert_int_equal(kg_trace_foreign(ours, 2), 1);
+    assert_int_equal(kg_trace_foreign(ours, 2, &first), 1);
+    assert_int_equal(first, 1);
     /* without a blocker there is no timing stream to compare with */
     kg_trace_rec none[] = {REC(0, 10, 9, "kernel")};
-    assert_int_equal(kg_trace_foreign(none, 1), 0);
+    assert_int_equal(kg_trace_foreign(none, 1, &first), 0);
+    assert_int_equal(first, -1);
 }
 
 /* The subject's work queued on the timing stream after its call returned
@@ -123,22 +130,35 @@ static void work_queued_after_the_call(void **state)
     };
     const int nr = (int)(sizeof r / sizeof r[0]);
     unsigned char checked[4] = {0, 0, 1, 0};
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1), 3);
+    int first = 0;
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, &first), 3);
+    assert_int_equal(first, 7); /* kernelB after sample 1's probe */
     checked[1] = checked[3] = 1;
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1), 0);
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 1), 5); /* none re-checked */
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, &first), 0);
+    assert_int_equal(first, -1);
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 1, NULL), 5); /* none re-checked */
     /* samples cannot be told apart: nothing is looked for */
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 5, 1), -1); /* a blocker short */
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 0), -1); /* a probe short */
-    /* more than kgate queued: the subject's kernels named like kgate's, or its
-     * work still running after the final synchronization */
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 5, 1, &first), -1); /* a blocker short */
+    assert_int_equal(first, -1);
+    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 0, NULL), -1); /* a probe short */
+    /* more than kgate queued: the subject's kernels named like kgate's */
     kg_trace_rec named_like[sizeof r / sizeof r[0]];
     memcpy(named_like, r, sizeof r);
     snprintf(named_like[5].name, sizeof named_like[5].name, "clock_probe"); /* in sample 1's window */
-    assert_int_equal(kg_trace_deferred(named_like, nr, checked, 4, 1), 1);
-    r[nr - 1].start = 0; /* a record without its times */
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1), 1);
-    assert_int_equal(kg_trace_deferred(r, 0, NULL, 0, 3), 0);
+    assert_int_equal(kg_trace_deferred(named_like, nr, checked, 4, 1, &first), 1);
+    assert_true(first >= 0 && strcmp(named_like[first].name, "_Z11clock_probePyx") == 0);
+    /* a record CUPTI gave without its times (a forced flush just after the
+     * work completed) says nothing of when it ran: not counted, whether
+     * kgate's or not, and counted apart */
+    assert_int_equal(kg_trace_timeless(r, nr), 0);
+    r[nr - 1].start = 0;   /* the copy after the last sample */
+    r[11].end = r[11].start - 1; /* a flush (kgate's) */
+    assert_int_equal(kg_trace_timeless(r, nr), 2);
+    checked[3] = 0;
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, NULL), 0);
+    r[12].start = 0; /* sample 2's blocker: one blocker short, samples not told apart */
+    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, NULL), -1);
+    assert_int_equal(kg_trace_deferred(r, 0, NULL, 0, 3, NULL), 0);
 }
 
 /* kgate's kernels are known by name mangled, demangled or bare; a kernel
@@ -161,7 +181,7 @@ static void kgates_kernels_by_name(void **state)
     assert_int_equal(kg_trace_split(r, 8, s, 2, &esc), 2);
     assert_true(fabs(s[0] - 97e-9) < 1e-15); /* 203 .. 300 */
     assert_true(fabs(s[1] - 98e-9) < 1e-15);
-    assert_int_equal(kg_trace_deferred(r, 8, NULL, 2, 0), 0);
+    assert_int_equal(kg_trace_deferred(r, 8, NULL, 2, 0, NULL), 0);
 }
 
 static void fewer_samples_than_blockers(void **state)

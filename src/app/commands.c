@@ -962,8 +962,8 @@ static void judge_kernel(const kg_options *o, kg_result *r, const target *t, con
                  lib_seen->n);
     else if (lib_foreign)
         snprintf(r->baseline_note, sizeof r->baseline_note,
-                 "not used: %.0f kernel(s) or copies ran on other streams of the library job while it was timed",
-                 lib->foreign);
+                 "not used: %.0f kernel(s) or copies ran beside the library job's timed calls%s%.160s%s",
+                 lib->foreign, lib->timing_note[0] ? " (" : "", lib->timing_note, lib->timing_note[0] ? ")" : "");
     if (!o->verify_only) {
         if (lib_age >= 0)
             kg_result_set(r, "lib/cache/age", lib_age);

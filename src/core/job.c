@@ -420,6 +420,7 @@ typedef struct job_state {
     char crash[1024];
     char seen[KG_MAX_SUMMARIES][48]; /* the kernel's summaries so far: each may come once */
     int n_seen;
+    double lib_foreign_noted; /* lib->foreign at the last library timing event */
 } job_state;
 
 static kg_libpath *lib_path(kg_libref *lib, const char *name)
@@ -593,6 +594,10 @@ static int on_line(void *ud, const char *line)
                 r->flags |= KG_FLAG(NOISY);
             if (e.text[0] && !r->detail[0])
                 snprintf(r->detail, sizeof r->detail, "%s", e.text);
+        } else if (js->lib) { /* the note of the first library timing that saw foreign work */
+            if (js->lib->foreign > js->lib_foreign_noted && e.text[0] && !js->lib->timing_note[0])
+                snprintf(js->lib->timing_note, sizeof js->lib->timing_note, "%s", e.text);
+            js->lib_foreign_noted = js->lib->foreign;
         }
         break;
     case KG_EV_KERNEL:

@@ -71,6 +71,9 @@ typedef struct kg_libref {
     double foreign;      /* of disturbed, the kernels and copies on other streams (time/foreign):
                           * a candidate's code loaded in the library job (a problem's file) at
                           * work beside it; such library times are not used (app/commands.c) */
+    char timing_note[160]; /* the note of the first library path whose timing saw foreign work
+                            * (gpu/timer.h: the record first seen; what a first timing saw when
+                            * it was timed again), for baseline_note */
     int others;          /* other processes seen on the GPU around the job (core/others.h; set by
                           * the command that ran it), -1 when it was not watched (no NVML, or a
                           * listing failed): not kept either way */

@@ -18,6 +18,13 @@ static int named(const kg_trace_rec *r, const char *mangled)
     return strncmp(p, id, n) == 0 && (p[n] == '\0' || p[n] == '(');
 }
 
+/* A record CUPTI gave without its times: a forced flush right after the
+ * work completed can return one (its buffer not yet complete). */
+static int timeless(const kg_trace_rec *r)
+{
+    return r->start == 0 || r->end < r->start;
+}
+
 #define BLOCK_STREAM "12block_stream"
 #define CLOCK_PROBE "11clock_probe"
 #define READ_FLUSH "10read_flush"
@@ -57,7 +64,7 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
             }
         int other = 0;
         for (int j = i + 1; j < nrec && rec[j].start < w1; j++) {
-            if (rec[j].start < w0)
+            if (rec[j].start < w0 || timeless(&rec[j]))
                 continue;
             if (rec[j].stream != stream) {
                 other = 1;
@@ -77,44 +84,65 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
     return timed;
 }
 
-int kg_trace_foreign(const kg_trace_rec *rec, int nrec)
+int kg_trace_foreign(const kg_trace_rec *rec, int nrec, int *first)
 {
     int have = 0, n = 0;
     uint32_t stream = timing_stream(rec, nrec, &have);
+    if (first)
+        *first = -1;
     for (int i = 0; have && i < nrec; i++)
-        n += rec[i].stream != stream;
+        if (rec[i].stream != stream) {
+            if (first && *first < 0)
+                *first = i;
+            n++;
+        }
     return n;
 }
 
-int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed)
+int kg_trace_timeless(const kg_trace_rec *rec, int nrec)
 {
-    int have = 0, blockers = 0, probes = 0, unfinished = 0;
+    int n = 0;
+    for (int i = 0; i < nrec; i++)
+        n += timeless(&rec[i]);
+    return n;
+}
+
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed,
+                      int *first)
+{
+    int have = 0, blockers = 0, probes = 0, first_extra = -1;
     uint32_t stream = timing_stream(rec, nrec, &have);
+    if (first)
+        *first = -1;
     if (!have)
         return n > 0 ? -1 : 0;
     /* the shape kgate queued: one blocker a sample, one probe a sample after
-     * the first `unprobed`; a record on the timing stream without its times
-     * is work still running after the final synchronization */
+     * the first `unprobed` */
     for (int i = 0; i < nrec; i++) {
-        if (rec[i].stream != stream)
+        if (rec[i].stream != stream || timeless(&rec[i]))
             continue;
         if (named(&rec[i], BLOCK_STREAM))
             blockers++;
         else if (named(&rec[i], CLOCK_PROBE))
             probes++;
         else
-            unfinished += rec[i].start == 0 || rec[i].end < rec[i].start;
+            continue;
+        if (blockers > n || probes > (n > unprobed ? n - unprobed : 0))
+            first_extra = first_extra < 0 ? i : first_extra; /* the first beyond what kgate queued */
     }
     int want = n > unprobed ? n - unprobed : 0;
-    int extra = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0) + unfinished;
-    if (extra)
-        return extra; /* more than kgate queued: the subject's, named like kgate's */
+    int extra = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0);
+    if (extra) { /* more than kgate queued: the subject's, named like kgate's */
+        if (first)
+            *first = first_extra;
+        return extra;
+    }
     if (blockers < n || probes < want)
         return -1; /* records lost: samples cannot be told apart */
     int s = -1, gap = 0, count = 0;
     for (int i = 0; i < nrec; i++) {
         const kg_trace_rec *r = &rec[i];
-        if (r->stream != stream)
+        if (r->stream != stream || timeless(r))
             continue;
         if (named(r, BLOCK_STREAM)) {
             s++;
@@ -127,8 +155,11 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *ch
         }
         if (!gap || named(r, READ_FLUSH) || strcmp(r->name, "[memset]") == 0)
             continue; /* kgate's flush and the poison */
-        if (!(checked && s >= 0 && s < n && checked[s]))
+        if (!(checked && s >= 0 && s < n && checked[s])) {
+            if (first && count == 0)
+                *first = i;
             count++;
+        }
     }
     return count;
 }

@@ -1,6 +1,7 @@
 // The timing engine: cold samples behind a blocking kernel, SM clock per
 // sample, escape detection, graph batching for tiny subjects.
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,20 @@ static double kept_median(const double *samples, double *vals, int n, int positi
         if (samples[i] >= 0 && (!positive || vals[i] > 0))
             vals[m++] = vals[i];
     return kg_stats_compute(vals, m, &st) == 0 ? st.median : 0;
+}
+
+// Appends one clause to the timing's note ("; " between clauses), cut at its size.
+__attribute__((format(printf, 2, 3))) static void note_add(kg_timing *o, const char *fmt, ...)
+{
+    size_t used = strnlen(o->note, sizeof o->note);
+    if (used + 3 >= sizeof o->note)
+        return;
+    if (used)
+        used += (size_t)snprintf(o->note + used, sizeof o->note - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->note + used, sizeof o->note - used, fmt, ap);
+    va_end(ap);
 }
 
 extern "C" void kg_timer_defaults(kg_timer_cfg *c)
@@ -379,7 +394,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             blocker = 0;
             traced = 0; // samples can no longer be told apart in the trace
             samples[n] = -1;
-            snprintf(o->note, sizeof o->note, "launch blocks the host: timed without the blocking kernel");
+            note_add(o, "launch blocks the host: timed without the blocking kernel");
         } else if (clock > 0 && clock < cfg->throttle_frac * fmax(max_clock, T.clock_ref_mhz)) {
             // Throttled: drop the sample and let the GPU recover (nvbench's rule).
             o->n_throttled++;
@@ -446,15 +461,24 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 /* work on other streams, whether or not the samples can be told
                  * apart: a launch that once held the host past the blocker's
                  * timeout turns the blocker off, not this check */
-                o->n_foreign = kg_trace_foreign(rec, nrec);
+                int first_foreign = -1, first_deferred = -1, timeless = kg_trace_timeless(rec, nrec);
+                o->n_foreign = kg_trace_foreign(rec, nrec, &first_foreign);
+                if (first_foreign >= 0)
+                    note_add(o, "%d record(s) on other streams, the first %.40s", o->n_foreign,
+                             rec[first_foreign].name);
                 if (traced) {
                     o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
-                    int deferred = kg_trace_deferred(rec, nrec, checked, n, ESCAPE_CHECKS);
+                    int deferred = kg_trace_deferred(rec, nrec, checked, n, ESCAPE_CHECKS, &first_deferred);
                     o->n_deferred = deferred > 0 ? deferred : 0;
-                    if (deferred < 0 && !o->note[0])
-                        snprintf(o->note, sizeof o->note, "the trace was not one blocker a sample: work queued "
-                                                          "between samples not looked for");
+                    if (deferred < 0)
+                        note_add(o, "the trace was not one blocker a sample: work queued between samples not "
+                                    "looked for");
+                    else if (first_deferred >= 0)
+                        note_add(o, "%d record(s) on the timing stream outside the samples, the first %.40s",
+                                 deferred, rec[first_deferred].name);
                 }
+                if (timeless) /* said, not judged (trace_split.h) */
+                    note_add(o, "%d trace record(s) without their times", timeless);
                 if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0)
                     o->escaped = 1;
             }
@@ -479,9 +503,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             o->batched = 1;
             o->batch_n = bn;
         } else {
-            size_t used = strlen(o->note); /* after what the trace said, if anything */
-            snprintf(o->note + used, sizeof o->note - used, "%sgraph batch not measured: %.120s", used ? "; " : "",
-                     berr.msg);
+            note_add(o, "graph batch not measured: %.120s", berr.msg);
         }
     }
 out:

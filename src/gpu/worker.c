@@ -849,12 +849,26 @@ static int run_subject(bench *b, kg_err *err)
             tc.verify = verify_cb;
             tc.verify_seed = secret_seed();
         }
-        if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
-            /* a fault of the subject inside the timed loop surfaces as a
-             * failed CUDA call of the timer: the context is then broken */
-            if (err->code == KG_EXIT_ENV && cudaDeviceSynchronize() != cudaSuccess)
-                err->code = KG_EXIT_FAIL;
-            return err->code;
+        /* a library path (kgate's, trusted) whose timing saw other work in
+         * its process is timed once more before its time is given up: a
+         * problem's file, loaded beside it, would disturb both; a kernel is
+         * timed once, since what it did is what is judged */
+        char again[230] = ""; /* what the first timing saw, when there was a second */
+        for (int tries = kernel ? 1 : 2;; tries--) {
+            if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
+                /* a fault of the subject inside the timed loop surfaces as a
+                 * failed CUDA call of the timer: the context is then broken */
+                if (err->code == KG_EXIT_ENV && cudaDeviceSynchronize() != cudaSuccess)
+                    err->code = KG_EXIT_FAIL;
+                return err->code;
+            }
+            if (tries <= 1 || tm.n_foreign + tm.n_deferred == 0)
+                break;
+            snprintf(again, sizeof again, "timed again after %.200s", tm.note);
+        }
+        if (again[0]) {
+            size_t used = strnlen(tm.note, sizeof tm.note);
+            snprintf(tm.note + used, sizeof tm.note - used, "%s%s", used ? "; " : "", again);
         }
         emit_timing(b, &tm);
         if (kernel && tm.verify_failed) {

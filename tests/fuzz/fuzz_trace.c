@@ -71,14 +71,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int s = 0; s < n; s++)
         if (samples[s] != before[s] && !(before[s] >= 0 && samples[s] > 0))
             abort();
-    int foreign = kg_trace_foreign(rec, nrec);
-    if (foreign < 0 || foreign > nrec)
+    int first = 0;
+    int foreign = kg_trace_foreign(rec, nrec, &first);
+    if (foreign < 0 || foreign > nrec || first < -1 || first >= nrec || (foreign > 0) != (first >= 0))
+        abort();
+    int timeless = kg_trace_timeless(rec, nrec);
+    if (timeless < 0 || timeless > nrec)
         abort();
     for (int unprobed = 0; unprobed <= 3; unprobed += 3) {
-        int deferred = kg_trace_deferred(rec, nrec, checked, n, unprobed);
-        if (deferred < -1 || deferred > nrec)
+        int deferred = kg_trace_deferred(rec, nrec, checked, n, unprobed, &first);
+        if (deferred < -1 || deferred > nrec || first < -1 || first >= nrec || (deferred > 0) != (first >= 0))
             abort();
-        if (kg_trace_deferred(rec, nrec, NULL, n, unprobed) < deferred)
+        if (kg_trace_deferred(rec, nrec, NULL, n, unprobed, NULL) < deferred)
             abort(); /* re-checked samples only take records away */
     }
     return 0;
