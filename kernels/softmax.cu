@@ -7,11 +7,11 @@
 //            serially (RC0a), and the whole row cached in shared memory (128 KB
 //            at 32768 columns: one block per SM).
 // v2 fast:   one 512-thread block per row; the row is loaded once with 16-byte
-//            streaming loads and stays packed in registers (16 registers at
-//            32768 fp16 columns, 64 at 32768 fp32 ones), max and sum by
+//            streaming loads and stays packed in registers (32 registers at
+//            32768 fp16 or bf16 columns, 64 at 32768 fp32 ones), max and sum by
 //            warp-shuffle reductions, one 16-byte store per 16 bytes of output.
-//            Unaligned or longer rows (over 32768 fp32 or fp16 columns) take a
-//            plain three-pass kernel.
+//            Unaligned or longer rows (over 32768 columns of any of the three
+//            dtypes) take a plain three-pass kernel.
 #include "common.cuh"
 
 // ---------------------------------------------------------------- v1 naive

@@ -31,12 +31,13 @@ library)
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 lib_disturbed)
-    # library timing that dropped throttled samples and saw work on other streams
+    # library timing that dropped throttled samples, was timed again, and saw work on other streams
     ev '{"ev":"subject","subject":"lib","path":"cudnn-softmax","note":"fake library"}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/gpu/median","value":2e-4}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/throttled","value":2}'
     ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/foreign","value":0}'
-    ev '{"ev":"timing","subject":"lib","path":"cudnn-softmax","stop":"noise","escaped":false,"throttled":2,"note":"graph batch not measured: x"}'
+    ev '{"ev":"sum","subject":"lib","path":"cudnn-softmax","name":"time/retimed","value":1}'
+    ev '{"ev":"timing","subject":"lib","path":"cudnn-softmax","stop":"noise","escaped":false,"throttled":2,"note":"graph batch not measured: x; timed again after 1 record(s) on other streams, the first [memcpy]"}'
     ev '{"ev":"subject","subject":"best","path":"softmax_v2_fp16","note":"bundled"}'
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/gpu/median","value":5e-5}'
     ev '{"ev":"sum","subject":"best","path":"softmax_v2_fp16","name":"time/foreign","value":3}'

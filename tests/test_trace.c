@@ -19,7 +19,7 @@ static void spans_between_markers(void **state)
     (void)state;
     /* two samples on stream 7: flush, blocker, two subject kernels, probe */
     kg_trace_rec r[] = {
-        REC(0, 100, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(1, 100, 7, "_Z10read_flushPK5uint4mPj"), /* CUPTI times are never 0: 0 is a missing one */
         REC(100, 200, 7, "_Z12block_streamPViyPi"),
         REC(203, 250, 7, "_Z6kernelA"),
         REC(251, 300, 7, "_Z6kernelB"),
@@ -95,6 +95,15 @@ static void foreign_work_anywhere_in_sampling(void **state)
     assert_int_equal(first, -1);
 }
 
+/* kg_trace_deferred over what the timer queues: n samples, the first
+ * `unprobed` without a probe, a read flush before each sample. */
+static int deferred(const kg_trace_rec *r, int nr, int n, int unprobed, const unsigned char *checked,
+                    kg_trace_deferral *why)
+{
+    kg_trace_plan plan = {n, unprobed, n, checked};
+    return kg_trace_deferred(r, nr, &plan, why);
+}
+
 /* The subject's work queued on the timing stream after its call returned
  * (a thread of its own) lands between a sample's probe and the next
  * sample's blocker, where no sample times it: counted, except after a
@@ -103,62 +112,110 @@ static void foreign_work_anywhere_in_sampling(void **state)
 static void work_queued_after_the_call(void **state)
 {
     (void)state;
-    /* the real layout: the first sample without a probe (unprobed = 1 here,
-     * 3 in the timer), then probed ones */
+    /* the real layout: a flush before each sample, the first sample without
+     * a probe (unprobed = 1 here, 3 in the timer), then probed ones */
     kg_trace_rec r[] = {
-        REC(1, 10, 7, "_Z6kernelA"),                  /* before sampling: not a sample's */
-        REC(20, 90, 7, "_Z12block_streamPViyPi"),    /* sample 0: no probe */
+        REC(1, 10, 7, "_Z6kernelA"),                 /* 0: before sampling: not a sample's */
+        REC(12, 18, 7, "_Z10read_flushPK5uint4mPj"), /* 1 */
+        REC(20, 90, 7, "_Z12block_streamPViyPi"),    /* 2: sample 0, no probe */
         REC(91, 95, 7, "_Z6kernelA"),
-        REC(96, 99, 7, "_Z6kernelB"),                 /* in its window: timed */
-        REC(100, 200, 7, "_Z12block_streamPViyPi"), /* sample 1 */
+        REC(96, 97, 7, "_Z6kernelB"),                /* 4: in its window: timed */
+        REC(98, 99, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(100, 200, 7, "_Z12block_streamPViyPi"),  /* 6: sample 1 */
         REC(203, 250, 7, "_Z6kernelA"),
         REC(305, 340, 7, "_Z11clock_probePyx"),
-        REC(341, 380, 7, "_Z6kernelB"),             /* deferred: sample 1 not re-checked */
-        REC(381, 382, 9, "_Z6kernelC"),             /* another stream: kg_trace_foreign's */
-        REC(383, 385, 7, "_Z16my_clock_probe_kv"),  /* a kernel of the subject's, not the probe */
-        REC(390, 395, 7, "[memset]"),               /* the poison */
-        REC(400, 450, 7, "_Z10read_flushPK5uint4mPj"),
-        REC(500, 600, 7, "_Z12block_streamPViyPi"), /* sample 2 */
+        REC(341, 380, 7, "_Z6kernelB"),              /* 9: deferred: sample 1 not re-checked */
+        REC(381, 382, 9, "_Z6kernelC"),              /* another stream: kg_trace_foreign's */
+        REC(383, 385, 7, "_Z16my_clock_probe_kv"),   /* 11: a kernel of the subject's, not the probe */
+        REC(390, 395, 7, "[memset]"),                /* the poison */
+        REC(400, 450, 7, "_Z10read_flushPK5uint4mPj"), /* 13 */
+        REC(500, 600, 7, "_Z12block_streamPViyPi"),  /* 14: sample 2 */
         REC(602, 700, 7, "_Z6kernelA"),
         REC(710, 740, 7, "_Z11clock_probePyx"),
-        REC(741, 760, 7, "_Z8ref_relu"),            /* sample 2 was re-checked: its checks */
+        REC(741, 760, 7, "_Z8ref_relu"),             /* 17: sample 2 was re-checked: its checks */
         REC(761, 770, 7, "[memcpy]"),
-        REC(800, 900, 7, "_Z12block_streamPViyPi"), /* sample 3, the last */
+        REC(780, 790, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(800, 900, 7, "_Z12block_streamPViyPi"),  /* 20: sample 3, the last */
         REC(902, 950, 7, "_Z6kernelA"),
         REC(960, 970, 7, "_Z11clock_probePyx"),
-        REC(980, 990, 7, "[memcpy]"),               /* deferred copy after the last sample */
+        REC(980, 990, 7, "[memcpy]"),                /* 23: deferred copy after the last sample */
     };
     const int nr = (int)(sizeof r / sizeof r[0]);
     unsigned char checked[4] = {0, 0, 1, 0};
-    int first = 0;
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, &first), 3);
-    assert_int_equal(first, 7); /* kernelB after sample 1's probe */
+    kg_trace_deferral why;
+    assert_int_equal(deferred(r, nr, 4, 1, checked, &why), 3);
+    assert_int_equal(why.gaps, 3);
+    assert_int_equal(why.first, 9); /* kernelB after sample 1's probe */
+    assert_int_equal(why.named_like + why.timeless, 0);
     checked[1] = checked[3] = 1;
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, &first), 0);
-    assert_int_equal(first, -1);
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 1, NULL), 5); /* none re-checked */
-    /* samples cannot be told apart: nothing is looked for */
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 5, 1, &first), -1); /* a blocker short */
-    assert_int_equal(first, -1);
-    assert_int_equal(kg_trace_deferred(r, nr, NULL, 4, 0, NULL), -1); /* a probe short */
-    /* more than kgate queued: the subject's kernels named like kgate's */
-    kg_trace_rec named_like[sizeof r / sizeof r[0]];
-    memcpy(named_like, r, sizeof r);
-    snprintf(named_like[5].name, sizeof named_like[5].name, "clock_probe"); /* in sample 1's window */
-    assert_int_equal(kg_trace_deferred(named_like, nr, checked, 4, 1, &first), 1);
-    assert_true(first >= 0 && strcmp(named_like[first].name, "_Z11clock_probePyx") == 0);
-    /* a record CUPTI gave without its times (a forced flush just after the
-     * work completed) says nothing of when it ran: not counted, whether
-     * kgate's or not, and counted apart */
+    assert_int_equal(deferred(r, nr, 4, 1, checked, &why), 0);
+    assert_int_equal(why.first, -1);
+    assert_int_equal(deferred(r, nr, 4, 1, NULL, &why), 5); /* none re-checked */
+    /* fewer than kgate queued: samples cannot be told apart, nothing is looked for */
+    assert_int_equal(deferred(r, nr, 5, 1, NULL, &why), -1); /* a blocker short */
+    assert_int_equal(why.first, -1);
+    assert_int_equal(deferred(r, nr, 4, 0, NULL, &why), -1); /* a probe short */
+    kg_trace_plan more_flushes = {4, 1, 5, NULL};
+    assert_int_equal(kg_trace_deferred(r, nr, &more_flushes, &why), -1); /* a flush short */
+
+    /* more than kgate queued: the subject's kernels named like kgate's. A
+     * probe's name inside a window would end the sample there; a flush's
+     * name in a gap would pass for kgate's flush */
+    kg_trace_rec like[sizeof r / sizeof r[0]];
+    memcpy(like, r, sizeof r);
+    snprintf(like[7].name, sizeof like[7].name, "clock_probe");
+    assert_int_equal(deferred(like, nr, 4, 1, checked, &why), 1);
+    assert_int_equal(why.named_like, 1);
+    assert_int_equal(why.first, -1); /* which one is the subject's is not told */
+    memcpy(like, r, sizeof r);
+    snprintf(like[9].name, sizeof like[9].name, "_Z10read_flushPf");
+    assert_int_equal(deferred(like, nr, 4, 1, checked, &why), 1);
+    assert_int_equal(why.named_like, 1);
+
+    /* a record CUPTI gave without its times (work still running at a forced
+     * flush): one of the subject's on the timing stream may have run between
+     * samples, so it is counted; kgate's are counted by name, left out of
+     * the gaps */
     assert_int_equal(kg_trace_timeless(r, nr), 0);
-    r[nr - 1].start = 0;   /* the copy after the last sample */
-    r[11].end = r[11].start - 1; /* a flush (kgate's) */
-    assert_int_equal(kg_trace_timeless(r, nr), 2);
-    checked[3] = 0;
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, NULL), 0);
-    r[12].start = 0; /* sample 2's blocker: one blocker short, samples not told apart */
-    assert_int_equal(kg_trace_deferred(r, nr, checked, 4, 1, NULL), -1);
-    assert_int_equal(kg_trace_deferred(r, 0, NULL, 0, 3, NULL), 0);
+    memcpy(like, r, sizeof r);
+    like[23].start = like[23].end = 0;
+    assert_int_equal(kg_trace_timeless(like, nr), 1);
+    assert_int_equal(deferred(like, nr, 4, 1, checked, &why), 1);
+    assert_int_equal(why.timeless, 1);
+    assert_int_equal(why.gaps, 0);
+    memcpy(like, r, sizeof r);
+    like[13].end = like[13].start - 1; /* a flush of kgate's */
+    like[22].start = 0;                /* the last probe */
+    assert_int_equal(kg_trace_timeless(like, nr), 2);
+    assert_int_equal(deferred(like, nr, 4, 1, checked, &why), 0);
+    assert_int_equal(why.timeless, 0);
+    like[9].start = 0; /* the subject's kernelB as well */
+    assert_int_equal(deferred(like, nr, 4, 1, checked, &why), 1);
+    assert_int_equal(why.timeless, 1);
+    assert_int_equal(deferred(r, 0, 0, 3, NULL, &why), 0);
+}
+
+/* A blocker or probe of kgate's without its times cannot be placed: the
+ * samples keep their event times. */
+static void kgates_record_without_times(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(0, 0, 7, "_Z12block_streamPViyPi"), /* sorted first: its times are missing */
+        REC(100, 200, 7, "_Z12block_streamPViyPi"),
+        REC(203, 250, 7, "_Z6kernelA"),
+        REC(305, 340, 7, "_Z11clock_probePyx"),
+        REC(500, 600, 7, "_Z6kernelA"),
+        REC(710, 740, 7, "_Z11clock_probePyx"),
+    };
+    double s[2] = {1e-6, 2e-6};
+    int esc = 0;
+    assert_int_equal(kg_trace_split(r, 6, s, 2, &esc), 0);
+    assert_true(s[0] == 1e-6 && s[1] == 2e-6);
+    r[0].end = 90; /* with its times it is sample 0's */
+    r[0].start = 20;
+    assert_int_equal(kg_trace_split(r, 6, s, 2, &esc), 1); /* sample 0 ran no kernel */
+    assert_true(s[0] == 1e-6 && fabs(s[1] - 47e-9) < 1e-15);
 }
 
 /* kgate's kernels are known by name mangled, demangled or bare; a kernel
@@ -181,7 +238,9 @@ static void kgates_kernels_by_name(void **state)
     assert_int_equal(kg_trace_split(r, 8, s, 2, &esc), 2);
     assert_true(fabs(s[0] - 97e-9) < 1e-15); /* 203 .. 300 */
     assert_true(fabs(s[1] - 98e-9) < 1e-15);
-    assert_int_equal(kg_trace_deferred(r, 8, NULL, 2, 0, NULL), 0);
+    kg_trace_plan plan = {2, 0, 1, NULL}; /* one flush: sample 1's */
+    kg_trace_deferral why;
+    assert_int_equal(kg_trace_deferred(r, 8, &plan, &why), 0);
 }
 
 static void fewer_samples_than_blockers(void **state)
@@ -207,6 +266,7 @@ int main(void)
         cmocka_unit_test(fewer_samples_than_blockers),
         cmocka_unit_test(foreign_work_anywhere_in_sampling),
         cmocka_unit_test(work_queued_after_the_call),
+        cmocka_unit_test(kgates_record_without_times),
         cmocka_unit_test(kgates_kernels_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -541,8 +541,10 @@ static int on_line(void *ud, const char *line)
             double *dst = NULL;
             kg_libpath *p = e.subject == KG_SUBJ_LIB ? lib_path(js->lib, e.path) : NULL;
             int median = strcmp(e.name, "time/gpu/median") == 0;
-            if (strcmp(e.name, "time/throttled") == 0 || strcmp(e.name, "time/foreign") == 0) {
-                /* what disturbed the library's timing: such a measurement is not cached */
+            if (strcmp(e.name, "time/throttled") == 0 || strcmp(e.name, "time/foreign") == 0 ||
+                strcmp(e.name, "time/retimed") == 0) {
+                /* what disturbed the library's timing (a first timing, timed again): such a
+                 * measurement is not cached */
                 if (!(e.value >= 0 && e.value < 1e9))
                     stop = violate(js, "a negative or missing value for '%s'", e.name);
                 else {

@@ -64,9 +64,10 @@ typedef struct kg_libref {
     char best_name[96];
     char best_note[256]; /* why there is no bundled time, when there is none */
     double job_wall_s, job_startup_s; /* its worker: spawn to exit, spawn to hello */
-    double disturbed;    /* timing samples the job dropped for a low SM clock, and kgate's own
-                          * kernels or copies on other streams while sampling (time/throttled,
-                          * time/foreign; other processes' work is not visible): a measurement
+    double disturbed;    /* timing samples the job dropped for a low SM clock, kernels or copies
+                          * of its own process on other streams or between samples, and paths
+                          * timed a second time after such work (time/throttled, time/foreign,
+                          * time/retimed; other processes' work is not visible): a measurement
                           * core/lib_cache.h does not keep */
     double foreign;      /* of disturbed, the kernels and copies on other streams (time/foreign):
                           * a candidate's code loaded in the library job (a problem's file) at

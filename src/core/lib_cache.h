@@ -28,8 +28,9 @@
  *     towards agreement when made within max_age or KG_LIBCACHE_AGREE_WINDOW,
  *     whichever is longer;
  *   - a library job is not stored at all (kg_libcache_unfit) when its
- *     timing dropped throttled samples or saw kgate's own work on other
- *     streams (work of other processes is not visible to it: the agreement
+ *     timing dropped throttled samples, saw work of its own process on
+ *     other streams or between samples, or had to be timed again after
+ *     such work (work of other processes is not visible to it: the agreement
  *     rule is what guards against a passing load), when NVML listed another
  *     process on the GPU around it or it was not watched (kg_libref.others:
  *     no NVML, a listing failed), when a path failed its

@@ -18,8 +18,8 @@ static int named(const kg_trace_rec *r, const char *mangled)
     return strncmp(p, id, n) == 0 && (p[n] == '\0' || p[n] == '(');
 }
 
-/* A record CUPTI gave without its times: a forced flush right after the
- * work completed can return one (its buffer not yet complete). */
+/* A record CUPTI gave without its times: a forced flush can return one
+ * for work not yet complete. */
 static int timeless(const kg_trace_rec *r)
 {
     return r->start == 0 || r->end < r->start;
@@ -52,6 +52,9 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
 {
     int timed = 0, s = -1, have = 0;
     uint32_t stream = timing_stream(rec, nrec, &have);
+    for (int i = 0; have && i < nrec; i++)
+        if (is_ours(&rec[i], stream) && timeless(&rec[i]))
+            return 0; /* a blocker or probe out of place: the windows cannot be told; event times stay */
     for (int i = 0; have && i < nrec && s + 1 < n; i++) {
         if (rec[i].stream != stream || !named(&rec[i], BLOCK_STREAM))
             continue;
@@ -107,43 +110,42 @@ int kg_trace_timeless(const kg_trace_rec *rec, int nrec)
     return n;
 }
 
-int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed,
-                      int *first)
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *plan, kg_trace_deferral *d)
 {
-    int have = 0, blockers = 0, probes = 0, first_extra = -1;
+    int have = 0, blockers = 0, probes = 0, flushes = 0;
+    const int n = plan->n, want = n > plan->unprobed ? n - plan->unprobed : 0;
     uint32_t stream = timing_stream(rec, nrec, &have);
-    if (first)
-        *first = -1;
+    memset(d, 0, sizeof *d);
+    d->first = -1;
     if (!have)
         return n > 0 ? -1 : 0;
     /* the shape kgate queued: one blocker a sample, one probe a sample after
-     * the first `unprobed` */
+     * the first `unprobed`, plan->flushes flushes; kgate's records are
+     * counted by name whether or not they have their times */
     for (int i = 0; i < nrec; i++) {
-        if (rec[i].stream != stream || timeless(&rec[i]))
+        const kg_trace_rec *r = &rec[i];
+        if (r->stream != stream)
             continue;
-        if (named(&rec[i], BLOCK_STREAM))
+        if (named(r, BLOCK_STREAM))
             blockers++;
-        else if (named(&rec[i], CLOCK_PROBE))
+        else if (named(r, CLOCK_PROBE))
             probes++;
-        else
-            continue;
-        if (blockers > n || probes > (n > unprobed ? n - unprobed : 0))
-            first_extra = first_extra < 0 ? i : first_extra; /* the first beyond what kgate queued */
+        else if (named(r, READ_FLUSH))
+            flushes++;
+        else if (timeless(r))
+            d->timeless++; /* when it ran cannot be told: possibly between samples */
     }
-    int want = n > unprobed ? n - unprobed : 0;
-    int extra = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0);
-    if (extra) { /* more than kgate queued: the subject's, named like kgate's */
-        if (first)
-            *first = first_extra;
-        return extra;
-    }
-    if (blockers < n || probes < want)
+    d->named_like = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0) +
+                    (flushes > plan->flushes ? flushes - plan->flushes : 0);
+    if (d->named_like || d->timeless) /* the gaps cannot be trusted to be kgate's */
+        return d->named_like + d->timeless;
+    if (blockers < n || probes < want || flushes < plan->flushes)
         return -1; /* records lost: samples cannot be told apart */
-    int s = -1, gap = 0, count = 0;
+    int s = -1, gap = 0;
     for (int i = 0; i < nrec; i++) {
         const kg_trace_rec *r = &rec[i];
         if (r->stream != stream || timeless(r))
-            continue;
+            continue; /* kgate's, counted above */
         if (named(r, BLOCK_STREAM)) {
             s++;
             gap = 0;
@@ -154,12 +156,12 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *ch
             continue;
         }
         if (!gap || named(r, READ_FLUSH) || strcmp(r->name, "[memset]") == 0)
-            continue; /* kgate's flush and the poison */
-        if (!(checked && s >= 0 && s < n && checked[s])) {
-            if (first && count == 0)
-                *first = i;
-            count++;
+            continue; /* kgate's flush (as many as it queued) and the poison */
+        if (!(plan->checked && s >= 0 && s < n && plan->checked[s])) {
+            if (d->gaps == 0)
+                d->first = i;
+            d->gaps++;
         }
     }
-    return count;
+    return d->gaps;
 }

@@ -24,7 +24,8 @@ typedef struct kg_trace_rec {
 
 /* rec: records sorted by start. samples[0..n): event times in seconds, or
  * negative for dropped samples (left alone). Replaces each sample's time by
- * its kernel span where the sample has kernels; returns how many it replaced.
+ * its kernel span where the sample has kernels; returns how many it replaced
+ * (0, replacing none, when a blocker or probe of kgate's has no times).
  * *escaped counts samples with subject kernels on other streams. */
 int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, int *escaped);
 
@@ -35,34 +36,50 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
  * there is no block_stream record. */
 int kg_trace_foreign(const kg_trace_rec *rec, int nrec, int *first);
 
+/* What kgate queued on the timing stream while sampling: n samples, each
+ * one blocker, one probe a sample after the first `unprobed` (escape-
+ * checked samples have none), and `flushes` read_flush kernels in all (n
+ * with the read flush, else 0); checked[s] nonzero for a sample kgate
+ * re-checked (checked may be NULL). */
+typedef struct kg_trace_plan {
+    int n, unprobed, flushes;
+    const unsigned char *checked;
+} kg_trace_plan;
+
+/* What kg_trace_deferred counted. */
+typedef struct kg_trace_deferral {
+    int gaps;       /* the subject's records in the gaps between samples */
+    int named_like; /* records named like kgate's kernels beyond what it queued */
+    int timeless;   /* the subject's records on the timing stream without their times */
+    int first;      /* the first record counted in a gap (its index), or -1 */
+} kg_trace_deferral;
+
 /* Records of the subject on the timing stream between two samples: after
  * a sample's window closed at its clock_probe and before the next sample's
  * block_stream (or the trace's end), where kgate queues only memsets (the
  * outputs' poison, a memset flush) and its own kernels -- except after a
- * sample it re-checked (checked[s] nonzero; checked may be NULL), whose
- * checks run there. Such a record is work the subject queued after its call
- * returned (from a thread of its own), which no sample times. A sample
- * without a probe (the first `unprobed`, escape-checked) has no such gap:
- * its window runs to the next blocker.
- * Returns how many, and in *first (may be NULL) the first one's index or
- * -1; when the timing stream holds more blockers or probes than kgate
- * queued (one blocker a sample, one probe a sample after the first
- * `unprobed`), those extra records, the subject's, named like kgate's
- * (*first: the record that went over kgate's count, which may be kgate's
- * own when the subject's came earlier); -1,
- * looking at nothing, when it holds fewer (records lost: samples cannot be
- * told apart).
+ * sample it re-checked, whose checks run there. Such a record is work the
+ * subject queued after its call returned (from a thread of its own), which
+ * no sample times. A sample without a probe has no such gap: its window
+ * runs to the next blocker.
+ * Before the gaps are looked at, the timing stream must hold what kgate
+ * queued: more blockers, probes or flushes (records of the subject's named
+ * like kgate's, which would also cut a sample's window short) or a record
+ * of the subject's without its times (a forced flush returns one for work
+ * still running; when it ran cannot be told) are counted, and the gaps are
+ * not looked at; fewer (records lost: samples cannot be told apart) return
+ * -1, looking at nothing. kgate's records are counted by name with or
+ * without their times; one without them is left out of the gaps.
+ * Returns gaps + named_like + timeless, or -1; *d says which.
  * kgate's own kernels are known by name (_Z12block_stream..., or bare or
  * demangled) and on the timing stream only, here and in the two functions
- * above. A record without its times (kg_trace_timeless) is left out here
- * and in kg_trace_split: it says nothing of when it ran. */
-int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const unsigned char *checked, int n, int unprobed,
-                      int *first);
+ * above. */
+int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *plan, kg_trace_deferral *d);
 
 /* Records CUPTI gave without their times (start 0, or an end before the
- * start): a forced flush just after the work completed can return such a
- * record, its buffer not yet complete. kg_trace_foreign still counts one on
- * another stream (work there need not be finished when kgate's stream is). */
+ * start): a forced flush returns such a record for work not yet complete.
+ * kg_trace_foreign counts one on another stream like any other;
+ * kg_trace_split keeps the event times when one of kgate's has none. */
 int kg_trace_timeless(const kg_trace_rec *rec, int nrec);
 
 #ifdef __cplusplus

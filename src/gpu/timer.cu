@@ -457,28 +457,38 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         if (tracing) {
             kg_err terr = {0, ""};
             int esc = 0;
+            // everything queued so far finished, on every stream: a record
+            // without its times is then work queued after this point
+            KG_CUDA(cudaDeviceSynchronize());
             if (kg_trace_take(&rec, &nrec, &terr) == 0) {
                 /* work on other streams, whether or not the samples can be told
                  * apart: a launch that once held the host past the blocker's
                  * timeout turns the blocker off, not this check */
-                int first_foreign = -1, first_deferred = -1, timeless = kg_trace_timeless(rec, nrec);
+                int first_foreign = -1, timeless = kg_trace_timeless(rec, nrec);
                 o->n_foreign = kg_trace_foreign(rec, nrec, &first_foreign);
                 if (first_foreign >= 0)
                     note_add(o, "%d record(s) on other streams, the first %.40s", o->n_foreign,
                              rec[first_foreign].name);
                 if (traced) {
                     o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
-                    int deferred = kg_trace_deferred(rec, nrec, checked, n, ESCAPE_CHECKS, &first_deferred);
+                    kg_trace_plan plan = {n, ESCAPE_CHECKS, cfg->flush == KG_FLUSH_READ ? n : 0, checked};
+                    kg_trace_deferral why;
+                    int deferred = kg_trace_deferred(rec, nrec, &plan, &why);
                     o->n_deferred = deferred > 0 ? deferred : 0;
                     if (deferred < 0)
                         note_add(o, "the trace was not one blocker a sample: work queued between samples not "
                                     "looked for");
-                    else if (first_deferred >= 0)
-                        note_add(o, "%d record(s) on the timing stream outside the samples, the first %.40s",
-                                 deferred, rec[first_deferred].name);
+                    if (why.gaps)
+                        note_add(o, "%d record(s) on the timing stream between samples, the first %.40s", why.gaps,
+                                 rec[why.first].name);
+                    if (why.named_like)
+                        note_add(o, "%d kernel(s) named like kgate's own beyond what it queued", why.named_like);
+                    if (why.timeless)
+                        note_add(o, "%d record(s) on the timing stream without their times", why.timeless);
+                    timeless -= why.timeless;
                 }
-                if (timeless) /* said, not judged (trace_split.h) */
-                    note_add(o, "%d trace record(s) without their times", timeless);
+                if (timeless > 0) /* kgate's own, or on other streams (counted there): said, not judged */
+                    note_add(o, "%d other trace record(s) without their times", timeless);
                 if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0)
                     o->escaped = 1;
             }

@@ -849,10 +849,11 @@ static int run_subject(bench *b, kg_err *err)
             tc.verify = verify_cb;
             tc.verify_seed = secret_seed();
         }
-        /* a library path (kgate's, trusted) whose timing saw other work in
-         * its process is timed once more before its time is given up: a
-         * problem's file, loaded beside it, would disturb both; a kernel is
-         * timed once, since what it did is what is judged */
+        /* a library path whose timing saw other work in its process is
+         * timed once more before its time is given up (a problem's library
+         * paths come with the candidate's file, which would disturb both
+         * timings; time/retimed keeps such a time out of --lib-cache); a
+         * kernel is timed once, since what it did is what is judged */
         char again[230] = ""; /* what the first timing saw, when there was a second */
         for (int tries = kernel ? 1 : 2;; tries--) {
             if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
@@ -869,6 +870,7 @@ static int run_subject(bench *b, kg_err *err)
         if (again[0]) {
             size_t used = strnlen(tm.note, sizeof tm.note);
             snprintf(tm.note + used, sizeof tm.note - used, "%s%s", used ? "; " : "", again);
+            emit_sum(b, "time/retimed", 1);
         }
         emit_timing(b, &tm);
         if (kernel && tm.verify_failed) {

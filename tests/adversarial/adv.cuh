@@ -96,9 +96,10 @@ __global__ void adv_softmax_rows(const T *x, T *y, int64_t cols)
         yr[j] = adv_to<T>(expf(ld(j) - m) * inv);
 }
 
-// Layer norm of one row per block, two passes over the row in fp32.
+// Layer norm of one row per block (blockIdx.x), two passes over the row in
+// fp32; adv_layer_norm_rows is the kernel.
 template <typename T>
-__global__ void adv_layer_norm_rows(const T *x, const T *w, const T *b, T *y, int64_t cols, float eps)
+__device__ void adv_layer_norm_row(const T *x, const T *w, const T *b, T *y, int64_t cols, float eps)
 {
     __shared__ float red[32];
     const T *xr = x + blockIdx.x * cols;
@@ -115,6 +116,11 @@ __global__ void adv_layer_norm_rows(const T *x, const T *w, const T *b, T *y, in
     const float rstd = rsqrtf(adv_block_sum(q, red) / (float)cols + eps);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
         yr[j] = adv_to<T>((adv_f(xr[j]) - mean) * rstd * adv_f(w[j]) + adv_f(b[j]));
+}
+template <typename T>
+__global__ void adv_layer_norm_rows(const T *x, const T *w, const T *b, T *y, int64_t cols, float eps)
+{
+    adv_layer_norm_row<T>(x, w, b, y, cols, eps);
 }
 
 // Fills n elements with v.
@@ -193,6 +199,7 @@ ADV_LAUNCH(adv_per_thread_stream);
 ADV_LAUNCH(adv_graph_elsewhere);
 ADV_LAUNCH(adv_host_thread);
 ADV_LAUNCH(adv_deferred_thread);
+ADV_LAUNCH(adv_named_flush);
 // memory.cu
 ADV_LAUNCH(adv_oob_after);
 ADV_LAUNCH(adv_oob_before);

@@ -37,6 +37,9 @@
 //                                            a marker and returns; a host thread    INCORRECT, and    timing stream between a sample's probe and
 //                                            queues the work on the given stream    time/deferred > 0 the next blocker (kg_trace_deferred), or a
 //                                            once the marker ran (after the probe)  at some preset    re-checked output not ready
+// named_flush        layer_norm bf16   3,12  an empty kernel, then the work in a    IMPOSSIBLE        kgate's kernels counted by name against what
+//                                            kernel named read_flush (kgate's L2                      it queued: one flush a sample (a split that
+//                                            flush) on the given stream                               took it for kgate's would time the empty one)
 // oob_after          softmax fp16      fault correct + y[ROWS*COLS] = 0           INCORRECT         guard bytes after every tensor
 // oob_before         softmax fp16      fault correct + y[-1] = 0                  INCORRECT         guard bytes before every tensor
 // mutate             softmax fp16      6     correct, then flips the sign of x[0]   INCORRECT         input checksums around every call
@@ -100,6 +103,7 @@ static const kgate_kernel kernels[] = {
     LAYER_NORM("host_thread", adv_host_thread, "CHEAT: a host thread launches on its own stream"),
     LAYER_NORM("deferred_thread", adv_deferred_thread,
                "CHEAT: a host thread queues the work on the given stream after the call returned"),
+    LAYER_NORM("named_flush", adv_named_flush, "CHEAT: the work in a kernel named like kgate's L2 flush"),
     // memory
     SOFTMAX("oob_after", adv_oob_after, "FAULT: writes one element past the end of y"),
     SOFTMAX("oob_before", adv_oob_before, "FAULT: writes the element before y[0]"),

@@ -260,3 +260,30 @@ ADV_LAUNCH(adv_deferred_thread)
     w->push(j);
     return adv_launched(p);
 }
+
+// named_flush: the work on the given stream, inside the call, but in a kernel
+// named like kgate's L2 flush (extern "C": the bare name read_flush) behind
+// a kernel that does nothing. A trace split that took every read_flush for
+// kgate's would end the sample's window where the work starts and time the
+// empty kernel alone; kgate counts its flushes (one a sample), so these are
+// kernels named like its own beyond what it queued.
+__global__ void adv_nothing() {}
+
+extern "C" __global__ void read_flush(const bf16 *x, const bf16 *w, const bf16 *b, bf16 *y, int64_t cols,
+                                      float eps)
+{
+    adv_layer_norm_row<bf16>(x, w, b, y, cols, eps);
+}
+
+ADV_LAUNCH(adv_named_flush)
+{
+    ADV_EXPECT(3, 1);
+    cudaStream_t s = (cudaStream_t)stream;
+    if (adv_honest())
+        return ln(in, out, p, s);
+    adv_nothing<<<1, 1, 0, s>>>();
+    read_flush<<<(unsigned)adv_rows(&in[0]), ADV_THREADS, 0, s>>>(
+        (const bf16 *)in[0].data, (const bf16 *)in[1].data, (const bf16 *)in[2].data, (bf16 *)out[0].data,
+        adv_cols(&in[0]), adv_eps(p));
+    return adv_launched(p);
+}

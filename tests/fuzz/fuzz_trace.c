@@ -79,10 +79,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (timeless < 0 || timeless > nrec)
         abort();
     for (int unprobed = 0; unprobed <= 3; unprobed += 3) {
-        int deferred = kg_trace_deferred(rec, nrec, checked, n, unprobed, &first);
-        if (deferred < -1 || deferred > nrec || first < -1 || first >= nrec || (deferred > 0) != (first >= 0))
+        kg_trace_plan plan = {n, unprobed, (size & 1) ? n : 0, checked}; /* read flush or not */
+        kg_trace_deferral why;
+        int deferred = kg_trace_deferred(rec, nrec, &plan, &why);
+        if (deferred < -1 || deferred > nrec || why.first < -1 || why.first >= nrec || (why.gaps > 0) != (why.first >= 0))
             abort();
-        if (kg_trace_deferred(rec, nrec, NULL, n, unprobed, NULL) < deferred)
+        if (deferred >= 0 && deferred != why.gaps + why.named_like + why.timeless)
+            abort();
+        plan.checked = NULL;
+        if (kg_trace_deferred(rec, nrec, &plan, &why) < deferred)
             abort(); /* re-checked samples only take records away */
     }
     return 0;
