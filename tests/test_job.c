@@ -243,6 +243,40 @@ static void full_summary_table_is_said(void **state)
     assert_non_null(strstr(r.detail, "summaries did not fit in the result"));
 }
 
+/* An escaped timing is IMPOSSIBLE whatever the times say, and the reason
+ * tells which evidence: deferred work, a trace without kgate's own records,
+ * or the device busy after the end event. */
+static void escaped_timings_say_why(void **state)
+{
+    (void)state;
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_gate g;
+    kg_gate_defaults(&g);
+    kg_shape s = {2, {1024, 4096}};
+    kg_types ty = {KG_FP16, KG_I64};
+    struct {
+        const char *sum;
+        const char *says;
+    } cases[] = {
+        {"time/deferred", "on the timing stream that no sample timed"},
+        {"time/trace_lost", "lacked kgate's own records"},
+        {"time/foreign", "1 kernel(s) or copies on other streams"},
+        {NULL, "still busy after the end event"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_result r;
+        memset(&r, 0, sizeof r);
+        kg_result_set(&r, "time/gpu/median", 5e-6); /* fast: OK on its times */
+        kg_result_set(&r, "time/foreign", 0); /* the worker sends it with every timing */
+        if (cases[i].sum)
+            kg_result_set(&r, cases[i].sum, 1);
+        r.flags |= KG_FLAG(ESCAPED);
+        kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
+        assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
+        assert_non_null(strstr(r.reason, cases[i].says));
+    }
+}
+
 /* kg_judge hands the call's scalars to the work model: a causal attention
  * is judged on half the FLOPs of a full one (NULL: the defaults). */
 static void judge_uses_the_calls_scalars(void **state)
@@ -748,6 +782,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ok_events_become_a_result),
+        cmocka_unit_test(escaped_timings_say_why),
         cmocka_unit_test(judge_uses_the_calls_scalars),
         cmocka_unit_test(incorrect_is_a_verdict),
         cmocka_unit_test(full_summary_table_is_said),

@@ -1018,14 +1018,24 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
                  t, span);
     }
     if (r->flags & KG_FLAG(ESCAPED)) {
-        double deferred = 0, foreign = 0;
+        double deferred = 0, foreign = 0, lost = 0;
         r->verdict = KG_V_IMPOSSIBLE;
         kg_result_get(r, "time/foreign", &foreign);
         if (kg_result_get(r, "time/deferred", &deferred) && deferred > 0)
             snprintf(r->reason, sizeof r->reason,
-                     "work escaped the timed calls: %.0f kernel(s) or copies on the timing stream outside every "
-                     "sample (queued after a call returned, or named like kgate's own)%s",
+                     "work escaped the timed calls: %.0f kernel(s) or copies on the timing stream that no sample "
+                     "timed (queued after a call returned, named like kgate's own, or without their times; the "
+                     "detail says which)%s",
                      deferred, foreign > 0 ? ", and work on other streams" : "");
+        else if (foreign > 0)
+            snprintf(r->reason, sizeof r->reason,
+                     "work escaped the given stream: %.0f kernel(s) or copies on other streams while sampling (the "
+                     "detail names the first)",
+                     foreign);
+        else if (kg_result_get(r, "time/trace_lost", &lost) && lost > 0)
+            snprintf(r->reason, sizeof r->reason,
+                     "the kernel trace lacked kgate's own records while sampling (CUPTI turned off or its records "
+                     "taken): work queued between samples could not be looked for");
         else
             snprintf(r->reason, sizeof r->reason,
                      "work escaped the given stream: the device was still busy after the end event");

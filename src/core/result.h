@@ -52,6 +52,7 @@ extern "C" {
     X("time/escaped", "s", "device still busy after the end event")                     \
     X("time/foreign", "", "kernels and copies on other streams while sampling")        \
     X("time/deferred", "", "the kernel's work queued on the timing stream between samples, after its call returned") \
+    X("time/trace_lost", "", "1: the kernel trace lacked kgate's own records, so work between samples could not be looked for") \
     X("time/host/median", "s", "host time inside the launch call, median")             \
     X("time/host/glue", "s", "host time of the launch call the provider claimed as its glue, not the candidate's, mean (at most 25 us a call is believed)") \
     X("time/host/glue_over", "", "the fraction of calls whose claimed glue passed 25 us (charged to the candidate)") \

@@ -475,9 +475,11 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                     kg_trace_deferral why;
                     int deferred = kg_trace_deferred(rec, nrec, &plan, &why);
                     o->n_deferred = deferred > 0 ? deferred : 0;
-                    if (deferred < 0)
-                        note_add(o, "the trace was not one blocker a sample: work queued between samples not "
-                                    "looked for");
+                    if (deferred < 0) {
+                        o->trace_lost = 1;
+                        note_add(o, "the trace lacked kgate's own records (%d samples): work queued between "
+                                    "samples could not be looked for", n);
+                    }
                     if (why.gaps)
                         note_add(o, "%d record(s) on the timing stream between samples, the first %.40s", why.gaps,
                                  rec[why.first].name);
@@ -489,7 +491,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 }
                 if (timeless > 0) /* kgate's own, or on other streams (counted there): said, not judged */
                     note_add(o, "%d other trace record(s) without their times", timeless);
-                if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0)
+                if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0 || o->trace_lost)
                     o->escaped = 1;
             }
         }

@@ -78,13 +78,17 @@ typedef struct kg_timing {
     double clock_mhz, clock_ref_mhz;
     double event_median_s; /* median of the CUDA-event times of the kept samples */
     int n_traced;      /* samples timed from CUPTI kernel records */
-    int escaped;       /* device busy after the end event, kernels on other streams, or deferred */
+    int escaped;       /* device busy after the end event, kernels on other streams, deferred, or
+                        * trace_lost */
     double escaped_s;  /* longest such wait */
     int batched;       /* graph batch measured */
     double batch_mean_s;
     int batch_n;
     int n_foreign;     /* kernels and copies on other streams while sampling */
     int n_deferred;    /* the subject's records on the timing stream between samples (kg_trace_deferred) */
+    int trace_lost;    /* the trace was on but lacked kgate's own records (blockers, probes, flushes):
+                        * work between samples could not be looked for (the subject may have
+                        * turned CUPTI off) */
     double host_median_s; /* host time inside the launch call, median */
     double span_median_s; /* the device's own span from the blocker's release to the probe */
     int n_persist_reset;  /* samples before which a persisting-L2 setting had to be undone */

@@ -543,6 +543,8 @@ static void emit_timing(const bench *b, const kg_timing *t)
         emit_sum(b, "time/foreign", t->n_foreign);
         if (t->n_deferred)
             emit_sum(b, "time/deferred", t->n_deferred);
+        if (t->trace_lost)
+            emit_sum(b, "time/trace_lost", 1);
         emit_sum(b, "time/host/median", t->host_median_s);
         if (b->glue_n) {
             emit_sum(b, "time/host/glue", b->glue_sum / (double)b->glue_n);

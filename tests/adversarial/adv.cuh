@@ -229,6 +229,7 @@ ADV_LAUNCH(adv_spin_forever);
 ADV_LAUNCH(adv_forge_events);
 ADV_LAUNCH(adv_setsid_child);
 ADV_LAUNCH(adv_timer_hook);
+ADV_LAUNCH(adv_cupti_off);
 }
 
 // Every launch checks its tensor counts the same way.

@@ -88,6 +88,8 @@
 //                                            cudaEventElapsedTime and               the tampering is
 //                                            cuptiActivityGetNextRecord to report   caught)           (main: fooled, OK at every preset)
 //                                            rho ~0.7
+// cupti_off          softmax fp16      3,12  honest, but turns off CUPTI's kernel   IMPOSSIBLE        a trace without kgate's own records (its
+//                                            records (cuptiActivityDisable)                           blockers, probes, flushes) is time/trace_lost
 #include "adv.cuh"
 
 #define SOFTMAX(name, fn, what) {name, "softmax", "fp16", NULL, 1, 1, fn, what, NULL, NULL}
@@ -138,6 +140,7 @@ static const kgate_kernel kernels[] = {
     SOFTMAX("forge_events", adv_forge_events, "CHEAT: forges a time/gpu/median event on fd 3"),
     SOFTMAX("setsid_child", adv_setsid_child, "FAULT: leaves a setsid() child behind"),
     SOFTMAX("timer_hook", adv_timer_hook, "CHEAT: patches kgate's GOT to shrink its own times"),
+    SOFTMAX("cupti_off", adv_cupti_off, "CHEAT: turns off CUPTI's kernel records in the worker"),
 };
 
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
