@@ -118,34 +118,39 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *pl
     memset(d, 0, sizeof *d);
     d->first = -1;
     if (!have)
-        return n > 0 ? -1 : 0;
-    /* the shape kgate queued: one blocker a sample, one probe a sample after
-     * the first `unprobed`, plan->flushes flushes; kgate's records are
-     * counted by name whether or not they have their times */
+        return plan->blockers > 0 ? -1 : 0;
+    /* the shape kgate queued: plan->blockers blockers (one a sample while the
+     * blocker was on), one probe a sample after the first `unprobed`,
+     * plan->flushes flushes; kgate's records are counted by name. A record
+     * without its times, kgate's or not, cannot be placed: the device was
+     * synchronized before the trace was taken, so none should be */
     for (int i = 0; i < nrec; i++) {
         const kg_trace_rec *r = &rec[i];
         if (r->stream != stream)
             continue;
-        if (named(r, BLOCK_STREAM))
+        if (timeless(r))
+            d->timeless++;
+        else if (named(r, BLOCK_STREAM))
             blockers++;
         else if (named(r, CLOCK_PROBE))
             probes++;
         else if (named(r, READ_FLUSH))
             flushes++;
-        else if (timeless(r))
-            d->timeless++; /* when it ran cannot be told: possibly between samples */
     }
-    d->named_like = (blockers > n ? blockers - n : 0) + (probes > want ? probes - want : 0) +
+    d->named_like = (blockers > plan->blockers ? blockers - plan->blockers : 0) +
+                    (probes > want ? probes - want : 0) +
                     (flushes > plan->flushes ? flushes - plan->flushes : 0);
     if (d->named_like || d->timeless) /* the gaps cannot be trusted to be kgate's */
         return d->named_like + d->timeless;
-    if (blockers < n || probes < want || flushes < plan->flushes)
-        return -1; /* records lost: samples cannot be told apart */
+    if (blockers < plan->blockers || probes < want || flushes < plan->flushes)
+        return -1; /* records lost */
+    if (plan->blockers < n)
+        return 0; /* the blocker was turned off: samples cannot be told apart */
     int s = -1, gap = 0;
     for (int i = 0; i < nrec; i++) {
         const kg_trace_rec *r = &rec[i];
-        if (r->stream != stream || timeless(r))
-            continue; /* kgate's, counted above */
+        if (r->stream != stream)
+            continue;
         if (named(r, BLOCK_STREAM)) {
             s++;
             gap = 0;

@@ -36,13 +36,14 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
  * there is no block_stream record. */
 int kg_trace_foreign(const kg_trace_rec *rec, int nrec, int *first);
 
-/* What kgate queued on the timing stream while sampling: n samples, each
- * one blocker, one probe a sample after the first `unprobed` (escape-
- * checked samples have none), and `flushes` read_flush kernels in all (n
- * with the read flush, else 0); checked[s] nonzero for a sample kgate
- * re-checked (checked may be NULL). */
+/* What kgate queued on the timing stream while sampling: n samples, a
+ * blocker before each while the blocker was on (`blockers`: n, or fewer
+ * when a launch that held the host turned it off), a probe after each but
+ * the first `unprobed` (escape-checked samples have none), and `flushes`
+ * read_flush kernels in all (n with the read flush, else 0); checked[s]
+ * nonzero for a sample kgate re-checked (checked may be NULL). */
 typedef struct kg_trace_plan {
-    int n, unprobed, flushes;
+    int n, blockers, unprobed, flushes;
     const unsigned char *checked;
 } kg_trace_plan;
 
@@ -50,7 +51,7 @@ typedef struct kg_trace_plan {
 typedef struct kg_trace_deferral {
     int gaps;       /* the subject's records in the gaps between samples */
     int named_like; /* records named like kgate's kernels beyond what it queued */
-    int timeless;   /* the subject's records on the timing stream without their times */
+    int timeless;   /* records on the timing stream without their times */
     int first;      /* the first record counted in a gap (its index), or -1 */
 } kg_trace_deferral;
 
@@ -64,16 +65,17 @@ typedef struct kg_trace_deferral {
  * runs to the next blocker.
  * Before the gaps are looked at, the timing stream must hold what kgate
  * queued: more blockers, probes or flushes (records of the subject's named
- * like kgate's, which would also cut a sample's window short) or a record
- * of the subject's without its times (a forced flush returns one for work
- * still running; when it ran cannot be told) are counted, and the gaps are
- * not looked at; fewer (records lost: samples cannot be told apart) return
- * -1, looking at nothing. kgate's records are counted by name with or
- * without their times; one without them is left out of the gaps.
+ * like kgate's, which would also cut a sample's window short), or any
+ * record without its times (a forced flush returns one for work still
+ * running, the subject's or kgate's: the caller synchronizes the device
+ * before it takes the trace, so an honest run has none) are counted, and
+ * the gaps are not looked at; fewer (records lost: CUPTI turned off, or its
+ * records taken) return -1, looking at nothing. With the blocker turned
+ * off (plan->blockers < n) only the counts are checked.
  * Returns gaps + named_like + timeless, or -1; *d says which.
  * kgate's own kernels are known by name (_Z12block_stream..., or bare or
  * demangled) and on the timing stream only, here and in the two functions
- * above. */
+ * above: the candidate's kernels may not take those names. */
 int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *plan, kg_trace_deferral *d);
 
 /* Records CUPTI gave without their times (start 0, or an end before the

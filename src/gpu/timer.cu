@@ -279,7 +279,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     // traced: CUPTI records every kernel and copy while sampling, and the
     // samples can be told apart in them (the blocker stayed on); tracing:
     // the records are there, for work on other streams, even when not
-    int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, tracing = 0, n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
+    int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, tracing = 0, n_blocked = 0,
+        n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
     double t_start, gpu_s = 0, max_clock = 0;
     kg_trace_rec *rec = NULL;
@@ -341,6 +342,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             goto out;
         if (blocker && queue_blocker(s, err))
             goto out;
+        n_blocked += blocker;
         KG_CUDA(cudaEventRecord(e0, s));
         double h0 = now_s();
         if (cb(ctx, n % n_sets, st, err)) {
@@ -464,36 +466,37 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 /* work on other streams, whether or not the samples can be told
                  * apart: a launch that once held the host past the blocker's
                  * timeout turns the blocker off, not this check */
-                int first_foreign = -1, timeless = kg_trace_timeless(rec, nrec);
+                int first_foreign = -1;
                 o->n_foreign = kg_trace_foreign(rec, nrec, &first_foreign);
                 if (first_foreign >= 0)
                     note_add(o, "%d record(s) on other streams, the first %.40s", o->n_foreign,
                              rec[first_foreign].name);
-                if (traced) {
+                if (traced)
                     o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
-                    kg_trace_plan plan = {n, ESCAPE_CHECKS, cfg->flush == KG_FLUSH_READ ? n : 0, checked};
-                    kg_trace_deferral why;
-                    int deferred = kg_trace_deferred(rec, nrec, &plan, &why);
-                    o->n_deferred = deferred > 0 ? deferred : 0;
-                    if (deferred < 0) {
-                        o->trace_lost = 1;
-                        note_add(o, "the trace lacked kgate's own records (%d samples): work queued between "
-                                    "samples could not be looked for", n);
-                    }
-                    if (why.gaps)
-                        note_add(o, "%d record(s) on the timing stream between samples, the first %.40s", why.gaps,
-                                 rec[why.first].name);
-                    if (why.named_like)
-                        note_add(o, "%d kernel(s) named like kgate's own beyond what it queued", why.named_like);
-                    if (why.timeless)
-                        note_add(o, "%d record(s) on the timing stream without their times", why.timeless);
-                    timeless -= why.timeless;
+                /* kgate's own records counted against what it queued (all of
+                 * them when the blocker stayed on), then the gaps between samples */
+                kg_trace_plan plan = {n, n_blocked, ESCAPE_CHECKS, cfg->flush == KG_FLUSH_READ ? n : 0, checked};
+                kg_trace_deferral why;
+                int deferred = kg_trace_deferred(rec, nrec, &plan, &why);
+                o->n_deferred = deferred > 0 ? deferred : 0;
+                if (deferred < 0) {
+                    o->trace_lost = 1;
+                    note_add(o, "the trace lacked kgate's own records (%d samples): work queued between "
+                                "samples could not be looked for", n);
                 }
-                if (timeless > 0) /* kgate's own, or on other streams (counted there): said, not judged */
-                    note_add(o, "%d other trace record(s) without their times", timeless);
-                if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0 || o->trace_lost)
-                    o->escaped = 1;
+                if (why.gaps)
+                    note_add(o, "%d record(s) on the timing stream between samples, the first %.40s", why.gaps,
+                             rec[why.first].name);
+                if (why.named_like)
+                    note_add(o, "%d kernel(s) named like kgate's own beyond what it queued", why.named_like);
+                if (why.timeless)
+                    note_add(o, "%d record(s) on the timing stream without their times", why.timeless);
+            } else { /* the records could not be taken: nothing was looked at */
+                o->trace_lost = 1;
+                note_add(o, "the trace could not be taken: %.120s", terr.msg);
             }
+            if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0 || o->trace_lost)
+                o->escaped = 1;
         }
         for (int i = 0; i < n; i++)
             if (samples[i] >= 0)

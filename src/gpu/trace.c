@@ -100,9 +100,12 @@ int kg_trace_take(kg_trace_rec **recs, int *n, kg_err *err)
     pthread_mutex_lock(&mu);
     *recs = TR.recs;
     *n = TR.n;
+    int dropped = TR.dropped;
     TR.recs = NULL;
-    TR.n = TR.cap = 0;
+    TR.n = TR.cap = TR.dropped = 0;
     pthread_mutex_unlock(&mu);
+    if (dropped) /* a trace with holes tells nothing for sure */
+        return kg_err_set(err, KG_EXIT_ENV, "%d trace record(s) dropped: out of host memory", dropped);
     qsort(*recs, (size_t)*n, sizeof **recs, by_start);
 out:
     return err->code;

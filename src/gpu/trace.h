@@ -17,7 +17,9 @@ extern "C" {
 /* Starts recording kernel activity (once per process). */
 int kg_trace_start(kg_err *err);
 /* Flushes CUPTI and hands over the records since the last call, sorted by
- * start time; *recs is malloc'd (caller frees). */
+ * start time; *recs is malloc'd (caller frees, on failure too). Records
+ * dropped since the last call (host memory ran out) make it fail
+ * (KG_EXIT_ENV). */
 int kg_trace_take(kg_trace_rec **recs, int *n, kg_err *err);
 
 #ifdef __cplusplus

@@ -520,9 +520,11 @@ static void emit_timing(const bench *b, const kg_timing *t)
     emit_sum(b, "time/gpu/ci_lo", t->st.ci_lo);
     emit_sum(b, "time/gpu/ci_hi", t->st.ci_hi);
     if (b->who != KG_SUBJ_KERNEL) {
-        /* what disturbed a library path's timing: such a time is not kept (core/lib_cache.h) */
+        /* what disturbed a library path's timing: such a time is not kept (core/lib_cache.h),
+         * and work of its process beside it (a trace without kgate's own records counts as
+         * such) is not used */
         emit_sum(b, "time/throttled", t->n_throttled);
-        emit_sum(b, "time/foreign", t->n_foreign + t->n_deferred);
+        emit_sum(b, "time/foreign", t->n_foreign + t->n_deferred + t->trace_lost);
     } else {
         emit_sum(b, "time/gpu/min", t->st.min);
         emit_sum(b, "time/gpu/p10", t->st.p10);
@@ -865,7 +867,7 @@ static int run_subject(bench *b, kg_err *err)
                     err->code = KG_EXIT_FAIL;
                 return err->code;
             }
-            if (tries <= 1 || tm.n_foreign + tm.n_deferred == 0)
+            if (tries <= 1 || tm.n_foreign + tm.n_deferred + tm.trace_lost == 0)
                 break;
             snprintf(again, sizeof again, "timed again after %.200s", tm.note);
         }

@@ -303,20 +303,23 @@ ADV_LAUNCH(adv_timer_hook)
 }
 
 // --------------------------------------------------------------- cupti_off
-// An honest softmax that, on its first call, turns off CUPTI's kernel
-// records in the worker (cuptiActivityDisable, found with dlsym: kgate's
-// executable links CUPTI): with no record of kgate's own kernels either, work
-// queued between samples or on other streams would go unseen.
+// An honest softmax that, on every call, turns off CUPTI's kernel records
+// in the worker (cuptiActivityDisable, found with dlsym: kgate's executable
+// links CUPTI; every call, since kgate may turn them on when its timing
+// starts): with no record of kgate's own kernels either, work queued between
+// samples or on other streams would go unseen.
 ADV_LAUNCH(adv_cupti_off)
 {
     ADV_EXPECT(1, 1);
-    static bool done;
-    if (!done && !adv_honest()) {
-        done = true;
+    static bool said;
+    if (!adv_honest()) {
         typedef CUptiResult (*disable_fn)(CUpti_ActivityKind);
-        disable_fn off = (disable_fn)dlsym(RTLD_DEFAULT, "cuptiActivityDisable");
+        static disable_fn off = (disable_fn)dlsym(RTLD_DEFAULT, "cuptiActivityDisable");
         const int rc = off ? (int)off(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) : -1;
-        fprintf(stderr, "cupti_off: cuptiActivityDisable(CONCURRENT_KERNEL) = %d\n", rc);
+        if (!said) {
+            said = true;
+            fprintf(stderr, "cupti_off: cuptiActivityDisable(CONCURRENT_KERNEL) = %d\n", rc);
+        }
     }
     return adv_softmax_on<__half>(in, out, p, (cudaStream_t)stream);
 }

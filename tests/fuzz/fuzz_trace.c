@@ -79,12 +79,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (timeless < 0 || timeless > nrec)
         abort();
     for (int unprobed = 0; unprobed <= 3; unprobed += 3) {
-        kg_trace_plan plan = {n, unprobed, (size & 1) ? n : 0, checked}; /* read flush or not */
+        /* read flush or not; the blocker on throughout, or turned off half way */
+        kg_trace_plan plan = {n, (size & 2) ? n / 2 : n, unprobed, (size & 1) ? n : 0, checked};
         kg_trace_deferral why;
         int deferred = kg_trace_deferred(rec, nrec, &plan, &why);
         if (deferred < -1 || deferred > nrec || why.first < -1 || why.first >= nrec || (why.gaps > 0) != (why.first >= 0))
             abort();
         if (deferred >= 0 && deferred != why.gaps + why.named_like + why.timeless)
+            abort();
+        if (deferred < 0 && (why.gaps || why.named_like || why.timeless || why.first != -1))
             abort();
         plan.checked = NULL;
         if (kg_trace_deferred(rec, nrec, &plan, &why) < deferred)
