@@ -137,6 +137,18 @@ static void a_worker_exits_normally_only_under_a_tool(void **state)
 #endif
 }
 
+/* kg_judge of a softmax fp16 1024x4096 result against measured roofs
+ * (4.3 TB/s) and the default gate; lib may be NULL. */
+static void judge_softmax(kg_result *r, const kg_libref *lib)
+{
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_gate g;
+    kg_gate_defaults(&g);
+    kg_shape s = {2, {1024, 4096}};
+    kg_types ty = {KG_FP16, KG_I64};
+    kg_judge(r, kg_op_find("softmax"), ty, &s, NULL, &roofs, lib, &g);
+}
+
 /* A package's version as an interpreter finds it (the --lib-cache key of
  * --torch paths): a package there, one that is not, an interpreter that is
  * not, and an answer that is not a version (a fake interpreter's). */
@@ -199,12 +211,7 @@ static void ok_events_become_a_result(void **state)
     double t;
     assert_true(kg_result_get(&r, "time/gpu/median", &t) && t == 1e-4);
     assert_string_equal(r.stop, "noise");
-    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
-    kg_gate g;
-    kg_gate_defaults(&g);
-    kg_shape s = {2, {1024, 4096}};
-    kg_types ty = {KG_FP16, KG_I64};
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, &lib, &g);
+    judge_softmax(&r, &lib);
     /* E_lib = 2e-4 / 1e-4; E_best = 5e-5 / 1e-4 = 0.5 decides: rho is
      * 16.8 MB / 1e-4 s / 4.3 TB/s = 0.039: SLOW despite beating cuDNN 2x */
     assert_true(kg_result_get(&r, "lib/efficiency", &t) && fabs(t - 2.0) < 1e-12);
@@ -233,12 +240,7 @@ static void full_summary_table_is_said(void **state)
     }
     assert_int_equal(r.n_sums, KG_MAX_SUMMARIES);
     assert_true(r.sums_dropped > 0);
-    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
-    kg_gate g;
-    kg_gate_defaults(&g);
-    kg_shape s = {2, {1024, 4096}};
-    kg_types ty = {KG_FP16, KG_I64};
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
+    judge_softmax(&r, NULL);
     assert_true(r.flags & KG_FLAG(TRUNCATED));
     assert_non_null(strstr(r.detail, "summaries did not fit in the result"));
 }
@@ -249,11 +251,6 @@ static void full_summary_table_is_said(void **state)
 static void escaped_timings_say_why(void **state)
 {
     (void)state;
-    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
-    kg_gate g;
-    kg_gate_defaults(&g);
-    kg_shape s = {2, {1024, 4096}};
-    kg_types ty = {KG_FP16, KG_I64};
     struct {
         const char *sum;
         const char *says;
@@ -271,7 +268,7 @@ static void escaped_timings_say_why(void **state)
         if (cases[i].sum)
             kg_result_set(&r, cases[i].sum, 1);
         r.flags |= KG_FLAG(ESCAPED);
-        kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
+        judge_softmax(&r, NULL);
         assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
         assert_non_null(strstr(r.reason, cases[i].says));
     }
@@ -483,16 +480,11 @@ static void stderr_flood_is_bounded(void **state)
 static void own_clock_and_host_holds(void **state)
 {
     (void)state;
-    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
-    kg_gate g;
-    kg_gate_defaults(&g);
-    kg_shape s = {2, {1024, 4096}};
-    kg_types ty = {KG_FP16, KG_I64};
     kg_result r;
     memset(&r, 0, sizeof r);
     kg_result_set(&r, "time/gpu/median", 10e-6);
     kg_result_set(&r, "time/span/median", 400e-6); /* the device saw 400 us */
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
+    judge_softmax(&r, NULL);
     assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
     assert_true(r.flags & KG_FLAG(TIMER_MISMATCH));
     /* recorded on the H200 (results/h200/verify-20261130T2112Z/): the
@@ -503,13 +495,13 @@ static void own_clock_and_host_holds(void **state)
         memset(&r, 0, sizeof r);
         kg_result_set(&r, "time/gpu/median", rows[i][0]);
         kg_result_set(&r, "time/span/median", rows[i][1]);
-        kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
+        judge_softmax(&r, NULL);
         assert_int_equal(!!(r.flags & KG_FLAG(TIMER_MISMATCH)), (int)rows[i][2]);
     }
     memset(&r, 0, sizeof r);
     kg_result_set(&r, "time/gpu/median", 1e-3);
     kg_result_set(&r, "time/blocking", 1);
-    kg_judge(&r, kg_op_find("softmax"), ty, &s, NULL, &roofs, NULL, &g);
+    judge_softmax(&r, NULL);
     assert_true(r.flags & KG_FLAG(HOST_WORK));
 }
 

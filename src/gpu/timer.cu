@@ -155,8 +155,7 @@ static double kept_median(const double *samples, double *vals, int n, int positi
     return kg_stats_compute(vals, m, &st) == 0 ? st.median : 0;
 }
 
-// Appends one clause to the timing's note ("; " between clauses), cut at its size.
-__attribute__((format(printf, 2, 3))) static void note_add(kg_timing *o, const char *fmt, ...)
+extern "C" void kg_timing_note(kg_timing *o, const char *fmt, ...)
 {
     size_t used = strnlen(o->note, sizeof o->note);
     if (used + 3 >= sizeof o->note)
@@ -396,7 +395,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             blocker = 0;
             traced = 0; // samples can no longer be told apart in the trace
             samples[n] = -1;
-            note_add(o, "launch blocks the host: timed without the blocking kernel");
+            kg_timing_note(o, "launch blocks the host: timed without the blocking kernel");
         } else if (clock > 0 && clock < cfg->throttle_frac * fmax(max_clock, T.clock_ref_mhz)) {
             // Throttled: drop the sample and let the GPU recover (nvbench's rule).
             o->n_throttled++;
@@ -469,7 +468,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 int first_foreign = -1;
                 o->n_foreign = kg_trace_foreign(rec, nrec, &first_foreign);
                 if (first_foreign >= 0)
-                    note_add(o, "%d record(s) on other streams, the first %.40s", o->n_foreign,
+                    kg_timing_note(o, "%d record(s) on other streams, the first %.40s", o->n_foreign,
                              rec[first_foreign].name);
                 if (traced)
                     o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
@@ -481,19 +480,19 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 o->n_deferred = deferred > 0 ? deferred : 0;
                 if (deferred < 0) {
                     o->trace_lost = 1;
-                    note_add(o, "the trace lacked kgate's own records (%d samples): work queued between "
+                    kg_timing_note(o, "the trace lacked kgate's own records (%d samples): work queued between "
                                 "samples could not be looked for", n);
                 }
                 if (why.gaps)
-                    note_add(o, "%d record(s) on the timing stream between samples, the first %.40s", why.gaps,
+                    kg_timing_note(o, "%d record(s) on the timing stream between samples, the first %.40s", why.gaps,
                              rec[why.first].name);
                 if (why.named_like)
-                    note_add(o, "%d kernel(s) named like kgate's own beyond what it queued", why.named_like);
+                    kg_timing_note(o, "%d kernel(s) named like kgate's own beyond what it queued", why.named_like);
                 if (why.timeless)
-                    note_add(o, "%d record(s) on the timing stream without their times", why.timeless);
+                    kg_timing_note(o, "%d record(s) on the timing stream without their times", why.timeless);
             } else { /* the records could not be taken: nothing was looked at */
                 o->trace_lost = 1;
-                note_add(o, "the trace could not be taken: %.120s", terr.msg);
+                kg_timing_note(o, "the trace could not be taken: %.120s", terr.msg);
             }
             if (esc >= 2 || o->n_foreign > 0 || o->n_deferred > 0 || o->trace_lost)
                 o->escaped = 1;
@@ -518,7 +517,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             o->batched = 1;
             o->batch_n = bn;
         } else {
-            note_add(o, "graph batch not measured: %.120s", berr.msg);
+            kg_timing_note(o, "graph batch not measured: %.120s", berr.msg);
         }
     }
 out:

@@ -94,10 +94,14 @@ typedef struct kg_timing {
     int n_persist_reset;  /* samples before which a persisting-L2 setting had to be undone */
     int n_verified;       /* timed outputs re-checked */
     int verify_failed;    /* 1 + the sample whose output was wrong, or 0 */
-    char note[256];
+    char note[256];       /* clauses joined by "; " (kg_timing_note) */
 } kg_timing;
 
 void kg_timer_defaults(kg_timer_cfg *c);
+
+/* Appends one clause to t->note, after a "; " when it holds one already;
+ * what does not fit is cut. */
+void kg_timing_note(kg_timing *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Times cb. Allocates the flush buffer and probes once per process. */
 int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgate_stream s, kg_timing *out,

@@ -872,8 +872,7 @@ static int run_subject(bench *b, kg_err *err)
             snprintf(again, sizeof again, "timed again after %.200s", tm.note);
         }
         if (again[0]) {
-            size_t used = strnlen(tm.note, sizeof tm.note);
-            snprintf(tm.note + used, sizeof tm.note - used, "%s%s", used ? "; " : "", again);
+            kg_timing_note(&tm, "%s", again);
             emit_sum(b, "time/retimed", 1);
         }
         emit_timing(b, &tm);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <kgate/plugin.h>
 
@@ -164,6 +165,27 @@ static inline bool adv_honest(void)
         h = e && *e && strcmp(e, "0") != 0;
     }
     return h != 0;
+}
+
+// Whether stream s stays busy for hold_us, polled every poll_us: an
+// evaluator that holds the stream behind a blocking kernel (kgate's blocker)
+// is timing this call. Never while s is being captured (a query would break
+// the capture).
+static inline bool adv_stream_held(cudaStream_t s, int hold_us, int poll_us)
+{
+    cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone)
+        return false;
+    for (int waited_us = 0; cudaStreamQuery(s) == cudaErrorNotReady; waited_us += poll_us) {
+        if (waited_us >= hold_us) {
+            cudaGetLastError();
+            return true;
+        }
+        struct timespec ts = {0, poll_us * 1000L};
+        nanosleep(&ts, NULL);
+    }
+    cudaGetLastError();
+    return false;
 }
 
 // The honest operators on stream s.

@@ -5,7 +5,6 @@
 #include <deque>
 #include <mutex>
 #include <thread>
-#include <time.h>
 
 #include "adv.cuh"
 
@@ -182,12 +181,13 @@ ADV_LAUNCH(adv_host_thread)
 }
 
 // deferred_thread: the work on the given stream, but queued after the call
-// returned. When the stream is held (it stays busy through 25 polls 20 us
-// apart, a millisecond or two: kgate's blocker, so this call is timed), the launch queues only a marker kernel that
-// writes a sequence number to mapped host memory, and returns; a host thread
-// waits for the marker to run -- by then kgate has queued its end event and
-// probe behind this call -- and queues the layer_norm on the same stream,
-// between two samples, where no sample times it. Otherwise it is honest.
+// returned. When the stream is held (busy for 0.5 ms, polled every 20 us:
+// kgate's blocker, so this call is timed), the launch queues only a marker
+// kernel that writes a sequence number to mapped host memory, and returns; a
+// host thread waits for the marker to run -- by then kgate has queued its end
+// event and probe behind this call -- and queues the layer_norm on the same
+// stream, between two samples, where no sample times it. Otherwise it is
+// honest.
 namespace {
 struct deferred_job {
     ln_job ln;
@@ -219,30 +219,13 @@ static void deferred_main(deferred_queue *w)
     }
 }
 
-static bool stream_held(cudaStream_t s)
-{
-    cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone)
-        return false;
-    for (int polls = 0; polls < 25; polls++) {
-        if (cudaStreamQuery(s) != cudaErrorNotReady) {
-            cudaGetLastError();
-            return false;
-        }
-        struct timespec ts = {0, 20 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    cudaGetLastError();
-    return true;
-}
-
 ADV_LAUNCH(adv_deferred_thread)
 {
     ADV_EXPECT(3, 1);
     static deferred_queue *w; // never freed: the thread outlives every static destructor
     static unsigned long long seq;
     cudaStream_t s = (cudaStream_t)stream;
-    if (adv_honest() || !stream_held(s))
+    if (adv_honest() || !adv_stream_held(s, 500, 20))
         return ln(in, out, p, s);
     if (!w) {
         unsigned long long *h = NULL, *hd = NULL;
