@@ -78,8 +78,8 @@ static int sm_v1(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
 }
 
 // ---------------------------------------------------------------- v2 fast
-template <typename T, int V, int NT = 512>
-__global__ __launch_bounds__(NT) void sm_v2_kernel(const T *x, T *y, int cols)
+template <typename T, int V>
+__global__ __launch_bounds__(512) void sm_v2_kernel(const T *x, T *y, int cols)
 {
     __shared__ float red[32];
     constexpr int E = 16 / sizeof(T); // elements per 16-byte vector
@@ -90,7 +90,7 @@ __global__ __launch_bounds__(NT) void sm_v2_kernel(const T *x, T *y, int cols)
     float mx = -INFINITY;
 #pragma unroll
     for (int i = 0; i < V; i++) {
-        int c = threadIdx.x + i * NT;
+        int c = threadIdx.x + i * 512;
         if (c < nvec) {
             d[i] = __ldcs(xv + c);
             const T *e = reinterpret_cast<const T *>(&d[i]);
@@ -103,7 +103,7 @@ __global__ __launch_bounds__(NT) void sm_v2_kernel(const T *x, T *y, int cols)
     float sum = 0;
 #pragma unroll
     for (int i = 0; i < V; i++) {
-        int c = threadIdx.x + i * NT;
+        int c = threadIdx.x + i * 512;
         if (c < nvec) {
             const T *e = reinterpret_cast<const T *>(&d[i]);
 #pragma unroll
@@ -114,7 +114,7 @@ __global__ __launch_bounds__(NT) void sm_v2_kernel(const T *x, T *y, int cols)
     const float inv = 1.f / block_sum(sum, red);
 #pragma unroll
     for (int i = 0; i < V; i++) {
-        int c = threadIdx.x + i * NT;
+        int c = threadIdx.x + i * 512;
         if (c < nvec) {
             const T *e = reinterpret_cast<const T *>(&d[i]);
             uint4 o;
@@ -167,11 +167,6 @@ static int sm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
         sm_v2_kernel<T, 2><<<rows, 512, 0, s>>>(x, y, cols);
     else if (nvec <= 2048)
         sm_v2_kernel<T, 4><<<rows, 512, 0, s>>>(x, y, cols);
-    else if (nvec <= 4096 && dl_code<T>::code == kDLBfloat)
-        // ptxas gives bf16 at 8 vectors a thread 84 registers (fp16: 52), so an
-        // SM holds one 512-thread block; 1024 threads at 4 vectors (52) hold 32
-        // warps, as fp16's two blocks do
-        sm_v2_kernel<T, 4, 1024><<<rows, 1024, 0, s>>>(x, y, cols);
     else if (nvec <= 4096)
         sm_v2_kernel<T, 8><<<rows, 512, 0, s>>>(x, y, cols);
     else
