@@ -20,14 +20,7 @@ template <> struct dl_code<int32_t> { static const int code = kDLInt; };
 template <> struct dl_code<int64_t> { static const int code = kDLInt; };
 
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-// bf16 is fp32's upper half, so widening it is a shift. (__bfloat162float
-// emits cvt.f32.bf16, which ptxas 13.0 makes costlier: softmax v2's bf16
-// kernel at 8 vectors a thread took 84 registers to fp16's 52, and ran
-// 186.8 us to fp16's 135.1 at 4096x32768 on the H200.)
-__device__ __forceinline__ float to_f(__nv_bfloat16 v)
-{
-    return __uint_as_float((unsigned)__bfloat16_as_ushort(v) << 16);
-}
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ double to_d(__half v) { return (double)__half2float(v); }
 __device__ __forceinline__ double to_d(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
