@@ -1035,7 +1035,7 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
         else if (kg_result_get(r, "time/trace_lost", &lost) && lost > 0)
             snprintf(r->reason, sizeof r->reason,
                      "the kernel trace lacked kgate's own records while sampling (CUPTI turned off or its records "
-                     "taken): work queued between samples could not be looked for");
+                     "taken)");
         else
             snprintf(r->reason, sizeof r->reason,
                      "work escaped the given stream: the device was still busy after the end event");
