@@ -274,6 +274,25 @@ static void escaped_timings_say_why(void **state)
     }
 }
 
+/* A kernel that ran a library's kernels keeps the verdict its times give
+ * and is flagged library-kernels; without time/vendor it is not. */
+static void library_kernels_are_flagged_not_judged(void **state)
+{
+    (void)state;
+    for (int vendor = 0; vendor <= 1; vendor++) {
+        kg_result r;
+        memset(&r, 0, sizeof r);
+        kg_result_set(&r, "time/gpu/median", 5e-6); /* fast: OK on its times */
+        if (vendor)
+            kg_result_set(&r, "time/vendor", 12);
+        judge_softmax(&r, NULL);
+        assert_int_equal(r.verdict, KG_V_OK);
+        assert_int_equal(!!(r.flags & KG_FLAG(LIBRARY_KERNELS)), vendor);
+    }
+    assert_string_equal(kg_flag_name(KG_FB_LIBRARY_KERNELS), "library-kernels");
+    assert_int_equal(kg_flag_parse("library-kernels"), KG_FB_LIBRARY_KERNELS);
+}
+
 /* kg_judge hands the call's scalars to the work model: a causal attention
  * is judged on half the FLOPs of a full one (NULL: the defaults). */
 static void judge_uses_the_calls_scalars(void **state)
@@ -775,6 +794,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ok_events_become_a_result),
         cmocka_unit_test(escaped_timings_say_why),
+        cmocka_unit_test(library_kernels_are_flagged_not_judged),
         cmocka_unit_test(judge_uses_the_calls_scalars),
         cmocka_unit_test(incorrect_is_a_verdict),
         cmocka_unit_test(full_summary_table_is_said),

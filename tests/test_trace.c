@@ -272,6 +272,47 @@ static void fewer_samples_than_blockers(void **state)
     assert_true(fabs(s[0] - 10e-9) < 1e-15);
 }
 
+/* A vendor library's kernels among the subject's, by name: cuBLAS's Hopper
+ * GEMM, cuDNN's, PyTorch's elementwise; CUTLASS and CUB templates compiled
+ * into the candidate, kgate's own kernels and copies are not counted. A name
+ * that fills its array without a NUL is read within it. */
+static void vendor_kernels_by_name(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(100, 200, 7, "_Z12block_streamPViyPiPy"),
+        REC(203, 250, 7, "_ZN7cutlass13device_kernelIN7example6KernelEEE"),
+        REC(251, 260, 7, "_ZN3cub18DeviceReduceKernelINS_18DeviceReduce"),
+        REC(261, 270, 7, "[memcpy]"),
+        REC(271, 300, 7, "nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNN"),
+        REC(301, 320, 7, "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif"),
+        REC(321, 330, 3, "cudnn_generated_fort_native_sdpa_sm90_flash_fp"),
+        REC(331, 340, 7, "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize"),
+        REC(341, 350, 7, "_ZN2at6native29vectorized_elementwise_kernelI"),
+        REC(351, 360, 7, "_Z11clock_probePyx"),
+    };
+    int first = 0;
+    const char *lib = NULL;
+    assert_int_equal(kg_trace_vendor(r, 10, &first, &lib), 5);
+    assert_int_equal(first, 4);
+    assert_string_equal(lib, "cuBLAS");
+    assert_int_equal(kg_trace_vendor(r, 4, &first, &lib), 0);
+    assert_int_equal(first, -1);
+    assert_null(lib);
+    assert_int_equal(kg_trace_vendor(r + 6, 1, NULL, &lib), 1);
+    assert_string_equal(lib, "cuDNN");
+    assert_int_equal(kg_trace_vendor(r + 8, 1, NULL, &lib), 1);
+    assert_string_equal(lib, "PyTorch");
+    kg_trace_rec full;
+    memset(&full, 0, sizeof full);
+    memset(full.name, 'x', sizeof full.name);
+    memcpy(full.name + sizeof full.name - 5, "cudnn", 5); /* ends at the array's end */
+    assert_int_equal(kg_trace_vendor(&full, 1, NULL, NULL), 1);
+    memcpy(full.name + sizeof full.name - 4, "cudn", 4); /* the 'n' past it is not read */
+    full.name[sizeof full.name - 5] = 'x';
+    assert_int_equal(kg_trace_vendor(&full, 1, NULL, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +323,7 @@ int main(void)
         cmocka_unit_test(work_queued_after_the_call),
         cmocka_unit_test(kgates_record_without_times),
         cmocka_unit_test(kgates_kernels_by_name),
+        cmocka_unit_test(vendor_kernels_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -950,6 +950,9 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
     double host = 0, reset = 0, blocking = 0, span = 0;
     if (kg_result_get(r, "time/persist_reset", &reset) && reset > 0)
         r->flags |= KG_FLAG(PERSIST_L2);
+    double vendor = 0;
+    if (kg_result_get(r, "time/vendor", &vendor) && vendor > 0)
+        r->flags |= KG_FLAG(LIBRARY_KERNELS);
     /* a launch call that holds the host until the work is done: the work
      * (or part of it) ran on the host, or the call synchronizes */
     if (kg_result_get(r, "time/blocking", &blocking) && blocking > 0)

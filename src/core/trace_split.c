@@ -102,6 +102,53 @@ int kg_trace_foreign(const kg_trace_rec *rec, int nrec, int *first)
     return n;
 }
 
+/* Substrings of the (mangled) names that vendor libraries' kernels carry,
+ * and the library each names: nvjet_ are cuBLAS's Hopper GEMMs, xmma_ the
+ * GEMM and convolution kernels of cuBLAS and cuDNN (sm90_xmma_gemm_...,
+ * xmma_fprop_...), cutlass3x_ the instances CUTLASS's generator emits for
+ * cuBLAS (a kernel written with CUTLASS's templates is named for its own
+ * code: _ZN7cutlass...), cublasLt:: and cudnn:: namespaces and cuDNN's
+ * generated kernels carry their library's name, and _ZN2at6native is
+ * at::native, PyTorch's own operators. */
+static const struct {
+    const char *part, *lib;
+} vendor[] = {
+    {"nvjet_", "cuBLAS"}, {"xmma_", "cuBLAS or cuDNN"}, {"cutlass3x_", "cuBLAS"},
+    {"cublas", "cuBLAS"}, {"cudnn", "cuDNN"},           {"_ZN2at6native", "PyTorch"},
+};
+
+/* Whether the name (not trusted to end within its array) holds part. */
+static int name_has(const kg_trace_rec *r, const char *part)
+{
+    const char *end = memchr(r->name, '\0', sizeof r->name);
+    size_t n = end ? (size_t)(end - r->name) : sizeof r->name, k = strlen(part);
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(r->name + i, part, k) == 0)
+            return 1;
+    return 0;
+}
+
+int kg_trace_vendor(const kg_trace_rec *rec, int nrec, int *first, const char **lib)
+{
+    int n = 0;
+    if (first)
+        *first = -1;
+    if (lib)
+        *lib = NULL;
+    for (int i = 0; i < nrec; i++)
+        for (size_t v = 0; v < sizeof vendor / sizeof vendor[0]; v++)
+            if (name_has(&rec[i], vendor[v].part)) {
+                if (n++ == 0) {
+                    if (first)
+                        *first = i;
+                    if (lib)
+                        *lib = vendor[v].lib;
+                }
+                break;
+            }
+    return n;
+}
+
 int kg_trace_timeless(const kg_trace_rec *rec, int nrec)
 {
     int n = 0;

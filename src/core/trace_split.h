@@ -78,6 +78,15 @@ typedef struct kg_trace_deferral {
  * above: the candidate's kernels may not take those names. */
 int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *plan, kg_trace_deferral *d);
 
+/* The subject's kernels named like a vendor library's or PyTorch's own
+ * (the table in trace_split.c: cuBLAS's nvjet_, xmma_ and cutlass3x_ kernels, any name
+ * holding cublas or cudnn, PyTorch's at::native ones): a candidate that runs
+ * them times the library it should replace (EVALUATORS.md class 10).
+ * Templates compiled into the candidate (CUTLASS, CUB) are its own code and
+ * are not counted. Returns how many; *first (may be NULL) the first one's
+ * index or -1; *lib (may be NULL) the library the first was named for. */
+int kg_trace_vendor(const kg_trace_rec *rec, int nrec, int *first, const char **lib);
+
 /* Records CUPTI gave without their times (start 0, or an end before the
  * start): a forced flush returns such a record for work not yet complete.
  * kg_trace_foreign counts one on another stream like any other;

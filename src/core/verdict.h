@@ -68,7 +68,8 @@ int kg_verdict_exit_code(kg_verdict v);
     X(HOST_WORK, "host-work", "the launch call's host time passed the GPU time plus max(the launch path's allowance, the GPU time): judged on a time up to it (kg_host_charge)") \
     X(TIMER_MISMATCH, "timer-mismatch", "the reported time is under half of what kgate's own device clock saw: the timing was tampered with") \
     X(PERSIST_L2, "persisting-l2", "a persisting-L2 carve-out or access window was set and undone before sampling") \
-    X(SHARED_GPU, "shared-gpu", "another process held a context on the GPU around the job or its library job: times may be slow")
+    X(SHARED_GPU, "shared-gpu", "another process held a context on the GPU around the job or its library job: times may be slow") \
+    X(LIBRARY_KERNELS, "library-kernels", "the kernel ran kernels named like cuBLAS's, cuDNN's or PyTorch's own: its time is partly the library's it is judged against")
 
 enum {
 #define X(e, s, d) KG_FB_##e,

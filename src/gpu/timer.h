@@ -85,6 +85,9 @@ typedef struct kg_timing {
     double batch_mean_s;
     int batch_n;
     int n_foreign;     /* kernels and copies on other streams while sampling */
+    int n_vendor;      /* the subject's kernels named like a library's (kg_trace_vendor) */
+    const char *vendor_lib;  /* the library the first was named for, or NULL */
+    char vendor_first[48];   /* the first one's name */
     int n_deferred;    /* the subject's records on the timing stream between samples (kg_trace_deferred) */
     int trace_lost;    /* the trace was on but lacked kgate's own records (blockers, probes, flushes):
                         * work between samples could not be looked for (the subject may have

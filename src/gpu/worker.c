@@ -559,12 +559,18 @@ static void emit_timing(const bench *b, const kg_timing *t)
         emit_sum(b, "time/verified", t->n_verified);
         if (t->n_persist_reset)
             emit_sum(b, "time/persist_reset", t->n_persist_reset);
+        if (t->n_vendor)
+            emit_sum(b, "time/vendor", t->n_vendor);
     }
     kg_event e = subject_ev(b, KG_EV_TIMING);
     snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
     e.escaped = t->escaped;
     e.throttled = t->n_throttled;
-    snprintf(e.text, sizeof e.text, "%s", t->note);
+    if (b->who == KG_SUBJ_KERNEL && t->n_vendor) /* the library paths' are the library's own */
+        snprintf(e.text, sizeof e.text, "%s%s%d kernel(s) named like %s's, the first %s", t->note,
+                 t->note[0] ? "; " : "", t->n_vendor, t->vendor_lib ? t->vendor_lib : "a library", t->vendor_first);
+    else
+        snprintf(e.text, sizeof e.text, "%s", t->note);
     emit(&e);
 }
 

@@ -252,6 +252,8 @@ ADV_LAUNCH(adv_forge_events);
 ADV_LAUNCH(adv_setsid_child);
 ADV_LAUNCH(adv_timer_hook);
 ADV_LAUNCH(adv_cupti_off);
+// library.cu
+ADV_LAUNCH(adv_calls_cublas);
 }
 
 // Every launch checks its tensor counts the same way.

@@ -18,9 +18,9 @@
 // Classes are those of the project's EVALUATORS.md digest ("Exploit classes"):
 //  1 escaped stream, 3 timer tampering, 4 forged results, 5 stale output,
 //  6 input mutation / caching, 7 tampering with the expected output,
-//  9 tolerance and precision, 11 hard-coded shapes / skipped work,
-//  12 evaluator detection, 13 persisting L2 / replay caches; "fault" is a
-//  plain fault the evaluator must contain.
+//  9 tolerance and precision, 10 calling the library, 11 hard-coded
+//  shapes / skipped work, 12 evaluator detection, 13 persisting L2 / replay
+//  caches; "fault" is a plain fault the evaluator must contain.
 //
 // case               op/dtype          class cheat                                  expected          kgate defense that must catch it
 // ------------------ ----------------- ----- -------------------------------------- ----------------- -----------------------------------------
@@ -90,6 +90,8 @@
 //                                            rho ~0.7
 // cupti_off          softmax fp16      3,12  honest, but turns off CUPTI's kernel   IMPOSSIBLE        a trace without kgate's own records (its
 //                                            records (cuptiActivityDisable)                           blockers, probes, flushes) is time/trace_lost
+// calls_cublas       matmul fp16       10    computes with cuBLAS's cublasGemmEx    OK or SLOW, with  kernels named like a library's among the
+//                                                                                   library-kernels   subject's (kg_trace_vendor: nvjet_, xmma_...)
 #include "adv.cuh"
 
 #define SOFTMAX(name, fn, what) {name, "softmax", "fp16", NULL, 1, 1, fn, what, NULL, NULL}
@@ -141,6 +143,9 @@ static const kgate_kernel kernels[] = {
     SOFTMAX("setsid_child", adv_setsid_child, "FAULT: leaves a setsid() child behind"),
     SOFTMAX("timer_hook", adv_timer_hook, "CHEAT: patches kgate's GOT to shrink its own times"),
     SOFTMAX("cupti_off", adv_cupti_off, "CHEAT: turns off CUPTI's kernel records in the worker"),
+    // class 10: the library itself
+    {"calls_cublas", "matmul", "fp16", NULL, 2, 1, adv_calls_cublas, "CHEAT: calls cuBLAS (cublasGemmEx)", NULL,
+     NULL},
 };
 
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);

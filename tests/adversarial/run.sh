@@ -97,6 +97,10 @@ lost = ("without their times", "lacked kgate's own records", "trace could not be
 for r in results:
     if any(s in r.get("detail", "") for s in lost) and want.get(r["kernel"], set()) <= {"OK", "SLOW"}:
         print(f"FAIL: {r['kernel']} {r['shape']}: its trace -- {r['detail'][:300]}")
+# kernels of the candidate's own are never taken for a library's: only calls_cublas may be flagged
+for r in results:
+    if "library-kernels" in r.get("flags", []) and r["kernel"] != "calls_cublas":
+        print(f"FAIL: {r['kernel']} {r['shape']}: flagged library-kernels -- {r.get('detail', '')[:300]}")
 PY
 cat "$out/compare.txt"
 n=$((n + $(grep -cE '^(ok|FAIL): ' "$out/compare.txt")))

@@ -1,10 +1,10 @@
 /* Fuzz target: reading a kernel trace (core/trace_split.h). The records come
  * from CUPTI, but their names are the candidate's to choose (a kernel may be
  * called anything, clock_probe included) and their order, streams and count
- * are whatever its work made them. Whatever the records, the three readers
+ * are whatever its work made them. Whatever the records, the readers
  * must stay in bounds and give counts that hold together: samples timed at
  * most n, a replaced sample time positive, other samples untouched,
- * deferred records -1 or 0 to nrec, foreign records 0 to nrec.
+ * deferred records -1 or 0 to nrec, foreign and vendor records 0 to nrec.
  *
  * Input: a byte for the number of samples, then 8-byte records: start (3
  * bytes), duration (2), stream (1), name (1: one of the names below, or the
@@ -74,6 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int first = 0;
     int foreign = kg_trace_foreign(rec, nrec, &first);
     if (foreign < 0 || foreign > nrec || first < -1 || first >= nrec || (foreign > 0) != (first >= 0))
+        abort();
+    const char *lib = NULL;
+    int vendor = kg_trace_vendor(rec, nrec, &first, &lib);
+    if (vendor < 0 || vendor > nrec || (vendor > 0) != (first >= 0) || (vendor > 0) != (lib != NULL))
         abort();
     int timeless = kg_trace_timeless(rec, nrec);
     if (timeless < 0 || timeless > nrec)
