@@ -566,11 +566,7 @@ static void emit_timing(const bench *b, const kg_timing *t)
     snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
     e.escaped = t->escaped;
     e.throttled = t->n_throttled;
-    if (b->who == KG_SUBJ_KERNEL && t->n_vendor) /* the library paths' are the library's own */
-        snprintf(e.text, sizeof e.text, "%s%s%d kernel(s) named like %s's, the first %s", t->note,
-                 t->note[0] ? "; " : "", t->n_vendor, t->vendor_lib ? t->vendor_lib : "a library", t->vendor_first);
-    else
-        snprintf(e.text, sizeof e.text, "%s", t->note);
+    snprintf(e.text, sizeof e.text, "%s", t->note);
     emit(&e);
 }
 
@@ -881,6 +877,9 @@ static int run_subject(bench *b, kg_err *err)
             kg_timing_note(&tm, "%s", again);
             emit_sum(b, "time/retimed", 1);
         }
+        if (kernel && tm.n_vendor) /* a library path's are the library's own */
+            kg_timing_note(&tm, "%d kernel(s) named like %s's, the first %s", tm.n_vendor,
+                           tm.vendor_lib ? tm.vendor_lib : "a library", tm.vendor_first);
         emit_timing(b, &tm);
         if (kernel && tm.verify_failed) {
             emit_fail(b, "incorrect", b->verify_msg);
