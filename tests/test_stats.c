@@ -8,6 +8,55 @@
 
 #include "core/stats.h"
 
+/* Simulated timings (each sample t_gpu on the GPU, t_wall of wall time, a
+ * re-check costing check_s): the mean re-checks a run, and how often the
+ * run's second half (where a subject honest at first would skip work) got
+ * none. */
+static void simulate_rechecks(double t_gpu, double t_wall, double check_s, int runs, double *mean,
+                              double *late_share, double *none_late)
+{
+    kg_stop_cfg sc;
+    kg_stop_defaults(&sc);
+    long total = 0, late = 0, empty = 0;
+    for (int run = 0; run < runs; run++) {
+        int n = (int)fmin(sc.max_samples, fmax(sc.min_samples, ceil(sc.min_gpu_s / t_gpu)));
+        int checks = 0, in_late = 0;
+        for (int i = 0; i < n; i++)
+            if (kg_recheck_pick(&sc, 4, 16, 0x5eed0000ull + (unsigned long long)run * 7919, i, i, i * t_gpu,
+                                i * t_wall, checks, checks * check_s)) {
+                checks++;
+                in_late += i >= n / 2;
+            }
+        total += checks;
+        late += in_late;
+        empty += in_late == 0;
+    }
+    *mean = (double)total / runs;
+    *late_share = total ? (double)late / total : 0;
+    *none_late = (double)empty / runs;
+}
+
+static void rechecks_spread_over_the_run(void **state)
+{
+    (void)state;
+    double mean, late, none;
+    /* a norm: 70 us a sample, 200 us of wall, re-checks of 1 ms: cheap, so 16 */
+    /* (4 until the first re-check's cost is known: 13 on average) */
+    simulate_rechecks(70e-6, 200e-6, 1e-3, 400, &mean, &late, &none);
+    assert_true(mean > 10 && mean < 18);
+    assert_true(late > 0.45 && late < 0.7);
+    assert_true(none < 0.04);
+    /* a GEMM: 1.5 ms a sample, re-checks of 0.1 s (its fp64 reference): 4,
+     * so a run's second half goes without one e^-2 of the time */
+    simulate_rechecks(1.5e-3, 5e-3, 0.1, 400, &mean, &late, &none);
+    assert_true(mean > 3 && mean < 5.5);
+    assert_true(late > 0.35 && late < 0.7);
+    assert_true(none < 0.25);
+    /* a slow kernel: the stop rule's ten samples of 30 ms; about 4 re-checked */
+    simulate_rechecks(30e-3, 40e-3, 0.05, 400, &mean, &late, &none);
+    assert_true(mean > 2.5 && mean < 5);
+}
+
 static void median_and_quantiles(void **state)
 {
     (void)state;
@@ -73,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(median_and_quantiles),
+        cmocka_unit_test(rechecks_spread_over_the_run),
         cmocka_unit_test(stop_needs_min_samples_and_time),
         cmocka_unit_test(stop_on_wall_cap_when_noisy),
         cmocka_unit_test(stop_when_noise_converges),

@@ -37,6 +37,27 @@ static void spans_between_markers(void **state)
     assert_int_equal(esc, 0);
 }
 
+/* kgate's input refills run on their own stream, whose records are dropped
+ * before anything is counted; the rest keep their order. */
+static void refill_stream_dropped(void **state)
+{
+    (void)state;
+    kg_trace_rec r[] = {
+        REC(1, 10, 5, "_Z12fill_uniformI6__halfEvPT_ldd"),
+        REC(12, 18, 7, "_Z10read_flushPK5uint4mPj"),
+        REC(20, 90, 7, "_Z12block_streamPViyPi"),
+        REC(91, 95, 7, "_Z6kernelA"),
+        REC(96, 97, 5, "[memset]"),
+        REC(98, 99, 9, "_Z6kernelC"),
+    };
+    assert_int_equal(kg_trace_drop_stream(r, 6, 5), 4);
+    assert_string_equal(r[0].name, "_Z10read_flushPK5uint4mPj");
+    assert_string_equal(r[2].name, "_Z6kernelA");
+    assert_int_equal(r[3].stream, 9);
+    assert_int_equal(kg_trace_drop_stream(r, 4, 5), 4);
+    assert_int_equal(kg_trace_drop_stream(r, 0, 5), 0);
+}
+
 static void other_streams_and_dropped_samples(void **state)
 {
     (void)state;
@@ -317,6 +338,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spans_between_markers),
+        cmocka_unit_test(refill_stream_dropped),
         cmocka_unit_test(other_streams_and_dropped_samples),
         cmocka_unit_test(fewer_samples_than_blockers),
         cmocka_unit_test(foreign_work_anywhere_in_sampling),

@@ -2,6 +2,7 @@
  * criterion: enough samples and GPU time, then stop when the relative
  * standard deviation is small or has stopped changing; a wall cap bounds it). */
 #include "stats.h"
+#include "kg.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -133,4 +134,21 @@ kg_stop_reason kg_stop_check(kg_stopper *st, const double *x, int n, double gpu_
         }
     }
     return KG_STOP_NONE;
+}
+
+int kg_recheck_pick(const kg_stop_cfg *sc, int r_min, int r_max, unsigned long long seed, int i, int n_kept,
+                    double gpu_s, double wall_s, int n_checks, double checks_s)
+{
+    const double per_gpu = n_kept > 0 ? gpu_s / n_kept : 0, per_wall = wall_s > 0 ? wall_s / (i + 1) : 0;
+    double n_est = sc->max_samples;
+    if (per_gpu > 0)
+        n_est = fmin(n_est, ceil(sc->min_gpu_s / per_gpu));
+    if (per_wall > 0)
+        n_est = fmin(n_est, floor(sc->max_wall_s / per_wall));
+    n_est = fmax(n_est, sc->min_samples > 1 ? sc->min_samples : 1);
+    double r = r_min;
+    if (n_checks > 0 && checks_s > 0 && per_wall > 0)
+        r = fmin(fmax(r, 0.05 * n_est * per_wall / (checks_s / n_checks)), r_max);
+    unsigned long long x = seed ^ ((unsigned long long)i * 0xD1B54A32D192ED03ull); /* a draw of (seed, i) */
+    return (double)(kg_splitmix64(&x) >> 11) * (1.0 / 9007199254740992.0) < r / n_est;
 }

@@ -63,6 +63,19 @@ void kg_stop_init(kg_stopper *st, const kg_stop_cfg *cfg);
 kg_stop_reason kg_stop_check(kg_stopper *st, const double *samples, int n, double gpu_s,
                              double wall_s);
 
+/* Whether timing sample i (0-based) is re-checked, as a draw from the
+ * secret `seed`: each sample is, with probability R / n_est, where n_est is
+ * how many samples the run will take (the stop rule's min_gpu_s at the mean
+ * of the n_kept kept samples, gpu_s their sum, within max_wall_s at the
+ * wall time per sample so far, wall_s without the re-checks, and
+ * max_samples; at least min_samples), so that about R re-checks fall
+ * anywhere in the run, late samples as likely as early ones: a subject
+ * honest for its first timed calls is re-checked where it skips work. R is
+ * r_min, raised towards r_max while the n_checks re-checks made so far
+ * (checks_s of wall time) cost under 5% of the run's expected wall time. */
+int kg_recheck_pick(const kg_stop_cfg *sc, int r_min, int r_max, unsigned long long seed, int i, int n_kept,
+                    double gpu_s, double wall_s, int n_checks, double checks_s);
+
 #ifdef __cplusplus
 }
 #endif

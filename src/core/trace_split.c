@@ -87,6 +87,15 @@ int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, in
     return timed;
 }
 
+int kg_trace_drop_stream(kg_trace_rec *rec, int nrec, uint32_t stream)
+{
+    int m = 0;
+    for (int i = 0; i < nrec; i++)
+        if (rec[i].stream != stream)
+            rec[m++] = rec[i];
+    return m;
+}
+
 int kg_trace_foreign(const kg_trace_rec *rec, int nrec, int *first)
 {
     int have = 0, n = 0;

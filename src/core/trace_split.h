@@ -29,6 +29,10 @@ typedef struct kg_trace_rec {
  * *escaped counts samples with subject kernels on other streams. */
 int kg_trace_split(const kg_trace_rec *rec, int nrec, double *samples, int n, int *escaped);
 
+/* Removes the records on `stream` (kgate's input refills), keeping the
+ * others in order; returns how many remain. */
+int kg_trace_drop_stream(kg_trace_rec *rec, int nrec, uint32_t stream);
+
 /* Records of the subject (not kgate's own kernels) on a stream other than
  * the timing stream (the stream of the block_stream records): during
  * sampling kgate runs nothing else, so each is work that escaped. Returns

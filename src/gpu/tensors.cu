@@ -210,12 +210,76 @@ out:
     return err->code;
 }
 
+// The bits of a float as a 16-bit or 32-bit floating element.
+template <typename B> __device__ __forceinline__ B bits_of(float v);
+template <> __device__ __forceinline__ unsigned short bits_of<unsigned short>(float v)
+{
+    return __half_as_ushort(__float2half_rn(v));
+}
+template <> __device__ __forceinline__ unsigned bits_of<unsigned>(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned short bf16_bits(float v) { return __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
+
+// Uniform values in [lo, lo + w) for a 16-bit (fp16, bf16) or 32-bit (fp32)
+// floating tensor, 16 bytes a thread a step, as fast as the memory writes
+// them (every timed call of a kernel gets inputs of its own: worker.c
+// refill_cb). Philox4x32-10, counter-based: the 128 random bits of chunk c
+// are a function of (seed, c) alone, split into the chunk's elements (16
+// bits each for 16-bit types, the top 24 of 32 for fp32), so a tensor is
+// the same for a seed however the grid runs. BF16: 16-bit elements, made
+// with bf16 rounding.
+template <typename B, bool BF16>
+__global__ void fill_uniform16B(B *p, int64_t n, float lo, float w, uint64_t seed)
+{
+    constexpr int V = 16 / sizeof(B);
+    const int64_t chunks = (n + V - 1) / V;
+    for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < chunks;
+         c += (int64_t)gridDim.x * blockDim.x) {
+        curandStatePhilox4_32_10_t st;
+        curand_init(seed, (unsigned long long)c, 0, &st);
+        const uint4 r = curand4(&st);
+        const unsigned words[4] = {r.x, r.y, r.z, r.w};
+        B e[V];
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            float u;
+            if (sizeof(B) == 2)
+                u = (float)((words[k / 2] >> (16 * (k % 2))) & 0xFFFFu) * (1.0f / 65536) + 0.5f / 65536;
+            else
+                u = (float)(words[k] >> 8) * (1.0f / 16777216) + 0.5f / 16777216;
+            const float v = lo + w * u;
+            if (BF16)
+                e[k] = (B)bf16_bits(v);
+            else
+                e[k] = bits_of<B>(v);
+        }
+        if ((c + 1) * V <= n) {
+            uint4 out;
+            memcpy(&out, e, sizeof out);
+            reinterpret_cast<uint4 *>(p)[c] = out;
+        } else {
+            for (int k = 0; k < V && c * V + k < n; k++)
+                p[c * V + k] = e[k];
+        }
+    }
+}
+
 extern "C" int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed,
                                       kgate_stream st, kg_err *err)
 {
     cudaStream_t s = (cudaStream_t)st;
     int64_t n = kg_tensor_numel(t);
-    DISPATCH(t, (fill_uniform<T><<<1056, 256, 0, s>>>((T *)t->data, n, lo, hi, seed)));
+    const kg_dtype dt = kg_tensor_dtype(t);
+    const float flo = (float)lo, fw = (float)(hi - lo);
+    if ((uintptr_t)t->data % 16 == 0 && (dt == KG_FP16 || dt == KG_BF16 || dt == KG_FP32)) {
+        if (dt == KG_FP16)
+            fill_uniform16B<unsigned short, false><<<1056, 256, 0, s>>>((unsigned short *)t->data, n, flo, fw, seed);
+        else if (dt == KG_BF16)
+            fill_uniform16B<unsigned short, true><<<1056, 256, 0, s>>>((unsigned short *)t->data, n, flo, fw, seed);
+        else
+            fill_uniform16B<unsigned, false><<<1056, 256, 0, s>>>((unsigned *)t->data, n, flo, fw, seed);
+    } else {
+        DISPATCH(t, (fill_uniform<T><<<1056, 256, 0, s>>>((T *)t->data, n, lo, hi, seed)));
+    }
     KG_CUDA(cudaGetLastError());
     return 0;
 out:

@@ -83,6 +83,8 @@ static struct {
     int *timed_out_dev;
     unsigned long long *probe_host, *probe_dev;
     double clock_ref_mhz;
+    cudaStream_t fill_stream; // kgate's input refills (cfg->refill), off the timing stream
+    cudaEvent_t filled;       // recorded there after a refill; the timing stream waits for it
 } T;
 
 static const long long PROBE_CYCLES = 1 << 16;
@@ -112,6 +114,8 @@ static int timer_init(kg_err *err)
     T.timed_out_dev = T.flag_dev + 1;
     KG_CUDA(cudaHostAlloc((void **)&T.probe_host, 4 * sizeof(unsigned long long), cudaHostAllocMapped));
     KG_CUDA(cudaHostGetDevicePointer((void **)&T.probe_dev, (void *)T.probe_host, 0));
+    KG_CUDA(cudaStreamCreateWithFlags(&T.fill_stream, cudaStreamNonBlocking));
+    KG_CUDA(cudaEventCreateWithFlags(&T.filled, cudaEventDisableTiming));
     T.ready = 1;
     return 0;
 out:
@@ -182,7 +186,8 @@ extern "C" void kg_timer_defaults(kg_timer_cfg *c)
     c->before = NULL;
     c->verify = NULL;
     c->verify_seed = 0;
-    c->verify_max = 4;
+    c->verify_min = 4;
+    c->verify_max = 16;
 }
 
 // Undoes a persisting-L2 setting a subject may have made (a carve-out, or an
@@ -207,6 +212,23 @@ static int reset_persisting(cudaStream_t s)
     cudaCtxResetPersistingL2Cache();
     cudaGetLastError(); // none of this may leave a sticky error for the subject
     return found;
+}
+
+// Gives call `call` fresh inputs in set `set` (cfg->refill) on kgate's input
+// stream and holds the timing stream until they are written. The refill's
+// records stay off the timing stream, whose gaps between samples must hold
+// only kgate's flush and poison (kg_trace_deferred); the trace drops them
+// (kg_trace_drop_stream) before anything is counted.
+static int queue_refill(const kg_timer_cfg *cfg, void *ctx, int set, long call, cudaStream_t s, kg_err *err)
+{
+    if (!cfg->refill)
+        return 0;
+    if (cfg->refill(ctx, set, call, (kgate_stream)T.fill_stream, err))
+        return err->code;
+    KG_CUDA(cudaEventRecord(T.filled, T.fill_stream));
+    KG_CUDA(cudaStreamWaitEvent(s, T.filled, 0));
+out:
+    return err->code;
 }
 
 // Queues the configured L2 flush before call `i` (warm-up and samples alike,
@@ -281,11 +303,14 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     int n = 0, n_kept = 0, escapes = 0, blocker = 1, traced = 0, tracing = 0, n_blocked = 0,
         n_sets = cfg->n_sets > 0 ? cfg->n_sets : 1;
     kg_stopper stopper;
-    double t_start, gpu_s = 0, max_clock = 0;
+    double t_start, gpu_s = 0, max_clock = 0, checks_s = 0; // checks_s: wall time of the re-checks
     kg_trace_rec *rec = NULL;
     int nrec = 0;
+    long call = 0;            // calls made so far, warm-up included (cfg->refill's numbering)
+    long *calls = (long *)malloc(sizeof(long) * (size_t)cap); // each sample's call
+    uint32_t fill_id = 0;     // the input stream's id in the trace
     memset(o, 0, sizeof *o);
-    if (!samples || !clocks || !kept || !hosts || !spans || !checked) {
+    if (!samples || !clocks || !kept || !hosts || !spans || !checked || !calls) {
         kg_err_set(err, KG_EXIT_ENV, "out of host memory for %d samples", cap);
         goto out;
     }
@@ -296,7 +321,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     KG_CUDA(cudaEventCreate(&e2));
     {
         kg_err terr = {0, ""};
-        traced = cfg->use_trace && kg_trace_start(&terr) == 0;
+        traced = cfg->use_trace && kg_trace_start(&terr) == 0 &&
+                 (!cfg->refill || kg_trace_stream_id((kgate_stream)T.fill_stream, &fill_id, &terr) == 0);
         if (cfg->use_trace && !traced)
             snprintf(o->note, sizeof o->note, "CUPTI unavailable, event times: %.200s", terr.msg);
     }
@@ -305,6 +331,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     // synchronize); the others exactly like samples, so that the subject
     // cannot tell warm-up from timing.
     for (int i = 0; i < cfg->warmup; i++) {
+        if (queue_refill(cfg, ctx, i % n_sets, call++, s, err))
+            goto out;
         if (cfg->before && cfg->before(ctx, i % n_sets, st, err))
             goto out;
         if (i > 0 && queue_flush(cfg->flush, i, s, err))
@@ -335,6 +363,9 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         int escape_check = n < ESCAPE_CHECKS;
         if (reset_persisting(s))
             o->n_persist_reset++;
+        calls[n] = call;
+        if (queue_refill(cfg, ctx, n % n_sets, call++, s, err))
+            goto out;
         if (cfg->before && cfg->before(ctx, n % n_sets, st, err))
             goto out;
         if (queue_flush(cfg->flush, n, s, err))
@@ -405,14 +436,17 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
         }
         n++;
         o->n_total = n;
-        // which samples are re-checked: a sequence from a seed the subject cannot see
-        unsigned long long pick = cfg->verify_seed ^ (unsigned long long)n;
-        if (cfg->verify && o->n_verified < cfg->verify_max && kg_splitmix64(&pick) % 12 == 0) {
+        // which samples are re-checked: draws from a seed the subject cannot see
+        if (cfg->verify && kg_recheck_pick(&cfg->stop, cfg->verify_min, cfg->verify_max, cfg->verify_seed,
+                                           n - 1, n_kept, gpu_s, now_s() - t_start - checks_s, o->n_verified,
+                                           checks_s)) {
+            const double t_check = now_s();
             KG_CUDA(cudaStreamSynchronize(s));
             checked[n - 1] = 1; /* its checks run before the next sample: not the subject's deferred work */
-            int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
+            int wrong = cfg->verify(ctx, (n - 1) % n_sets, calls[n - 1], err);
             if (wrong < 0 || err->code)
                 goto out;
+            checks_s += now_s() - t_check;
             o->n_verified++;
             if (wrong) {
                 o->verify_failed = n;
@@ -440,7 +474,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
     if (cfg->verify && o->n_verified == 0 && !o->verify_failed && n > 0) {
         /* no sample was drawn: re-check the last one */
         checked[n - 1] = 1;
-        int wrong = cfg->verify(ctx, (n - 1) % n_sets, err);
+        int wrong = cfg->verify(ctx, (n - 1) % n_sets, calls[n - 1], err);
         if (wrong < 0 || err->code)
             goto out;
         o->n_verified++;
@@ -462,6 +496,8 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
             // without its times is then work queued after this point
             KG_CUDA(cudaDeviceSynchronize());
             if (kg_trace_take(&rec, &nrec, &terr) == 0) {
+                if (cfg->refill) /* kgate's refills: on their own stream, not the subject's work */
+                    nrec = kg_trace_drop_stream(rec, nrec, fill_id);
                 /* work on other streams, whether or not the samples can be told
                  * apart: a launch that once held the host past the blocker's
                  * timeout turns the blocker off, not this check */
@@ -538,5 +574,6 @@ out:
     free(hosts);
     free(spans);
     free(checked);
+    free(calls);
     return err->code;
 }

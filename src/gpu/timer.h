@@ -18,14 +18,18 @@
  * dropped and followed by a cool-down, as nvbench does.
  * Subjects under batch_below_s also get a CUDA-graph batch number (warm).
  *
- * Against a subject that games the measurement: the first warm-up call runs
+ * Against a subject that games the measurement: every call, warm-up or
+ * timed, gets inputs no earlier call saw (the `refill` hook), so that a
+ * cache keyed on their content never hits; the first warm-up call runs
  * unblocked (module loading may synchronize), every later call, warm-up or
  * timed, looks the same to the subject (flush, `before` hook, blocker); the
  * persisting-L2 carve-out and the stream's access-policy window are reset
  * before each sample (counted when something had set them); the host time
  * spent inside the launch call is measured; the outputs of samples chosen
- * at random (from verify_seed, which the subject cannot see) are re-checked
- * by the `verify` hook; and any kernel or copy the subject ran on a stream
+ * at random (from verify_seed, which the subject cannot see), about
+ * verify_min to verify_max of them spread over the whole run (a subject
+ * honest for its first calls gains nothing), are re-checked by the `verify`
+ * hook; and any kernel or copy the subject ran on a stream
  * other than the timing stream (another stream, the legacy or per-thread
  * default stream, a graph launched elsewhere, a host thread) marks the
  * timing escaped. */
@@ -55,17 +59,25 @@ typedef struct kg_timer_cfg {
     double throttle_frac; /* drop samples below this fraction of the best clock, 0.90 */
     double cooldown_s;    /* idle after a throttled sample, 0.02 s */
     int use_trace;        /* time from CUPTI kernel records (default) rather than events */
+    /* Called first before every call, warm-up and samples alike (`call`
+     * counts them from 0): gives input set `set` content that no earlier
+     * call saw, queued on `s`, kgate's own input stream, which the timing
+     * stream then waits for; or NULL (inputs reused). It must be
+     * deterministic in `call`: a re-check regenerates its call's inputs. */
+    int (*refill)(void *ctx, int set, long call, kgate_stream s, kg_err *err);
     /* Called before each call's flush (poisons the outputs), or NULL. */
     int (*before)(void *ctx, int set, kgate_stream s, kg_err *err);
-    /* Re-checks the outputs of input set `set` after a chosen call; returns
-     * 0 when they are right, 1 when wrong (sampling stops), or an error. */
-    int (*verify)(void *ctx, int set, kg_err *err);
+    /* Re-checks the outputs of input set `set` after a chosen call (`call`,
+     * as refill counts); returns 0 when they are right, 1 when wrong
+     * (sampling stops), or an error. */
+    int (*verify)(void *ctx, int set, long call, kg_err *err);
     unsigned long long verify_seed;
     /* Optional: the host time of the call just made, given the time the
      * timer measured around it (a provider that knows how much of it was
      * its own glue returns the rest); NULL: the measured time. */
     double (*host_time)(void *ctx, double measured_s);
-    int verify_max;       /* at most this many re-checks (default 4) */
+    int verify_min;       /* re-checks a run aims at, spread over it (default 4) */
+    int verify_max;       /* ... and up to this many while they cost under 5% of its wall (16) */
 } kg_timer_cfg;
 
 typedef struct kg_timing {

@@ -110,3 +110,10 @@ int kg_trace_take(kg_trace_rec **recs, int *n, kg_err *err)
 out:
     return err->code;
 }
+
+int kg_trace_stream_id(kgate_stream s, uint32_t *id, kg_err *err)
+{
+    KG_CUPTI(cuptiGetStreamIdEx(NULL, (CUstream)s, 0, id));
+out:
+    return err->code;
+}

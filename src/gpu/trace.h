@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include <kgate/plugin.h>
+
 #include "../core/kg.h"
 #include "../core/trace_split.h"
 
@@ -21,6 +23,8 @@ int kg_trace_start(kg_err *err);
  * dropped since the last call (host memory ran out) make it fail
  * (KG_EXIT_ENV). */
 int kg_trace_take(kg_trace_rec **recs, int *n, kg_err *err);
+/* The id a stream's records carry (kg_trace_rec.stream). */
+int kg_trace_stream_id(kgate_stream s, uint32_t *id, kg_err *err);
 
 #ifdef __cplusplus
 }

@@ -86,7 +86,8 @@ typedef struct bench {
     double *ref[MAX_SETS][KG_MAX_TENSORS];
     char verify_msg[900];
     char collect_msg[400]; /* why returned results were refused (provider collect) */
-    uint64_t in_sum[MAX_SETS]; /* checksums of the timed input sets */
+    unsigned long long refill_seed; /* a timing's inputs: a secret per subject (refill_cb) */
+    unsigned char extra_ok[KG_MAX_EXTRA]; /* the kernel's supports() of each extra shape, asked once */
     int failed; /* a fail event was sent: stop */
     kg_scalars scalars;
     kgate_params params;
@@ -212,15 +213,16 @@ out:
     return err->code;
 }
 
-/* Fresh inputs for a set: index inputs uniform over their range, input 0
- * from distribution `dist` (kg_dist), the other data inputs uniform. */
-static int fill_dist(bench *b, int set, unsigned long long seed, int dist, kg_err *err)
+/* Fresh inputs for a set, queued on stream s: index inputs uniform over
+ * their range, input 0 from distribution `dist` (kg_dist), the other data
+ * inputs uniform; deterministic in the seed. */
+static int fill_on(bench *b, int set, unsigned long long seed, int dist, kgate_stream s, kg_err *err)
 {
     const kg_op *op = b->op;
     int64_t rows, cols;
     if (b->problem) {
         char msg[600] = "";
-        if (b->src->inputs(b->src->self, seed, b->in[set], b->n_in, (kgate_stream)b->s, msg, sizeof msg)) {
+        if (b->src->inputs(b->src->self, seed, b->in[set], b->n_in, s, msg, sizeof msg)) {
             msg[sizeof msg - 1] = '\0';
             return kg_err_set(err, KG_EXIT_CANDIDATE, "the problem's inputs: %s", msg[0] ? msg : "failed");
         }
@@ -230,15 +232,18 @@ static int fill_dist(bench *b, int set, unsigned long long seed, int dist, kg_er
     for (int i = 0; i < op->n_inputs; i++) {
         unsigned long long sd = seed * 1000003ull + (unsigned long long)i;
         int rc = op->in[i].gen == KG_GEN_INDEX
-                     ? kg_tensor_fill_index(&b->in[set][i], b->shape.d[op->in[i].range_dim], sd,
-                                            (kgate_stream)b->s, err)
+                     ? kg_tensor_fill_index(&b->in[set][i], b->shape.d[op->in[i].range_dim], sd, s, err)
                      : kg_tensor_fill_dist(&b->in[set][i], i == 0 ? dist : KG_DIST_UNIFORM,
-                                           op->in[i].lo, op->in[i].hi, i == 0 ? cols : 1, sd,
-                                           (kgate_stream)b->s, err);
+                                           op->in[i].lo, op->in[i].hi, i == 0 ? cols : 1, sd, s, err);
         if (rc)
             return err->code;
     }
     return 0;
+}
+
+static int fill_dist(bench *b, int set, unsigned long long seed, int dist, kg_err *err)
+{
+    return fill_on(b, set, seed, dist, (kgate_stream)b->s, err);
 }
 
 static int fill_inputs(bench *b, int set, unsigned long long seed, kg_err *err)
@@ -262,14 +267,19 @@ static int plant_edges(bench *b, kg_err *err)
     return 0;
 }
 
-static int prepare_inputs(bench *b, int set, kg_err *err)
+static int prepare_on(bench *b, int set, kgate_stream s, kg_err *err)
 {
     const kg_op *op = b->op;
-    int rc = op->prepare ? op->prepare(b->in[set], b->n_in, &b->shape, &b->params, (kgate_stream)b->s) : 0;
+    int rc = op->prepare ? op->prepare(b->in[set], b->n_in, &b->shape, &b->params, s) : 0;
     if (rc)
         return kg_err_set(err, KG_EXIT_ENV, "%s: preparing its inputs failed: %s", op->name,
                           cudaGetErrorString((cudaError_t)rc));
     return 0;
+}
+
+static int prepare_inputs(bench *b, int set, kg_err *err)
+{
+    return prepare_on(b, set, (kgate_stream)b->s, err);
 }
 
 static uint64_t inputs_checksum(bench *b, int set, kg_err *err)
@@ -664,7 +674,32 @@ static double host_time_cb(void *p, double measured_s)
     return kg_host_own(claimed, measured_s, KG_PROVIDER_GLUE_MAX_S);
 }
 
-static int verify_cb(void *p, int set, kg_err *err)
+/* Inputs no earlier call of the timing saw: each call's from its own seed,
+ * drawn from a secret of the subject's timing (kg_random64, never sent), in
+ * the operator's uniform distribution, as the timed inputs always were. A
+ * kernel that caches its answers by the content of its inputs (a hash of
+ * all of it, or of a few sampled elements) then never replays one: it is
+ * timed computing, and a replayed answer is wrong where a re-check looks.
+ * Library paths get the same, so that E compares like with like. */
+static unsigned long long call_seed(const bench *b, long call)
+{
+    unsigned long long x = b->refill_seed + (unsigned long long)call * 0x9E3779B97F4A7C15ull;
+    return kg_splitmix64(&x);
+}
+
+static int refill_cb(void *p, int set, long call, kgate_stream s, kg_err *err)
+{
+    bench *b = p;
+    if (fill_on(b, set, call_seed(b, call), KG_DIST_UNIFORM, s, err) || prepare_on(b, set, s, err))
+        return err->code;
+    return 0;
+}
+
+/* Re-checks a timed call: its inputs as it left them, then as it was given
+ * them (regenerated from its call's seed): they must agree (the call did
+ * not modify them), and its outputs must match the references of those
+ * inputs. */
+static int verify_cb(void *p, int set, long call, kg_err *err)
 {
     bench *b = p;
     kg_cmp cmp;
@@ -673,10 +708,14 @@ static int verify_cb(void *p, int set, kg_err *err)
     if (collect_outputs(b, set, err))
         return -1;
     uint64_t now = inputs_checksum(b, set, err);
+    if (err->code || refill_cb(b, set, call, (kgate_stream)b->s, err))
+        return -1;
+    uint64_t given = inputs_checksum(b, set, err);
     if (err->code)
         return -1;
-    if (now != b->in_sum[set]) {
-        snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call modified its inputs");
+    if (now != given) {
+        snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call modified its inputs%s",
+                 b->problem ? " (or the problem's input factory does not give the same inputs for a seed)" : "");
         return 1;
     }
     if (compute_refs(b, set, err) || compare_outputs(b, set, &cmp, &which, err) || hide_refs(b, set, err))
@@ -829,23 +868,17 @@ static int run_subject(bench *b, kg_err *err)
                                                             : KG_FLUSH_READ;
         tc.n_sets = kernel ? b->n_sets : 1;
         set_scalars(b, 0);
-        for (int set = tc.n_sets - 1; set >= 0; set--) {
-            if (fill_inputs(b, set, j->seed + 100 + (unsigned long long)set, err) ||
-                prepare_inputs(b, set, err))
-                return err->code;
-            if (!kernel)
-                continue;
-            /* room for the references of every set, for the re-checks of timed calls */
-            for (int o = 0; o < b->n_out && set > 0; o++)
+        /* every call, warm-up included, gets fresh inputs (refill_cb) */
+        b->refill_seed = secret_seed();
+        tc.refill = refill_cb;
+        /* room for the references of every set, for the re-checks of timed calls */
+        for (int set = 1; kernel && set < tc.n_sets; set++)
+            for (int o = 0; o < b->n_out; o++)
                 if (!b->ref[set][o] &&
                     cudaMalloc((void **)&b->ref[set][o],
                                sizeof(double) * (size_t)kg_tensor_numel(&b->out[set][o])) != cudaSuccess)
                     return kg_err_set(err, KG_EXIT_ENV, "out of device memory for the references of "
                                       "input set %d", set);
-            b->in_sum[set] = inputs_checksum(b, set, err);
-            if (err->code)
-                return err->code;
-        }
         if (b->prov && b->prov->host_seconds)
             tc.host_time = host_time_cb;
         b->glue_sum = 0;
