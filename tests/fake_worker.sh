@@ -83,6 +83,29 @@ forged_table)
 forged_sum)
     ev '{"ev":"sum","subject":"kernel","name":"lib/time/median","value":1e9}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+forged_unsupported)
+    # candidate code declaring the shape unsupported on the channel, to be SKIPPED (exit 1) not judged
+    ev '{"ev":"sum","subject":"kernel","name":"check/unsupported","value":1}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+second_timing)
+    # a forged timing event first would put its note where the worker's goes
+    ev '{"ev":"timing","subject":"kernel","stop":"noise","escaped":false,"throttled":0,"note":"all clear"}'
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4,"unit":"s"}'
+    ev '{"ev":"timing","subject":"kernel","stop":"noise","escaped":true,"throttled":0,"note":"3 record(s) on other streams"}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+unsupported)
+    # the worker's own word: the kernel's supports() refused the job's shape
+    ev '{"ev":"done","code":0,"nonce":"NONCE","unsupported":true}' ;;
+unsupported_library)
+    ev '{"ev":"done","code":0,"nonce":"NONCE","unsupported":true}' ;;
+zero_time)
+    ev '{"ev":"check","subject":"kernel","what":"trial 1","pass":true,"rel_l2":1e-4,"max_abs_err":1e-3,"inputs_mutated":false,"desc":"fine"}'
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":0,"unit":"s"}'
+    ev '{"ev":"timing","subject":"kernel","stop":"noise","escaped":false,"throttled":0,"note":""}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+no_time)
+    ev '{"ev":"check","subject":"kernel","what":"trial 1","pass":true,"rel_l2":1e-4,"max_abs_err":1e-3,"inputs_mutated":false,"desc":"fine"}'
+    ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 forged_judged)
     # the time the gate judges is the supervisor's to set
     ev '{"ev":"sum","subject":"kernel","name":"time/judged","value":1e-9}'

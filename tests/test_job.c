@@ -22,6 +22,7 @@
 
 #include "core/job.h"
 #include "core/plugin_check.h"
+#include "core/report.h"
 
 /* A softmax job of kernel k in x.so, for the fake worker. */
 static void fake_job(kg_job *job, kg_job_mode jm)
@@ -444,7 +445,7 @@ static void forged_events_are_violations(void **state)
 {
     (void)state;
     const char *modes[] = {"forged_sum", "forged_judged", "flood", "forged_code", "unknown_event", "long_line",
-                           "dup_sum", "forged_done", "forged_error"};
+                           "dup_sum", "forged_done", "forged_error", "forged_unsupported", "second_timing"};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         kg_result r;
         kg_libref lib;
@@ -481,6 +482,60 @@ static void forged_events_are_violations(void **state)
     assert_null(t);
     (void)r;
     (void)lib;
+}
+
+/* A kernel's word that it does not take the job's shape comes only in the
+ * done event, which carries the job's nonce: SKIPPED, exit 1 (not judged is
+ * not OK). The same word as a summary, which candidate code could write on
+ * the channel, is a violation (forged_events_are_violations); so is the
+ * word in a library job. */
+static void unsupported_comes_with_the_nonce(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    double v = 0;
+    assert_int_equal(run("unsupported", 20, &r, &lib, &e), 0);
+    assert_int_equal(r.verdict, KG_V_SKIPPED);
+    assert_true(kg_result_get(&r, "check/unsupported", &v) && v == 1);
+    judge_softmax(&r, NULL);
+    assert_int_equal(r.verdict, KG_V_SKIPPED);
+    assert_non_null(strstr(r.reason, "does not support this shape"));
+    assert_int_equal(kg_result_exit_code(&r), 1);
+    /* --verify-only: correct, not timed, exit 0 */
+    assert_int_equal(run("no_time", 20, &r, &lib, &e), 0);
+    r.flags |= KG_FLAG(VERIFIED);
+    judge_softmax(&r, NULL);
+    assert_int_equal(r.verdict, KG_V_SKIPPED);
+    assert_int_equal(kg_result_exit_code(&r), 0);
+    kg_job job;
+    fake_job(&job, KG_JOB_LIBRARY);
+    setenv("KG_FAKE", "unsupported_library", 1);
+    memset(&e, 0, sizeof e);
+    memset(&lib, 0, sizeof lib);
+    assert_int_equal(kg_job_run(KG_TEST_SRC "/fake_worker.sh", &job, 10, NULL, &lib, NULL, NULL, &e), KG_EXIT_ENV);
+    assert_non_null(strstr(e.msg, "unsupported shape outside a kernel job"));
+}
+
+/* A kernel job that ran to its end was timed: a GPU time of 0, or none, is
+ * IMPOSSIBLE, never SKIPPED "no timing" (exit 0 before: a worker reporting
+ * 0 ended up unjudged). */
+static void a_kernel_that_ran_has_a_time(void **state)
+{
+    (void)state;
+    const char *modes[] = {"zero_time", "no_time"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        kg_result r;
+        kg_libref lib;
+        kg_err e;
+        assert_int_equal(run(modes[i], 20, &r, &lib, &e), 0);
+        assert_int_equal(r.verdict, KG_V_SKIPPED);
+        judge_softmax(&r, NULL);
+        if (r.verdict != KG_V_IMPOSSIBLE || !strstr(r.reason, i ? "missing" : "is 0"))
+            fail_msg("%s: verdict %s, reason '%s'", modes[i], kg_verdict_name(r.verdict), r.reason);
+        assert_int_equal(kg_result_exit_code(&r), 2);
+    }
 }
 
 /* More than 4096 bytes of stderr without a newline (the audit's overflow). */
@@ -804,6 +859,8 @@ int main(void)
         cmocka_unit_test(bad_candidate_stops_the_command),
         cmocka_unit_test(library_failure_is_not_the_candidates),
         cmocka_unit_test(forged_events_are_violations),
+        cmocka_unit_test(unsupported_comes_with_the_nonce),
+        cmocka_unit_test(a_kernel_that_ran_has_a_time),
         cmocka_unit_test(stderr_flood_is_bounded),
         cmocka_unit_test(nothing_is_left_behind),
         cmocka_unit_test(diagnosis_scratch_is_removed),

@@ -190,6 +190,17 @@ static void event_round_trips(void **state)
     assert_string_equal(b.entries[0].space, "block=64|128;warps=4");
     kg_event_free(&b);
 
+    /* the kernel's unsupported shape travels in the done event, with the nonce */
+    for (int u = 0; u <= 1; u++) {
+        memset(&a, 0, sizeof a);
+        a.kind = KG_EV_DONE;
+        strcpy(a.nonce, "0123456789abcdef");
+        a.unsupported = u;
+        b = rt(&a);
+        assert_string_equal(b.nonce, a.nonce);
+        assert_int_equal(b.unsupported, u);
+    }
+
     memset(&a, 0, sizeof a);
     a.kind = KG_EV_FAIL;
     a.subject = KG_SUBJ_KERNEL;
@@ -335,6 +346,7 @@ static void bad_events(void **state)
         {"{\"ev\":\"hello\",\"proto\":\"kgate.worker/2\",\"device\":\"I\",\"pid\":6555555555555555555555}",
          "not a process id"},
         {"{\"ev\":\"done\",\"code\":0}", "'nonce' is missing"},
+        {"{\"ev\":\"done\",\"code\":0,\"nonce\":\"ab\",\"unsupported\":1}", "'unsupported' is missing or not a boolean"},
         /* an error stops the command: only the worker's own, with the nonce */
         {"{\"ev\":\"error\",\"code\":5,\"msg\":\"no CUDA GPU\"}", "'nonce' is missing"},
     };

@@ -25,7 +25,7 @@ from ._kernel import DTYPES, Kernel
 
 RESULTS_SCHEMAS = ("kgate.results/1", "kgate.results/2")
 VERDICTS = ("OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED")
-EXIT = {0: "every verdict OK or SKIPPED", 1: "the worst verdict is SLOW",
+EXIT = {0: "every kernel judged, and judged OK", 1: "the worst verdict is SLOW, or a kernel was not judged (SKIPPED)",
         2: "some verdict is INCORRECT, CRASH, TIMEOUT or IMPOSSIBLE", 3: "usage", 4: "bad candidate",
         5: "environment (no GPU, driver or library failure)", 6: "a file kgate owns"}
 
@@ -87,10 +87,11 @@ class Report:
 
     @property
     def verdict(self):
-        """The worst verdict (VERDICTS order), or None without results."""
+        """The worst verdict, or None without results: OK, then SKIPPED (not
+        judged), SLOW, then INCORRECT, IMPOSSIBLE, CRASH and TIMEOUT alike."""
         vs = [r.get("verdict") for r in self.results]
-        order = {"OK": 0, "SKIPPED": 0, "SLOW": 1, "INCORRECT": 2, "IMPOSSIBLE": 2, "CRASH": 2, "TIMEOUT": 2}
-        return max(vs, key=lambda v: order.get(v, 3)) if vs else None
+        order = {"OK": 0, "SKIPPED": 1, "SLOW": 2, "INCORRECT": 3, "IMPOSSIBLE": 3, "CRASH": 3, "TIMEOUT": 3}
+        return max(vs, key=lambda v: order.get(v, 4)) if vs else None
 
     def __iter__(self):
         return iter(self.results)

@@ -275,7 +275,7 @@ def pairs(problems, solutions):
     return out
 
 
-_VERDICT_EXIT = {"OK": 0, "SKIPPED": 0, "SLOW": 1}  # kgate check's exit for a verdict; the others 2
+_VERDICT_EXIT = {"OK": 0, "SKIPPED": 1, "SLOW": 1}  # kgate check's exit for a verdict; the others 2
 
 
 def _not_loaded_error(x):

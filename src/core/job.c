@@ -416,6 +416,8 @@ typedef struct job_state {
     kg_err fatal;
     char violation[512];
     int incorrect, crashed, done, hello;
+    int unsupported; /* the done event said the kernel does not take the job's shape */
+    int timed;       /* the kernel's timing event came (once) */
     double t_start, hello_s; /* spawn, and seconds from it to the hello */
     char crash[1024];
     char seen[KG_MAX_SUMMARIES][48]; /* the kernel's summaries so far: each may come once */
@@ -441,10 +443,15 @@ static kg_libpath *lib_path(kg_libref *lib, const char *name)
 /* Is a summary name one a kernel job may set? A known one (core/result.h)
  * under time/ or check/, but not what the gate sets from them (time/judged,
  * time/host/allowance): a worker sending names of its own could otherwise
- * fill the result until the supervisor's did not fit. */
+ * fill the result until the supervisor's did not fit; and none whose mere
+ * presence changes a verdict (check/unsupported makes it SKIPPED): candidate
+ * code can write on the channel, and a summary the worker never sends in a
+ * job is no duplicate. The supervisor sets check/unsupported itself, from
+ * the nonce-bearing done event. */
 static int kernel_sum_ok(const char *name)
 {
-    if (!kg_summary_known(name) || strcmp(name, "time/judged") == 0 || strcmp(name, "time/host/allowance") == 0)
+    if (!kg_summary_known(name) || strcmp(name, "time/judged") == 0 || strcmp(name, "time/host/allowance") == 0 ||
+        strcmp(name, "check/unsupported") == 0)
         return 0;
     return strncmp(name, "time/", 5) == 0 || strncmp(name, "check/", 6) == 0;
 }
@@ -585,8 +592,12 @@ static int on_line(void *ud, const char *line)
         }
         break;
     case KG_EV_TIMING:
-        if (e.subject == KG_SUBJ_KERNEL) {
+        if (e.subject == KG_SUBJ_KERNEL && js->timed) {
+            /* one timing a kernel: a forged one first would put its note in the detail */
+            stop = violate(js, "%s", "a second timing event for the kernel");
+        } else if (e.subject == KG_SUBJ_KERNEL) {
             kg_result *r = js->r;
+            js->timed = 1;
             snprintf(r->stop, sizeof r->stop, "%s", e.stop);
             if (e.escaped)
                 r->flags |= KG_FLAG(ESCAPED);
@@ -660,6 +671,10 @@ static int on_line(void *ud, const char *line)
             stop = violate(js, "%s", "a second done");
         else if (strcmp(e.nonce, js->job->nonce) != 0)
             stop = violate(js, "%s", "a done that does not carry the job's nonce");
+        else if (e.unsupported && jb->mode != KG_JOB_KERNEL)
+            stop = violate(js, "%s", "an unsupported shape outside a kernel job");
+        else
+            js->unsupported = e.unsupported;
         js->done = 1;
         break;
     default:
@@ -868,7 +883,9 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
                  ch.code, ch.stderr_tail[0] ? ": " : "", ch.stderr_tail);
     } else {
         r->verdict = KG_V_SKIPPED; /* judged later */
-        if (job->verify_only)
+        if (js.unsupported) /* said in the done event, never by a summary */
+            kg_result_set(r, "check/unsupported", 1);
+        else if (job->verify_only)
             r->flags |= KG_FLAG(VERIFIED);
     }
     return 0;
@@ -942,6 +959,15 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
     }
     if (r->flags & KG_FLAG(VERIFIED)) {
         snprintf(r->reason, sizeof r->reason, "correct at this shape; not timed (--verify-only)");
+        return;
+    }
+    /* a kernel that ran to the end was timed: no time, or a time of 0, is
+     * one the worker cannot have measured (a hooked timer, a lost trace),
+     * never a reason to leave the kernel unjudged */
+    if (!(kg_result_get(r, "time/gpu/median", &t) && t > 0)) {
+        r->verdict = KG_V_IMPOSSIBLE;
+        snprintf(r->reason, sizeof r->reason, "the kernel ran, but its GPU time is %s: the timing was tampered "
+                 "with or lost", kg_result_get(r, "time/gpu/median", &t) ? "0" : "missing");
         return;
     }
     kg_evidence ev;

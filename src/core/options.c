@@ -34,8 +34,9 @@ static const char overview[] =
     "  help [COMMAND]     this text, or a command's options\n"
     "  version            version and commit\n"
     "\n"
-    "exit codes: 0 all OK, 1 worst verdict SLOW, 2 INCORRECT/CRASH/TIMEOUT/IMPOSSIBLE,\n"
-    "            3 usage, 4 bad candidate file, 5 no GPU or library failure, 6 file I/O\n"
+    "exit codes: 0 every kernel judged OK, 1 worst verdict SLOW or a kernel not judged (SKIPPED),\n"
+    "            2 INCORRECT/CRASH/TIMEOUT/IMPOSSIBLE, 3 usage, 4 bad candidate file,\n"
+    "            5 no GPU or library failure, 6 file I/O, 7 stopped by SIGINT/SIGTERM\n"
     "            (127 from the loader when cudart, cuBLASLt, CUPTI or cJSON is missing)\n";
 
 static const char check_help[] =

@@ -432,6 +432,8 @@ char *kg_event_to_json(const kg_event *e)
     case KG_EV_DONE:
         cJSON_AddNumberToObject(o, "code", e->code);
         cJSON_AddStringToObject(o, "nonce", e->nonce);
+        if (e->unsupported)
+            cJSON_AddBoolToObject(o, "unsupported", 1);
         break;
     default:
         break;
@@ -716,8 +718,9 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
         break;
     }
     case KG_EV_DONE:
-        if (ev_int(o, "code", 0, 255, &e->code, err) == 0)
-            ev_str(o, "nonce", e->nonce, sizeof e->nonce, err);
+        if (ev_int(o, "code", 0, 255, &e->code, err) == 0 && ev_str(o, "nonce", e->nonce, sizeof e->nonce, err) == 0 &&
+            cJSON_GetObjectItemCaseSensitive(o, "unsupported"))
+            ev_bool(o, "unsupported", &e->unsupported, err);
         break;
     default:
         break;

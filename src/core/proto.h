@@ -132,6 +132,7 @@ typedef struct kg_event {
     int pass, mutated;  /* CHECK */
     int escaped, throttled; /* TIMING */
     int code;           /* ERROR, DONE */
+    int unsupported;    /* DONE: the kernel declared the job's shape unsupported (supports()) */
     long pid;           /* HELLO */
     char nonce[40];     /* DONE, ERROR: the job's nonce */
     kg_table_entry *entries; /* TABLE (malloc'd; kg_event_free) */

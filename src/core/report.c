@@ -41,11 +41,18 @@ kg_result *kg_report_add(kg_report *r, const kg_result *res)
     return &r->results[r->n++];
 }
 
+int kg_result_exit_code(const kg_result *r)
+{
+    if (r->verdict == KG_V_SKIPPED && (r->flags & KG_FLAG(VERIFIED)))
+        return 0; /* --verify-only asked for correctness, and got it */
+    return kg_verdict_exit_code(r->verdict);
+}
+
 int kg_report_exit_code(const kg_report *r)
 {
     int code = 0;
     for (int i = 0; i < r->n; i++) {
-        int c = kg_verdict_exit_code(r->results[i].verdict);
+        int c = kg_result_exit_code(&r->results[i]);
         code = c > code ? c : code;
     }
     return code;

@@ -32,7 +32,10 @@ void kg_report_init(kg_report *r);
 void kg_report_free(kg_report *r);
 /* Appends a copy of res; returns a pointer to the stored copy or NULL. */
 kg_result *kg_report_add(kg_report *r, const kg_result *res);
-/* Exit code for the report: the worst verdict's. */
+/* A result's exit code: its verdict's (core/verdict.h), but 0 for a
+ * --verify-only result that passed. */
+int kg_result_exit_code(const kg_result *r);
+/* Exit code for the report: the worst result's. */
 int kg_report_exit_code(const kg_report *r);
 
 /* Human-readable table, the reason for every verdict and, with `summary`

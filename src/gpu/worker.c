@@ -38,6 +38,7 @@ static FILE *ev_out;
 static char watch_note[400]; /* why launches could not be watched (--diagnose) */
 static const kg_provider *py_provider; /* set by the Python host (kg_worker_main_with) */
 static const char *opening;            /* kg_worker_opening() */
+static int job_unsupported;            /* the kernel does not take the job's shape (the done event) */
 static int candidate_ran;              /* a kernel job has opened its candidate */
 static const kg_problem *opened_problem; /* the problem the opened candidate described, if any */
 static void *so_handle;                   /* the last shared library opened */
@@ -594,8 +595,7 @@ static int check_extra_shapes(bench *b, kg_err *err)
         char txt[96], what[32], desc[1024];
         int pass = 0;
         kg_shape_format(sh, txt, sizeof txt);
-        if ((b->kernel->supports && !b->kernel->supports(sh->d, sh->n)) ||
-            (b->tunable && b->tunable->valid && !b->tunable->valid(j->config, sh->d, sh->n))) {
+        if (!b->extra_ok[k]) { /* asked before any call (ask_supports) */
             skipped++;
             continue;
         }
@@ -780,6 +780,26 @@ static int diagnose_subject(bench *b, kg_err *err)
     emit(&e);
     free(d);
     return 0;
+}
+
+/* Whether the kernel (and its configuration, in kgate tune) takes a shape. */
+static int shape_supported(const bench *b, const kg_shape *sh)
+{
+    if (b->tunable && b->tunable->valid && !b->tunable->valid(b->job->config, sh->d, sh->n))
+        return 0;
+    return !b->kernel->supports || b->kernel->supports(sh->d, sh->n);
+}
+
+/* Asks the kernel about every shape of its job once, the job's first, before
+ * any call: when and how often supports() is called would otherwise tell it
+ * which phase it is in (the extra shapes come between the checks and the
+ * timing). Returns whether it takes the job's shape. */
+static int ask_supports(bench *b)
+{
+    int ok = shape_supported(b, &b->job->shape);
+    for (int k = 0; k < b->job->n_extra && k < KG_MAX_EXTRA; k++)
+        b->extra_ok[k] = (unsigned char)shape_supported(b, &b->job->extra[k]);
+    return ok;
 }
 
 /* A seed the candidate cannot predict: which timed calls are re-checked. */
@@ -1260,13 +1280,12 @@ static int do_measure(const kg_job *j, kg_err *err)
             kg_space_of(b.tunable, &sp);
             if (!kg_config_check(&sp, j->config, j->n_config, why, sizeof why))
                 return kg_err_set(err, KG_EXIT_USAGE, "job: configuration of '%s': %s", j->kernel, why);
-            if (b.tunable->valid && !b.tunable->valid(j->config, j->shape.d, j->shape.n)) {
-                emit_sum(&b, "check/unsupported", 1); /* SKIPPED: this configuration cannot run this shape */
-                return 0;
-            }
         }
-        if (b.kernel->supports && !b.kernel->supports(j->shape.d, j->shape.n)) {
-            emit_sum(&b, "check/unsupported", 1); /* SKIPPED, with the kernel's word for it */
+        if (!ask_supports(&b)) {
+            /* SKIPPED, with the kernel's (or its configuration's) word for it: said in the
+             * done event, which carries the job's nonce, never by a summary the candidate's
+             * code could write on the channel too */
+            job_unsupported = 1;
             return 0;
         }
     }
@@ -1392,6 +1411,7 @@ int kg_worker_main(int argc, char **argv)
     }
     kg_event e = ev(KG_EV_DONE, KG_SUBJ_NONE, NULL);
     e.code = err.code;
+    e.unsupported = job_unsupported && !err.code;
     snprintf(e.nonce, sizeof e.nonce, "%s", have_job ? j.nonce : "");
     emit(&e);
     return err.code ? 3 : 0;
