@@ -732,6 +732,13 @@ static void host_allowance_follows_the_candidate(void **state)
     assert_int_equal(kg_candidate_split("x.py:", path, sizeof path, kernel, sizeof kernel), 0); /* every kernel */
     assert_string_equal(path, "x.py");
     assert_string_equal(kernel, "");
+    /* CAND.so:A,B: the named kernels, whole names only */
+    assert_true(kg_name_in_list("relu_v2_fp16,add_v2_fp16", "add_v2_fp16"));
+    assert_true(kg_name_in_list("relu_v2_fp16,add_v2_fp16", "relu_v2_fp16"));
+    assert_false(kg_name_in_list("relu_v2_fp16,add_v2_fp16", "add_v2"));
+    assert_false(kg_name_in_list("relu_v2_fp16,add_v2_fp16", "relu_v2_fp16,add_v2_fp16"));
+    assert_false(kg_name_in_list("relu_v2_fp16,", ""));
+    assert_false(kg_name_in_list("", "relu"));
 }
 
 /* The variables kgate batch hands a fork server over with (core/job.h). */

@@ -608,8 +608,11 @@ static target *targets_add(targets *t)
 static int collect(const kg_options *o, const char *exe, const char *spec, targets *out,
                    kg_err *err)
 {
-    char path[PATH_MAX], want[96];
-    if (kg_candidate_split(spec, path, sizeof path, want, sizeof want))
+    char path[PATH_MAX], want[1024]; /* want: kernel names, comma-separated, or "" for all */
+    int too_long = kg_candidate_split(spec, path, sizeof path, want, sizeof want) != 0;
+    for (const char *w = want; *w && !too_long; w += strcspn(w, ","), w += *w == ',')
+        too_long = strcspn(w, ",") >= sizeof ((kg_table_entry *)0)->name;
+    if (too_long)
         return kg_err_set(err, KG_EXIT_USAGE, "%.200s%s: the candidate's file name or kernel name is too long",
                           spec, strlen(spec) > 200 ? "..." : "");
     if (access(path, R_OK) != 0)
@@ -633,7 +636,7 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
     js.sandbox = o->sandbox;
     snprintf(js.plugin, sizeof js.plugin, "%s", path);
     kg_table_entry *table = NULL;
-    int n = 0, found = 0;
+    int n = 0;
     gpu_lock_target(o);
     double t0 = kg_mono();
     kg_job_warm(exe, &js); /* the Python fork server's imports beside another job's GPU work */
@@ -647,9 +650,8 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
         kg_types ty = {KG_FP16, KG_I64};
         if (!op || kg_dtype_parse(k->dtype, &ty.data) || kg_dtype_parse(k->index_dtype, &ty.index))
             continue; /* the worker validated it: cannot happen */
-        if (want[0] && strcmp(want, k->name) != 0)
+        if (want[0] && !kg_name_in_list(want, k->name))
             continue;
-        found++;
         if ((o->op && o->op != op) || (o->have_dtype && o->dtype != ty.data))
             continue;
         if (o->suite && ty.data != op->dtypes[0] && !(kg_op_suite_dtypes(op) > 1 && ty.data == op->dtypes[1]) &&
@@ -669,9 +671,18 @@ static int collect(const kg_options *o, const char *exe, const char *spec, targe
         t->warm_s = t1 - t0;
         t->list_s = t2 - t1;
     }
+    for (const char *w = want; *w;) { /* every kernel named must be there */
+        size_t len = strcspn(w, ",");
+        int there = 0;
+        for (int i = 0; i < n && !there; i++)
+            there = strlen(table[i].name) == len && strncmp(table[i].name, w, len) == 0;
+        if (!there) {
+            free(table);
+            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%.*s'", path, (int)(len > 96 ? 96 : len), w);
+        }
+        w += len + (w[len] == ',');
+    }
     free(table);
-    if (want[0] && !found)
-        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: no kernel named '%s'", path, want);
     return 0;
 }
 

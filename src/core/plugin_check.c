@@ -148,6 +148,18 @@ int kg_candidate_split(const char *spec, char *path, size_t path_size, char *ker
     return n < path_size && k >= 0 && (size_t)k < kernel_size ? 0 : -1;
 }
 
+int kg_name_in_list(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *w = list; *w;) {
+        const size_t len = strcspn(w, ",");
+        if (len == n && strncmp(w, name, n) == 0)
+            return 1;
+        w += len + (w[len] == ',');
+    }
+    return 0;
+}
+
 int kg_source_is_python(const char *source)
 {
     size_t n = source ? strlen(source) : 0;

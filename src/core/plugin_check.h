@@ -34,6 +34,9 @@ int kg_plugin_open(const char *path, void **handle, const kgate_plugin **out, kg
  * it: path gets FILE, kernel KERNEL or "". Returns 0, or -1 when either did
  * not fit (then truncated: a prefix could name another file or kernel). */
 int kg_candidate_split(const char *spec, char *path, size_t path_size, char *kernel, size_t kernel_size);
+/* Whether `name` is one of the comma-separated names in `list`
+ * (CAND.so:NAME,NAME,...). */
+int kg_name_in_list(const char *list, const char *name);
 
 /* Whether a candidate source is a Python file (a name ending in ".py"):
  * its worker is the Python host, not this executable (core/job.h). */
