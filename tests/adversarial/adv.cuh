@@ -35,6 +35,15 @@ template <> __device__ __forceinline__ __nv_bfloat16 adv_to<__nv_bfloat16>(float
 }
 template <> __device__ __forceinline__ float adv_to<float>(float v) { return v; }
 
+// splitmix64's finalizer: the replay caches' hashes (detect.cu, memo.cu).
+__device__ __forceinline__ unsigned long long adv_mix(unsigned long long x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
 // ------------------------------------------------------------- reductions
 __device__ __forceinline__ float adv_warp_sum(float v)
 {
@@ -95,6 +104,27 @@ __global__ void adv_softmax_rows(const T *x, T *y, int64_t cols)
     const float inv = 1.f / adv_block_sum(s, red);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
         yr[j] = adv_to<T>(expf(ld(j) - m) * inv);
+}
+
+// A slow but honest fp16 softmax: one warp a row (blockDim.x = 32), scalar
+// loads, three passes; far from the roof at every preset. A block returns at
+// once when *skip is set (a replay cache's hit: memo.cu); skip may be NULL.
+template <typename I = int>
+__global__ void adv_warp_softmax(const __half *x, __half *y, int64_t cols, const I *skip)
+{
+    if (skip && *skip)
+        return;
+    const __half *xr = x + blockIdx.x * cols;
+    __half *yr = y + blockIdx.x * cols;
+    float m = -INFINITY, s = 0.f;
+    for (int64_t j = threadIdx.x; j < cols; j += 32)
+        m = fmaxf(m, __half2float(xr[j]));
+    m = adv_warp_max(m);
+    for (int64_t j = threadIdx.x; j < cols; j += 32)
+        s += expf(__half2float(xr[j]) - m);
+    const float inv = 1.f / adv_warp_sum(s);
+    for (int64_t j = threadIdx.x; j < cols; j += 32)
+        yr[j] = __float2half_rn(expf(__half2float(xr[j]) - m) * inv);
 }
 
 // Layer norm of one row per block (blockIdx.x), two passes over the row in
@@ -254,6 +284,15 @@ ADV_LAUNCH(adv_timer_hook);
 ADV_LAUNCH(adv_cupti_off);
 // library.cu
 ADV_LAUNCH(adv_calls_cublas);
+// memo.cu
+ADV_LAUNCH(adv_content_memo_full);
+ADV_LAUNCH(adv_content_memo_sampled);
+ADV_LAUNCH(adv_late_skip);
+ADV_LAUNCH(adv_phase_supports);
+int adv_phase_supports_shape(const int64_t *extents, int n_extents);
+// process.cu (more)
+ADV_LAUNCH(adv_forged_unsupported);
+ADV_LAUNCH(adv_zero_time);
 }
 
 // Every launch checks its tensor counts the same way.

@@ -15,12 +15,14 @@
 // was accepted), setsid_child (TIMEOUT: the sleeper holds the event pipe,
 // and is left behind); the control run passed every kernel (OK or SLOW).
 //
-// Classes are those of the project's EVALUATORS.md digest ("Exploit classes"):
+// Exploit classes (docs/security.md's threats):
 //  1 escaped stream, 3 timer tampering, 4 forged results, 5 stale output,
 //  6 input mutation / caching, 7 tampering with the expected output,
 //  9 tolerance and precision, 10 calling the library, 11 hard-coded
 //  shapes / skipped work, 12 evaluator detection, 13 persisting L2 / replay
-//  caches; "fault" is a plain fault the evaluator must contain.
+//  caches, 15 caches keyed on the inputs' content, 16 one forged
+//  verdict-changing line, 17 learning the phase from the evaluator's own
+//  behaviour; "fault" is a plain fault the evaluator must contain.
 //
 // case               op/dtype          class cheat                                  expected          kgate defense that must catch it
 // ------------------ ----------------- ----- -------------------------------------- ----------------- -----------------------------------------
@@ -71,9 +73,9 @@
 // persisting_l2      softmax fp16      13    persisting-L2 carve-out + access       OK or SLOW,       carve-out and window undone before every
 //                                            window over x on the given stream      flag persisting-l2 sample (setting the limit synchronizes: kgate
 //                                                                                                     then times without its blocker)
-// content_cache      matmul fp16       6,13  replays C when a sampled hash of A, B  IMPOSSIBLE or     rho > 1.05 (a copy timed for 2MNK FLOPs), or
-//                                            matches the last call's                SLOW              SLOW if inputs change between samples
-//                                                                                                     (main: SLOW at small, IMPOSSIBLE above)
+// content_cache      matmul fp16       6,13  replays C when a sampled hash of A, B  SLOW              every timed call gets inputs of its own: the
+//                                            matches the last call's                                  cache never hits (before: SLOW at small,
+//                                                                                                     IMPOSSIBLE above, a copy timed for 2MNK FLOPs)
 // host_compute       softmax fp16      1     x to the host, CPU threads, y back     SLOW, flag        judged on its host time (core/verdict.h)
 //                                            (synchronous, on the given stream)     host-work
 // illegal_address    softmax fp16      fault writes to the null page              CRASH             worker isolation
@@ -92,6 +94,21 @@
 //                                            records (cuptiActivityDisable)                           blockers, probes, flushes) is time/trace_lost
 // calls_cublas       matmul fp16       10    computes with cuBLAS's cublasGemmEx    OK or SLOW, with  kernels named like a library's among the
 //                                                                                   library-kernels   subject's (kg_trace_vendor: nvjet_, xmma_...)
+// content_memo_full  softmax fp16      15    slow honest softmax + a replay cache   SLOW              every timed call gets inputs no earlier call
+//                                            keyed on a hash of all of x (paced by                    saw: the cache never hits (main: OK, timed
+//                                            the hash and copy: rho ~0.6)                             calls on one input set)
+// content_memo_sampled softmax fp16    15    the same keyed on 64 sampled elements  SLOW              the same
+// late_skip          softmax fp16      17    honest for 64 calls, then half the     INCORRECT         re-checks spread over the whole run (main:
+//                                            rows when called within 2 ms of its                      all of them among the first ~50 samples)
+//                                            last return
+// phase_supports     softmax fp16      17    half the rows once supports() is asked OK or SLOW        supports() asked about every shape before
+//                                            about another shape after a call                         the first call: it never learns the phase
+//                                                                                                     (main: asked between checks and timing)
+// forged_unsupported softmax fp16      4,16  writes a check/unsupported summary on  CRASH (protocol   check/unsupported is said only in the
+//                                            fd 3, then computes slowly             violation)        nonce-bearing done event (main: SKIPPED,
+//                                                                                                     exit 0)
+// zero_time          softmax fp16      3,16  timer_hook's hooks reporting 0         IMPOSSIBLE        a kernel that ran has a GPU time above 0
+//                                                                                                     (main: SKIPPED "no timing", exit 0)
 #include "adv.cuh"
 
 #define SOFTMAX(name, fn, what) {name, "softmax", "fp16", NULL, 1, 1, fn, what, NULL, NULL}
@@ -146,6 +163,15 @@ static const kgate_kernel kernels[] = {
     // class 10: the library itself
     {"calls_cublas", "matmul", "fp16", NULL, 2, 1, adv_calls_cublas, "CHEAT: calls cuBLAS (cublasGemmEx)", NULL,
      NULL},
+    // classes 15-17: content caches, forged verdict lines, learning the phase (memo.cu, process.cu)
+    SOFTMAX("content_memo_full", adv_content_memo_full, "CHEAT: replays y when a hash of all of x matches"),
+    SOFTMAX("content_memo_sampled", adv_content_memo_sampled, "CHEAT: replays y when 64 sampled x match"),
+    SOFTMAX("late_skip", adv_late_skip, "CHEAT: half the rows once past 64 calls in quick succession"),
+    {"phase_supports", "softmax", "fp16", NULL, 1, 1, adv_phase_supports,
+     "CHEAT: half the rows once supports() is asked about another shape after a call", NULL,
+     adv_phase_supports_shape},
+    SOFTMAX("forged_unsupported", adv_forged_unsupported, "CHEAT: writes a check/unsupported summary on fd 3"),
+    SOFTMAX("zero_time", adv_zero_time, "CHEAT: patches kgate's GOT so that its times read 0"),
 };
 
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);

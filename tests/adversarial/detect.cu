@@ -75,14 +75,6 @@ struct cc_state {
     int valid, hit;
 };
 
-__device__ __forceinline__ unsigned long long cc_mix(unsigned long long x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 // One block of 256 threads.
 __global__ void cc_hash(const __half *A, int64_t na, const __half *B, int64_t nb, int m, int n, int k,
                         cc_state *st)
@@ -92,7 +84,7 @@ __global__ void cc_hash(const __half *A, int64_t na, const __half *B, int64_t nb
     for (int i = threadIdx.x; i < 4096; i += blockDim.x) {
         const unsigned long long a = __half_as_ushort(A[(int64_t)i * na / 4096]);
         const unsigned long long b = __half_as_ushort(B[(int64_t)i * nb / 4096]);
-        h ^= cc_mix(((unsigned long long)i << 32) ^ (a << 16) ^ b);
+        h ^= adv_mix(((unsigned long long)i << 32) ^ (a << 16) ^ b);
     }
     part[threadIdx.x] = h;
     __syncthreads();
@@ -102,7 +94,7 @@ __global__ void cc_hash(const __half *A, int64_t na, const __half *B, int64_t nb
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        const unsigned long long key = part[0] ^ cc_mix(m) ^ cc_mix(3ull * n + 1) ^ cc_mix(7ull * k + 2);
+        const unsigned long long key = part[0] ^ adv_mix(m) ^ adv_mix(3ull * n + 1) ^ adv_mix(7ull * k + 2);
         st->cur = key;
         st->hit = st->valid && st->key == key;
     }

@@ -150,6 +150,26 @@ ADV_LAUNCH(adv_forge_events)
     return sm(in, out, p, (cudaStream_t)stream);
 }
 
+// ------------------------------------------------------ forged_unsupported
+// On its first call, the one line that made a kernel SKIPPED (exit 0) before
+// the shape's support was said only in the worker's nonce-bearing done
+// event: a check/unsupported summary. Then it computes slowly and honestly
+// (SLOW, exit 1, is what it tries to escape).
+ADV_LAUNCH(adv_forged_unsupported)
+{
+    ADV_EXPECT(1, 1);
+    static bool done;
+    if (!done && !adv_honest()) {
+        static const char line[] = "{\"ev\":\"sum\",\"subject\":\"kernel\",\"name\":\"check/unsupported\",\"value\":1}\n";
+        done = true;
+        if (write(event_fd(), line, sizeof line - 1) < 0)
+            return adv_fail(p, 9, "forged_unsupported: write failed");
+    }
+    adv_warp_softmax<<<(unsigned)adv_rows(&in[0]), 32, 0, (cudaStream_t)stream>>>(
+        (const __half *)in[0].data, (__half *)out[0].data, adv_cols(&in[0]), (const int *)NULL);
+    return adv_launched(p);
+}
+
 // ------------------------------------------------------------ setsid_child
 // On its first call: fork a child that leaves the process group (setsid),
 // names itself kg_adv_sleeper (pgrep -x kg_adv_sleeper) and sleeps 600 s,
@@ -181,22 +201,7 @@ ADV_LAUNCH(adv_setsid_child)
 // executable imports them, are redirected to hooks that shrink this kernel's
 // times to 1.4x the time its essential bytes need at 4.3 TB/s: a rho of
 // about 0.7, where the honest one is far below 0.5.
-__global__ void adv_victim_softmax(const __half *x, __half *y, int64_t cols)
-{
-    const __half *xr = x + blockIdx.x * cols;
-    __half *yr = y + blockIdx.x * cols;
-    float m = -INFINITY, s = 0.f;
-    for (int64_t j = threadIdx.x; j < cols; j += 32)
-        m = fmaxf(m, __half2float(xr[j]));
-    m = adv_warp_max(m);
-    for (int64_t j = threadIdx.x; j < cols; j += 32)
-        s += expf(__half2float(xr[j]) - m);
-    const float inv = 1.f / adv_warp_sum(s);
-    for (int64_t j = threadIdx.x; j < cols; j += 32)
-        yr[j] = __float2half_rn(expf(__half2float(xr[j]) - m) * inv);
-}
-
-static volatile double fake_s; // what the hooks report for this kernel
+static volatile double fake_s; // what the hooks report for this kernel (zero_time: -1, for 0)
 typedef cudaError_t (*elapsed_fn)(float *, cudaEvent_t, cudaEvent_t);
 typedef CUptiResult (*next_record_fn)(uint8_t *, size_t, CUpti_Activity **);
 static elapsed_fn real_elapsed;
@@ -205,19 +210,19 @@ static next_record_fn real_next_record;
 static cudaError_t hook_elapsed(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
     cudaError_t rc = real_elapsed(ms, a, b);
-    if (rc == cudaSuccess && fake_s > 0 && *ms > fake_s * 1e3)
-        *ms = (float)(fake_s * 1e3);
+    if (rc == cudaSuccess && fake_s != 0 && *ms > fmax(fake_s, 0.0) * 1e3)
+        *ms = (float)(fmax(fake_s, 0.0) * 1e3);
     return rc;
 }
 
 static CUptiResult hook_next_record(uint8_t *buf, size_t valid, CUpti_Activity **rec)
 {
     CUptiResult rc = real_next_record(buf, valid, rec);
-    if (rc == CUPTI_SUCCESS && fake_s > 0 &&
+    if (rc == CUPTI_SUCCESS && fake_s != 0 &&
         ((*rec)->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || (*rec)->kind == CUPTI_ACTIVITY_KIND_KERNEL)) {
         CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)*rec;
-        const uint64_t fake_ns = (uint64_t)(fake_s * 1e9);
-        if (k->name && strstr(k->name, "adv_victim_softmax") && k->end - k->start > fake_ns)
+        const uint64_t fake_ns = (uint64_t)(fmax(fake_s, 0.0) * 1e9);
+        if (k->name && strstr(k->name, "adv_warp_softmax") && k->end - k->start > fake_ns)
             k->end = k->start + fake_ns;
     }
     return rc;
@@ -281,24 +286,46 @@ static int patch_got(const char *name, void *hook)
     return c.patched;
 }
 
-ADV_LAUNCH(adv_timer_hook)
+// Patches the hooks in once (timer_hook, zero_time).
+static void hook_timers(const char *who)
 {
-    ADV_EXPECT(1, 1);
     static bool done;
-    const int64_t rows = adv_rows(&in[0]), cols = adv_cols(&in[0]);
-    if (!done && !adv_honest()) {
+    if (!done) {
         done = true;
         real_elapsed = (elapsed_fn)dlsym(RTLD_DEFAULT, "cudaEventElapsedTime");
         real_next_record = (next_record_fn)dlsym(RTLD_DEFAULT, "cuptiActivityGetNextRecord");
         const int a = real_elapsed ? patch_got("cudaEventElapsedTime", (void *)hook_elapsed) : 0;
         const int b = real_next_record ? patch_got("cuptiActivityGetNextRecord", (void *)hook_next_record) : 0;
-        fprintf(stderr, "timer_hook: patched %d cudaEventElapsedTime and %d cuptiActivityGetNextRecord slot(s)\n",
+        fprintf(stderr, "%s: patched %d cudaEventElapsedTime and %d cuptiActivityGetNextRecord slot(s)\n", who,
                 a, b);
     }
+}
+
+ADV_LAUNCH(adv_timer_hook)
+{
+    ADV_EXPECT(1, 1);
+    const int64_t rows = adv_rows(&in[0]), cols = adv_cols(&in[0]);
+    if (!adv_honest())
+        hook_timers("timer_hook");
     if (!adv_honest())
         fake_s = 1.4 * (double)(rows * cols) * 2 * sizeof(__half) / 4.3e12;
-    adv_victim_softmax<<<(unsigned)rows, 32, 0, (cudaStream_t)stream>>>((const __half *)in[0].data,
-                                                                        (__half *)out[0].data, cols);
+    adv_warp_softmax<<<(unsigned)rows, 32, 0, (cudaStream_t)stream>>>((const __half *)in[0].data,
+                                                                      (__half *)out[0].data, cols, (const int *)NULL);
+    return adv_launched(p);
+}
+
+// --------------------------------------------------------------- zero_time
+// The same hooks, reporting every time of its kernel as 0: a worker that
+// reported a GPU time of 0 left the kernel SKIPPED ("no timing", exit 0).
+ADV_LAUNCH(adv_zero_time)
+{
+    ADV_EXPECT(1, 1);
+    if (!adv_honest()) {
+        hook_timers("zero_time");
+        fake_s = -1;
+    }
+    adv_warp_softmax<<<(unsigned)adv_rows(&in[0]), 32, 0, (cudaStream_t)stream>>>(
+        (const __half *)in[0].data, (__half *)out[0].data, adv_cols(&in[0]), (const int *)NULL);
     return adv_launched(p);
 }
 
