@@ -131,7 +131,7 @@ static void pairs_and_regressions(void **state)
     /* B judged with a Python candidate's host allowance: said once, above the rows */
     b.gate.host_allowance = KG_HOST_ALLOWANCE_PYTHON_S;
     printed(&a, &b, rows, n, buf, sizeof buf, &regressions);
-    assert_non_null(strstr(buf, "the gates differ: A e_ok 0.80, rho_ok 0.50, host allowance 50 us; B 0.80, 0.50, "
+    assert_non_null(strstr(buf, "the gates differ: A e_ok 0.80, rho_ok 0.80, host allowance 50 us; B 0.80, 0.80, "
                                 "100 us: a verdict may change with the gate alone\n"));
     free(rows);
     kg_report_free(&a);

@@ -280,15 +280,24 @@ static void escaped_timings_say_why(void **state)
 static void library_kernels_are_flagged_not_judged(void **state)
 {
     (void)state;
-    for (int vendor = 0; vendor <= 1; vendor++) {
+    /* count, share (-1: absent, an older worker), flagged */
+    const struct {
+        double count, share;
+        int flagged;
+    } cases[] = {{0, 0, 0}, {12, -1, 1}, {12, 0.5, 1}, {56, 0.05, 0}, {3, 0.2, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_result r;
         memset(&r, 0, sizeof r);
-        kg_result_set(&r, "time/gpu/median", 5e-6); /* fast: OK on its times */
-        if (vendor)
-            kg_result_set(&r, "time/vendor", 12);
+        kg_result_set(&r, "time/gpu/median", 4.5e-6); /* fast: OK on its times (rho 0.87) */
+        if (cases[i].count > 0)
+            kg_result_set(&r, "time/vendor", cases[i].count);
+        if (cases[i].share >= 0)
+            kg_result_set(&r, "time/vendor_share", cases[i].share);
         judge_softmax(&r, NULL);
         assert_int_equal(r.verdict, KG_V_OK);
-        assert_int_equal(!!(r.flags & KG_FLAG(LIBRARY_KERNELS)), vendor);
+        if (!!(r.flags & KG_FLAG(LIBRARY_KERNELS)) != cases[i].flagged)
+            fail_msg("case %zu: %g kernels, share %g: flagged %d", i, cases[i].count, cases[i].share,
+                     !!(r.flags & KG_FLAG(LIBRARY_KERNELS)));
     }
     assert_string_equal(kg_flag_name(KG_FB_LIBRARY_KERNELS), "library-kernels");
     assert_int_equal(kg_flag_parse("library-kernels"), KG_FB_LIBRARY_KERNELS);

@@ -307,31 +307,42 @@ static void vendor_kernels_by_name(void **state)
         REC(261, 270, 7, "[memcpy]"),
         REC(271, 300, 7, "nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNN"),
         REC(301, 320, 7, "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif"),
-        REC(321, 330, 3, "cudnn_generated_fort_native_sdpa_sm90_flash_fp"),
+        REC(321, 330, 3, "cudnn_generated_fort_native_sdpa_sm90_flash_fp"), /* another stream */
         REC(331, 340, 7, "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize"),
         REC(341, 350, 7, "_ZN2at6native29vectorized_elementwise_kernelI"),
         REC(351, 360, 7, "_Z11clock_probePyx"),
+        REC(361, 900, 7, "_ZN2at6native13reduce_kernelILi512ELi1ENS0"), /* a re-check's reference */
     };
-    int first = 0;
-    const char *lib = NULL;
-    assert_int_equal(kg_trace_vendor(r, 10, &first, &lib), 5);
-    assert_int_equal(first, 4);
-    assert_string_equal(lib, "cuBLAS");
-    assert_int_equal(kg_trace_vendor(r, 4, &first, &lib), 0);
-    assert_int_equal(first, -1);
-    assert_null(lib);
-    assert_int_equal(kg_trace_vendor(r + 6, 1, NULL, &lib), 1);
-    assert_string_equal(lib, "cuDNN");
-    assert_int_equal(kg_trace_vendor(r + 8, 1, NULL, &lib), 1);
-    assert_string_equal(lib, "PyTorch");
+    kg_trace_vendor_use u;
+    /* in the window: cutlass 47, cub 9, memcpy 9, nvjet 29, cublasLt 19, xmma 9, at::native 9 */
+    kg_trace_vendor(r, 11, &u);
+    assert_int_equal(u.n, 4);
+    assert_true(fabs(u.share - 66.0 / 131.0) < 1e-12);
+    assert_int_equal(u.first, 4);
+    assert_string_equal(u.lib, "cuBLAS");
+    kg_trace_vendor(r, 4, &u); /* the candidate's own templates and a copy */
+    assert_int_equal(u.n, 0);
+    assert_true(u.share == 0);
+    assert_int_equal(u.first, -1);
+    assert_null(u.lib);
+    kg_trace_vendor(r + 6, 1, &u); /* without a blocker (samples not told apart): all of it */
+    assert_int_equal(u.n, 1);
+    assert_true(u.share == 1);
+    assert_string_equal(u.lib, "cuDNN");
+    kg_trace_vendor(r + 8, 1, &u);
+    assert_string_equal(u.lib, "PyTorch");
     kg_trace_rec full;
     memset(&full, 0, sizeof full);
+    full.start = 1;
+    full.end = 2;
     memset(full.name, 'x', sizeof full.name);
     memcpy(full.name + sizeof full.name - 5, "cudnn", 5); /* ends at the array's end */
-    assert_int_equal(kg_trace_vendor(&full, 1, NULL, NULL), 1);
+    kg_trace_vendor(&full, 1, &u);
+    assert_int_equal(u.n, 1);
     memcpy(full.name + sizeof full.name - 4, "cudn", 4); /* the 'n' past it is not read */
     full.name[sizeof full.name - 5] = 'x';
-    assert_int_equal(kg_trace_vendor(&full, 1, NULL, NULL), 0);
+    kg_trace_vendor(&full, 1, &u);
+    assert_int_equal(u.n, 0);
 }
 
 int main(void)

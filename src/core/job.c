@@ -945,7 +945,7 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
             kg_roof_eval le;
             if (kg_roofline(&w, op->unit, types.data, roofs, chosen->t, &le) == 0) {
                 kg_result_set(r, "lib/roof/fraction", le.rho);
-                if (le.rho < g->rho_ok)
+                if (le.rho < g->rho_fair)
                     r->flags |= KG_FLAG(BASELINE_WEAK);
             }
         }
@@ -976,8 +976,12 @@ void kg_judge(kg_result *r, const kg_op *op, kg_types types, const kg_shape *s, 
     double host = 0, reset = 0, blocking = 0, span = 0;
     if (kg_result_get(r, "time/persist_reset", &reset) && reset > 0)
         r->flags |= KG_FLAG(PERSIST_L2);
-    double vendor = 0;
-    if (kg_result_get(r, "time/vendor", &vendor) && vendor > 0)
+    /* the library's kernels doing a material share of the kernel's work (a
+     * cast or a copy beside its own kernel is not); a result without the
+     * share (an older worker) by their count */
+    double vendor = 0, share = 0;
+    if (kg_result_get(r, "time/vendor_share", &share) ? share >= g->vendor_share
+                                                        : kg_result_get(r, "time/vendor", &vendor) && vendor > 0)
         r->flags |= KG_FLAG(LIBRARY_KERNELS);
     /* a launch call that holds the host until the work is done: the work
      * (or part of it) ran on the host, or the call synchronizes */

@@ -92,8 +92,8 @@ static const char check_help[] =
     "  --max-time S        wall-time cap per measurement (default 15)\n"
     "  --min-samples N     samples before the noise rule applies (default 10)\n"
     "  --roof measured|datasheet  roofs for rho (default measured, cached by kgate peaks)\n"
-    "  --e-ok X            E_lib that passes the gate (default 0.80)\n"
-    "  --rho-ok X          rho that passes the gate (default 0.50)\n"
+    "  --e-ok X            E (E_best, else E_lib) that passes the gate, in (0, 1.05] (default 0.80)\n"
+    "  --rho-ok X          rho that passes the gate (near the roof), in (0, 1.05] (default 0.80)\n"
     "  --host-allowance S  host time a launch call may take for free beyond its GPU time\n"
     "                      (default 50e-6, a Python candidate's 100e-6: docs/cli.md, host-work)\n"
     "  --device N          CUDA device (default 0)\n"
@@ -300,8 +300,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL},
         {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL},
         {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL},
-        {"--e-ok", NUM, &o->gate.e_ok, 0, 100, NULL},
-        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1, NULL},
+        {"--e-ok", NUM, &o->gate.e_ok, 0, 1.05, NULL}, /* (0, 1.05]: 0 refused below */
+        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1.05, NULL},
         {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL},
         {"--same", NUM, &o->same, 0, 1, NULL},
         {"-o", STR, &o->output, 0, 0, NULL},
@@ -500,6 +500,9 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                           "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
     if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
         return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
+    if (!(o->gate.e_ok > 0) || !(o->gate.rho_ok > 0))
+        return kg_err_set(err, KG_EXIT_USAGE, "%s 0: a threshold must be in (0, 1.05]",
+                          o->gate.e_ok > 0 ? "--rho-ok" : "--e-ok");
     if (lib_cache_age >= 0 && !o->lib_cache)
         return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
     if (lib_cache_age >= 0)

@@ -363,6 +363,8 @@ char *kg_report_to_json(const kg_report *r)
     cJSON_AddNumberToObject(g, "suspect_e", r->gate.suspect_e);
     cJSON_AddNumberToObject(g, "suspect_rho", r->gate.suspect_rho);
     cJSON_AddNumberToObject(g, "band", r->gate.band);
+    cJSON_AddNumberToObject(g, "rho_fair", r->gate.rho_fair);
+    cJSON_AddNumberToObject(g, "vendor_share", r->gate.vendor_share);
     cJSON_AddNumberToObject(g, "host_allowance", r->gate.host_allowance);
     if (r->incomplete[0])
         cJSON_AddStringToObject(root, "incomplete", r->incomplete);
@@ -576,10 +578,16 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
             r->gate.suspect_e = num(g, "suspect_e");
             r->gate.suspect_rho = num(g, "suspect_rho");
             r->gate.band = num(g, "band");
-            /* absent from an older kgate's results: kg_report_init's, a C launch's */
+            /* absent from an older kgate's results: kg_report_init's (the
+             * defaults, a C launch's), but rho_fair, which was rho_ok then */
             const cJSON *ha = cJSON_GetObjectItemCaseSensitive(g, "host_allowance");
             if (cJSON_IsNumber(ha))
                 r->gate.host_allowance = ha->valuedouble;
+            const cJSON *fair = cJSON_GetObjectItemCaseSensitive(g, "rho_fair");
+            r->gate.rho_fair = cJSON_IsNumber(fair) ? fair->valuedouble : r->gate.rho_ok;
+            const cJSON *vs = cJSON_GetObjectItemCaseSensitive(g, "vendor_share");
+            if (cJSON_IsNumber(vs))
+                r->gate.vendor_share = vs->valuedouble;
         }
     }
     const cJSON *item;

@@ -137,25 +137,59 @@ static int name_has(const kg_trace_rec *r, const char *part)
     return 0;
 }
 
-int kg_trace_vendor(const kg_trace_rec *rec, int nrec, int *first, const char **lib)
+/* The vendor library a record is named for, or NULL. */
+static const char *vendor_of(const kg_trace_rec *r)
 {
-    int n = 0;
-    if (first)
-        *first = -1;
-    if (lib)
-        *lib = NULL;
-    for (int i = 0; i < nrec; i++)
-        for (size_t v = 0; v < sizeof vendor / sizeof vendor[0]; v++)
-            if (name_has(&rec[i], vendor[v].part)) {
-                if (n++ == 0) {
-                    if (first)
-                        *first = i;
-                    if (lib)
-                        *lib = vendor[v].lib;
-                }
-                break;
-            }
-    return n;
+    for (size_t v = 0; v < sizeof vendor / sizeof vendor[0]; v++)
+        if (name_has(r, vendor[v].part))
+            return vendor[v].lib;
+    return NULL;
+}
+
+/* Whether record i is the subject's work: inside a sample's window on the
+ * timing stream (when there are windows), else anything not kgate's own. */
+static int subject_work(const kg_trace_rec *rec, int i, uint32_t stream, int have, int *in_window)
+{
+    const kg_trace_rec *r = &rec[i];
+    if (timeless(r))
+        return 0;
+    if (!have)
+        return 1;
+    if (r->stream != stream)
+        return 0;
+    if (named(r, BLOCK_STREAM)) {
+        *in_window = 1;
+        return 0;
+    }
+    if (is_ours(r, stream)) {
+        *in_window = 0;
+        return 0;
+    }
+    return *in_window;
+}
+
+void kg_trace_vendor(const kg_trace_rec *rec, int nrec, kg_trace_vendor_use *u)
+{
+    int have = 0, in_window = 0;
+    const uint32_t stream = timing_stream(rec, nrec, &have);
+    double all = 0, theirs = 0;
+    memset(u, 0, sizeof *u);
+    u->first = -1;
+    for (int i = 0; i < nrec; i++) {
+        if (!subject_work(rec, i, stream, have, &in_window))
+            continue;
+        const double d = (double)(rec[i].end - rec[i].start);
+        const char *lib = vendor_of(&rec[i]);
+        all += d;
+        if (!lib)
+            continue;
+        theirs += d;
+        if (u->n++ == 0) {
+            u->first = i;
+            u->lib = lib;
+        }
+    }
+    u->share = all > 0 ? theirs / all : 0;
 }
 
 int kg_trace_timeless(const kg_trace_rec *rec, int nrec)

@@ -82,14 +82,24 @@ typedef struct kg_trace_deferral {
  * above: the candidate's kernels may not take those names. */
 int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *plan, kg_trace_deferral *d);
 
-/* The subject's kernels named like a vendor library's or PyTorch's own
- * (the table in trace_split.c: cuBLAS's nvjet_, xmma_ and cutlass3x_ kernels, any name
- * holding cublas or cudnn, PyTorch's at::native ones): a candidate that runs
- * them times the library it should replace (EVALUATORS.md class 10).
- * Templates compiled into the candidate (CUTLASS, CUB) are its own code and
- * are not counted. Returns how many; *first (may be NULL) the first one's
- * index or -1; *lib (may be NULL) the library the first was named for. */
-int kg_trace_vendor(const kg_trace_rec *rec, int nrec, int *first, const char **lib);
+/* What of the subject's GPU time went to kernels named like a vendor
+ * library's or PyTorch's own (the table in trace_split.c: cuBLAS's nvjet_,
+ * xmma_ and cutlass3x_ kernels, any name holding cublas or cudnn, PyTorch's
+ * at::native ones): a candidate that runs them times the library it should
+ * replace. Templates compiled into the candidate (CUTLASS, CUB) are its own
+ * code and are not counted. */
+typedef struct kg_trace_vendor_use {
+    int n;           /* such kernels in the subject's work */
+    double share;    /* their summed duration over all the subject's kernels' (0 to 1) */
+    int first;       /* the first one's index, or -1 */
+    const char *lib; /* the library it was named for, or NULL */
+} kg_trace_vendor_use;
+
+/* The subject's work is what ran on the timing stream inside the samples'
+ * windows (after a block_stream, before kgate's next kernel there); without
+ * a block_stream, everything on the timing stream (or in the trace) that is
+ * not kgate's own. kgate's re-checks, between samples, are not counted. */
+void kg_trace_vendor(const kg_trace_rec *rec, int nrec, kg_trace_vendor_use *u);
 
 /* Records CUPTI gave without their times (start 0, or an end before the
  * start): a forced flush returns such a record for work not yet complete.

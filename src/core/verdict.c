@@ -53,11 +53,13 @@ int kg_flag_parse(const char *s)
 void kg_gate_defaults(kg_gate *g)
 {
     g->e_ok = 0.80;
-    g->rho_ok = 0.50;
+    g->rho_ok = 0.80;
+    g->rho_fair = 0.50;
     g->rho_impossible = 1.05;
     g->suspect_e = 2.0;
     g->suspect_rho = 0.8;
     g->band = 0.1;
+    g->vendor_share = 0.20;
     g->host_allowance = KG_HOST_ALLOWANCE_S;
 }
 
@@ -99,8 +101,11 @@ kg_verdict kg_decide(const kg_gate *g, const kg_evidence *ev, unsigned *flags, c
     if (have_a && ev->have_rho) {
         if (ev->have_e && ev->e > g->suspect_e && ev->rho < g->suspect_rho)
             *flags |= KG_FLAG(BASELINE_SUSPECT);
-        int pe = a >= g->e_ok, pr = ev->rho >= g->rho_ok;
-        if (pe != pr && fabs(ev->rho - g->rho_ok) <= g->band)
+        /* E and rho disagree at the paper's mark: rho alone would pass the
+         * kernel at rho_fair while E fails it (E decides up to rho_ok), or
+         * fail it just under rho_fair while E passes it */
+        const int pe = a >= g->e_ok, fair = ev->rho >= g->rho_fair;
+        if (pe != fair && ((!pe && ev->rho < g->rho_ok) || (pe && g->rho_fair - ev->rho <= g->band)))
             *flags |= KG_FLAG(JUDGMENT_BAND);
     }
     char e_txt[64] = "no reference time", r_txt[64] = "no roof", lib_txt[48] = "";

@@ -2,10 +2,17 @@
  *
  * Two anchors, as the paper's: a relative one, E = t_reference / t_kernel,
  * and the roofline fraction rho = W / (t x P). A correct kernel is OK when
- * either vouches for it:
- *     E >= e_ok (0.80)   or   rho >= rho_ok (0.50)
+ * it is good enough to replace the best implementation kgate knows, or near
+ * the roof whatever the libraries do:
+ *     E >= e_ok (0.80)   or   rho >= rho_ok (0.80)
  * and SLOW otherwise. rho > rho_impossible (1.05) is IMPOSSIBLE: faster than
- * the hardware allows, so work was skipped.
+ * the hardware allows, so work was skipped. The paper reads rho as a
+ * decision signal only near the roof and lets E decide around rho 0.5
+ * (rho_fair): a kernel at rho 0.66 and 0.71 of the best is SLOW, flagged
+ * judgment-band. rho_ok 0.80 is the near-roof mark of the data: the best
+ * implementation kgate knows reads rho 0.89 or more in 25 of the 30 suite
+ * cases on the H200 (median 0.95), so rho >= 0.80 is within about 0.84 of
+ * the best, the standard E_best >= 0.80 sets.
  *
  * Which E: the gate uses E_best = t_best / t_kernel, where t_best is the
  * fastest correct implementation kgate knows for the operator and shape
@@ -19,8 +26,10 @@
  *
  * Flags explain a call:
  *   baseline-suspect  E_lib > 2 with rho < 0.8 (the library path is slow)
- *   baseline-weak     the library path's own rho is below rho_ok
- *   judgment-band     the anchors disagree and rho is within 0.1 of rho_ok
+ *   baseline-weak     the library path's own rho is below rho_fair
+ *   judgment-band     E and rho disagree at the paper's rho_fair mark: rho
+ *                     >= rho_fair but E fails (E decides below rho_ok), or
+ *                     E passes with rho within `band` under rho_fair
  *   ambiguous         the confidence intervals straddle a threshold
  * Defaults are the paper's Table III calls (tests/data/table3.txt). */
 #ifndef KG_VERDICT_H
@@ -58,9 +67,9 @@ int kg_verdict_exit_code(kg_verdict v);
 
 #define KG_FLAGS(X)                                                                      \
     X(BASELINE_SUSPECT, "baseline-suspect", "E_lib > 2 while rho < 0.8: the library path is weak") \
-    X(JUDGMENT_BAND, "judgment-band", "E_lib and rho disagree near rho_ok")             \
+    X(JUDGMENT_BAND, "judgment-band", "E and rho disagree at rho_fair (0.50): rho alone would call it otherwise; E decided") \
     X(AMBIGUOUS, "ambiguous", "a confidence interval straddles a threshold")            \
-    X(BASELINE_WEAK, "baseline-weak", "the library path's own rho is below rho_ok: E_lib flatters") \
+    X(BASELINE_WEAK, "baseline-weak", "the library path's own rho is below rho_fair (0.50): E_lib flatters") \
     X(NO_BASELINE, "no-baseline", "no vendor library path ran: E_lib is absent")        \
     X(ESCAPED, "escaped-stream", "device still busy after the end event: work escaped the given stream") \
     X(THROTTLED, "throttled", "samples dropped for a low SM clock")                     \
@@ -72,7 +81,7 @@ int kg_verdict_exit_code(kg_verdict v);
     X(TIMER_MISMATCH, "timer-mismatch", "the reported time is under half of what kgate's own device clock saw: the timing was tampered with") \
     X(PERSIST_L2, "persisting-l2", "a persisting-L2 carve-out or access window was set and undone before sampling") \
     X(SHARED_GPU, "shared-gpu", "another process held a context on the GPU around the job or its library job: times may be slow") \
-    X(LIBRARY_KERNELS, "library-kernels", "the kernel ran kernels named like cuBLAS's, cuDNN's or PyTorch's own: its time is partly the library's it is judged against")
+    X(LIBRARY_KERNELS, "library-kernels", "a material share of the kernel's kernel time (vendor_share, 0.20) went to kernels named like cuBLAS's, cuDNN's or PyTorch's own: its time is partly the library's it is judged against")
 
 enum {
 #define X(e, s, d) KG_FB_##e,
@@ -89,11 +98,13 @@ int kg_flag_parse(const char *s);
 
 typedef struct kg_gate {
     double e_ok;           /* 0.80 */
-    double rho_ok;         /* 0.50 */
+    double rho_ok;         /* 0.80: near the roof */
+    double rho_fair;       /* 0.50: the paper's judgment band's middle */
     double rho_impossible; /* 1.05 */
     double suspect_e;      /* 2.0 */
     double suspect_rho;    /* 0.8 */
-    double band;           /* 0.1: judgment band half-width around rho_ok */
+    double band;           /* 0.1: judgment band half-width under rho_fair */
+    double vendor_share;   /* 0.20: library-kernels from this share of the kernel time on */
     double host_allowance; /* s: the launch path's free host time (kg_host_charge) */
 } kg_gate;
 

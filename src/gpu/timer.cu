@@ -506,10 +506,14 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 if (first_foreign >= 0)
                     kg_timing_note(o, "%d record(s) on other streams, the first %.40s", o->n_foreign,
                              rec[first_foreign].name);
-                int first_vendor = -1;
-                o->n_vendor = kg_trace_vendor(rec, nrec, &first_vendor, &o->vendor_lib);
-                if (first_vendor >= 0)
-                    snprintf(o->vendor_first, sizeof o->vendor_first, "%.40s", rec[first_vendor].name);
+                kg_trace_vendor_use vu;
+                kg_trace_vendor(rec, nrec, &vu);
+                o->n_vendor = vu.n;
+                o->vendor_share = vu.share;
+                o->vendor_lib = vu.lib;
+                o->vendor_seen = 1;
+                if (vu.first >= 0)
+                    snprintf(o->vendor_first, sizeof o->vendor_first, "%.40s", rec[vu.first].name);
                 if (traced)
                     o->n_traced = kg_trace_split(rec, nrec, samples, n, &esc);
                 /* kgate's own records counted against what it queued (all of

@@ -98,6 +98,8 @@ typedef struct kg_timing {
     int batch_n;
     int n_foreign;     /* kernels and copies on other streams while sampling */
     int n_vendor;      /* the subject's kernels named like a library's (kg_trace_vendor) */
+    double vendor_share; /* their share of the subject's kernel time (0 to 1) */
+    int vendor_seen;   /* n_vendor and vendor_share were taken from a trace */
     const char *vendor_lib;  /* the library the first was named for, or NULL */
     char vendor_first[48];   /* the first one's name */
     int n_deferred;    /* the subject's records on the timing stream between samples (kg_trace_deferred) */

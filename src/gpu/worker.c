@@ -570,8 +570,10 @@ static void emit_timing(const bench *b, const kg_timing *t)
         emit_sum(b, "time/verified", t->n_verified);
         if (t->n_persist_reset)
             emit_sum(b, "time/persist_reset", t->n_persist_reset);
-        if (t->n_vendor)
+        if (t->vendor_seen) { /* always, so that a result says how much was the library's */
             emit_sum(b, "time/vendor", t->n_vendor);
+            emit_sum(b, "time/vendor_share", t->vendor_share);
+        }
     }
     kg_event e = subject_ev(b, KG_EV_TIMING);
     snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
@@ -931,8 +933,9 @@ static int run_subject(bench *b, kg_err *err)
             emit_sum(b, "time/retimed", 1);
         }
         if (kernel && tm.n_vendor) /* a library path's are the library's own */
-            kg_timing_note(&tm, "%d kernel(s) named like %s's, the first %s", tm.n_vendor,
-                           tm.vendor_lib ? tm.vendor_lib : "a library", tm.vendor_first);
+            kg_timing_note(&tm, "%d kernel(s) named like %s's (%.0f%% of its kernel time), the first %s",
+                           tm.n_vendor, tm.vendor_lib ? tm.vendor_lib : "a library", 100 * tm.vendor_share,
+                           tm.vendor_first);
         emit_timing(b, &tm);
         if (kernel && tm.verify_failed) {
             emit_fail(b, "incorrect", b->verify_msg);
