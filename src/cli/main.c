@@ -9,6 +9,7 @@
 #include "../app/commands.h"
 #include "../app/explain.h"
 #include "../app/pyforward.h"
+#include "../app/rejudge_cmd.h"
 #include "../app/results_cmds.h"
 #include "../core/job.h"
 #include "../core/kg.h"
@@ -75,5 +76,7 @@ int main(int argc, char **argv)
         return kg_cmd_compare(&o);
     if (strcmp(o.command, "report") == 0)
         return kg_cmd_report(&o);
+    if (strcmp(o.command, "rejudge") == 0)
+        return kg_cmd_rejudge(&o);
     return kg_cmd_run(&o);
 }

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *commands[] = {"devices", "peaks", "ops", "check", "run", "tune", "explain", "compare", "report", "help", "version", NULL};
+static const char *commands[] = {"devices", "peaks",   "ops",    "check", "run",     "tune", "explain",
+                                 "compare", "rejudge", "report", "help",  "version", NULL};
 
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
@@ -30,6 +31,7 @@ static const char overview[] =
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
     "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
     "  compare A.json B.json  per kernel: B FASTER, SLOWER, SAME or AMBIGUOUS than A\n"
+    "  rejudge R.json...  judge recorded results again with this gate (--e-ok, --rho-ok)\n"
     "  report R.json... -o F  an HTML page with a roofline (or Markdown, CSV) of results\n"
     "  help [COMMAND]     this text, or a command's options\n"
     "  version            version and commit\n"
@@ -117,6 +119,13 @@ static const char compare_help[] =
     "  overlap; a verdict change is shown. Exit 1 when a kernel is SLOWER by more than\n"
     "  --regress (default 0.05) or its verdict got worse, 0 otherwise (3 usage, 6 files).\n";
 
+static const char rejudge_help[] =
+    "usage: kgate rejudge RESULTS.json... [--e-ok X] [--rho-ok X] [--json NEW.json]\n"
+    "  judges the OK and SLOW results of recorded runs again with this kgate's gate (or the\n"
+    "  thresholds given) from the evidence each kept (E_best, E_lib, rho, their intervals),\n"
+    "  and prints every verdict that changes with its new reason and flags; --json writes\n"
+    "  the one input's results re-judged. Other verdicts stand. Exit 0 (3 usage, 6 files).\n";
+
 static const char report_help[] =
     "usage: kgate report RESULTS.json... -o FILE [--format html|md|csv]\n"
     "  one self-contained HTML page (an SVG roofline per device, the verdict table, the\n"
@@ -172,6 +181,8 @@ const char *kg_usage(const char *c)
         return compare_help;
     if (c && strcmp(c, "report") == 0)
         return report_help;
+    if (c && strcmp(c, "rejudge") == 0)
+        return rejudge_help;
     return overview;
 }
 
@@ -320,9 +331,9 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             o->help = 1;
             continue;
         }
-        if (a[0] != '-' && strcmp(o->command, "report") == 0) {
+        if (a[0] != '-' && (strcmp(o->command, "report") == 0 || strcmp(o->command, "rejudge") == 0)) {
             if (o->n_inputs == KG_MAX_SHAPES)
-                return kg_err_set(err, KG_EXIT_USAGE, "report: at most %d results files", KG_MAX_SHAPES);
+                return kg_err_set(err, KG_EXIT_USAGE, "%s: at most %d results files", o->command, KG_MAX_SHAPES);
             o->inputs[o->n_inputs++] = a;
             continue;
         }
