@@ -75,9 +75,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int foreign = kg_trace_foreign(rec, nrec, &first);
     if (foreign < 0 || foreign > nrec || first < -1 || first >= nrec || (foreign > 0) != (first >= 0))
         abort();
-    const char *lib = NULL;
-    int vendor = kg_trace_vendor(rec, nrec, &first, &lib);
-    if (vendor < 0 || vendor > nrec || (vendor > 0) != (first >= 0) || (vendor > 0) != (lib != NULL))
+    kg_trace_vendor_use vu;
+    kg_trace_vendor(rec, nrec, &vu);
+    if (vu.n < 0 || vu.n > nrec || (vu.n > 0) != (vu.first >= 0) || (vu.n > 0) != (vu.lib != NULL) ||
+        vu.first >= nrec || !(vu.share >= 0 && vu.share <= 1) || (vu.n == 0 && vu.share != 0))
         abort();
     int timeless = kg_trace_timeless(rec, nrec);
     if (timeless < 0 || timeless > nrec)
