@@ -160,7 +160,7 @@ struct pk_variant {
 #define PERSIST(nr, nw, u, v, lh, sh) ((const void *)pk_persistent<nr, nw, u, v, lh, sh>)
 #define PLAIN(nr, nw, u, v, lh, sh, it) ((const void *)pk_plain<nr, nw, u, v, lh, sh, it>)
 static const pk_variant pk_variants[] = {
-    {"read  1x16B .cs 512t 8/SM (before)", PK_READ, PERSIST(1, 0, 1, 1, 0, 0), 512, 8, 0},
+    {"read  1x16B .cs 512t 8/SM", PK_READ, PERSIST(1, 0, 1, 1, 0, 0), 512, 8, 0},
     {"read  4x16B .cs 512t persistent", PK_READ, PERSIST(1, 0, 4, 1, 0, 0), 512, 0, 0},
     {"read  8x16B .cs 256t persistent", PK_READ, PERSIST(1, 0, 8, 1, 0, 0), 256, 0, 0},
     {"read  4x16B .nc256 512t persistent", PK_READ, PERSIST(1, 0, 4, 1, 1, 0), 512, 0, 0},
@@ -170,7 +170,7 @@ static const pk_variant pk_variants[] = {
     {"read  4x16B .nc256 512t 128KB/block", PK_READ, PLAIN(1, 0, 4, 1, 1, 0, 4), 512, 0, 512 * 16},
     {"read  8x16B .cs 256t 64KB/block", PK_READ, PLAIN(1, 0, 8, 1, 0, 0, 2), 256, 0, 256 * 16},
     {"read  1x16B ld 128t 2KB/block", PK_READ, PLAIN(1, 0, 1, 1, 3, 0, 1), 128, 0, 128},
-    {"write 1x16B .cs 512t 8/SM (before)", PK_WRITE, PERSIST(0, 1, 1, 1, 0, 0), 512, 8, 0},
+    {"write 1x16B .cs 512t 8/SM", PK_WRITE, PERSIST(0, 1, 1, 1, 0, 0), 512, 8, 0},
     {"write 4x16B .cs 512t persistent", PK_WRITE, PERSIST(0, 1, 4, 1, 0, 0), 512, 0, 0},
     {"write 4x16B wb 512t persistent", PK_WRITE, PERSIST(0, 1, 4, 1, 0, 1), 512, 0, 0},
     {"write 2x32B .cs 512t persistent", PK_WRITE, PERSIST(0, 1, 2, 2, 0, 0), 512, 0, 0},
@@ -178,7 +178,7 @@ static const pk_variant pk_variants[] = {
     {"write 4x16B wb 512t 128KB/block", PK_WRITE, PLAIN(0, 1, 4, 1, 0, 1, 4), 512, 0, 512 * 16},
     {"write 1x16B wb 128t 2KB/block", PK_WRITE, PLAIN(0, 1, 1, 1, 0, 1, 1), 128, 0, 128},
     {"copy  cudaMemcpy D2D", PK_COPY, NULL, 0, 0, 0},
-    {"copy  1x16B .nc/wb 512t 8/SM (before)", PK_COPY, PERSIST(1, 1, 1, 1, 2, 1), 512, 8, 0},
+    {"copy  1x16B .nc/wb 512t 8/SM", PK_COPY, PERSIST(1, 1, 1, 1, 2, 1), 512, 8, 0},
     {"copy  4x16B .cs 512t persistent", PK_COPY, PERSIST(1, 1, 4, 1, 0, 0), 512, 0, 0},
     {"copy  4x16B .nc256/wb 512t persistent", PK_COPY, PERSIST(1, 1, 4, 1, 1, 1), 512, 0, 0},
     {"copy  2x32B .cs 512t persistent", PK_COPY, PERSIST(1, 1, 2, 2, 0, 0), 512, 0, 0},
