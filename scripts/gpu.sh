@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue (default: info peaks refs variants faults
+#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue roofs (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -375,6 +375,63 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
             --problems "${KB_PROBLEMS:-1,40,9,95}" --group "${KB_GROUP:-4}" --bad --budget "${KB_BUDGET:-300}" \
             2>&1 | cut -c1-400 | tee "$OUT/kb-group.log"
+        ;;
+    roofs)
+        # the roofs as ceilings: kgate peaks (each bandwidth kernel's GB/s, the L2 write
+        # credit), then the honest kernels that read highest and their fastest vendor path
+        # against those roofs; the largest rho and the guard's margin (rho_impossible /
+        # largest rho) go to roofs/summary.json. About 2 minutes.
+        log roofs
+        mkdir -p "$OUT/roofs"
+        t0=$(date +%s)
+        timeout 150 "$B/kgate" peaks --json "$OUT/roofs/peaks.json" >"$OUT/roofs/peaks.txt" 2>&1
+        echo "kgate peaks: exit $? after $(($(date +%s) - t0)) s"
+        cat "$OUT/roofs/peaks.txt"
+        tri=$B/triton/libkgate_triton.so tl=$B/tilelang/libkgate_tilelang.so
+        for spec in "$B/libkgate_bundled.so:mean_reduction_v2_fp32 large" "$B/libkgate_bundled.so:max_reduction_v2_fp32 large" \
+            "$B/libkgate_bundled.so:max_reduction_v2_fp16 large" "$B/libkgate_bundled.so:batched_matmul_v2_fp16 gemv,large" \
+            "$B/libkgate_bundled.so:embedding_v2_fp16 large" "$B/libkgate_bundled.so:rms_norm_v2_fp16 medium,large" \
+            "$B/libkgate_bundled.so:add_v2_fp16 medium,large" "$B/libkgate_bundled.so:relu_v2_fp16 medium,large" \
+            "$tri:triton_mean_reduction_fp32 large" "$tri:triton_rms_norm_fp16 medium,large" \
+            "$tl:tilelang_rms_norm_fp16 medium,large"; do
+            k=${spec% *} k=${k##*:} cand=${spec%%:*}
+            [ -f "$cand" ] || continue
+            timeout 90 "$B/kgate" check "${spec% *}" --sizes "${spec##* }" --max-time 1 \
+                --json "$OUT/roofs/$k.json" >"$OUT/roofs/$k.txt" 2>&1
+            echo "$k: exit $?"
+        done
+        python3 - "$OUT/roofs" <<'EOF2'
+import glob, json, os, sys
+d = sys.argv[1]
+rows, gate, roofs, dev = [], 1.05, {}, {}
+for f in sorted(glob.glob(os.path.join(d, "*.json"))):
+    if os.path.basename(f) in ("peaks.json", "summary.json"):
+        continue
+    doc = json.load(open(f))
+    gate, roofs, dev = doc["gate"]["rho_impossible"], doc["roofs"], doc["device"]
+    for r in doc["results"]:
+        s = {k: v["value"] for k, v in r.get("summaries", {}).items()}
+        if "roof/fraction" in s:
+            rows.append({"kernel": r["kernel"], "shape": r["shape"], "verdict": r["verdict"], "rho": s["roof/fraction"],
+                         "roof": s.get("roof/peak", 0), "bandwidth": s.get("rate/bandwidth", 0)})
+        if "lib/roof/fraction" in s:
+            rows.append({"kernel": "lib:" + r.get("baseline", "?"), "shape": r["shape"], "verdict": "-",
+                         "rho": s["lib/roof/fraction"], "roof": s.get("roof/peak", 0), "bandwidth": 0})
+rows.sort(key=lambda x: -x["rho"])
+print("%-34s %-18s %-10s %7s %9s %9s" % ("kernel", "shape", "verdict", "rho", "roof TB/s", "got TB/s"))
+for x in rows:
+    print("%-34s %-18s %-10s %7.3f %9.2f %9.2f" % (x["kernel"], x["shape"], x["verdict"], x["rho"], x["roof"] / 1e12,
+                                                  x["bandwidth"] / 1e12))
+top = rows[0] if rows else {"kernel": "none", "rho": 0}
+margin = gate / top["rho"] if top["rho"] > 0 else 0
+peaks = json.load(open(os.path.join(d, "peaks.json"))) if os.path.exists(os.path.join(d, "peaks.json")) else {}
+out = {"schema": "kgate.roofs-check/1", "device": dev, "roofs": roofs, "peaks": peaks.get("measured", {}),
+       "rho_impossible": gate, "max_rho": top["rho"], "max_rho_kernel": top["kernel"], "margin": margin,
+       "over_1": [x for x in rows if x["rho"] > 1.0], "kernels": rows}
+json.dump(out, open(os.path.join(d, "summary.json"), "w"), indent=1)
+print("largest rho %.3f (%s); rho_impossible %.2f; margin %.3f; %d honest rho over 1.0"
+      % (top["rho"], top["kernel"], gate, margin, len(out["over_1"])))
+EOF2
         ;;
     *) echo "unknown step '$step'" ;;
     esac

@@ -142,7 +142,7 @@ static void a_worker_exits_normally_only_under_a_tool(void **state)
  * (4.3 TB/s) and the default gate; lib may be NULL. */
 static void judge_softmax(kg_result *r, const kg_libref *lib)
 {
-    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12, 0, 0};
     kg_gate g;
     kg_gate_defaults(&g);
     kg_shape s = {2, {1024, 4096}};
@@ -311,7 +311,7 @@ static void judge_uses_the_calls_scalars(void **state)
     const kg_op *at = kg_op_find("attention");
     kg_shape s = kg_preset_find(at, "small")->shape;
     kg_types ty = {KG_FP16, KG_I64};
-    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12};
+    kg_roofs roofs = {"measured", 4.3e12, 0, 0, {0}, 66.9e12, 0, 0};
     kg_gate g;
     kg_scalars sc;
     kg_err e = {0, ""};
@@ -597,7 +597,7 @@ static void own_clock_and_host_holds(void **state)
  * E_lib 0.11 and the rest at 0.40. */
 static double judged_elib_with(double gpu, double host, double allowance, unsigned *flags, double *judged)
 {
-    kg_roofs roofs = {"measured", 4.27e12, 0, 0, {775.6e12, 805.5e12, 407.8e12}, 66.9e12};
+    kg_roofs roofs = {"measured", 4.27e12, 0, 0, {775.6e12, 805.5e12, 407.8e12}, 66.9e12, 0, 0};
     kg_gate g;
     kg_gate_defaults(&g);
     if (allowance >= 0)

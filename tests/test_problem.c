@@ -92,6 +92,9 @@ static void bad_descriptions(void **state)
         {"{\"name\":\"p\",\"inputs\":[{\"shape\":[4],\"dtype\":\"fp32\"}],\"outputs\":[{\"shape\":[4],"
          "\"dtype\":\"fp32\"}],\"flops\":1,\"bytes_read\":1,\"bytes_written\":1,\"roof\":\"gpu\"}",
          "'roof'"},
+        {"{\"name\":\"p\",\"inputs\":[{\"shape\":[4],\"dtype\":\"fp32\"}],\"outputs\":[{\"shape\":[4],"
+         "\"dtype\":\"fp32\"}],\"flops\":1,\"bytes_read\":16,\"bytes_written\":17,\"roof\":\"fp32\"}",
+         "more than the outputs hold (16 bytes)"},
         {"{\"name\":\"p\",\"family\":\"other\",\"inputs\":[{\"shape\":[4],\"dtype\":\"fp32\"}],\"outputs\":[]}",
          "'family'"},
         {"{\"name\":\"p\",\"inputs\":[{\"shape\":[4],\"dtype\":\"int64\"}],\"outputs\":[{\"shape\":[4],"

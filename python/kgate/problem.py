@@ -4,9 +4,10 @@ engine (src/core/problem.h has the rule).
 A candidate file that defines KGATE_PROBLEM may name it as the operator of
 its kernels. The worker host asks the problem for:
   - its description: the tensors (from the input factory run on the meta
-    device, so no GPU is needed to list it), the essential work (bytes of
-    every input, parameter and output; FLOPs counted on the reference with
-    torch.utils.flop_counter.FlopCounterMode), and the roof;
+    device, so no GPU is needed to list it), the essential work (the bytes
+    of the inputs, parameters and buffers the reference reads, each once,
+    traced by _reads.py, and of every output; FLOPs counted on the reference
+    with torch.utils.flop_counter.FlopCounterMode), and the roof;
   - inputs for a seed (the factory run on the GPU under torch.manual_seed);
   - the fp64 reference (the reference module converted with .double(), or
     the function given float64 inputs; fp32 when fp64 fails, and said);
@@ -16,8 +17,11 @@ its kernels. The worker host asks the problem for:
 Limits of the work model: FlopCounterMode counts matrix products,
 convolutions and attention, not element-wise or reduction arithmetic, so a
 problem made of those gets 0 FLOPs and is judged on its bytes alone; bytes
-are what the problem must touch once, not what a library moves. Documented
-in docs/python.md."""
+are what the problem must touch once, not what a library moves. The FLOPs
+are the reference's: a reference that computes what it then discards
+(torch.triu of a product) or ignores what its inputs are (triangular,
+symmetric, diagonal) counts more than a kernel that uses it must do.
+Documented in docs/python.md."""
 import copy
 import math
 import re
@@ -93,8 +97,11 @@ class Problem:
             xs = self.tensors(self.make_inputs(), first=True)
         ref = _to(self.reference, "meta")
         from ._guard import op_recorder
-        with torch.no_grad(), FlopCounterMode(display=False) as fc, op_recorder() as rec:
+        from ._reads import reads_mode
+        reads = reads_mode(xs + _params(ref))
+        with torch.no_grad(), FlopCounterMode(display=False) as fc, op_recorder() as rec, reads:
             outs = _as_list(ref(*self.args(xs)), "the reference")
+        reads.returned(outs)
         self.aten_ops = rec.ops  # what the reference dispatches to (_guard.Surface watches them)
         flops = float(fc.get_total_flops())
         dts = {_dtype_name(t, "an input or output") for t in xs + outs if t.is_floating_point()}
@@ -102,18 +109,17 @@ class Problem:
             raise ValueError(f"problem {self.name}: its float tensors are {sorted(dts) or 'none'}; "
                              "they must share one dtype (fp16, bf16 or fp32)")
         self.dtype = dts.pop()
-        params = _param_bytes(self.reference)
         desc = {
             "name": self.name, "family": self.family,
             "inputs": [{"shape": list(t.shape), "dtype": _dtype_name(t, "an input")} for t in xs],
             "outputs": [{"shape": list(t.shape), "dtype": _dtype_name(t, "an output")} for t in outs],
             "flops": flops,
-            "bytes_read": float(sum(t.numel() * t.element_size() for t in xs) + params),
+            "bytes_read": float(reads.bytes()),
             "bytes_written": float(sum(t.numel() * t.element_size() for t in outs)),
             "roof": "tensor" if self.dtype in ("fp16", "bf16") and flops > 0 else "fp32",
         }
-        note = (f"FLOPs from FlopCounterMode ({flops:.3g}; matmul/conv/attention only); bytes of inputs, "
-                f"{params} B of parameters and outputs")
+        note = (f"FLOPs from FlopCounterMode ({flops:.3g}; matmul/conv/attention only); bytes the reference "
+                "reads of its inputs and parameters, each once, and of its outputs")
         desc["note"] = (self.note + "; " + note if self.note else note)[:250]
         self.desc = desc
         return desc
@@ -190,12 +196,13 @@ def _dtype_name(t, what):
     return _DT[name]
 
 
-def _param_bytes(ref):
+def _params(ref):
+    """The parameters and buffers of the reference's module (none for a function)."""
     import torch
     mod = ref if isinstance(ref, torch.nn.Module) else getattr(ref, "__self__", None)
     if not isinstance(mod, torch.nn.Module):
-        return 0
-    return sum(p.numel() * p.element_size() for p in list(mod.parameters()) + list(mod.buffers()))
+        return []
+    return list(mod.parameters()) + list(mod.buffers())
 
 
 def _to(ref, device, dtype=None):

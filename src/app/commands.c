@@ -445,6 +445,12 @@ int kg_cmd_peaks(const kg_options *o)
         kg_roofs_save(path, &roofs, d.uuid, d.name, &err))
         return fail(&err);
     printf("%s (%s)\n", d.name, d.uuid);
+    printf("%-42s %9s %12s\n", "bandwidth kernel (gpu/peaks.cu)", "MB/stream", "GB/s");
+    for (int i = 0; i < pk.n_variants; i++)
+        printf("%-42s %9.0f %12.1f%s\n", pk.variants[i].name, pk.variants[i].stream_bytes / 1e6,
+               pk.variants[i].bw / 1e9, pk.variants[i].cold ? "  cold" : "");
+    printf("L2 write credit: %.1f MB (cold calls of 4x L2 beyond the DRAM rate: write %.1f, copy %.1f, "
+           "triad %.1f MB)\n\n", pk.l2_credit / 1e6, pk.credit[0] / 1e6, pk.credit[1] / 1e6, pk.credit[2] / 1e6);
     printf("%-30s %14s %14s %8s\n", "roof", "measured", "datasheet", "ratio");
     const struct {
         const char *name;
@@ -452,8 +458,9 @@ int kg_cmd_peaks(const kg_options *o)
     } bw[] = {{"DRAM copy kernel (r+w)", pk.copy_kernel_bw},
               {"DRAM cudaMemcpy D2D (r+w)", pk.memcpy_bw},
               {"DRAM read-only stream", pk.read_bw},
-              {"DRAM write-only stream", pk.write_bw}};
-    for (int i = 0; i < 4; i++)
+              {"DRAM write-only stream", pk.write_bw},
+              {"DRAM triad (2 reads a write)", pk.triad_bw}};
+    for (int i = 0; i < 5; i++)
         printf("%-30s %11.2f TB/s %11.2f TB/s %7.1f%%\n", bw[i].name, bw[i].v / 1e12, ds.bw / 1e12,
                100 * bw[i].v / ds.bw);
     const char *nm[3] = {"fp16 tensor (cuBLASLt 8192^3)", "bf16 tensor (cuBLASLt 8192^3)",
@@ -462,12 +469,13 @@ int kg_cmd_peaks(const kg_options *o)
     for (int i = 0; i < 3; i++)
         printf("%-30s %8.0f TFLOP/s %8.0f TFLOP/s %7.1f%%\n", nm[i], pk.mma[dts[i]] / 1e12,
                ds.mma[dts[i]] / 1e12, ds.mma[dts[i]] > 0 ? 100 * pk.mma[dts[i]] / ds.mma[dts[i]] : 0);
-    printf("roofs: copy %.2f, read %.2f, write %.2f TB/s; cached in %s\n", roofs.bw / 1e12,
-           roofs.bw_read / 1e12, roofs.bw_write / 1e12, path);
+    printf("roofs: copy %.2f, read %.2f, write %.2f, triad %.2f TB/s, L2 write credit %.1f MB; cached in %s\n",
+           roofs.bw / 1e12, roofs.bw_read / 1e12, roofs.bw_write / 1e12, roofs.bw_triad / 1e12,
+           roofs.l2_credit / 1e6, path);
     if (o->json) {
         cJSON *root = cJSON_CreateObject(), *m, *dsj;
         iso_now(date, sizeof date);
-        cJSON_AddStringToObject(root, "schema", "kgate.peaks/2");
+        cJSON_AddStringToObject(root, "schema", "kgate.peaks/3");
         cJSON_AddStringToObject(root, "command", o->cmdline);
         cJSON_AddStringToObject(root, "commit", KG_COMMIT);
         cJSON_AddStringToObject(root, "date", date);
@@ -480,10 +488,25 @@ int kg_cmd_peaks(const kg_options *o)
         cJSON_AddNumberToObject(m, "memcpy_bandwidth", pk.memcpy_bw);
         cJSON_AddNumberToObject(m, "read_bandwidth", pk.read_bw);
         cJSON_AddNumberToObject(m, "write_bandwidth", pk.write_bw);
+        cJSON_AddNumberToObject(m, "triad_bandwidth", pk.triad_bw);
+        cJSON_AddNumberToObject(m, "l2_write_credit", pk.l2_credit);
+        cJSON_AddNumberToObject(m, "write_credit", pk.credit[0]);
+        cJSON_AddNumberToObject(m, "copy_credit", pk.credit[1]);
+        cJSON_AddNumberToObject(m, "triad_credit", pk.credit[2]);
         cJSON_AddNumberToObject(m, "bytes_per_copy", pk.copy_bytes);
         cJSON_AddNumberToObject(m, "fp16_flops", pk.mma[KG_FP16]);
         cJSON_AddNumberToObject(m, "bf16_flops", pk.mma[KG_BF16]);
         cJSON_AddNumberToObject(m, "tf32_flops", pk.mma[KG_FP32]);
+        cJSON *vs = cJSON_AddArrayToObject(root, "variants");
+        for (int i = 0; i < pk.n_variants; i++) {
+            cJSON *v = cJSON_CreateObject();
+            cJSON_AddStringToObject(v, "name", pk.variants[i].name);
+            cJSON_AddStringToObject(v, "mix", pk.variants[i].mix);
+            cJSON_AddNumberToObject(v, "stream_bytes", pk.variants[i].stream_bytes);
+            cJSON_AddNumberToObject(v, "bandwidth", pk.variants[i].bw);
+            cJSON_AddBoolToObject(v, "cold", pk.variants[i].cold);
+            cJSON_AddItemToArray(vs, v);
+        }
         dsj = cJSON_AddObjectToObject(root, "datasheet");
         cJSON_AddNumberToObject(dsj, "bandwidth", ds.bw);
         cJSON_AddNumberToObject(dsj, "fp16_flops", ds.mma[KG_FP16]);

@@ -103,6 +103,17 @@ int kg_problem_from_json(const cJSON *j, kg_problem *p, kg_err *err)
     }
     if (!(p->bytes_read + p->bytes_written > 0))
         return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: no essential bytes");
+    /* each output is a buffer of its own, written once: no more can be essential */
+    double out_bytes = 0;
+    for (int t = 0; t < p->n_out; t++) {
+        double n = (double)kg_dtype_size(p->out[t].dtype);
+        for (int r = 0; r < p->out[t].rank; r++)
+            n *= (double)p->out[t].ext[r];
+        out_bytes += n;
+    }
+    if (p->bytes_written > out_bytes)
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: 'bytes_written' %.17g is more than the outputs "
+                          "hold (%.17g bytes)", p->bytes_written, out_bytes);
     if (!cJSON_IsString(roof) || (strcmp(roof->valuestring, "tensor") && strcmp(roof->valuestring, "fp32")))
         return kg_err_set(err, KG_EXIT_CANDIDATE, "problem: 'roof' must be \"tensor\" or \"fp32\"");
     p->unit = strcmp(roof->valuestring, "tensor") == 0 ? KG_UNIT_TENSOR : KG_UNIT_FP32;

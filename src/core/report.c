@@ -294,9 +294,12 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         }
     }
     if (r->n) {
-        fprintf(f, "\nroofs (%s): copy %.2f, read %.2f, write %.2f TB/s", r->roofs.source,
+        fprintf(f, "\nroofs (%s): copy %.2f, read %.2f, write %.2f, triad %.2f TB/s", r->roofs.source,
                 r->roofs.bw / 1e12, (r->roofs.bw_read > 0 ? r->roofs.bw_read : r->roofs.bw) / 1e12,
-                (r->roofs.bw_write > 0 ? r->roofs.bw_write : r->roofs.bw) / 1e12);
+                (r->roofs.bw_write > 0 ? r->roofs.bw_write : r->roofs.bw) / 1e12,
+                kg_roof_rate(&r->roofs, 2, 1) / 1e12);
+        if (r->roofs.l2_credit > 0)
+            fprintf(f, ", L2 write credit %.0f MB", r->roofs.l2_credit / 1e6);
         if (r->roofs.mma[KG_FP16] > 0)
             fprintf(f, ", fp16 %.0f / bf16 %.0f TFLOP/s", r->roofs.mma[KG_FP16] / 1e12,
                     r->roofs.mma[KG_BF16] / 1e12);
@@ -316,6 +319,8 @@ static cJSON *roofs_json(const kg_roofs *ro)
     cJSON_AddNumberToObject(o, "bandwidth", ro->bw);
     cJSON_AddNumberToObject(o, "read_bandwidth", ro->bw_read);
     cJSON_AddNumberToObject(o, "write_bandwidth", ro->bw_write);
+    cJSON_AddNumberToObject(o, "triad_bandwidth", ro->bw_triad);
+    cJSON_AddNumberToObject(o, "l2_write_credit", ro->l2_credit);
     cJSON *m = cJSON_AddObjectToObject(o, "mma");
     cJSON_AddNumberToObject(m, "fp16", ro->mma[KG_FP16]);
     cJSON_AddNumberToObject(m, "bf16", ro->mma[KG_BF16]);
@@ -565,6 +570,8 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
         r->roofs.bw = num(ro, "bandwidth");
         r->roofs.bw_read = num(ro, "read_bandwidth");
         r->roofs.bw_write = num(ro, "write_bandwidth");
+        r->roofs.bw_triad = num(ro, "triad_bandwidth");
+        r->roofs.l2_credit = num(ro, "l2_write_credit");
         r->roofs.fp32 = num(ro, "fp32");
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(ro, "mma");
         r->roofs.mma[KG_FP16] = num(m, "fp16");

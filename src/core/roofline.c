@@ -4,13 +4,37 @@
 #include <stdio.h>
 #include <string.h>
 
-double kg_roof_memory(const kg_roofs *r, double rd, double wr)
+/* The line through (x0, y0) and (x1, y1) at x. */
+static double lerp(double x, double x0, double y0, double x1, double y1)
+{
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+double kg_roof_rate(const kg_roofs *r, double rd, double wr)
 {
     double c = r->bw, rr = r->bw_read > 0 ? r->bw_read : c, ww = r->bw_write > 0 ? r->bw_write : c;
     if (!(rd + wr > 0))
         return c;
     double f = rd / (rd + wr);
-    return f <= 0.5 ? ww + (c - ww) * (f / 0.5) : c + (rr - c) * ((f - 0.5) / 0.5);
+    if (f <= 0.5)
+        return lerp(f, 0, ww, 0.5, c);
+    /* the triad point (f = 2/3) counts only where it is above the copy-read line */
+    double t = lerp(2.0 / 3, 0.5, c, 1, rr);
+    if (r->bw_triad > t)
+        t = r->bw_triad;
+    return f <= 2.0 / 3 ? lerp(f, 0.5, c, 2.0 / 3, t) : lerp(f, 2.0 / 3, t, 1, rr);
+}
+
+double kg_roof_memory(const kg_roofs *r, double rd, double wr)
+{
+    double rate = kg_roof_rate(r, rd, wr), s = rd + wr, c = r->l2_credit > 0 ? r->l2_credit : 0;
+    if (!(s > 0) || !(wr > 0) || c == 0)
+        return rate;
+    if (c > wr)
+        c = wr;
+    if (c > s / 2)
+        c = s / 2;
+    return rate * s / (s - c);
 }
 
 int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, double t_s,
@@ -71,11 +95,17 @@ static int within(double v, double ds, const char *what, char *why, size_t size)
 
 int kg_roofs_plausible(const kg_roofs *m, const kg_roofs *ds, char *why, size_t why_size)
 {
+    if (!(m->l2_credit >= 0 && m->l2_credit <= KG_L2_CREDIT_MAX)) {
+        snprintf(why, why_size, "L2 write credit %.3g bytes is not within 0 to %.3g", m->l2_credit,
+                 (double)KG_L2_CREDIT_MAX);
+        return 0;
+    }
     if (!(ds->mma[KG_FP16] > 0))
         return 1; /* not in the table: its bandwidth is only a guess from the memory clock */
     return within(m->bw, ds->bw, "copy bandwidth", why, why_size) &&
            within(m->bw_read > 0 ? m->bw_read : m->bw, ds->bw, "read bandwidth", why, why_size) &&
            within(m->bw_write > 0 ? m->bw_write : m->bw, ds->bw, "write bandwidth", why, why_size) &&
+           within(m->bw_triad > 0 ? m->bw_triad : m->bw, ds->bw, "triad bandwidth", why, why_size) &&
            within(m->mma[KG_FP16], ds->mma[KG_FP16], "fp16 tensor FLOP/s", why, why_size) &&
            within(m->mma[KG_BF16], ds->mma[KG_BF16], "bf16 tensor FLOP/s", why, why_size) &&
            within(m->mma[KG_FP32], ds->mma[KG_FP32], "tf32 tensor FLOP/s", why, why_size);

@@ -23,11 +23,21 @@ typedef struct kg_work {
 typedef enum kg_unit { KG_UNIT_TENSOR, KG_UNIT_FP32 } kg_unit;
 
 /* The memory roofs. A copy moves as many bytes in as out; a reduction
- * mostly reads and a fill only writes, and the H200 streams a read-only
- * kernel faster (4.40 TB/s) than a copy (4.28). The roof for a work model
- * is interpolated in its read fraction f = read / (read + written):
- * linearly from bw_write (f = 0) to bw (f = 1/2) to bw_read (f = 1).
- * A roof left 0 takes bw's value. */
+ * mostly reads, a fill only writes, and an add reads two bytes for each
+ * byte it writes; the H200 streams a read-only kernel faster than a copy.
+ * The rate for a work model is interpolated in its read fraction
+ * f = read / (read + written), linearly through bw_write (f = 0), bw
+ * (f = 1/2), bw_triad (f = 2/3) and bw_read (f = 1); a measured triad only
+ * raises the line between bw and bw_read, and a rate left 0 is not a point
+ * (bw_read and bw_write then take bw's value).
+ *
+ * kgate times kernels cold: L2 holds only clean lines when a call starts,
+ * and the call ends with up to l2_credit bytes of its writes still in L2,
+ * not yet in DRAM. So the roof of a call that reads R and writes W bytes
+ * is rate * (R + W) / (R + W - c), c = min(l2_credit, W, (R + W) / 2):
+ * within 2x of the rate, and the rate itself for work much larger than L2.
+ * l2_credit is measured (the bytes a cold call of 4x L2 moved beyond the
+ * DRAM rate), 0 for datasheet roofs. */
 typedef struct kg_roofs {
     char source[16];             /* "measured" or "datasheet" */
     double bw;                   /* DRAM bytes/s of a copy, read + write counted */
@@ -35,6 +45,8 @@ typedef struct kg_roofs {
     double bw_write;             /* DRAM bytes/s of a write-only stream */
     double mma[KG_DTYPE_COUNT];  /* tensor-core FLOP/s by input dtype; fp32 = tf32 */
     double fp32;                 /* CUDA-core fp32 FLOP/s */
+    double bw_triad;             /* DRAM bytes/s of a stream reading two bytes a byte written */
+    double l2_credit;            /* bytes of writes a cold call can leave in L2 */
 } kg_roofs;
 
 typedef struct kg_roof_eval {
@@ -45,7 +57,10 @@ typedef struct kg_roof_eval {
     double rho;       /* achieved / peak */
 } kg_roof_eval;
 
-/* The memory roof for a work model's read/write mix (see kg_roofs). */
+/* The DRAM rate for a read/write mix, without the L2 credit (see kg_roofs). */
+double kg_roof_rate(const kg_roofs *r, double bytes_read, double bytes_written);
+/* The memory roof of a cold call that reads and writes that many bytes:
+ * the rate for its mix with the L2 credit (see kg_roofs). */
 double kg_roof_memory(const kg_roofs *r, double bytes_read, double bytes_written);
 
 /* Evaluates the roofline for work w done in t_s seconds. Returns -1 (and
@@ -59,13 +74,14 @@ int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, 
 int kg_roofs_datasheet(const char *device_name, double mem_clock_khz, int bus_bits,
                        kg_roofs *out);
 
-/* Whether measured roofs (from the cache) are plausible against the
- * datasheet's, for a device in the datasheet table (others pass): every
- * roof is within [0.6, 1.2] of the datasheet's
- * (measured copies reach about 0.9 of the DRAM peak, cuBLASLt 0.8 of the
- * dense tensor peak on the H200). 1, or 0 with the first roof that is not in
+/* Whether measured roofs (from the cache) are plausible: the L2 credit
+ * within [0, KG_L2_CREDIT_MAX], and for a device in the datasheet table
+ * (others pass) every rate within [0.6, 1.2] of the datasheet's (measured
+ * copies reach about 0.9 of the DRAM peak, cuBLASLt 0.8 of the dense
+ * tensor peak on the H200). 1, or 0 with the first roof that is not in
  * why: a cache file written by something else is measured again, not
- * trusted (a lower roof would raise every rho). */
+ * trusted (a lower roof would raise every rho, a higher one lower it). */
+#define KG_L2_CREDIT_MAX (512.0 * 1024 * 1024) /* a plausible l2_credit: under 8x today's largest L2 */
 int kg_roofs_plausible(const kg_roofs *measured, const kg_roofs *datasheet, char *why, size_t why_size);
 
 #ifdef __cplusplus

@@ -52,12 +52,17 @@ int kg_roofs_load(const char *path, kg_roofs *out, kg_err *err)
     cJSON *bw = cJSON_GetObjectItemCaseSensitive(r, "bandwidth");
     cJSON *rd = cJSON_GetObjectItemCaseSensitive(r, "read_bandwidth");
     cJSON *wr = cJSON_GetObjectItemCaseSensitive(r, "write_bandwidth");
+    cJSON *tr = cJSON_GetObjectItemCaseSensitive(r, "triad_bandwidth");
+    cJSON *cr = cJSON_GetObjectItemCaseSensitive(r, "l2_write_credit");
     cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "mma");
-    if (cJSON_IsNumber(bw) && cJSON_IsObject(m) && (!cJSON_IsNumber(rd) || !cJSON_IsNumber(wr))) {
-        cJSON_Delete(root); /* from a kgate before the read and write roofs: measure again */
+    cJSON *method = cJSON_GetObjectItemCaseSensitive(root, "method");
+    if (cJSON_IsNumber(bw) && cJSON_IsObject(m) &&
+        (!cJSON_IsNumber(method) || method->valuedouble != KG_ROOFS_METHOD)) {
+        cJSON_Delete(root); /* measured by another kgate's kernels: measure again */
         return 1;
     }
-    if (!cJSON_IsNumber(bw) || !cJSON_IsObject(m)) {
+    if (!cJSON_IsNumber(bw) || !cJSON_IsObject(m) || !cJSON_IsNumber(rd) || !cJSON_IsNumber(wr) ||
+        !cJSON_IsNumber(tr) || !cJSON_IsNumber(cr)) {
         cJSON_Delete(root);
         return kg_err_set(err, KG_EXIT_IO, "%s: corrupt roofs cache (delete it or run kgate peaks)", path);
     }
@@ -66,6 +71,8 @@ int kg_roofs_load(const char *path, kg_roofs *out, kg_err *err)
     out->bw = bw->valuedouble;
     out->bw_read = rd->valuedouble;
     out->bw_write = wr->valuedouble;
+    out->bw_triad = tr->valuedouble;
+    out->l2_credit = cr->valuedouble;
     const char *names[3] = {"fp16", "bf16", "tf32"};
     const kg_dtype dts[3] = {KG_FP16, KG_BF16, KG_FP32};
     for (int i = 0; i < 3; i++) {
@@ -82,10 +89,13 @@ int kg_roofs_save(const char *path, const kg_roofs *r, const char *uuid, const c
     cJSON *root = cJSON_CreateObject(), *o, *m;
     cJSON_AddStringToObject(root, "uuid", uuid);
     cJSON_AddStringToObject(root, "device", device);
+    cJSON_AddNumberToObject(root, "method", KG_ROOFS_METHOD);
     o = cJSON_AddObjectToObject(root, "roofs");
     cJSON_AddNumberToObject(o, "bandwidth", r->bw);
     cJSON_AddNumberToObject(o, "read_bandwidth", r->bw_read);
     cJSON_AddNumberToObject(o, "write_bandwidth", r->bw_write);
+    cJSON_AddNumberToObject(o, "triad_bandwidth", r->bw_triad);
+    cJSON_AddNumberToObject(o, "l2_write_credit", r->l2_credit);
     m = cJSON_AddObjectToObject(o, "mma");
     cJSON_AddNumberToObject(m, "fp16", r->mma[KG_FP16]);
     cJSON_AddNumberToObject(m, "bf16", r->mma[KG_BF16]);

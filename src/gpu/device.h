@@ -43,12 +43,28 @@ kg_gpu_watch *kg_gpu_watch_open(const char *pci, kg_err *err);
 int kg_gpu_watch_list(kg_gpu_watch *w, long *pid, double *mem, int max, int *n, kg_err *err);
 void kg_gpu_watch_close(kg_gpu_watch *w);
 
+/* One bandwidth kernel as `kgate peaks` timed it (gpu/peaks.cu lists them). */
+typedef struct kg_peak_variant {
+    char name[48];
+    char mix[8];         /* "read", "write", "copy" or "triad" (two reads a write) */
+    double stream_bytes; /* bytes of each stream read or written in one call */
+    double bw;           /* bytes read + written over the median time, bytes/s */
+    int cold;            /* timed as kernels are (L2 flushed by a read first); else back to back */
+} kg_peak_variant;
+#define KG_PEAK_VARIANTS 64
+
 /* What `kgate peaks` measured, beside the roofs derived from it. */
 typedef struct kg_peaks {
-    double copy_kernel_bw, memcpy_bw; /* bytes/s, read + write */
-    double read_bw, write_bw;         /* bytes/s of a read-only and a write-only stream */
+    double copy_kernel_bw, memcpy_bw; /* bytes/s, read + write: the best copy kernel, cudaMemcpy */
+    double read_bw, write_bw;         /* bytes/s of the best read-only and write-only streams */
+    double triad_bw;                  /* bytes/s of the best stream reading two bytes a byte written */
+    double credit[3];                 /* bytes a cold call of 4x L2 moved beyond the DRAM rate:
+                                       * write-only, copy, triad */
+    double l2_credit;                 /* the largest, at most the L2 size (kg_roofs) */
     double mma[KG_DTYPE_COUNT];       /* FLOP/s at 8192^3 through cuBLASLt */
-    double copy_bytes;                /* bytes moved per copy */
+    double copy_bytes;                /* bytes moved per copy call in the screening */
+    int n_variants;
+    kg_peak_variant variants[KG_PEAK_VARIANTS]; /* every kernel timed, in order */
 } kg_peaks;
 
 /* Measures bandwidth and matrix throughput on the current device. */

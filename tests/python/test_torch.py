@@ -104,6 +104,27 @@ class TorchPathsAgainstReferences(unittest.TestCase):
                         torch.testing.assert_close(y.to(torch.float64), ref, rtol=1e-9, atol=1e-9)
 
 
+class _Scale(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        return x * self.w
+
+
+class _Masked(torch.nn.Module):
+    """minGPT's causal mask: a 1024 x 1024 buffer cut to the sequence, and a layer never called."""
+    def __init__(self):
+        super().__init__()
+        self.unused = torch.nn.Linear(1024, 1024)
+        self.register_buffer("mask", torch.tril(torch.ones(1024, 1024)))
+
+    def forward(self, x):
+        t = x.shape[-1]
+        return x.masked_fill(self.mask[:t, :t] == 0, 0.0)
+
+
 class WorkModel(unittest.TestCase):
     def test_linear_counts_its_matmul(self):
         lin = torch.nn.Linear(64, 32)
@@ -128,6 +149,46 @@ class WorkModel(unittest.TestCase):
         d = relu.describe()
         self.assertEqual(d["flops"], 0)  # FlopCounterMode counts no element-wise work: bytes decide
         self.assertEqual(d["bytes_read"] + d["bytes_written"], 2 * 4 * 100 * 4)
+
+    # the essential bytes are a lower bound (python/kgate/_reads.py): each byte
+    # read once, whatever aliases it, broadcasts it or leaves it unread
+    def read(self, inputs, reference):
+        return Problem("t_reads", inputs=inputs, reference=reference).describe()["bytes_read"]
+
+    def test_a_tensor_read_twice_counts_once(self):
+        self.assertEqual(self.read(lambda: [torch.randn(64, 32)], lambda x: x * x + x.sum()), 4 * 64 * 32)
+        x = torch.randn(64, 32, device="meta")
+        self.assertEqual(self.read(lambda: [x, x], lambda a, b: a + b), 4 * 64 * 32)  # one tensor given twice
+        self.assertEqual(self.read(lambda: [x, x.t()], lambda a, b: a + b.t()), 4 * 64 * 32)  # two views of it
+        halves = torch.randn(64, 32, device="meta")
+        self.assertEqual(self.read(lambda: [halves[:32], halves[32:]], lambda a, b: a + b), 4 * 64 * 32)
+        self.assertEqual(self.read(lambda: [halves[:, ::2]], lambda a: a * 2), 4 * 64 * 16)  # strided: its elements
+
+    def test_broadcasts_count_what_they_hold(self):
+        w = torch.randn(32, device="meta")
+        self.assertEqual(self.read(lambda: [torch.randn(64, 32), w.expand(64, 32)], lambda a, b: a * b),
+                         4 * (64 * 32 + 32))
+        # a weight over every row: 32 elements, not 64 x 32
+        self.assertEqual(self.read(lambda: [torch.randn(64, 32)], _Scale(32)), 4 * (64 * 32 + 32))
+        ln = torch.nn.LayerNorm(32)
+        self.assertEqual(self.read(lambda: [torch.randn(64, 32)], ln), 4 * (64 * 32 + 2 * 32))
+
+    def test_an_output_that_is_an_input(self):
+        d = Problem("t_id", inputs=lambda: [torch.randn(64, 32)], reference=lambda x: x).describe()
+        self.assertEqual((d["bytes_read"], d["bytes_written"]), (4 * 64 * 32, 4 * 64 * 32))  # copied once
+        d = Problem("t_inplace", inputs=lambda: [torch.randn(64, 32)], reference=lambda x: x.relu_()).describe()
+        self.assertEqual((d["bytes_read"], d["bytes_written"]), (4 * 64 * 32, 4 * 64 * 32))
+        d = Problem("t_two", inputs=lambda: [torch.randn(64, 32)], reference=lambda x: (x.relu(), x.relu())).describe()
+        self.assertEqual((d["bytes_read"], d["bytes_written"]), (4 * 64 * 32, 2 * 4 * 64 * 32))  # two buffers
+
+    def test_unread_sliced_and_gathered_leaves(self):
+        self.assertEqual(self.read(lambda: [torch.randn(8, 64, 64)], _Masked()), 4 * (8 * 64 * 64 + 64 * 64))
+        emb = torch.nn.Embedding(100000, 64)
+        idx = lambda: [torch.randint(0, 100000, (32,))]
+        self.assertEqual(self.read(idx, emb), 8 * 32 + 4 * 32 * 64)  # the rows gathered, not the table
+        self.assertEqual(self.read(lambda: [torch.randn(1000, 64), torch.randint(0, 1000, (10,))],
+                                   lambda t, i: t.index_select(0, i)), 4 * 10 * 64 + 8 * 10)
+        self.assertEqual(self.read(lambda: [torch.randn(64, 32)], lambda x: torch.zeros_like(x) + 1), 0 + 0)
 
     def test_constant_arguments(self):
         p = Problem("t_scale", inputs=lambda: [torch.randn(8, 4), 2.5], reference=lambda a, s: a * s)
