@@ -35,6 +35,7 @@
 #include "../core/kg.h"
 #include "../core/options.h"
 #include "../core/plugin_check.h"
+#include "../core/text.h"
 #include "../core/zygote.h"
 #include "../gpu/check.h"
 #include "../gpu/device.h"
@@ -448,7 +449,7 @@ static void last_line(const char *path, char *buf, size_t size)
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         if (line[0])
-            snprintf(buf, size, "%s", line);
+            kg_text_clean(buf, size, line); /* a job's output: one printable line of UTF-8 */
     }
     if (f)
         fclose(f);
@@ -639,6 +640,7 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
         snprintf(why, sizeof why, "exit %d, but %s", rc, doc_why);
         cJSON_AddStringToObject(line, "error", why);
     }
+    kg_json_clean(line); /* the job's document and log are anyone's text (core/text.h) */
     *text = cJSON_PrintUnformatted(line);
     if (*text && strlen(*text) >= KG_BATCH_LINE_MAX - 1) { /* re-encoded, a document can grow */
         free(*text);

@@ -26,6 +26,7 @@
 #include "../core/tune.h"
 #include "../core/report.h"
 #include "../core/roofs_io.h"
+#include "../core/text.h"
 #include "../gpu/baseline.h"
 #include "../gpu/cudnn_api.h"
 #include "../gpu/device.h"
@@ -489,6 +490,7 @@ int kg_cmd_peaks(const kg_options *o)
         cJSON_AddNumberToObject(dsj, "fp16_flops", ds.mma[KG_FP16]);
         cJSON_AddNumberToObject(dsj, "bf16_flops", ds.mma[KG_BF16]);
         cJSON_AddNumberToObject(dsj, "tf32_flops", ds.mma[KG_FP32]);
+        kg_json_clean(root); /* core/text.h */
         char *text = cJSON_Print(root);
         cJSON_Delete(root);
         int bad = !text ? kg_err_set(&err, KG_EXIT_IO, "cannot serialize the peaks")

@@ -2,6 +2,8 @@
  * rules). */
 #include "batch.h"
 
+#include "text.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +24,9 @@ static int field(const cJSON *o, const char *k, char *dst, size_t size, int line
     if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= size)
         return kg_err_set(err, KG_EXIT_USAGE, "line %d: '%s' must be a non-empty string under %zu bytes", line, k,
                           size);
-    for (const char *c = v->valuestring; *c; c++)
-        if ((unsigned char)*c < 0x20)
-            return kg_err_set(err, KG_EXIT_USAGE, "line %d: '%s' holds a control character", line, k);
+    if (!kg_text_is_clean(v->valuestring)) /* printed and written: core/text.h */
+        return kg_err_set(err, KG_EXIT_USAGE, "line %d: '%s' holds a control character or is not UTF-8", line,
+                          k);
     snprintf(dst, size, "%s", v->valuestring);
     return 0;
 }
@@ -77,9 +79,11 @@ int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
         }
         cJSON_ArrayForEach(x, opts)
         {
-            if (!cJSON_IsString(x) || strlen(x->valuestring) >= sizeof j->opts[0]) {
-                kg_err_set(err, KG_EXIT_USAGE, "line %d: 'options' holds a non-string or one over %zu bytes", line,
-                           sizeof j->opts[0] - 1);
+            if (!cJSON_IsString(x) || strlen(x->valuestring) >= sizeof j->opts[0] ||
+                !kg_text_is_clean(x->valuestring)) {
+                kg_err_set(err, KG_EXIT_USAGE,
+                           "line %d: 'options' holds a non-string, one over %zu bytes, or one with a control "
+                           "character or not UTF-8", line, sizeof j->opts[0] - 1);
                 goto bad;
             }
             /* options that would change where results go are the batch's, not a job's */

@@ -1,6 +1,8 @@
 /* Error recording, dtype tables and shape formatting. */
 #include "kg.h"
 
+#include "text.h"
+
 
 #include <ctype.h>
 #include <dirent.h>
@@ -24,6 +26,7 @@ int kg_err_set(kg_err *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        kg_text_clean(err->msg, sizeof err->msg, err->msg); /* printed: one line of UTF-8 (core/text.h) */
         err->code = code;
     }
     return code;

@@ -4,6 +4,7 @@
 #include "batch.h"
 
 #include "diag_json.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,6 +28,22 @@ void kg_report_free(kg_report *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Every text of a result as one printable line of UTF-8 (core/text.h): a
+ * result carries worker and candidate text (a crash's stderr), and every
+ * table, report and JSON file is printed from the results added here. */
+static void clean_result(kg_result *x)
+{
+#define CLEAN(f) kg_text_clean(f, sizeof f, f)
+    CLEAN(x->kernel), CLEAN(x->summary), CLEAN(x->source), CLEAN(x->op), CLEAN(x->dtype), CLEAN(x->shape);
+    CLEAN(x->index_dtype), CLEAN(x->baseline), CLEAN(x->baseline_note), CLEAN(x->best), CLEAN(x->extra_shapes);
+    CLEAN(x->reason), CLEAN(x->detail), CLEAN(x->stop), CLEAN(x->wrapper_tail);
+    for (int k = 0; k < x->n_libs && k < KG_MAX_LIBPATHS; k++)
+        CLEAN(x->libs[k].name), CLEAN(x->libs[k].note);
+    for (int k = 0; k < x->n_sums && k < KG_MAX_SUMMARIES; k++)
+        CLEAN(x->sums[k].name), CLEAN(x->sums[k].unit);
+#undef CLEAN
+}
+
 kg_result *kg_report_add(kg_report *r, const kg_result *res)
 {
     if (r->n == r->cap) {
@@ -38,6 +55,7 @@ kg_result *kg_report_add(kg_report *r, const kg_result *res)
         r->cap = cap;
     }
     r->results[r->n] = *res;
+    clean_result(&r->results[r->n]);
     return &r->results[r->n++];
 }
 
@@ -323,10 +341,11 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* A string field of a results file (anyone's: cleaned, core/text.h). */
 static void str(const cJSON *o, const char *k, char *dst, size_t size)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(dst, size, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    kg_text_clean(dst, size, cJSON_IsString(v) ? v->valuestring : "");
 }
 
 char *kg_report_to_json(const kg_report *r)
@@ -406,6 +425,7 @@ char *kg_report_to_json(const kg_report *r)
         }
         cJSON_AddItemToArray(arr, o);
     }
+    kg_json_clean(root); /* the command line, device and paths too */
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
