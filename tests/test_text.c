@@ -78,12 +78,52 @@ static void a_json_tree(void **state)
     cJSON_Delete(root);
 }
 
+/* kg_append: never past the buffer's end; a cut ends with "..." at a
+ * character boundary, and nothing is appended after it. */
+static void bounded_appends(void **state)
+{
+    (void)state;
+    char buf[16];
+    size_t u = 0;
+    buf[0] = '\0';
+    assert_int_equal(kg_append(buf, sizeof buf, &u, "%s-%d", "ab", 12), 0);
+    assert_int_equal(u, 5);
+    assert_int_equal(kg_append(buf, sizeof buf, &u, ", %s", "cdefghij"), 0); /* exactly full: 15 bytes */
+    assert_int_equal(u, 15);
+    assert_string_equal(buf, "ab-12, cdefghij");
+    assert_int_equal(kg_append(buf, sizeof buf, &u, "%s", ""), 0); /* nothing fits nothing */
+    assert_int_equal(kg_append(buf, sizeof buf, &u, "x"), -1);
+    assert_string_equal(buf, "ab-12, cdefg...");
+    assert_int_equal(u, sizeof buf);
+    assert_int_equal(kg_append(buf, sizeof buf, &u, "y"), -1); /* cut before: stays */
+    assert_string_equal(buf, "ab-12, cdefg...");
+    /* a cut inside a character moves the "..." before it */
+    char e[10];
+    u = 0;
+    e[0] = '\0';
+    assert_int_equal(kg_append(e, sizeof e, &u, "abcde\xe2\x82\xac\xe2\x82\xac"), -1);
+    assert_string_equal(e, "abcde...");
+    assert_true(kg_text_is_clean(e));
+    /* a list built in a small buffer: every item, or "..." */
+    char list[24];
+    u = 0;
+    list[0] = '\0';
+    const char *names[] = {"relu", "softmax", "layer_norm", "swiglu"};
+    int cut = 0;
+    for (int i = 0; i < 4; i++)
+        cut |= kg_append(list, sizeof list, &u, "%s%s", i ? ", " : "", names[i]);
+    assert_int_equal(cut, -1);
+    assert_string_equal(list, "relu, softmax, layer...");
+    assert_int_equal(strlen(list), sizeof list - 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rule),
         cmocka_unit_test(in_place_and_bounded),
         cmocka_unit_test(a_json_tree),
+        cmocka_unit_test(bounded_appends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

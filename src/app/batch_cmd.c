@@ -1219,10 +1219,10 @@ static int tally_line(void *ud, const char *line)
         timed *x = &y->tv[y->n_timed++];
         const char *fields[] = {"kernel", "source", "op", "dtype", "shape"};
         size_t u = 0;
+        x->key[0] = '\0';
         for (int k = 0; k < 5; k++) {
             const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, fields[k]);
-            u += (size_t)snprintf(x->key + u, u < sizeof x->key ? sizeof x->key - u : 0, "%s%s", k ? "|" : "",
-                                  cJSON_IsString(f) ? f->valuestring : "");
+            kg_append(x->key, sizeof x->key, &u, "%s%s", k ? "|" : "", cJSON_IsString(f) ? f->valuestring : "");
         }
         x->gpu = (int)gpu->valuedouble;
         x->t = t;

@@ -737,11 +737,11 @@ static void kernel_job(const target *t, const char *summary, kg_job *job, kg_res
     if (kg_op_has_index(t->op))
         snprintf(r->index_dtype, sizeof r->index_dtype, "%s", kg_dtype_name(t->types.index));
     kg_shape_format(&job->shape, r->shape, sizeof r->shape);
+    size_t u = strlen(r->extra_shapes);
     for (int q = 0; q < job->n_extra; q++) {
         char xs[64];
-        size_t u = strlen(r->extra_shapes);
-        snprintf(r->extra_shapes + u, sizeof r->extra_shapes - u, "%s%s", u ? " " : "",
-                 kg_shape_format(&job->extra[q], xs, sizeof xs));
+        kg_append(r->extra_shapes, sizeof r->extra_shapes, &u, "%s%s", u ? " " : "",
+                  kg_shape_format(&job->extra[q], xs, sizeof xs));
     }
 }
 
@@ -799,10 +799,10 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
 {
     static char found[PATH_MAX];
     const char *cs = kg_find_tool("compute-sanitizer", NULL, found, sizeof found);
+    size_t u = strlen(r->detail);
     if (!cs) {
-        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-                 "%s--memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)",
-                 r->detail[0] ? "; " : "");
+        kg_append(r->detail, sizeof r->detail, &u, "%s--memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)",
+                  u ? "; " : "");
         return 0;
     }
     const char *tools[] = {"memcheck", "racecheck"};
@@ -820,9 +820,8 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
             return 0;
         }
     }
-    snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-             "%scompute-sanitizer memcheck and racecheck: no errors in one checked call",
-             r->detail[0] ? "; " : "");
+    kg_append(r->detail, sizeof r->detail, &u, "%scompute-sanitizer memcheck and racecheck: no errors in one checked call",
+              u ? "; " : "");
     return 0;
 }
 
@@ -841,9 +840,9 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     if (x.diag) {
         r->diag = x.diag;
     } else {
-        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-                 "%s--diagnose=auto: the kernel was not described (%.300s)", r->detail[0] ? "; " : "",
-                 x.reason[0] ? x.reason : "no facts came back");
+        size_t u = strlen(r->detail);
+        kg_append(r->detail, sizeof r->detail, &u, "%s--diagnose=auto: the kernel was not described (%.300s)",
+                  u ? "; " : "", x.reason[0] ? x.reason : "no facts came back");
     }
     return 0;
 }

@@ -16,11 +16,9 @@ const kg_cause *kg_diag_top(const kg_diagnosis *d)
 void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what)
 {
     size_t u = strlen(d->note);
-    if (u + 3 >= sizeof d->note)
-        return;
     if (u)
-        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
-    snprintf(d->note + u, sizeof d->note - u, fmt, what);
+        kg_append(d->note, sizeof d->note, &u, "; ");
+    kg_append(d->note, sizeof d->note, &u, fmt, what);
 }
 
 /* ----------------------------------------------------------------- write */

@@ -74,9 +74,8 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < s->n && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "",
-                                 (long long)s->d[i]);
+    for (int i = 0; i < s->n; i++)
+        kg_append(buf, size, &used, "%s%lld", i ? "x" : "", (long long)s->d[i]);
     return buf;
 }
 
@@ -340,10 +339,10 @@ int kg_reap_children(long spare)
     char pids[600];
     size_t u = 0;
     pids[0] = '\0';
-    for (int i = 0; i < n && u + 24 < sizeof pids; i++)
-        u += (size_t)snprintf(pids + u, sizeof pids - u, "%s%d", i ? " " : "", (int)v[i]);
-    fprintf(stderr, "kgate: %d process(es) left behind did not end within %g s of SIGKILL: pid %s%s\n", n,
-            KG_REAP_WAIT_S, pids, u + 24 >= sizeof pids ? " ..." : "");
+    for (int i = 0; i < n; i++)
+        kg_append(pids, sizeof pids, &u, "%s%d", i ? " " : "", (int)v[i]); /* "..." when cut */
+    fprintf(stderr, "kgate: %d process(es) left behind did not end within %g s of SIGKILL: pid %s\n", n,
+            KG_REAP_WAIT_S, pids);
     return -1;
 }
 

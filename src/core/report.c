@@ -95,9 +95,9 @@ void kg_flags_text(unsigned flags, char *buf, size_t size)
 {
     size_t u = 0;
     buf[0] = '\0';
-    for (int b = 0; b < KG_FLAG_COUNT && u < size; b++)
+    for (int b = 0; b < KG_FLAG_COUNT; b++)
         if (flags & (1u << b))
-            u += (size_t)snprintf(buf + u, size - u, "%s%s", u ? "," : "", kg_flag_name(b));
+            kg_append(buf, size, &u, "%s%s", u ? "," : "", kg_flag_name(b));
 }
 
 static int cmp_d(const void *a, const void *b)

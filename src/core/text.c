@@ -1,7 +1,10 @@
-/* Printable one-line UTF-8 text (core/text.h has the rule). */
+/* Printable one-line UTF-8 text, and bounded appends (core/text.h has the
+ * rules). */
 #include "text.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -87,6 +90,35 @@ int kg_text_is_clean(const char *text)
         s += n;
     }
     return 1;
+}
+
+int kg_append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (!size || *used >= size)
+        return -1; /* cut before: it stays as it is */
+    size_t u = *used;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + u, size - u, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        buf[u] = '\0';
+        return -1;
+    }
+    if ((size_t)n < size - u) {
+        *used = u + (size_t)n;
+        return 0;
+    }
+    if (size > 3) { /* "..." where the text is cut, not inside a UTF-8 sequence */
+        size_t e = size - 4;
+        while (e > 0 && ((unsigned char)buf[e] & 0xc0) == 0x80)
+            e--;
+        memcpy(buf + e, "...", 4);
+    } else {
+        buf[u] = '\0'; /* no room to say so: this piece is left out */
+    }
+    *used = size;
+    return -1;
 }
 
 static void clean_string(char *s)
