@@ -326,6 +326,26 @@ expect "bad line named: missing candidate" 1 "$(grep -c 'bad.jsonl:64: missing.s
 expect "bad line named: duplicate id" 1 "$(grep -c "bad.jsonl:65: id .* appears twice" out5.txt)"
 expect "bad line named: unknown field" 1 "$(grep -c "bad.jsonl:66: unknown field 'colour'" out5.txt)"
 expect "bad line named: the batch's option" 1 "$(grep -c "bad.jsonl:67: option '--json' is the batch's" out5.txt)"
+# an unparsable line alone (every candidate there) is still exit 3
+{ cat m.jsonl; echo 'not json'; } >bad1.jsonl
+"$kgate" batch bad1.jsonl -o r5b.jsonl >out5b.txt 2>&1
+expect "an unparsable line alone: exit, the good jobs ran" "3 62" "$? $(wc -l <r5b.jsonl)"
+# a NUL byte inside a line: the line is refused, named, not cut short and run
+printf '{"candidate":"c1.so","id":"nul1"}\n{"candidate":"c2.so","id":"nul2"}\000,"op":"nosuchop"}\n' >nul.jsonl
+"$kgate" batch nul.jsonl -o r5n.jsonl >out5n.txt 2>&1
+expect "a NUL in a line: exit, named, the other job ran" "3 1 1" \
+    "$? $(grep -c '^kgate: nul.jsonl:2: holds a NUL byte (line skipped)$' out5n.txt) $(wc -l <r5n.jsonl)"
+# what is not a regular file (a FIFO, /dev/zero) as the manifest, --done or
+# -o would block or never end: refused at once, one line, exit 6
+mkfifo fifo
+for args in "fifo -o rx.jsonl" "/dev/zero -o rx.jsonl" "m.jsonl -o fifo" "m.jsonl -o /dev/zero" \
+    "m.jsonl -o rx.jsonl --done fifo" "m.jsonl -o rx.jsonl --done /dev/zero"; do
+    # shellcheck disable=SC2086 # the words are the arguments
+    timeout 60 "$kgate" batch $args >outx.txt 2>&1
+    expect "batch $args: exit, one line saying what it is" "6 1" \
+        "$? $(grep -c 'not a regular file (a \(FIFO\|device\))$' outx.txt)"
+done
+expect "refused before any job ran" 0 "$(cat rx.jsonl 2>/dev/null | wc -l)"
 "$kgate" batch m.jsonl -o r6.jsonl --gpus 0,7 >out6.txt 2>&1
 expect "a GPU that does not exist: exit" 3 "$?"
 expect "a GPU that does not exist: said" 1 "$(grep -c 'GPU 7 does not exist (2 GPUs here)' out6.txt)"
@@ -428,7 +448,7 @@ expect "--done: refused before the results file is made" no "$(test -e re2.jsonl
 mkdir adir
 "$kgate" batch big.jsonl -o re2.jsonl --done adir >out15.txt 2>&1
 expect "--done: a directory, exit" 6 "$?"
-expect "--done: ... named in one line" 1 "$(grep -c '^kgate: --done adir: read: Is a directory' out15.txt)"
+expect "--done: ... named in one line" 1 "$(grep -c '^kgate: --done adir: not a regular file (a directory)$' out15.txt)"
 printf 'id,exit\njob1,0\njob2,1\n' >notes.csv
 "$kgate" batch big.jsonl -o re2.jsonl --done notes.csv >out16.txt 2>&1
 expect "--done: a file with no results line, exit" 6 "$?"

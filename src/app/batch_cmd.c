@@ -1644,6 +1644,7 @@ int kg_cmd_batch(int argc, char **argv)
         printf("batch: stopped (%s): %d job(s) cut short and not recorded, %d not started: the same command "
                "again runs them\n",
                o.fatal ? "the results file could not be written" : strsignal(sig), o.stopped, o.unrun);
+    int bad_lines = jobs.n_bad; /* read before the free, which zeroes it */
     kg_batch_jobs_free(&jobs);
     if (o.fatal)
         return KG_EXIT_IO;
@@ -1651,5 +1652,5 @@ int kg_cmd_batch(int argc, char **argv)
         return KG_EXIT_STOPPED;
     if (o.lost)
         return KG_EXIT_ENV;
-    return jobs.n_bad || missing ? KG_EXIT_USAGE : 0;
+    return bad_lines || missing ? KG_EXIT_USAGE : 0;
 }

@@ -8,9 +8,11 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SCHEMA "kgate.results/2"
 
@@ -513,12 +515,16 @@ static int read_batch(const char *path, kg_report *r, kg_err *err)
 
 int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
 {
-    FILE *f = fopen(path, "r");
+    int fd = kg_open_regular(path, O_RDONLY, err); /* a FIFO would block the open */
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     char *buf = NULL;
     long n = -1;
     kg_report_init(r);
-    if (!f)
-        return kg_err_set(err, KG_EXIT_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return err->code ? err->code : kg_err_set(err, KG_EXIT_IO, "cannot open %s: %s", path, strerror(errno));
+    }
     if (fseek(f, 0, SEEK_END) == 0)
         n = ftell(f);
     if (n < 0 || n > (1L << 30) || fseek(f, 0, SEEK_SET) != 0) {
