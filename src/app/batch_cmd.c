@@ -1368,7 +1368,7 @@ static int merge_cmd(int argc, char **argv)
         return usage("batch --merge: usage: kgate batch --merge -o OUT.jsonl IN.jsonl...");
     long kept, dups;
     kg_err err = {0, ""};
-    if (kg_results_merge(out, in, n, &kept, &dups, &err)) {
+    if (kg_output_path_check("-o", out, in, n, &err) || kg_results_merge(out, in, n, &kept, &dups, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
         return err.code;
     }
@@ -1521,6 +1521,14 @@ int kg_cmd_batch(int argc, char **argv)
         snprintf(c.results, sizeof c.results, "%s.rank-%05d-of-%05d", c.out, rank, size);
     else
         snprintf(c.results, sizeof c.results, "%s", c.out);
+    {
+        const char *inputs[MAX_DONE + 1] = {c.input};
+        memcpy(inputs + 1, c.done, sizeof(char *) * (size_t)c.n_done);
+        if (kg_output_path_check("-o", c.results, inputs, 1 + c.n_done, &err)) {
+            fprintf(stderr, "kgate: %s\n", err.msg);
+            return err.code;
+        }
+    }
     kg_batch_jobs jobs = {0};
     struct stat st;
     int rc = stat(c.input, &st) == 0 && S_ISDIR(st.st_mode) ? kg_manifest_dir(c.input, &jobs, &err)

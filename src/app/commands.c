@@ -425,7 +425,7 @@ int kg_cmd_peaks(const kg_options *o)
     kg_peaks pk;
     kg_roofs roofs, ds;
     char path[4096], date[32];
-    if (open_device(o, &d, &err))
+    if ((o->json && kg_output_path_check("--json", o->json, NULL, 0, &err)) || open_device(o, &d, &err))
         return fail(&err);
     kg_roofs_datasheet(d.name, d.mem_clock_khz, d.bus_bits, &ds);
     kg_gpu_lock l;
@@ -1146,11 +1146,19 @@ static int measure(const kg_options *o, const char *exe, targets *tg)
     return rc;
 }
 
-/* A writable --json path, checked before anything is measured. */
+/* A --json path that can be used (kg_output_path_check: not empty, not a
+ * directory nor a special file, not the candidate) and written, checked
+ * before anything is measured. */
 static int check_json_path(const kg_options *o, kg_err *err)
 {
     if (!o->json)
         return 0;
+    char cand[PATH_MAX] = "", kernel[96];
+    const char *inputs[1] = {cand};
+    if (o->candidate && kg_candidate_split(o->candidate, cand, sizeof cand, kernel, sizeof kernel))
+        cand[0] = '\0'; /* too long: collect() says so */
+    if (kg_output_path_check("--json", o->json, inputs, 1, err))
+        return err->code;
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s.probe.%d", o->json, (int)getpid());
     FILE *f = fopen(probe, "w");
@@ -1241,6 +1249,8 @@ int kg_cmd_run(const kg_options *o)
     int n;
     kg_report rep;
     kg_err derr = {0, ""};
+    if (check_json_path(o, &err))
+        return fail(&err);
     if (kg_device_count(&n, &derr)) {
         cudaGetLastError();
         char rec[PATH_MAX];
@@ -1260,8 +1270,6 @@ int kg_cmd_run(const kg_options *o)
         kg_report_free(&rep);
         return 0;
     }
-    if (check_json_path(o, &err))
-        return fail(&err);
     kg_self_exe(exe, sizeof exe);
     kg_self_dir(dir, sizeof dir);
     for (size_t i = 0; i < sizeof suite_plugins / sizeof suite_plugins[0]; i++) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -93,6 +94,46 @@ int kg_write_file_atomic(const char *path, const char *text, kg_err *err)
         unlink(tmp);
         return kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", path, strerror(e));
     }
+    return 0;
+}
+
+/* path made absolute through its directory's real path (the file itself
+ * need not exist); 0, or -1 when the directory cannot be resolved. */
+static int resolved_path(const char *path, char *out, size_t size)
+{
+    char dir[PATH_MAX], base[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(base, sizeof base, "%s", path);
+    if (!realpath(dirname(dir), real))
+        return -1;
+    return snprintf(out, size, "%s/%s", real, basename(base)) < (int)size ? 0 : -1;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return resolved_path(a, ra, sizeof ra) == 0 && resolved_path(b, rb, sizeof rb) == 0 && strcmp(ra, rb) == 0;
+}
+
+int kg_output_path_check(const char *what, const char *path, const char *const *inputs, int n, kg_err *err)
+{
+    struct stat st;
+    size_t len = path ? strlen(path) : 0;
+    if (!len)
+        return kg_err_set(err, KG_EXIT_IO, "%s: an empty path", what);
+    if (path[len - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return kg_err_set(err, KG_EXIT_IO, "%s %s: a directory, not a file", what, path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return kg_err_set(err, KG_EXIT_IO, "%s %s: not a regular file (%s)", what, path,
+                          S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                                       : "a special file");
+    for (int i = 0; i < n; i++)
+        if (inputs[i] && inputs[i][0] && same_file(path, inputs[i]))
+            return kg_err_set(err, KG_EXIT_IO, "%s %s: the same file as the input %s, which it would overwrite",
+                              what, path, inputs[i]);
     return 0;
 }
 
