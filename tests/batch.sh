@@ -122,6 +122,42 @@ expect "no results document: exit, lines" "0 3" "$? $(wc -l <rn.jsonl)"
 expect "no results document: each error names why" "1 1 1" \
     "$(grep -c '"error":"exit 0, but its results document (--json) is missing"' rn.jsonl) $(grep -c '"error":"exit 0, but its results document (--json) is over the 2 MiB cap' rn.jsonl) $(grep -c '"error":"exit 0, but its results document (--json) is not valid JSON' rn.jsonl)"
 expect "no results document: counted as could not be judged" 1 "$(grep -c 'jobs that could not be judged: 3$' outn.txt)"
+# 1c4b. a job whose results and last line hold bytes of no UTF-8, C1
+# controls and escapes: its results line is UTF-8 with no control character
+# in any string, and so are kgate report's and compare's outputs of it;
+# kgate.read_batch reads it (the audit's invalid JSONL)
+: >c_junk.so
+echo '{"candidate":"c_junk.so"}' >mjunk.jsonl
+KG_BATCH_GPUS=1 "$kgate" batch mjunk.jsonl -o rjunk.jsonl >outjunk.txt 2>&1
+expect "junk text: exit, lines" "0 1" "$? $(wc -l <rjunk.jsonl)"
+clean_py='import json, sys, unicodedata as u
+def s(x):
+    if isinstance(x, dict): [s(k) or s(v) for k, v in x.items()]
+    elif isinstance(x, list): [s(v) for v in x]
+    elif isinstance(x, str): assert not any(u.category(c) == "Cc" for c in x), repr(x)
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+if sys.argv[2] == "jsonl":
+    for l in text.splitlines(): s(json.loads(l))
+    assert "end" in json.loads(text)["error"] and "end" in json.loads(text)["check"]["results"][0]["reason"]
+elif sys.argv[2] == "json":
+    s(json.loads(text))
+else:  # lines (a CSV ends its with CR LF)
+    assert not any(u.category(c) == "Cc" for c in text.replace(chr(13) + chr(10), "").replace(chr(10), "")), \
+        "a control character"
+print("clean")'
+expect "junk text: the results line is UTF-8, no control character in a string" clean \
+    "$(python3 -c "$clean_py" rjunk.jsonl jsonl 2>&1 | tail -1)"
+# the job's own results document (the fake's, not cleaned) read by report and compare
+KG_FAKE_LOG=/dev/null "$KG_BATCH_RUNNER" check c_junk.so --json junk.json 2>/dev/null
+for fmt in md csv html; do
+    "$kgate" report junk.json rjunk.jsonl -o "rjunk.$fmt" >/dev/null 2>&1
+    expect "junk text: kgate report's $fmt is clean" clean "$(python3 -c "$clean_py" "rjunk.$fmt" text 2>&1 | tail -1)"
+done
+"$kgate" compare junk.json rjunk.jsonl --json cmpjunk.json >cmpjunk.txt 2>&1
+expect "junk text: kgate compare's output is clean" clean "$(python3 -c "$clean_py" cmpjunk.txt text 2>&1 | tail -1)"
+expect "junk text: kgate compare's JSON is clean" clean "$(python3 -c "$clean_py" cmpjunk.json json 2>&1 | tail -1)"
+expect "junk text: kgate.read_batch reads it" 1 "$(PYTHONPATH=$src/python python3 -c \
+    "import kgate, sys; print(len(list(kgate.read_batch(sys.argv[1]))))" rjunk.jsonl 2>&1)"
 # the jobs' directories go in $TMPDIR; one that cannot be made is said, exit 6
 TMPDIR=$t/no-such-dir "$kgate" batch mn.jsonl -o rn2.jsonl >outn2.txt 2>&1
 expect "TMPDIR missing: exit, one line naming it and mkdtemp" "6 1" \
@@ -290,6 +326,26 @@ expect "bad line named: missing candidate" 1 "$(grep -c 'bad.jsonl:64: missing.s
 expect "bad line named: duplicate id" 1 "$(grep -c "bad.jsonl:65: id .* appears twice" out5.txt)"
 expect "bad line named: unknown field" 1 "$(grep -c "bad.jsonl:66: unknown field 'colour'" out5.txt)"
 expect "bad line named: the batch's option" 1 "$(grep -c "bad.jsonl:67: option '--json' is the batch's" out5.txt)"
+# an unparsable line alone (every candidate there) is still exit 3
+{ cat m.jsonl; echo 'not json'; } >bad1.jsonl
+"$kgate" batch bad1.jsonl -o r5b.jsonl >out5b.txt 2>&1
+expect "an unparsable line alone: exit, the good jobs ran" "3 62" "$? $(wc -l <r5b.jsonl)"
+# a NUL byte inside a line: the line is refused, named, not cut short and run
+printf '{"candidate":"c1.so","id":"nul1"}\n{"candidate":"c2.so","id":"nul2"}\000,"op":"nosuchop"}\n' >nul.jsonl
+"$kgate" batch nul.jsonl -o r5n.jsonl >out5n.txt 2>&1
+expect "a NUL in a line: exit, named, the other job ran" "3 1 1" \
+    "$? $(grep -c '^kgate: nul.jsonl:2: holds a NUL byte (line skipped)$' out5n.txt) $(wc -l <r5n.jsonl)"
+# what is not a regular file (a FIFO, /dev/zero) as the manifest, --done or
+# -o would block or never end: refused at once, one line, exit 6
+mkfifo fifo
+for args in "fifo -o rx.jsonl" "/dev/zero -o rx.jsonl" "m.jsonl -o fifo" "m.jsonl -o /dev/zero" \
+    "m.jsonl -o rx.jsonl --done fifo" "m.jsonl -o rx.jsonl --done /dev/zero"; do
+    # shellcheck disable=SC2086 # the words are the arguments
+    timeout 60 "$kgate" batch $args >outx.txt 2>&1
+    expect "batch $args: exit, one line saying what it is" "6 1" \
+        "$? $(grep -c 'not a regular file (a \(FIFO\|device\))$' outx.txt)"
+done
+expect "refused before any job ran" 0 "$(cat rx.jsonl 2>/dev/null | wc -l)"
 "$kgate" batch m.jsonl -o r6.jsonl --gpus 0,7 >out6.txt 2>&1
 expect "a GPU that does not exist: exit" 3 "$?"
 expect "a GPU that does not exist: said" 1 "$(grep -c 'GPU 7 does not exist (2 GPUs here)' out6.txt)"
@@ -392,7 +448,7 @@ expect "--done: refused before the results file is made" no "$(test -e re2.jsonl
 mkdir adir
 "$kgate" batch big.jsonl -o re2.jsonl --done adir >out15.txt 2>&1
 expect "--done: a directory, exit" 6 "$?"
-expect "--done: ... named in one line" 1 "$(grep -c '^kgate: --done adir: read: Is a directory' out15.txt)"
+expect "--done: ... named in one line" 1 "$(grep -c '^kgate: --done adir: not a regular file (a directory)$' out15.txt)"
 printf 'id,exit\njob1,0\njob2,1\n' >notes.csv
 "$kgate" batch big.jsonl -o re2.jsonl --done notes.csv >out16.txt 2>&1
 expect "--done: a file with no results line, exit" 6 "$?"

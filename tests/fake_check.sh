@@ -23,7 +23,9 @@
 # "term SPEC" there and exits 7 (each job logs SPEC to KG_FAKE_STOPLOG.armed
 # once that is set up). KG_FAKE_FDLOG: each job logs "G N", N the
 # pipes its supervisor holds past its standard descriptors. Candidates named *nojson*, *bigjson* and
-# *badjson* exit 0 with no results document, one over 2 MiB, one not JSON.
+# *badjson* exit 0 with no results document, one over 2 MiB, one not JSON;
+# *junk* exits 4 with bytes of no UTF-8 and control characters in its
+# results document and on its last line.
 log=${KG_FAKE_LOG:-/dev/null}
 # the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
 gpu_of() {
@@ -122,6 +124,12 @@ fi
 echo "$spec $dev $shape" >>"$log"
 case $spec in
 *nojson*) exit 0 ;;
+*junk*)
+    # text of no UTF-8, C1 controls and escapes in its results and on its
+    # last line (a worker's stderr, as kgate check said it before it cleaned it)
+    printf '{"schema":"kgate.results/2","command":"kgate check c_junk\377.so","results":[{"kernel":"k","op":"relu","dtype":"fp16","shape":"4","verdict":"CRASH","flags":[],"reason":"worker killed: \377\376 \302\233[31m \\u001b[0m \\u0085 end","detail":"","summaries":{}}]}\n' >"$json"
+    printf 'kgate: c_junk.so: loading it did not give a kernel table: \377\376 \302\205 \233[2J \033[0m end\n' >&2
+    exit 4 ;;
 *badjson*) echo '{"schema":"kgate.results/2","results":[' >"$json"; exit 0 ;;
 *bigjson*) python3 -c 'import json,sys; json.dump({"schema":"kgate.results/2","pad":"x"*(3<<20),"results":[]},open(sys.argv[1],"w"))' "$json"; exit 0 ;;
 esac

@@ -156,6 +156,12 @@ stderr_flood)
     # 4096 bytes and more on stderr, no newline
     head -c 5000 /dev/zero | tr '\0' 'x' >&2
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
+stderr_junk)
+    # a crash whose last stderr line is bytes of no UTF-8, C1 controls as
+    # UTF-8 and raw, a terminal escape and a bidi override
+    ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":1e-4}'
+    printf 'junk-start \377\376 \302\233[31m \233[2J \033]0;t\007 \342\200\256 \300\257 junk-end\n' >&2
+    kill -SEGV $$ ;;
 long_line)
     head -c 70000 /dev/zero | tr '\0' 'y' >&"$fd"
     sleep 30 ;;

@@ -48,6 +48,9 @@ static void manifest_lines(void **state)
         {"{\"candidate\":\"a\",\"options\":[\"--device\",\"1\"]}", "is the batch's"},
         {"{\"candidate\":\"a\",\"options\":[3]}", "non-string"},
         {"{\"candidate\":\"a\\u0001b\"}", "control character"},
+        {"{\"candidate\":\"a\\u009bb\"}", "control character"}, /* C1 */
+        {"{\"candidate\":\"a\xff.so\"}", "not UTF-8"},
+        {"{\"candidate\":\"a\",\"options\":[\"--x\\u001b\"]}", "control character"},
         {"{\"candidate\":\"a\",\"gpu\":-1}", "'gpu' must be a GPU index"},
         {"{\"candidate\":\"a\",\"gpu\":1.5}", "'gpu' must be a GPU index"},
     };
@@ -57,6 +60,50 @@ static void manifest_lines(void **state)
         if (!strstr(x.msg, bad[i].want))
             fail_msg("%s: '%s' lacks '%s'", bad[i].text, x.msg, bad[i].want);
     }
+}
+
+static void bad(void *ud, const char *msg)
+{
+    char *seen = ud;
+    snprintf(seen + strlen(seen), 512 - strlen(seen), "%s|", msg);
+}
+
+/* A manifest is read line by line: a NUL byte refuses its line (it would
+ * cut it short silently), named; what is not a regular file (a FIFO, a
+ * device) is refused at once, since its open or its reads need not end. */
+static void manifest_files(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kg-test-manifest-XXXXXX", seen[512] = "";
+    int fd = mkstemp(path);
+    const char text[] = "{\"candidate\":\"a.so\"}\n{\"candidate\":\"b.so\"}\0{\"x\":1}\n\n{\"candidate\":\"c.so\"}";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)sizeof text - 1);
+    close(fd);
+    kg_batch_jobs jobs = {0};
+    kg_err e = {0, ""};
+    assert_int_equal(kg_manifest_read(path, &jobs, bad, seen, &e), 0);
+    assert_int_equal(jobs.n, 2);
+    assert_string_equal(jobs.v[1].candidate, "c.so");
+    assert_int_equal(jobs.v[1].line, 4);
+    assert_int_equal(jobs.n_bad, 1);
+    assert_non_null(strstr(seen, ":2: holds a NUL byte|"));
+    kg_batch_jobs_free(&jobs);
+    unlink(path);
+    char fifo[] = "/tmp/kg-test-fifo-XXXXXX";
+    close(mkstemp(fifo));
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *special[][2] = {{fifo, "not a regular file (a FIFO)"}, {"/dev/zero", "not a regular file (a device)"},
+                                {"/tmp", "not a regular file (a directory)"}};
+    for (int i = 0; i < 3; i++) {
+        kg_err x = {0, ""}, y = {0, ""};
+        assert_int_equal(kg_manifest_read(special[i][0], &jobs, NULL, NULL, &x), KG_EXIT_IO);
+        assert_non_null(strstr(x.msg, special[i][1]));
+        assert_int_equal(kg_open_regular(special[i][0], O_RDWR | O_CREAT | O_APPEND, &y), -1);
+        assert_int_equal(y.code, KG_EXIT_IO);
+        kg_batch_jobs_free(&jobs);
+    }
+    unlink(fifo);
 }
 
 static void shards(void **state)
@@ -285,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(manifest_lines),
+        cmocka_unit_test(manifest_files),
         cmocka_unit_test(shards),
         cmocka_unit_test(idset),
         cmocka_unit_test(results_file),

@@ -23,6 +23,7 @@
 #include "core/job.h"
 #include "core/plugin_check.h"
 #include "core/report.h"
+#include "core/text.h"
 
 /* A softmax job of kernel k in x.so, for the fake worker. */
 static void fake_job(kg_job *job, kg_job_mode jm)
@@ -558,6 +559,51 @@ static void stderr_flood_is_bounded(void **state)
     assert_int_equal(r.verdict, KG_V_SKIPPED);
 }
 
+/* A crash whose last stderr line holds no UTF-8, C1 controls and escapes:
+ * the reason keeps its words as one printable line of UTF-8, and the
+ * results JSON loads in Python's strict decoder with no control character
+ * in any string (the audit's invalid JSON). */
+static void stderr_junk_becomes_printable_utf8(void **state)
+{
+    (void)state;
+    kg_result r;
+    kg_libref lib;
+    kg_err e;
+    assert_int_equal(run("stderr_junk", 10, &r, &lib, &e), 0);
+    assert_int_equal(r.verdict, KG_V_CRASH);
+    assert_non_null(strstr(r.reason, "junk-start"));
+    assert_non_null(strstr(r.wrapper_tail, "junk-end"));
+    assert_true(kg_text_is_clean(r.reason) && kg_text_is_clean(r.wrapper_tail));
+    kg_report rep;
+    kg_report_init(&rep);
+    snprintf(rep.command, sizeof rep.command, "kgate check \xff\xc2\x85.so"); /* a file name of any bytes */
+    assert_non_null(kg_report_add(&rep, &r));
+    char *text = kg_report_to_json(&rep);
+    kg_report_free(&rep);
+    assert_non_null(text);
+    char path[] = "/tmp/kgate-junk-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    free(text);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json, sys, unicodedata as u\n"
+             "def s(x):\n"
+             "    if isinstance(x, dict): [s(k) or s(v) for k, v in x.items()]\n"
+             "    elif isinstance(x, list): [s(v) for v in x]\n"
+             "    elif isinstance(x, str): assert not any(u.category(c) == \"Cc\" for c in x), x\n"
+             "d = json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"))\n"
+             "s(d); assert \"junk-end\" in d[\"results\"][0][\"reason\"]' %s",
+             path);
+    int rc = system(cmd);
+    unlink(path);
+    if (rc == -1 || WEXITSTATUS(rc) == 127)
+        skip(); /* no python3 here: the C checks above stand */
+    assert_int_equal(rc, 0);
+}
+
 /* Judging what kgate measured of its own: a reported time far under its
  * own device span is tampering; a launch that held the host is host work. */
 static void own_clock_and_host_holds(void **state)
@@ -878,6 +924,7 @@ int main(void)
         cmocka_unit_test(unsupported_comes_with_the_nonce),
         cmocka_unit_test(a_kernel_that_ran_has_a_time),
         cmocka_unit_test(stderr_flood_is_bounded),
+        cmocka_unit_test(stderr_junk_becomes_printable_utf8),
         cmocka_unit_test(nothing_is_left_behind),
         cmocka_unit_test(diagnosis_scratch_is_removed),
         cmocka_unit_test(a_wrapped_worker_is_told_it_runs_under_a_tool),

@@ -139,6 +139,36 @@ static void named_scalars(void **state)
     assert_true(o.suite);
 }
 
+/* An unknown operator's message lists every operator, without a trailing
+ * comma (it was cut in a 256-byte buffer, and one more name overflowed it:
+ * ASan in the sanitizer build); a command line too long for the results'
+ * `command` ends with "..." instead of being cut silently. */
+static void every_operator_is_named(void **state)
+{
+    (void)state;
+    kg_options o;
+    kg_err e;
+    const char *a[] = {"check", "x.so", "--op", "nosuchop"};
+    assert_int_equal(parse(&o, &e, a, 4), KG_EXIT_USAGE);
+    const char *known = strstr(e.msg, "(known: ");
+    assert_non_null(known);
+    int n = 0;
+    for (int i = 0; kg_ops[i]; i++, n++) {
+        char want[80];
+        snprintf(want, sizeof want, "%s%s%s", i ? ", " : "(known: ", kg_ops[i]->name, kg_ops[i + 1] ? ", " : ")");
+        assert_non_null(strstr(known, want));
+    }
+    assert_true(n > 20);
+    assert_non_null(strstr(e.msg, ", swiglu)"));
+    char big[600];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    const char *b[] = {"check", big, "--json", big};
+    assert_int_equal(parse(&o, &e, b, 4), 0);
+    assert_int_equal(strlen(o.cmdline), sizeof o.cmdline - 1);
+    assert_string_equal(o.cmdline + sizeof o.cmdline - 4, "...");
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
@@ -189,6 +219,7 @@ int main(void)
         cmocka_unit_test(check_with_everything),
         cmocka_unit_test(host_allowance_by_candidate),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(every_operator_is_named),
         cmocka_unit_test(named_scalars),
         cmocka_unit_test(sizes_all_is_every_preset),
     };

@@ -180,7 +180,7 @@ def _read_results(json_path):
     """The results document kgate wrote, or None; another schema is exit 6."""
     if not os.path.exists(json_path):
         return None
-    with open(json_path) as f:
+    with open(json_path, encoding="utf-8", errors="replace") as f:
         doc = json.load(f)
     if doc.get("schema") not in RESULTS_SCHEMAS:
         raise KgateError(6, f"{json_path}: schema {doc.get('schema')!r}; this package reads "
@@ -198,7 +198,9 @@ def run_cli(args, json_path, timeout=None, env=None):
         e.update(env)
     cmd = [exe] + list(args) + ["--json", json_path]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
+        # kgate prints UTF-8; a byte that is not (an older kgate's) must not raise here
+        p = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                           timeout=timeout, env=e)
     except subprocess.TimeoutExpired:
         # kgate rewrites --json after every job: what it measured is kept
         raise KgateError(5, f"kgate: no answer within {timeout} s", Report(_read_results(json_path), 5)) from None
@@ -248,14 +250,15 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
         if options:
             cmd += ["--"] + list(options)
         e = _cli_env()
-        p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, env=e)  # stderr: the progress bar
+        p = subprocess.run(cmd, text=True, encoding="utf-8", errors="replace", stdout=subprocess.PIPE,
+                           env=e)  # stderr: the progress bar
     return p.returncode, p.stdout
 
 
 def read_batch(path):
     """The lines of a batch results file, one dict a job, streamed (a torn
     last line is skipped)."""
-    with open(path) as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
                 o = json.loads(line)

@@ -515,6 +515,32 @@ def table(doc):
     return "\n".join(out)
 
 
+def _output_refused(path, inputs):
+    """Why `path` cannot take the --json output (kgate's rule, docs/cli.md:
+    not empty, not a directory nor a special file, none of the command's
+    input files), or None."""
+    if not path:
+        return "an empty path"
+    if path.endswith("/") or os.path.isdir(path):
+        return "a directory, not a file"
+    if os.path.exists(path) and not os.path.isfile(path):
+        return "not a regular file"
+    files = []
+    for p in inputs:
+        if os.path.isdir(p):
+            files += [os.path.join(p, f) for f in os.listdir(p) if f.endswith(".py")]
+        elif p:
+            files.append(p)
+    for f in files:
+        try:
+            same = os.path.exists(path) and os.path.samefile(path, f)
+        except OSError:
+            same = False
+        if same or os.path.realpath(path) == os.path.realpath(f):
+            return f"the same file as the input {f}, which it would overwrite"
+    return None
+
+
 def main(args):
     import argparse
     import sys
@@ -543,6 +569,11 @@ def main(args):
     if not 1 <= a.jobs_per_gpu <= 4:
         sys.stderr.write("kgate kernelbench: --jobs-per-gpu: a whole number from 1 to 4\n")
         return 3
+    if a.json is not None:
+        why = _output_refused(a.json, [a.problems, a.solutions])
+        if why:
+            sys.stderr.write(f"kgate: kernelbench: --json {a.json}: {why}\n")
+            return 6
     if rest and rest[0] == "--":
         rest = rest[1:]
     opts = (["--verify-only"] if a.verify_only else []) + rest

@@ -35,6 +35,7 @@
 #include "../core/kg.h"
 #include "../core/options.h"
 #include "../core/plugin_check.h"
+#include "../core/text.h"
 #include "../core/zygote.h"
 #include "../gpu/check.h"
 #include "../gpu/device.h"
@@ -448,7 +449,7 @@ static void last_line(const char *path, char *buf, size_t size)
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         if (line[0])
-            snprintf(buf, size, "%s", line);
+            kg_text_clean(buf, size, line); /* a job's output: one printable line of UTF-8 */
     }
     if (f)
         fclose(f);
@@ -639,6 +640,7 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
         snprintf(why, sizeof why, "exit %d, but %s", rc, doc_why);
         cJSON_AddStringToObject(line, "error", why);
     }
+    kg_json_clean(line); /* the job's document and log are anyone's text (core/text.h) */
     *text = cJSON_PrintUnformatted(line);
     if (*text && strlen(*text) >= KG_BATCH_LINE_MAX - 1) { /* re-encoded, a document can grow */
         free(*text);
@@ -1217,10 +1219,10 @@ static int tally_line(void *ud, const char *line)
         timed *x = &y->tv[y->n_timed++];
         const char *fields[] = {"kernel", "source", "op", "dtype", "shape"};
         size_t u = 0;
+        x->key[0] = '\0';
         for (int k = 0; k < 5; k++) {
             const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, fields[k]);
-            u += (size_t)snprintf(x->key + u, u < sizeof x->key ? sizeof x->key - u : 0, "%s%s", k ? "|" : "",
-                                  cJSON_IsString(f) ? f->valuestring : "");
+            kg_append(x->key, sizeof x->key, &u, "%s%s", k ? "|" : "", cJSON_IsString(f) ? f->valuestring : "");
         }
         x->gpu = (int)gpu->valuedouble;
         x->t = t;
@@ -1366,7 +1368,7 @@ static int merge_cmd(int argc, char **argv)
         return usage("batch --merge: usage: kgate batch --merge -o OUT.jsonl IN.jsonl...");
     long kept, dups;
     kg_err err = {0, ""};
-    if (kg_results_merge(out, in, n, &kept, &dups, &err)) {
+    if (kg_output_path_check("-o", out, in, n, &err) || kg_results_merge(out, in, n, &kept, &dups, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
         return err.code;
     }
@@ -1519,6 +1521,14 @@ int kg_cmd_batch(int argc, char **argv)
         snprintf(c.results, sizeof c.results, "%s.rank-%05d-of-%05d", c.out, rank, size);
     else
         snprintf(c.results, sizeof c.results, "%s", c.out);
+    {
+        const char *inputs[MAX_DONE + 1] = {c.input};
+        memcpy(inputs + 1, c.done, sizeof(char *) * (size_t)c.n_done);
+        if (kg_output_path_check("-o", c.results, inputs, 1 + c.n_done, &err)) {
+            fprintf(stderr, "kgate: %s\n", err.msg);
+            return err.code;
+        }
+    }
     kg_batch_jobs jobs = {0};
     struct stat st;
     int rc = stat(c.input, &st) == 0 && S_ISDIR(st.st_mode) ? kg_manifest_dir(c.input, &jobs, &err)
@@ -1642,6 +1652,7 @@ int kg_cmd_batch(int argc, char **argv)
         printf("batch: stopped (%s): %d job(s) cut short and not recorded, %d not started: the same command "
                "again runs them\n",
                o.fatal ? "the results file could not be written" : strsignal(sig), o.stopped, o.unrun);
+    int bad_lines = jobs.n_bad; /* read before the free, which zeroes it */
     kg_batch_jobs_free(&jobs);
     if (o.fatal)
         return KG_EXIT_IO;
@@ -1649,5 +1660,5 @@ int kg_cmd_batch(int argc, char **argv)
         return KG_EXIT_STOPPED;
     if (o.lost)
         return KG_EXIT_ENV;
-    return jobs.n_bad || missing ? KG_EXIT_USAGE : 0;
+    return bad_lines || missing ? KG_EXIT_USAGE : 0;
 }

@@ -26,6 +26,7 @@
 #include "../core/tune.h"
 #include "../core/report.h"
 #include "../core/roofs_io.h"
+#include "../core/text.h"
 #include "../gpu/baseline.h"
 #include "../gpu/cudnn_api.h"
 #include "../gpu/device.h"
@@ -424,7 +425,7 @@ int kg_cmd_peaks(const kg_options *o)
     kg_peaks pk;
     kg_roofs roofs, ds;
     char path[4096], date[32];
-    if (open_device(o, &d, &err))
+    if ((o->json && kg_output_path_check("--json", o->json, NULL, 0, &err)) || open_device(o, &d, &err))
         return fail(&err);
     kg_roofs_datasheet(d.name, d.mem_clock_khz, d.bus_bits, &ds);
     kg_gpu_lock l;
@@ -512,6 +513,7 @@ int kg_cmd_peaks(const kg_options *o)
         cJSON_AddNumberToObject(dsj, "fp16_flops", ds.mma[KG_FP16]);
         cJSON_AddNumberToObject(dsj, "bf16_flops", ds.mma[KG_BF16]);
         cJSON_AddNumberToObject(dsj, "tf32_flops", ds.mma[KG_FP32]);
+        kg_json_clean(root); /* core/text.h */
         char *text = cJSON_Print(root);
         cJSON_Delete(root);
         int bad = !text ? kg_err_set(&err, KG_EXIT_IO, "cannot serialize the peaks")
@@ -769,11 +771,11 @@ static void kernel_job(const target *t, const char *summary, kg_job *job, kg_res
     if (kg_op_has_index(t->op))
         snprintf(r->index_dtype, sizeof r->index_dtype, "%s", kg_dtype_name(t->types.index));
     kg_shape_format(&job->shape, r->shape, sizeof r->shape);
+    size_t u = strlen(r->extra_shapes);
     for (int q = 0; q < job->n_extra; q++) {
         char xs[64];
-        size_t u = strlen(r->extra_shapes);
-        snprintf(r->extra_shapes + u, sizeof r->extra_shapes - u, "%s%s", u ? " " : "",
-                 kg_shape_format(&job->extra[q], xs, sizeof xs));
+        kg_append(r->extra_shapes, sizeof r->extra_shapes, &u, "%s%s", u ? " " : "",
+                  kg_shape_format(&job->extra[q], xs, sizeof xs));
     }
 }
 
@@ -831,10 +833,10 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
 {
     static char found[PATH_MAX];
     const char *cs = kg_find_tool("compute-sanitizer", NULL, found, sizeof found);
+    size_t u = strlen(r->detail);
     if (!cs) {
-        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-                 "%s--memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)",
-                 r->detail[0] ? "; " : "");
+        kg_append(r->detail, sizeof r->detail, &u, "%s--memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)",
+                  u ? "; " : "");
         return 0;
     }
     const char *tools[] = {"memcheck", "racecheck"};
@@ -852,9 +854,8 @@ static int memcheck(const char *exe, const kg_job *base, double timeout_s, kg_re
             return 0;
         }
     }
-    snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-             "%scompute-sanitizer memcheck and racecheck: no errors in one checked call",
-             r->detail[0] ? "; " : "");
+    kg_append(r->detail, sizeof r->detail, &u, "%scompute-sanitizer memcheck and racecheck: no errors in one checked call",
+              u ? "; " : "");
     return 0;
 }
 
@@ -873,9 +874,9 @@ static int diagnose_again(const char *exe, const kg_job *base, double timeout_s,
     if (x.diag) {
         r->diag = x.diag;
     } else {
-        snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-                 "%s--diagnose=auto: the kernel was not described (%.300s)", r->detail[0] ? "; " : "",
-                 x.reason[0] ? x.reason : "no facts came back");
+        size_t u = strlen(r->detail);
+        kg_append(r->detail, sizeof r->detail, &u, "%s--diagnose=auto: the kernel was not described (%.300s)",
+                  u ? "; " : "", x.reason[0] ? x.reason : "no facts came back");
     }
     return 0;
 }
@@ -1179,11 +1180,19 @@ static int measure(const kg_options *o, const char *exe, targets *tg)
     return rc;
 }
 
-/* A writable --json path, checked before anything is measured. */
+/* A --json path that can be used (kg_output_path_check: not empty, not a
+ * directory nor a special file, not the candidate) and written, checked
+ * before anything is measured. */
 static int check_json_path(const kg_options *o, kg_err *err)
 {
     if (!o->json)
         return 0;
+    char cand[PATH_MAX] = "", kernel[96];
+    const char *inputs[1] = {cand};
+    if (o->candidate && kg_candidate_split(o->candidate, cand, sizeof cand, kernel, sizeof kernel))
+        cand[0] = '\0'; /* too long: collect() says so */
+    if (kg_output_path_check("--json", o->json, inputs, 1, err))
+        return err->code;
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s.probe.%d", o->json, (int)getpid());
     FILE *f = fopen(probe, "w");
@@ -1274,6 +1283,8 @@ int kg_cmd_run(const kg_options *o)
     int n;
     kg_report rep;
     kg_err derr = {0, ""};
+    if (check_json_path(o, &err))
+        return fail(&err);
     if (kg_device_count(&n, &derr)) {
         cudaGetLastError();
         char rec[PATH_MAX];
@@ -1293,8 +1304,6 @@ int kg_cmd_run(const kg_options *o)
         kg_report_free(&rep);
         return 0;
     }
-    if (check_json_path(o, &err))
-        return fail(&err);
     kg_self_exe(exe, sizeof exe);
     kg_self_dir(dir, sizeof dir);
     for (size_t i = 0; i < sizeof suite_plugins / sizeof suite_plugins[0]; i++) {

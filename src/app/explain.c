@@ -191,7 +191,8 @@ int kg_cmd_explain(const kg_options *o)
     }
     kg_report rep;
     kg_report_init(&rep);
-    if (kg_report_read_json(o->candidate, &rep, &err)) {
+    if ((o->json && kg_output_path_check("--json", o->json, &o->candidate, 1, &err)) ||
+        kg_report_read_json(o->candidate, &rep, &err)) {
         kg_report_free(&rep);
         goto fail;
     }

@@ -26,7 +26,8 @@ int kg_cmd_compare(const kg_options *o)
     kg_compare_defaults(&cfg);
     cfg.same = o->same;
     cfg.regress = o->regress;
-    if (kg_report_read_json(o->candidate, &a, &err) || kg_report_read_json(o->second, &b, &err) ||
+    const char *inputs[2] = {o->candidate, o->second};
+    if ((o->json && kg_output_path_check("--json", o->json, inputs, 2, &err)) || kg_report_read_json(o->candidate, &a, &err) || kg_report_read_json(o->second, &b, &err) ||
         kg_compare(&a, &b, &cfg, &rows, &n, &err))
         goto out;
     rc = kg_compare_print(&a, &b, rows, n, stdout) > 0;
@@ -66,6 +67,8 @@ int kg_cmd_report(const kg_options *o)
         fputs(kg_usage("report"), stdout);
         return 0;
     }
+    if (strcmp(o->output, "-") != 0 && kg_output_path_check("-o", o->output, o->inputs, o->n_inputs, &err))
+        goto out;
     for (; n < o->n_inputs; n++) {
         kg_report_init(&reps[n]);
         if (kg_report_read_json(o->inputs[n], &reps[n], &err)) {

@@ -2,15 +2,56 @@
  * rules). */
 #include "batch.h"
 
+#include "text.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
+int kg_open_regular(const char *path, int flags, kg_err *err)
+{
+    struct stat st;
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, 0644); /* a FIFO's open would wait for a writer */
+    if (fd < 0) {
+        kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        kg_err_set(err, KG_EXIT_IO, "%s: fstat: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        kg_err_set(err, KG_EXIT_IO, "%s: not a regular file (%s)", path,
+                   S_ISDIR(st.st_mode)                            ? "a directory"
+                   : S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                   : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                  : "a socket or another special file");
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+/* kg_open_regular for reading, as a stream; NULL with err. */
+static FILE *fopen_regular(const char *path, kg_err *err)
+{
+    int fd = kg_open_regular(path, O_RDONLY, err);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (fd >= 0 && !f) {
+        kg_err_set(err, KG_EXIT_IO, "%s: fdopen: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
 
 /* ------------------------------------------------------------- manifest */
 
@@ -22,9 +63,9 @@ static int field(const cJSON *o, const char *k, char *dst, size_t size, int line
     if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= size)
         return kg_err_set(err, KG_EXIT_USAGE, "line %d: '%s' must be a non-empty string under %zu bytes", line, k,
                           size);
-    for (const char *c = v->valuestring; *c; c++)
-        if ((unsigned char)*c < 0x20)
-            return kg_err_set(err, KG_EXIT_USAGE, "line %d: '%s' holds a control character", line, k);
+    if (!kg_text_is_clean(v->valuestring)) /* printed and written: core/text.h */
+        return kg_err_set(err, KG_EXIT_USAGE, "line %d: '%s' holds a control character or is not UTF-8", line,
+                          k);
     snprintf(dst, size, "%s", v->valuestring);
     return 0;
 }
@@ -77,9 +118,11 @@ int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
         }
         cJSON_ArrayForEach(x, opts)
         {
-            if (!cJSON_IsString(x) || strlen(x->valuestring) >= sizeof j->opts[0]) {
-                kg_err_set(err, KG_EXIT_USAGE, "line %d: 'options' holds a non-string or one over %zu bytes", line,
-                           sizeof j->opts[0] - 1);
+            if (!cJSON_IsString(x) || strlen(x->valuestring) >= sizeof j->opts[0] ||
+                !kg_text_is_clean(x->valuestring)) {
+                kg_err_set(err, KG_EXIT_USAGE,
+                           "line %d: 'options' holds a non-string, one over %zu bytes, or one with a control "
+                           "character or not UTF-8", line, sizeof j->opts[0] - 1);
                 goto bad;
             }
             /* options that would change where results go are the batch's, not a job's */
@@ -123,30 +166,50 @@ static kg_batch_job *jobs_add(kg_batch_jobs *js)
     return &js->v[js->n++];
 }
 
+#define KG_MANIFEST_LINE_MAX 65536
+
+/* One line of f into buf (cap bytes; its newline dropped, NUL-ended):
+ * its length, or -1 at the end of the file. *over: it was longer than
+ * cap - 1 (the rest read and dropped); *nul: it held a NUL byte. */
+static long read_line(FILE *f, char *buf, size_t cap, int *over, int *nul)
+{
+    size_t len = 0;
+    int c = EOF;
+    *over = *nul = 0;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        *nul |= c == '\0';
+        if (len < cap - 1)
+            buf[len++] = (char)c;
+        else
+            *over = 1;
+    }
+    buf[len] = '\0';
+    return c == EOF && len == 0 && !*over && !*nul ? -1 : (long)len;
+}
+
 int kg_manifest_read(const char *path, kg_batch_jobs *jobs, void (*bad)(void *ud, const char *msg), void *ud,
                      kg_err *err)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen_regular(path, err); /* a FIFO or /dev/zero would never end */
     if (!f)
-        return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+        return err->code;
     kg_idset ids = {0};
-    char *buf = malloc(65536);
-    int line = 0;
+    char *buf = malloc(KG_MANIFEST_LINE_MAX);
+    int line = 0, over, nul;
+    long got;
     if (!buf) {
         fclose(f);
         return kg_err_set(err, KG_EXIT_ENV, "out of memory");
     }
-    while (fgets(buf, 65536, f)) {
+    while ((got = read_line(f, buf, KG_MANIFEST_LINE_MAX, &over, &nul)) >= 0) {
         line++;
-        size_t len = strlen(buf);
+        size_t len = (size_t)got;
         char msg[700];
         kg_err e = {0, ""};
-        if (len == 65535 && buf[len - 1] != '\n') { /* over-long: skip the rest of it */
-            int c;
-            while ((c = fgetc(f)) != EOF && c != '\n')
-                ;
+        if (over)
             kg_err_set(&e, KG_EXIT_USAGE, "line %d: longer than 64 KiB", line);
-        }
+        else if (nul) /* it would end there: what follows would be lost unsaid */
+            kg_err_set(&e, KG_EXIT_USAGE, "line %d: holds a NUL byte", line);
         while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
             buf[--len] = '\0';
         if (!e.code && (len == 0 || buf[0] == '#'))
@@ -382,9 +445,9 @@ static int each_line(FILE *f, int (*fn)(void *ud, const char *line), void *ud, i
 
 int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), void *ud, int *torn, kg_err *err)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen_regular(path, err);
     if (!f)
-        return kg_err_set(err, KG_EXIT_IO, "%s: %s", path, strerror(errno));
+        return err->code;
     int rc = each_line(f, fn, ud, torn);
     int bad = ferror(f), e = errno; /* a directory opens, then fails to read */
     fclose(f);
@@ -438,9 +501,9 @@ int kg_results_open(const char *path, int *fd, kg_idset *done, int *torn, long *
 {
     *torn = 0;
     *cut = 0;
-    *fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    *fd = kg_open_regular(path, O_RDWR | O_CREAT | O_APPEND, err);
     if (*fd < 0)
-        return kg_err_set(err, KG_EXIT_IO, "%s: open: %s", path, strerror(errno));
+        return err->code;
     if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(*fd);
@@ -602,9 +665,9 @@ int kg_results_merge(const char *out, const char *const *in, int n_in, long *n_l
         return kg_err_set(err, KG_EXIT_IO, "%s: %s", tmp, strerror(errno));
     int rc = 0, torn = 0;
     for (int i = 0; i < n_in && !rc; i++) {
-        FILE *f = fopen(in[i], "r");
+        FILE *f = fopen_regular(in[i], err);
         if (!f) {
-            rc = kg_err_set(err, KG_EXIT_IO, "%s: %s", in[i], strerror(errno));
+            rc = err->code;
             break;
         }
         m.path = in[i];

@@ -5,9 +5,11 @@
  *   - a manifest is JSON Lines, one job a line: {"candidate": path, and
  *     optionally "id", "kernel", "op", "dtype", "shape", "gpu" (a GPU index
  *     the job must run on), "options": [..]};
- *     a line that does not parse or breaks a rule is reported with its line
- *     number and skipped, and the rest of the batch goes on; ids are unique
- *     (derived from the fields when absent);
+ *     a line that does not parse or breaks a rule (a NUL byte in it, over
+ *     64 KiB) is reported with its line number and skipped, and the rest of
+ *     the batch goes on; ids are unique (derived from the fields when
+ *     absent); manifests, results files and --done files are regular
+ *     files (kg_open_regular);
  *   - sharding is deterministic: job i (manifest order) belongs to rank
  *     i mod size; the rank and size come from --shard, else Slurm
  *     (SLURM_PROCID/SLURM_NTASKS), else Open MPI (OMPI_COMM_WORLD_RANK/SIZE),
@@ -55,6 +57,12 @@ typedef struct kg_batch_jobs {
     int n_bad;                /* lines skipped */
     char first_bad[512];      /* the first skipped line's message */
 } kg_batch_jobs;
+
+/* Opens path (flags: O_RDONLY, or O_RDWR with O_CREAT and O_APPEND) as a
+ * regular file: a FIFO, a device (/dev/zero), a socket or a directory would
+ * block the open or never end a read, and is refused, saying which
+ * (KG_EXIT_IO). The descriptor (close-on-exec, blocking), or -1 with err. */
+int kg_open_regular(const char *path, int flags, kg_err *err);
 
 /* Reads a manifest. Each bad line is reported through `bad` (may be NULL)
  * as one line ("manifest.jsonl:7: ...") and skipped. Returns non-zero only

@@ -1,6 +1,7 @@
 /* Registry lookups, shape parsing, work models and named scalars. */
 #include "op.h"
 #include "problem.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -126,8 +127,8 @@ int kg_shape_parse(const kg_op *op, const char *text, kg_shape *out, kg_err *err
 bad:;
     char names[160] = "";
     size_t u = 0;
-    for (int i = 0; i < op->n_presets && u < sizeof names; i++)
-        u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", i ? ", " : "", op->presets[i].name);
+    for (int i = 0; i < op->n_presets; i++)
+        kg_append(names, sizeof names, &u, "%s%s", i ? ", " : "", op->presets[i].name);
     return kg_err_set(err, KG_EXIT_USAGE,
                       "bad shape '%s' for %s: expected %s (positive integers), one number for all "
                       "extents, or a preset (%s)",
@@ -286,8 +287,8 @@ static void scalar_names(const kg_op *op, char *buf, size_t size)
 {
     size_t u = 0;
     buf[0] = '\0';
-    for (int i = 0; i < op->n_scalars && u < size; i++)
-        u += (size_t)snprintf(buf + u, size - u, "%s%s", i ? ", " : "", op->scalars[i].name);
+    for (int i = 0; i < op->n_scalars; i++)
+        kg_append(buf, size, &u, "%s%s", i ? ", " : "", op->scalars[i].name);
     if (!op->n_scalars)
         snprintf(buf, size, "none");
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "roofs_io.h"
+#include "text.h"
 
 int kg_choice_path(char *buf, size_t size, kg_err *err)
 {
@@ -97,12 +98,13 @@ int kg_choice_put(const char *path, const char *key, int index, int count, kg_er
             n--;
         }
         starts[n++] = text + len;
-        len += (size_t)snprintf(text + len, cap - len, "%s\t%d\t%d\n", k, a, b);
+        kg_append(text, cap, &len, "%s\t%d\t%d\n", k, a, b); /* cap fits KG_CHOICE_MAX lines */
     }
     if (f)
         fclose(f);
-    snprintf(text + len, cap - len, "%s\t%d\t%d", key, index, count); /* the writer ends the line */
-    int rc = kg_write_file_atomic(path, text, err);
+    int rc = kg_append(text, cap, &len, "%s\t%d\t%d", key, index, count) /* the writer ends the line */
+                 ? kg_err_set(err, KG_EXIT_IO, "choice cache: %s: the lines do not fit", path)
+                 : kg_write_file_atomic(path, text, err);
     free(text);
     free(starts);
     return rc;

@@ -1,6 +1,8 @@
 /* Comparing two reports (core/compare.h). */
 #include "compare.h"
 
+#include "text.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -249,6 +251,7 @@ int kg_compare_write_json(const kg_report *a, const kg_report *b, const char *pa
         cJSON_AddItemToArray(arr, o);
     }
     cJSON_AddNumberToObject(root, "regressions", regressions);
+    kg_json_clean(root); /* file names and the command line included (core/text.h) */
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text)

@@ -2,6 +2,8 @@
  * (core/diag_json.h). */
 #include "diag_json.h"
 
+#include "text.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,11 +16,9 @@ const kg_cause *kg_diag_top(const kg_diagnosis *d)
 void kg_diag_note(kg_diagnosis *d, const char *fmt, const char *what)
 {
     size_t u = strlen(d->note);
-    if (u + 3 >= sizeof d->note)
-        return;
     if (u)
-        u += (size_t)snprintf(d->note + u, sizeof d->note - u, "; ");
-    snprintf(d->note + u, sizeof d->note - u, fmt, what);
+        kg_append(d->note, sizeof d->note, &u, "; ");
+    kg_append(d->note, sizeof d->note, &u, fmt, what);
 }
 
 /* ----------------------------------------------------------------- write */
@@ -123,7 +123,7 @@ static int str(const cJSON *o, const char *k, char *dst, size_t size, int printa
     for (const unsigned char *s = (const unsigned char *)v->valuestring; printable && *s; s++)
         if (*s < 0x20 || *s > 0x7e)
             return kg_err_set(err, KG_EXIT_FAIL, "'%s' holds a character that is not printable ASCII", k);
-    snprintf(dst, size, "%s", v->valuestring);
+    kg_text_clean(dst, size, v->valuestring); /* the others are printable ASCII already */
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kg.h"
+#include "text.h"
 #include "verdict.h"
 
 /* ------------------------------------------------------------ thresholds */
@@ -193,14 +194,15 @@ static double rc0a(const rule_in *in, char *ev, size_t n)
     int few = (!isnan(d->occ) && d->occ < p->occ_low) || (!isnan(d->ctas) && d->ctas < sms_of(in->k));
     if (!waits && !few)
         return 0;
-    int o = snprintf(ev, n, "%s", "");
+    size_t o = 0;
+    ev[0] = '\0';
     if (waits)
-        o += snprintf(ev + o, n - (size_t)o, "barrier stalls %.2f of warp latency (>= %.2f): the block waits while "
+        kg_append(ev, n, &o, "barrier stalls %.2f of warp latency (>= %.2f): the block waits while "
                       "one thread walks the row; ", d->bar, p->stall_min);
     if (few)
-        o += snprintf(ev + o, n - (size_t)o, "achieved occupancy %.1f%% (< %.0f%%), %.0f blocks on %d SMs; ",
+        kg_append(ev, n, &o, "achieved occupancy %.1f%% (< %.0f%%), %.0f blocks on %d SMs; ",
                       100 * (isnan(d->occ) ? 0 : d->occ), 100 * p->occ_low, d->ctas, sms_of(in->k));
-    snprintf(ev + o, n - (size_t)o, "long-scoreboard stalls %.2f; DRAM %.1f%% of peak (< %.0f)",
+    kg_append(ev, n, &o, "long-scoreboard stalls %.2f; DRAM %.1f%% of peak (< %.0f)",
              isnan(d->ls) ? 0 : d->ls, isnan(d->dram_pct) ? 0 : d->dram_pct, p->busy_max);
     /* what is left of the memory system's time */
     return 1 - (isnan(d->dram_pct) ? 0 : d->dram_pct / 100);
@@ -222,10 +224,14 @@ static double rc0b(const rule_in *in, char *ev, size_t n)
      * counters, an ncu CSV without them): the SASS says narrow, and the
      * headroom assumes 2-byte loads */
     double w = isnan(d->width) ? 2 : d->width;
-    int o = isnan(d->width) ? snprintf(ev, n, "global loads narrower than 16 B (width not measured; 2 B assumed)")
-                            : snprintf(ev, n, "global loads of %.1f B per thread (< %.0f)", w, p->width_min);
+    size_t o = 0;
+    ev[0] = '\0';
+    if (isnan(d->width))
+        kg_append(ev, n, &o, "global loads narrower than 16 B (width not measured; 2 B assumed)");
+    else
+        kg_append(ev, n, &o, "global loads of %.1f B per thread (< %.0f)", w, p->width_min);
     if (k->sass.found)
-        snprintf(ev + o, n - (size_t)o, "; SASS: %d LDG.128, %d narrower LDG", k->sass.ldg_128, k->sass.ldg_narrow);
+        kg_append(ev, n, &o, "; SASS: %d LDG.128, %d narrower LDG", k->sass.ldg_128, k->sass.ldg_narrow);
     return p->narrow_cost * (1 - fmin(w, 16) / 16);
 }
 
@@ -261,7 +267,7 @@ static double rc2a(const rule_in *in, char *ev, size_t n)
     const kg_diag_params *p = in->p;
     int sms = sms_of(k);
     double best = 0;
-    int o = 0;
+    size_t o = 0;
     ev[0] = '\0';
     /* too few warps for the SMs, unless a serial reduction explains it (a
      * GEMM on tensor cores runs few warps by design: its case is below) */
@@ -269,19 +275,19 @@ static double rc2a(const rule_in *in, char *ev, size_t n)
         double want = sms * 32.0; /* half the 64 warps an SM holds: enough to hide DRAM latency */
         if (d->warps < want && (isnan(d->dram_pct) || d->dram_pct < p->busy_max)) {
             best = fmax(best, 1 - d->warps / want);
-            o += snprintf(ev + o, n - (size_t)o, "%.0f blocks, %.0f warps for %d SMs (%.2f waves)", d->ctas,
+            kg_append(ev, n, &o, "%.0f blocks, %.0f warps for %d SMs (%.2f waves)", d->ctas,
                           d->warps, sms, k->waves >= 0 ? k->waves : d->ctas / sms);
         }
     }
     if (!in->fired_rc0a && !isnan(d->occ) && !isnan(d->occ_theo) && d->occ_theo - d->occ > p->occ_gap &&
         d->occ < 0.5) {
         best = fmax(best, (d->occ_theo - d->occ) / d->occ_theo);
-        o += snprintf(ev + o, n - (size_t)o, "%sachieved occupancy %.1f%% against %.1f%% theoretical (gap > %.0f)",
+        kg_append(ev, n, &o, "%sachieved occupancy %.1f%% against %.1f%% theoretical (gap > %.0f)",
                       o ? "; " : "", 100 * d->occ, 100 * d->occ_theo, 100 * p->occ_gap);
     }
     if (in->c->matrix && !isnan(d->tensor) && d->tensor >= p->tensor_min && d->tensor < 0.8 * p->tensor_ref) {
         best = fmax(best, 1 - d->tensor / p->tensor_ref);
-        o += snprintf(ev + o, n - (size_t)o, "%stensor pipe active %.1f%% against a library GEMM's %.1f%%",
+        kg_append(ev, n, &o, "%stensor pipe active %.1f%% against a library GEMM's %.1f%%",
                       o ? "; " : "", d->tensor, p->tensor_ref);
     }
     return best;
@@ -365,13 +371,14 @@ static double launch_bound(const rule_in *in, char *ev, size_t n)
                                   : 0;
     if (!(lost > 0) && !(host > 0))
         return 0;
-    int w = 0;
+    size_t w = 0;
+    ev[0] = '\0';
     if (lost > 0)
-        w = snprintf(ev, n, "%d kernel launches per call (more than %.0f): about %.1f of its %.1f us go to launch "
+        kg_append(ev, n, &w, "%d kernel launches per call (more than %.0f): about %.1f of its %.1f us go to launch "
                      "gaps (%.1f us each)",
                      c->launches, p->launches_max, lost * 1e6, c->t_s * 1e6, p->launch_cost * 1e6);
-    if (host > 0 && w >= 0 && (size_t)w < n)
-        snprintf(ev + w, n - (size_t)w, "%sthe launch call holds the host %.1f us, past what its %.1f us of GPU work "
+    if (host > 0)
+        kg_append(ev, n, &w, "%sthe launch call holds the host %.1f us, past what its %.1f us of GPU work "
                  "and the launch path hide: judged on %.1f us, %.1f us more than its GPU time (host-work)",
                  w ? "; " : "", c->host_s * 1e6, c->t_s * 1e6, (c->t_s + host) * 1e6, host * 1e6);
     return fmin((lost + host) / (c->t_s + host), 1);

@@ -5,6 +5,7 @@
 #include "diag_json.h"
 #include "plugin_check.h"
 #include "sandbox.h"
+#include "text.h"
 #include "zygote.h"
 
 #include <errno.h>
@@ -277,7 +278,7 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         if ((unsigned char)errbuf[i] < 32 && errbuf[i] != '\n')
             errbuf[i] = '?';
     char *last = strrchr(errbuf, '\n');
-    snprintf(st->stderr_tail, sizeof st->stderr_tail, "%s", last ? last + 1 : errbuf);
+    kg_text_clean(st->stderr_tail, sizeof st->stderr_tail, last ? last + 1 : errbuf); /* UTF-8, no controls */
     return 0;
 }
 

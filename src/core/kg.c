@@ -1,6 +1,8 @@
 /* Error recording, dtype tables and shape formatting. */
 #include "kg.h"
 
+#include "text.h"
+
 
 #include <ctype.h>
 #include <dirent.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +27,7 @@ int kg_err_set(kg_err *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        kg_text_clean(err->msg, sizeof err->msg, err->msg); /* printed: one line of UTF-8 (core/text.h) */
         err->code = code;
     }
     return code;
@@ -71,9 +75,8 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < s->n && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "",
-                                 (long long)s->d[i]);
+    for (int i = 0; i < s->n; i++)
+        kg_append(buf, size, &used, "%s%lld", i ? "x" : "", (long long)s->d[i]);
     return buf;
 }
 
@@ -91,6 +94,46 @@ int kg_write_file_atomic(const char *path, const char *text, kg_err *err)
         unlink(tmp);
         return kg_err_set(err, KG_EXIT_IO, "cannot write %s: %s", path, strerror(e));
     }
+    return 0;
+}
+
+/* path made absolute through its directory's real path (the file itself
+ * need not exist); 0, or -1 when the directory cannot be resolved. */
+static int resolved_path(const char *path, char *out, size_t size)
+{
+    char dir[PATH_MAX], base[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(base, sizeof base, "%s", path);
+    if (!realpath(dirname(dir), real))
+        return -1;
+    return snprintf(out, size, "%s/%s", real, basename(base)) < (int)size ? 0 : -1;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return resolved_path(a, ra, sizeof ra) == 0 && resolved_path(b, rb, sizeof rb) == 0 && strcmp(ra, rb) == 0;
+}
+
+int kg_output_path_check(const char *what, const char *path, const char *const *inputs, int n, kg_err *err)
+{
+    struct stat st;
+    size_t len = path ? strlen(path) : 0;
+    if (!len)
+        return kg_err_set(err, KG_EXIT_IO, "%s: an empty path", what);
+    if (path[len - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return kg_err_set(err, KG_EXIT_IO, "%s %s: a directory, not a file", what, path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return kg_err_set(err, KG_EXIT_IO, "%s %s: not a regular file (%s)", what, path,
+                          S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                                       : "a special file");
+    for (int i = 0; i < n; i++)
+        if (inputs[i] && inputs[i][0] && same_file(path, inputs[i]))
+            return kg_err_set(err, KG_EXIT_IO, "%s %s: the same file as the input %s, which it would overwrite",
+                              what, path, inputs[i]);
     return 0;
 }
 
@@ -337,10 +380,10 @@ int kg_reap_children(long spare)
     char pids[600];
     size_t u = 0;
     pids[0] = '\0';
-    for (int i = 0; i < n && u + 24 < sizeof pids; i++)
-        u += (size_t)snprintf(pids + u, sizeof pids - u, "%s%d", i ? " " : "", (int)v[i]);
-    fprintf(stderr, "kgate: %d process(es) left behind did not end within %g s of SIGKILL: pid %s%s\n", n,
-            KG_REAP_WAIT_S, pids, u + 24 >= sizeof pids ? " ..." : "");
+    for (int i = 0; i < n; i++)
+        kg_append(pids, sizeof pids, &u, "%s%d", i ? " " : "", (int)v[i]); /* "..." when cut */
+    fprintf(stderr, "kgate: %d process(es) left behind did not end within %g s of SIGKILL: pid %s\n", n,
+            KG_REAP_WAIT_S, pids);
     return -1;
 }
 

@@ -91,6 +91,15 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
  * Returns 0, or KG_EXIT_IO with a message naming the file. */
 int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
 
+/* Whether `path` may take a command's output (`what` names it in the
+ * message: "--json", "-o"), checked before anything runs: not empty, not a
+ * directory (nor a name ending in '/'), not an existing file that is not a
+ * regular one (a FIFO, a device: an atomic write would replace it), and
+ * none of the command's `inputs` (n of them; NULLs skipped): the same file
+ * by device and inode where both exist, else the same resolved path.
+ * 0, or KG_EXIT_IO with one line naming the path (docs/cli.md). */
+int kg_output_path_check(const char *what, const char *path, const char *const *inputs, int n, kg_err *err);
+
 /* splitmix64: the next value of the sequence whose state is *state, which
  * it advances; a fixed seed gives a fixed sequence. */
 unsigned long long kg_splitmix64(unsigned long long *state);

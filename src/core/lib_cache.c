@@ -13,6 +13,7 @@
 
 #include "problem.h"
 #include "roofs_io.h"
+#include "text.h"
 
 #define CONFIRM 2      /* agreeing measurements before an entry is used */
 #define T_MAX 3600.0   /* s: no library call takes longer */
@@ -433,8 +434,8 @@ int kg_libcache_put(const char *path, const char *key, const kg_libref *lib, dou
         } else {
             size_t u = 0;
             for (int i = 0; i < k->n; i++)
-                u += (size_t)sprintf(text + u, "%s\n", k->lines[i]);
-            sprintf(text + u, "%s", mine); /* kg_write_file_atomic ends the last line */
+                kg_append(text, total, &u, "%s\n", k->lines[i]); /* total fits them all */
+            kg_append(text, total, &u, "%s", mine); /* kg_write_file_atomic ends the last line */
             rc = kg_write_file_atomic(path, text, err);
             free(text);
         }

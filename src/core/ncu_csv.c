@@ -6,6 +6,7 @@
  * column is (a table of known columns, the metric order); the units row, a
  * scale per column; each launch row then only converts numbers. */
 #include "ncu_csv.h"
+#include "text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -463,22 +464,11 @@ static void parse_row(const parser *p, kg_kfacts *k)
 /* The warn line: the rule metrics some header lacked. */
 static void write_warn(const parser *p, char *warn, size_t size)
 {
-    char t[4096];
     size_t u = 0;
+    warn[0] = '\0';
     for (int i = 0; i < kg_ncu_n_rule_metrics; i++)
-        if (p->lacks[i] && u < sizeof t)
-            u += (size_t)snprintf(t + u, sizeof t - u, "%s%s", u ? ", " : "ncu CSV lacks: ", kg_ncu_rule_metrics[i]);
-    if (u >= sizeof t)
-        u = sizeof t - 1;
-    t[u] = '\0';
-    if (u < size) {
-        memcpy(warn, t, u + 1);
-    } else if (size >= 4) {
-        memcpy(warn, t, size - 4);
-        memcpy(warn + size - 4, "...", 4);
-    } else {
-        warn[0] = '\0';
-    }
+        if (p->lacks[i])
+            kg_append(warn, size, &u, "%s%s", u ? ", " : "ncu CSV lacks: ", kg_ncu_rule_metrics[i]);
 }
 
 int kg_ncu_csv_parse(const char *text, size_t len, kg_kfacts *out, int max, int *n, char *warn,

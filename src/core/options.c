@@ -4,6 +4,7 @@
 #include "lib_cache.h"
 #include "plugin_check.h"
 #include "proto.h"
+#include "text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -250,9 +251,9 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     o->same = 0.02;
     o->regress = 0.05;
     size_t u = 0;
-    for (int i = 0; i < argc && u < sizeof o->cmdline; i++)
-        u += (size_t)snprintf(o->cmdline + u, sizeof o->cmdline - u, "%s%s", i ? " " : "",
-                              i == 0 ? "kgate" : argv[i]);
+    for (int i = 0; i < argc; i++)
+        if (kg_append(o->cmdline, sizeof o->cmdline, &u, "%s%s", i ? " " : "", i == 0 ? "kgate" : argv[i]))
+            break; /* it ends with "..." */
     if (argc < 2) {
         o->command = "help";
         return 0;
@@ -412,11 +413,11 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     if (o->op_name) {
         o->op = kg_op_find(o->op_name);
         if (!o->op) {
-            char names[256] = "";
+            char names[768] = "";
             size_t k = 0;
             for (int i = 0; kg_ops[i]; i++)
-                k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", kg_ops[i]->name);
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown operator '%s' (known: %s)", o->op_name, names);
+                kg_append(names, sizeof names, &k, "%s%s", i ? ", " : "", kg_ops[i]->name);
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown operator '%.80s' (known: %s)", o->op_name, names);
         }
     }
     if (o->dtype_name) {

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "problem.h"
+#include "text.h"
 #include "tune.h"
 #include <math.h>
 #include <stdio.h>
@@ -462,13 +463,9 @@ static int ev_str(const cJSON *o, const char *k, char *dst, size_t size, kg_err 
         return kg_err_set(err, KG_EXIT_FAIL, "'%s' is missing or not a string", k);
     if (strlen(v->valuestring) >= size)
         return kg_err_set(err, KG_EXIT_FAIL, "'%s' is longer than %zu bytes", k, size - 1);
-    snprintf(dst, size, "%s", v->valuestring);
-    /* a worker's text is one line of printable characters wherever it is
-     * shown (candidate code may write on the channel): line breaks and tabs
-     * become spaces, other control characters '?' */
-    for (char *c = dst; *c; c++)
-        if ((unsigned char)*c < 32 || *c == 127)
-            *c = *c == '\n' || *c == '\t' || *c == '\r' ? ' ' : '?';
+    /* a worker's text is one printable line of UTF-8 wherever it is shown
+     * (candidate code may write on the channel): core/text.h's rule */
+    kg_text_clean(dst, size, v->valuestring);
     return 0;
 }
 

@@ -4,12 +4,15 @@
 #include "batch.h"
 
 #include "diag_json.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SCHEMA "kgate.results/2"
 
@@ -27,6 +30,22 @@ void kg_report_free(kg_report *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Every text of a result as one printable line of UTF-8 (core/text.h): a
+ * result carries worker and candidate text (a crash's stderr), and every
+ * table, report and JSON file is printed from the results added here. */
+static void clean_result(kg_result *x)
+{
+#define CLEAN(f) kg_text_clean(f, sizeof f, f)
+    CLEAN(x->kernel), CLEAN(x->summary), CLEAN(x->source), CLEAN(x->op), CLEAN(x->dtype), CLEAN(x->shape);
+    CLEAN(x->index_dtype), CLEAN(x->baseline), CLEAN(x->baseline_note), CLEAN(x->best), CLEAN(x->extra_shapes);
+    CLEAN(x->reason), CLEAN(x->detail), CLEAN(x->stop), CLEAN(x->wrapper_tail);
+    for (int k = 0; k < x->n_libs && k < KG_MAX_LIBPATHS; k++)
+        CLEAN(x->libs[k].name), CLEAN(x->libs[k].note);
+    for (int k = 0; k < x->n_sums && k < KG_MAX_SUMMARIES; k++)
+        CLEAN(x->sums[k].name), CLEAN(x->sums[k].unit);
+#undef CLEAN
+}
+
 kg_result *kg_report_add(kg_report *r, const kg_result *res)
 {
     if (r->n == r->cap) {
@@ -38,6 +57,7 @@ kg_result *kg_report_add(kg_report *r, const kg_result *res)
         r->cap = cap;
     }
     r->results[r->n] = *res;
+    clean_result(&r->results[r->n]);
     return &r->results[r->n++];
 }
 
@@ -84,9 +104,9 @@ void kg_flags_text(unsigned flags, char *buf, size_t size)
 {
     size_t u = 0;
     buf[0] = '\0';
-    for (int b = 0; b < KG_FLAG_COUNT && u < size; b++)
+    for (int b = 0; b < KG_FLAG_COUNT; b++)
         if (flags & (1u << b))
-            u += (size_t)snprintf(buf + u, size - u, "%s%s", u ? "," : "", kg_flag_name(b));
+            kg_append(buf, size, &u, "%s%s", u ? "," : "", kg_flag_name(b));
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -335,10 +355,11 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* A string field of a results file (anyone's: cleaned, core/text.h). */
 static void str(const cJSON *o, const char *k, char *dst, size_t size)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(dst, size, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    kg_text_clean(dst, size, cJSON_IsString(v) ? v->valuestring : "");
 }
 
 char *kg_report_to_json(const kg_report *r)
@@ -420,6 +441,7 @@ char *kg_report_to_json(const kg_report *r)
         }
         cJSON_AddItemToArray(arr, o);
     }
+    kg_json_clean(root); /* the command line, device and paths too */
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
@@ -507,12 +529,16 @@ static int read_batch(const char *path, kg_report *r, kg_err *err)
 
 int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
 {
-    FILE *f = fopen(path, "r");
+    int fd = kg_open_regular(path, O_RDONLY, err); /* a FIFO would block the open */
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     char *buf = NULL;
     long n = -1;
     kg_report_init(r);
-    if (!f)
-        return kg_err_set(err, KG_EXIT_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return err->code ? err->code : kg_err_set(err, KG_EXIT_IO, "cannot open %s: %s", path, strerror(errno));
+    }
     if (fseek(f, 0, SEEK_END) == 0)
         n = ftell(f);
     if (n < 0 || n > (1L << 30) || fseek(f, 0, SEEK_SET) != 0) {

@@ -14,6 +14,7 @@
 
 #include "kg.h"
 #include "sass.h"
+#include "text.h"
 
 extern char **environ;
 
@@ -161,8 +162,8 @@ kg_sass_run *kg_sass_run_start(const kg_sass_cubin *cubins, int n_cubins, const 
             any = 1;
             if (!listable(names[i]))
                 whole = 1;
-            else
-                fl += (size_t)snprintf(funs + fl, cap - fl, "%s%s", fl ? "," : "", names[i]);
+            else if (kg_append(funs, cap, &fl, "%s%s", fl ? "," : "", names[i]))
+                whole = 1; /* a list that does not fit (cap fits them all): the whole cubin */
         }
         if (!any)
             continue;

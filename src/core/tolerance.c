@@ -1,6 +1,8 @@
 /* Tolerance table, host comparison and the mismatch report. */
 #include "tolerance.h"
 
+#include "text.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,11 +78,10 @@ void kg_cmp_describe(const kg_cmp *r, char *buf, size_t size)
                  r->rel_l2, r->pass ? "" : " exceeds the norm bound");
         return;
     }
-    u += (size_t)snprintf(buf + u, size - u,
-                          "%lld of %lld elements wrong (%lld NaN, %lld Inf mismatches), rel_l2 %.3g; first:",
-                          (long long)r->n_fail, (long long)r->n, (long long)r->n_nan,
-                          (long long)r->n_inf, r->rel_l2);
-    for (int i = 0; i < r->n_first && i < 4 && u < size; i++)
-        u += (size_t)snprintf(buf + u, size - u, " [%lld] got %.6g want %.6g;",
-                              (long long)r->first_idx[i], r->first_out[i], r->first_ref[i]);
+    buf[0] = '\0';
+    kg_append(buf, size, &u, "%lld of %lld elements wrong (%lld NaN, %lld Inf mismatches), rel_l2 %.3g; first:",
+              (long long)r->n_fail, (long long)r->n, (long long)r->n_nan, (long long)r->n_inf, r->rel_l2);
+    for (int i = 0; i < r->n_first && i < 4; i++)
+        kg_append(buf, size, &u, " [%lld] got %.6g want %.6g;", (long long)r->first_idx[i], r->first_out[i],
+                  r->first_ref[i]);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugin_check.h"
+#include "text.h"
 
 static int knob_name_ok(const char *s)
 {
@@ -93,13 +94,14 @@ void kg_space_of(const kgate_tunable *t, kg_space *s)
 int kg_space_format(const kg_space *s, char *buf, size_t size)
 {
     size_t u = 0;
+    int cut = 0;
     buf[0] = '\0';
     for (int k = 0; k < s->n_knobs; k++) {
-        u += (size_t)snprintf(buf + u, u < size ? size - u : 0, "%s%s=", k ? ";" : "", s->name[k]);
+        cut |= kg_append(buf, size, &u, "%s%s=", k ? ";" : "", s->name[k]);
         for (int v = 0; v < s->n_values[k]; v++)
-            u += (size_t)snprintf(buf + u, u < size ? size - u : 0, "%s%lld", v ? "|" : "", (long long)s->values[k][v]);
+            cut |= kg_append(buf, size, &u, "%s%lld", v ? "|" : "", (long long)s->values[k][v]);
     }
-    return u < size ? 0 : -1;
+    return cut ? -1 : 0;
 }
 
 int kg_space_parse(const char *text, kg_space *s, kg_err *err)
@@ -139,8 +141,8 @@ static void knob_values(const kg_space *s, int k, char *buf, size_t size)
 {
     size_t u = 0;
     buf[0] = '\0';
-    for (int v = 0; v < s->n_values[k] && u < size; v++)
-        u += (size_t)snprintf(buf + u, size - u, "%s%lld", v ? "," : "", (long long)s->values[k][v]);
+    for (int v = 0; v < s->n_values[k]; v++)
+        kg_append(buf, size, &u, "%s%lld", v ? "," : "", (long long)s->values[k][v]);
 }
 
 int kg_space_restrict(kg_space *s, const char *const *specs, int n, kg_err *err)
@@ -162,8 +164,8 @@ int kg_space_restrict(kg_space *s, const char *const *specs, int n, kg_err *err)
         if (k == s->n_knobs) {
             size_t u = 0;
             list[0] = '\0';
-            for (int j = 0; j < s->n_knobs && u < sizeof list; j++)
-                u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", j ? ", " : "", s->name[j]);
+            for (int j = 0; j < s->n_knobs; j++)
+                kg_append(list, sizeof list, &u, "%s%s", j ? ", " : "", s->name[j]);
             return kg_err_set(err, KG_EXIT_USAGE, "--knob %.80s: the space has no knob '%s' (its knobs: %s)", specs[i],
                               buf, list);
         }
@@ -216,11 +218,11 @@ void kg_space_config(const kg_space *s, uint64_t index, int64_t *cfg)
 int kg_config_format(const kg_space *s, const int64_t *cfg, char *buf, size_t size)
 {
     size_t u = 0;
+    int cut = 0;
     buf[0] = '\0';
     for (int k = 0; k < s->n_knobs; k++)
-        u += (size_t)snprintf(buf + u, u < size ? size - u : 0, "%s%s=%lld", k ? "," : "", s->name[k],
-                              (long long)cfg[k]);
-    return u < size ? 0 : -1;
+        cut |= kg_append(buf, size, &u, "%s%s=%lld", k ? "," : "", s->name[k], (long long)cfg[k]);
+    return cut ? -1 : 0;
 }
 
 int kg_config_check(const kg_space *s, const int64_t *cfg, int n, char *msg, size_t size)

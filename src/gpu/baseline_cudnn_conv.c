@@ -28,6 +28,7 @@
 
 #include "../core/choice_cache.h"
 #include "../core/op.h"
+#include "../core/text.h"
 #include "baseline.h"
 #include "check.h"
 #include "cudnn_api.h"
@@ -55,13 +56,14 @@ static int choice_key(int nhwc, kg_dtype dt, const int64_t *geo, char *key, size
         cudaGetLastError();
         return -1;
     }
-    size_t u = (size_t)snprintf(key, size, "cudnn-conv %zu GPU-", DN->cudnnGetVersion());
-    for (int i = 0; i < 16 && u + 3 < size; i++)
-        u += (size_t)snprintf(key + u, size - u, "%02x", (unsigned char)prop.uuid.bytes[i]);
-    u += (size_t)snprintf(key + u, size - u, " %s %s", nhwc ? "NHWC" : "NCHW", kg_dtype_name(dt));
-    for (int i = 0; i < G_COUNT && u + 2 < size; i++)
-        u += (size_t)snprintf(key + u, size - u, "%c%lld", i ? 'x' : ' ', (long long)geo[i]);
-    return u < size ? 0 : -1;
+    size_t u = 0;
+    int cut = kg_append(key, size, &u, "cudnn-conv %zu GPU-", DN->cudnnGetVersion());
+    for (int i = 0; i < 16; i++)
+        cut |= kg_append(key, size, &u, "%02x", (unsigned char)prop.uuid.bytes[i]);
+    cut |= kg_append(key, size, &u, " %s %s", nhwc ? "NHWC" : "NCHW", kg_dtype_name(dt));
+    for (int i = 0; i < G_COUNT; i++)
+        cut |= kg_append(key, size, &u, "%c%lld", i ? 'x' : ' ', (long long)geo[i]);
+    return cut ? -1 : 0; /* a key cut short could name another problem's choice */
 }
 
 /* ---------------------------------------------------------- the graph */

@@ -71,6 +71,8 @@
 #include <cupti_result.h>
 #include <cupti_target.h>
 
+#include "../core/text.h"
+
 #define MAX_ROUNDS 64 /* Start/launch/Stop rounds before giving up */
 
 /* ------------------------------------------------------------ the sets */
@@ -283,8 +285,8 @@ static void chip_unknown(const char *chip, kg_err *err)
         .structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE, .pPriv = NULL};
     if (cuptiProfilerHostGetSupportedChips(&p) == CUPTI_SUCCESS && p.ppChipNames) {
         size_t o = 0;
-        for (size_t i = 0; i < p.numChips && o < sizeof list; i++)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? " " : "", p.ppChipNames[i]);
+        for (size_t i = 0; i < p.numChips; i++)
+            kg_append(list, sizeof list, &o, "%s%s", i ? " " : "", p.ppChipNames[i]);
     }
     kg_err_set(err, KG_EXIT_USAGE, "unknown chip '%.64s' (CUPTI_ERROR_INVALID_CHIP_NAME); CUPTI knows: %s", chip,
                list[0] ? list : "?");
@@ -405,13 +407,13 @@ static void unsupported(const CUpti_Profiler_DeviceSupported_Params *p, int dev,
 {
     char why[256] = "";
     size_t o = 0;
-    for (size_t i = 0; i < sizeof SUPPORT_FIELDS / sizeof SUPPORT_FIELDS[0] && o < sizeof why; i++) {
+    for (size_t i = 0; i < sizeof SUPPORT_FIELDS / sizeof SUPPORT_FIELDS[0]; i++) {
         CUpti_Profiler_Support_Level l;
         memcpy(&l, (const char *)p + SUPPORT_FIELDS[i].off, sizeof l);
         if (l == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
             continue;
-        o += (size_t)snprintf(why + o, sizeof why - o, "%s%s %s", o ? ", " : "", SUPPORT_FIELDS[i].name,
-                              (unsigned)l < 4 ? SUPPORT_LEVELS[l] : "?");
+        kg_append(why, sizeof why, &o, "%s%s %s", o ? ", " : "", SUPPORT_FIELDS[i].name,
+                  (unsigned)l < 4 ? SUPPORT_LEVELS[l] : "?");
     }
     kg_err_set(err, KG_EXIT_ENV, "CUDA device %d does not support the CUPTI Range Profiler (%s)", dev,
                why[0] ? why : "no reason given");

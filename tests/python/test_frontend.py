@@ -445,6 +445,29 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
                 self.assertIn(want, err)
                 self.assertEqual(len(err.splitlines()), 1, err)
 
+    def test_junk_on_stderr_reaches_python_as_text(self):
+        # a candidate that writes bytes of no UTF-8, C1 controls and escapes on
+        # stderr and dies while listed: kgate's one line says it as printable
+        # UTF-8, and run_cli raises KgateError with it, not UnicodeDecodeError
+        import unicodedata
+        body = ("import os\nos.write(2, b'junk \\xff\\xfe \\xc2\\x9b[31m \\x1b[0m \\x9b[2J end\\n')\n"
+                "os._exit(1)\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cand.py")
+            with open(path, "w") as f:
+                f.write(body)
+            env = dict(os.environ, KGATE_PYTHON=sys.executable, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            p = subprocess.run([KGATE, "check", path], capture_output=True, env=env, timeout=120)
+            err = p.stderr.decode("utf-8")  # strict: every byte kgate printed is UTF-8
+            self.assertEqual(p.returncode, 4, err)
+            self.assertIn("junk ?? ?[31m ?[0m ?[2J end", err)
+            self.assertFalse([c for c in err.rstrip("\n") if unicodedata.category(c) == "Cc"], err)
+            with mock.patch.dict(os.environ, {"KGATE_BIN": KGATE, "PYTHONPATH": env["PYTHONPATH"]}):
+                with self.assertRaises(kgate.KgateError) as cm:
+                    api.run_cli(["check", path], os.path.join(d, "r.json"))
+            self.assertEqual(cm.exception.code, 4)
+            self.assertIn("junk ?? ?[31m", str(cm.exception))
+
     def test_a_pinned_candidate(self):
         # --pin-sha256: the worker host imports the candidate only with that hash
         import hashlib
