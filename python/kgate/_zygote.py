@@ -80,7 +80,7 @@ def _worker(parent, cwd, argv, env, fds):
     """In the forked worker: never returns."""
     code = 127
     try:
-        os.setpgid(0, 0)
+        os.setsid()  # its own session and group: no controlling terminal, killed as a group
         deadline = time.monotonic() + 5
         while os.getppid() != parent:  # the middle process exits at once
             if time.monotonic() > deadline:

@@ -134,9 +134,11 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         return kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
-        /* child: its own process group (the watchdog kills the group), the
-         * job on stdin, events on a fresh fd number, stderr to the capture pipe */
-        setpgid(0, 0);
+        /* child: a session of its own, so no controlling terminal (nothing
+         * to push keystrokes into) and a process group of its own, which
+         * the watchdog kills; the job on stdin, events on a fresh fd number,
+         * stderr to the capture pipe */
+        setsid();
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps the GPU if kgate dies */
         int hi = fcntl(evp[1], F_DUPFD, 10); /* out of the way of 0..3, without CLOEXEC */
         dup2(inp[0], 0);
@@ -151,7 +153,6 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
         fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
         _exit(127);
     }
-    setpgid(pid, pid); /* also here: whichever runs first */
     close(evp[1]);
     close(errp[1]);
     close(inp[0]);

@@ -45,8 +45,9 @@ int kg_zygote_start(const char *python, kg_zygote **out, kg_err *err)
         return kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
-        /* its own process group: a terminal's ^C is the supervisor's to handle */
-        setpgid(0, 0);
+        /* a session of its own: no controlling terminal, for it or the
+         * workers it forks, and a terminal's ^C is the supervisor's to handle */
+        setsid();
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
