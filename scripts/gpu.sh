@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue roofs (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue roofs (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -155,6 +155,108 @@ for r in d["results"]:
         timeout 200 "$B/kgate" check "$B/libkgate_bundled.so" --op layer_norm --sandbox \
             --json "$OUT/sandbox-layer_norm.json" >"$OUT/sandbox-layer_norm.txt" 2>&1
         echo "layer_norm under --sandbox: exit $?"; grep -E '^layer_norm' "$OUT/sandbox-layer_norm.txt" | head -4
+        ;;
+    sandbox-probe)
+        # what the driver needs of --sandbox: the bundled layer_norm kernels and a
+        # Triton JIT candidate run under strace with the socket and /dev rules off
+        # (KG_SANDBOX_SKIP=sockets,devices): which sockets, connects and opens for
+        # writing under /dev the workers make, before the file rules (CUDA's
+        # initialization: allowed) and after (refused with the rules on); then
+        # both, and --memcheck, with every rule on. No strace there: carry its
+        # packages in $B/strace (here: cd .devbuild/strace && apt-get download
+        # strace libunwind8 liblzma5), unpacked with dpkg -x
+        log sandbox-probe
+        P=$OUT/sandbox-probe
+        mkdir -p "$P"
+        st=$(command -v strace || true)
+        if [ -z "$st" ] && ls "$B"/strace/*.deb >/dev/null 2>&1; then
+            x=$(mktemp -d)
+            for f in "$B"/strace/*.deb; do dpkg -x "$f" "$x"; done
+            # its libraries for strace alone, not for what it runs
+            st="/lib64/ld-linux-x86-64.so.2 --library-path $x/usr/lib/x86_64-linux-gnu:$x/lib/x86_64-linux-gnu $x/usr/bin/strace"
+        fi
+        [ -n "$st" ] || echo "no strace (see above): the rules-off log is not taken"
+        for what in bundled triton; do
+            if [ $what = bundled ]; then
+                set -- "$B/libkgate_bundled.so" --op layer_norm --shape small
+            else
+                set -- tests/python/triton_jit.py:jit_layer_norm_bf16 --shape small
+            fi
+            if [ -n "$st" ]; then
+                # (a worker that crashes under strace hangs, as pid 1 of its namespace: the timeout ends it)
+                KG_SANDBOX_SKIP=sockets,devices timeout 240 $st -f -qq -s 200 -o "$P/strace-$what.txt" \
+                    -e trace=%process,socket,socketpair,connect,open,openat,openat2,creat,landlock_restrict_self \
+                    "$B/kgate" check "$@" --verify-only --sandbox --timeout 100 >"$P/off-$what.txt" 2>&1
+                echo "$what, socket and /dev rules off, under strace: exit $?"
+                python3 - "$P/strace-$what.txt" <<'PY' | tee "$P/summary-$what.txt"
+import re, sys
+lines, pending, kids, worker, after, seen = [], {}, {}, {}, set(), {}
+for raw in open(sys.argv[1], errors="replace"):
+    m = re.match(r"(\d+)\s+(.*)", raw.rstrip("\n"))
+    if not m:
+        continue
+    pid, rest = int(m[1]), m[2]
+    if rest.endswith("<unfinished ...>"):
+        pending[pid] = rest[: -len("<unfinished ...>")]
+        continue
+    r = re.match(r"<\.\.\. \w+ resumed>(.*)", rest)
+    if r:
+        rest = pending.pop(pid, "") + r[1]
+    c = re.match(r"(\w+)\((.*)\)\s+=\s+(.*)", rest)
+    if not c:
+        continue
+    call, args, ret = c.groups()
+    if call in ("clone", "clone3", "fork", "vfork") and ret.split()[0].isdigit():
+        kid = int(ret.split()[0])
+        if pid in worker:  # the worker's own children (ptxas, compile pools) count as the worker
+            worker[kid] = worker[pid]
+            if pid in after:
+                after.add(kid)
+        continue
+    if call == "execve" and ret.startswith("0") and ("__worker" in args or "kgate._worker" in args):
+        worker[pid] = pid
+        continue
+    if pid not in worker:
+        continue
+    if call == "landlock_restrict_self":
+        after.add(pid)
+        continue
+    what = None
+    if call in ("socket", "socketpair"):
+        what = call + "(" + args.split(",")[0] + ")"
+    elif call == "connect":
+        p = re.search(r'sun_path=(@?"[^"]*")', args)
+        what = "connect(" + (p[1] if p else args.split(",", 1)[1].strip()[:60]) + ")"
+    elif call in ("open", "openat", "openat2", "creat"):
+        p = re.search(r'"(/dev/[^"]*)"', args)
+        if p and (call == "creat" or re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", args)):
+            what = "open for writing " + re.sub(r"\d+$", "N", p[1])
+    if what:
+        key = ("after the file rules" if pid in after else "before the file rules (CUDA's initialization)", what,
+               "fails" if ret.startswith("-1") else "succeeds")
+        seen[key] = seen.get(key, 0) + 1
+for (when, what, ok), n in sorted(seen.items()):
+    print(f"  {when}: {what} {ok} ({n}x)")
+if not seen:
+    print("  no socket, connect or open for writing under /dev in any worker")
+PY
+            fi
+            timeout 240 "$B/kgate" check "$@" --sandbox --max-time 1 --json "$P/on-$what.json" >"$P/on-$what.txt" 2>&1
+            rc=$?
+            echo "$what, every rule on: exit $rc"
+            grep -E '^(layer_norm|jit_)|kgate:|sandbox' "$P/on-$what.txt" | head -8
+            if [ $rc -gt 1 ]; then # which part the driver cannot live with
+                for skip in mountns pidns sockets devices; do
+                    KG_SANDBOX_SKIP=$skip timeout 120 "$B/kgate" check "$@" --verify-only --sandbox \
+                        >"$P/on-$what-no-$skip.txt" 2>&1
+                    echo "$what without $skip: exit $? $(grep kgate: "$P/on-$what-no-$skip.txt" | tail -1 | cut -c1-160)"
+                done
+            fi
+        done
+        timeout 240 "$B/kgate" check "$B/libkgate_bundled.so:layer_norm_v2_bf16" --shape small --memcheck --sandbox \
+            --max-time 1 >"$P/on-memcheck.txt" 2>&1
+        echo "--memcheck --sandbox: exit $?"
+        grep -iE 'memcheck|racecheck|^layer_norm|kgate:' "$P/on-memcheck.txt" | head -4
         ;;
     sandbox-bisect)
         log sandbox-bisect

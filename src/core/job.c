@@ -80,9 +80,11 @@ static void reap_orphans(void)
 }
 
 /* kg_spawn, with the worker forked by the fork server z when z is given
- * and answers (else forked and exec'd here). */
-static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int fd_index, const char *input,
-                        double timeout_s, kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
+ * and answers (else forked and exec'd here, into the sandbox's namespaces
+ * when `sandbox`: kg_sandbox_fork). */
+static int spawn_worker(kg_zygote *z, int sandbox, const char *exe, char *const argv[], int fd_index,
+                        const char *input, double timeout_s, kg_line_fn on_line, void *ud, kg_child *st,
+                        kg_err *err)
 {
     int evp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     char fdbuf[16];
@@ -129,9 +131,10 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
             }
         }
     }
-    if (pid < 0 && (pid = fork()) < 0) {
+    if (pid < 0 && (pid = sandbox ? kg_sandbox_fork() : fork()) < 0) {
         free(evbuf);
-        return kg_err_set(err, KG_EXIT_ENV, "fork: %s", strerror(errno));
+        return kg_err_set(err, KG_EXIT_ENV, "fork%s: %s", sandbox ? " into the sandbox's namespaces" : "",
+                          strerror(errno));
     }
     if (pid == 0) {
         /* child: a session of its own, so no controlling terminal (nothing
@@ -286,7 +289,7 @@ static int spawn_worker(kg_zygote *z, const char *exe, char *const argv[], int f
 int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input, double timeout_s,
              kg_line_fn on_line, void *ud, kg_child *st, kg_err *err)
 {
-    return spawn_worker(NULL, exe, argv, fd_index, input, timeout_s, on_line, ud, st, err);
+    return spawn_worker(NULL, 0, exe, argv, fd_index, input, timeout_s, on_line, ud, st, err);
 }
 
 typedef struct first_line {
@@ -801,7 +804,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     char *text = kg_job_to_json(sent);
     js.t_start = kg_mono();
     kg_zygote *z = run == python ? python_zygote(python, sent->sandbox) : NULL;
-    int rc = text ? spawn_worker(z, run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
+    int rc = text ? spawn_worker(z, sent->sandbox, run, argv, fd_index, text, timeout_s, on_line, &js, &ch, err)
                   : kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
     free(text);
     kg_sandbox_cleanup(sent->scratch);

@@ -1,8 +1,10 @@
 /* A candidate whose constructor tries to reach out of the worker: it opens
  * an IPv4 socket, creates a file outside the worker's scratch directory and
- * probes kgate with a signal (0: nothing is delivered). Under --sandbox all
- * are refused and it loads normally; without the sandbox any succeeds and it
- * aborts (so the two runs can be told apart). */
+ * probes kgate with a signal (0: nothing is delivered), by the pid the test
+ * gives in KG_ESCAPE_KGATE (in its own PID namespace the worker's parent is
+ * pid 0 to it), else by its parent's. Under --sandbox all are refused and it
+ * loads normally; without the sandbox any succeeds and it aborts (so the two
+ * runs can be told apart). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,7 +20,9 @@ __attribute__((constructor)) static void reach_out(void)
     snprintf(path, sizeof path, "/tmp/kgate-escape-%d", (int)getpid());
     int s = socket(AF_INET, SOCK_STREAM, 0);
     int f = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-    int k = kill(getppid(), 0);
+    const char *given = getenv("KG_ESCAPE_KGATE");
+    pid_t kgate = given ? (pid_t)atol(given) : getppid();
+    int k = kgate > 0 ? kill(kgate, 0) : -1;
     fprintf(stderr, "escape: socket %s, file outside %s, signal to kgate %s\n", s >= 0 ? "OPENED" : "refused",
             f >= 0 ? "CREATED" : "refused", k == 0 ? "SENT" : "refused");
     if (f >= 0) {
