@@ -163,6 +163,11 @@ stderr_junk)
     printf 'junk-start \377\376 \302\233[31m \233[2J \033]0;t\007 \342\200\256 \300\257 junk-end\n' >&2
     kill -SEGV $$ ;;
 long_line)
-    head -c 70000 /dev/zero | tr '\0' 'y' >&"$fd"
+    # a line over 64 KiB that is not a table
+    { head -c 70000 /dev/zero | tr '\0' 'y'; echo; } >&"$fd"
+    sleep 30 ;;
+huge_line)
+    # more than the supervisor's line buffer (4 MiB, a table's), no newline
+    head -c 4200000 /dev/zero | tr '\0' 'y' >&"$fd"
     sleep 30 ;;
 esac

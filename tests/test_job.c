@@ -455,7 +455,8 @@ static void forged_events_are_violations(void **state)
 {
     (void)state;
     const char *modes[] = {"forged_sum", "forged_judged", "flood", "forged_code", "unknown_event", "long_line",
-                           "dup_sum", "forged_done", "forged_error", "forged_unsupported", "second_timing"};
+                           "huge_line", "dup_sum", "forged_done", "forged_error", "forged_unsupported",
+                           "second_timing"};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         kg_result r;
         kg_libref lib;

@@ -369,6 +369,54 @@ static void bad_events(void **state)
     assert_non_null(strstr(e.msg, "longer than"));
 }
 
+/* A table of KG_TABLE_MAX kernels with every field the ABI lets a candidate
+ * fill at its longest (names of 95 bytes, summaries of 255 quotes, each
+ * escaped as two bytes) is one line past KG_EVENT_LINE_MAX but within
+ * KG_EVENT_MAX, and parses back whole; a line as long that is not a table
+ * is refused. */
+static void largest_table(void **state)
+{
+    (void)state;
+    kg_event a, b;
+    memset(&a, 0, sizeof a);
+    a.kind = KG_EV_TABLE;
+    a.n_entries = KG_TABLE_MAX;
+    a.entries = calloc(KG_TABLE_MAX, sizeof *a.entries);
+    assert_non_null(a.entries);
+    for (int i = 0; i < KG_TABLE_MAX; i++) {
+        kg_table_entry *t = &a.entries[i];
+        snprintf(t->name, sizeof t->name, "k%04d_", i);
+        memset(t->name + 6, 'n', sizeof t->name - 7);
+        strcpy(t->op, "layer_norm");
+        strcpy(t->dtype, "fp16");
+        strcpy(t->index_dtype, "int64");
+        memset(t->summary, '"', sizeof t->summary - 1);
+        memset(t->scalars, 's', sizeof t->scalars - 1);
+    }
+    char *text = kg_event_to_json(&a);
+    assert_non_null(text);
+    size_t len = strlen(text);
+    if (!(len > KG_EVENT_LINE_MAX && len <= KG_EVENT_MAX))
+        fail_msg("the largest table is %zu bytes, not within (%d, %d]", len, KG_EVENT_LINE_MAX, KG_EVENT_MAX);
+    b = rt(&a);
+    assert_int_equal(b.n_entries, KG_TABLE_MAX);
+    assert_string_equal(b.entries[KG_TABLE_MAX - 1].name, a.entries[KG_TABLE_MAX - 1].name);
+    assert_string_equal(b.entries[7].summary, a.entries[7].summary);
+    kg_event_free(&b);
+    /* the same length as another event: refused */
+    char *fail = malloc(len + 64);
+    assert_non_null(fail);
+    int k = snprintf(fail, len + 64, "{\"ev\":\"fail\",\"subject\":\"kernel\",\"kind\":\"crash\",\"msg\":\"");
+    memset(fail + k, 'x', len - (size_t)k);
+    strcpy(fail + len, "\"}");
+    kg_err e = {0, ""};
+    assert_int_equal(kg_event_parse(fail, &b, &e), KG_EXIT_FAIL);
+    assert_non_null(strstr(e.msg, "only a table may be"));
+    free(fail);
+    free(text);
+    kg_event_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +425,7 @@ int main(void)
         cmocka_unit_test(event_round_trips),
         cmocka_unit_test(bad_events),
         cmocka_unit_test(diag_events),
+        cmocka_unit_test(largest_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

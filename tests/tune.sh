@@ -2,7 +2,8 @@
 # kgate tune without a GPU: a kernel's space is listed and validated by the
 # worker (a broken tunables table is a bad candidate, exit 4, one line), a
 # kernel without one and a budget or shape that cannot be used are usage
-# errors (3); with a valid space tune gets as far as the GPU (5 here).
+# errors (3); with a valid space tune gets as far as the GPU (5 here). A
+# table of 1024 kernels lists whole.
 kgate=$1 plugins=$2
 fails=0 n=0
 expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
@@ -44,5 +45,16 @@ run check "$plugins/libcand_tunable0.so" --knob passes=1
 expect "--knob outside tune, exit" 3 "$rc"
 run check "$plugins/libcand_tunable1.so"
 expect "a broken tunables table is refused by check too" 4 "$rc"
+# a table of 1024 kernels, the ABI's most (80-byte names, 255-byte
+# summaries of quotes and backslashes): listed whole in one table event, as
+# tune's count of the kernels says; 1025 is refused in one line
+run tune "$plugins/libcand_bigtable1024.so"
+expect "1024 kernels: listed, then tune asks for one, exit" 3 "$rc"
+expect "1024 kernels: ... all of them listed" 1 "$(echo "$out" | grep -c "has 1024 matching kernels")"
+run tune "$plugins/libcand_bigtable1024.so:big_1023_nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+expect "1024 kernels: the last one found by name" 1 "$(echo "$out" | grep -c "exposes no configuration space")"
+run tune "$plugins/libcand_bigtable1025.so"
+expect "1025 kernels: refused, exit" 4 "$rc"
+expect "1025 kernels: one line saying so" 1 "$(echo "$out" | grep -c "1025 kernels (at most 1024)")"
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

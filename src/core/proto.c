@@ -593,8 +593,13 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
     char kind[16];
     memset(e, 0, sizeof *e);
     e->rel_l2 = e->max_abs_err = NAN;
-    if (strlen(line) > KG_EVENT_MAX)
+    size_t len = strlen(line);
+    static const char table[] = "{\"ev\":\"table\","; /* how the worker begins one (kg_event_to_json) */
+    if (len > KG_EVENT_MAX)
         return kg_err_set(err, KG_EXIT_FAIL, "an event line longer than %d bytes", KG_EVENT_MAX);
+    if (len > KG_EVENT_LINE_MAX && strncmp(line, table, sizeof table - 1) != 0) /* refused unparsed */
+        return kg_err_set(err, KG_EXIT_FAIL, "an event line longer than %d bytes (only a table may be)",
+                          KG_EVENT_LINE_MAX);
     cJSON *o = cJSON_Parse(line);
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
@@ -608,6 +613,10 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
         goto out;
     }
     e->kind = (kg_ev_kind)k;
+    if (len > KG_EVENT_LINE_MAX && e->kind != KG_EV_TABLE) {
+        kg_err_set(err, KG_EXIT_FAIL, "an event line longer than %d bytes (only a table may be)", KG_EVENT_LINE_MAX);
+        goto out;
+    }
     switch (e->kind) {
     case KG_EV_HELLO: {
         char proto[32];

@@ -32,8 +32,14 @@ extern "C" {
  * bundled candidate did not open (a failure of that run, not a fact about
  * the operator: core/lib_cache.h keeps no such measurement). */
 #define KG_BUNDLED_UNLOADED "the bundled candidate did not load"
-#define KG_EVENT_MAX 65536  /* bytes of one event line */
 #define KG_TABLE_MAX 1024   /* kernels in one table event */
+/* Bytes of one event line. A table of KG_TABLE_MAX kernels is the longest
+ * event (tests/test_proto.c largest_table: 1024 entries with every field
+ * at its longest take about 1 MB) and may take up to KG_EVENT_MAX, the
+ * supervisor's line buffer (the worker refuses a longer table as a bad
+ * candidate); every other event is refused past KG_EVENT_LINE_MAX. */
+#define KG_EVENT_MAX (4 << 20)
+#define KG_EVENT_LINE_MAX 65536
 #define KG_MAX_EXTRA 4      /* extra shapes of one kernel job */
 
 typedef enum kg_job_mode {

@@ -1078,6 +1078,16 @@ static int do_list(const kg_job *j, kg_err *err)
     }
     if (opened_problem && (e.problem = malloc(sizeof *e.problem)))
         *e.problem = *opened_problem;
+    /* one line, up to KG_EVENT_MAX (core/proto.h): a table of KG_TABLE_MAX
+     * kernels fits; a longer line would be a protocol violation */
+    char *line = kg_event_to_json(&e);
+    size_t len = line ? strlen(line) : 0;
+    free(line);
+    if (len > KG_EVENT_MAX) {
+        kg_event_free(&e);
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: its table is %zu bytes as an event, over %d", j->plugin, len,
+                          KG_EVENT_MAX);
+    }
     emit(&e);
     kg_event_free(&e);
     return 0;
