@@ -45,6 +45,11 @@ status "rejudge without results: exit" 3 $?
 status "rejudge --json with two inputs: exit" 3 $?
 "$kgate" rejudge "$out/missing.json" >"$out/missing.txt" 2>&1
 status "rejudge of a missing file: exit" 6 $?
+cp "$run" "$out/own.json"
+"$kgate" rejudge "$out/own.json" --json "$out/own.json" >"$out/own.txt" 2>&1
+status "rejudge --json over its input: exit" 6 $?
+cmp -s "$run" "$out/own.json"
+status "... the input is unchanged" 0 $?
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

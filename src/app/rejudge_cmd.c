@@ -51,6 +51,8 @@ int kg_cmd_rejudge(const kg_options *o)
         kg_err_set(&err, KG_EXIT_USAGE, "rejudge needs results: kgate rejudge RESULTS.json... [--json NEW.json]");
     else if (o->json && o->n_inputs != 1)
         kg_err_set(&err, KG_EXIT_USAGE, "rejudge --json writes one results file: give one input");
+    else if (o->json)
+        kg_output_path_check("--json", o->json, (const char *const *)o->inputs, o->n_inputs, &err);
     for (int i = 0; !err.code && i < o->n_inputs; i++) {
         kg_report rep;
         kg_report_init(&rep);
