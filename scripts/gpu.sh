@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue roofs (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -155,6 +155,10 @@ for r in d["results"]:
         timeout 200 "$B/kgate" check "$B/libkgate_bundled.so" --op layer_norm --sandbox \
             --json "$OUT/sandbox-layer_norm.json" >"$OUT/sandbox-layer_norm.txt" 2>&1
         echo "layer_norm under --sandbox: exit $?"; grep -E '^layer_norm' "$OUT/sandbox-layer_norm.txt" | head -4
+        ;;
+    stop)
+        log stop
+        gtest stop tests/stop.sh "$B/kgate" "$B/libkgate_bundled.so"
         ;;
     sandbox-probe)
         # what the driver needs of --sandbox: the bundled layer_norm kernels and a

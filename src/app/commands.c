@@ -1133,7 +1133,8 @@ static void finish_print(const kg_options *o, kg_report *rep, int rc, const kg_e
 
 static int finish_exit(const kg_options *o, kg_report *rep, int rc, kg_err *err)
 {
-    if (o->json && rep->n) {
+    /* stopped by a signal before any kernel was judged: the file still says so */
+    if (o->json && (rep->n || rc == KG_EXIT_STOPPED)) {
         kg_err jerr = {0, ""};
         if (kg_report_write_json(rep, o->json, &jerr)) {
             fail(&jerr);
