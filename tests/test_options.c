@@ -202,6 +202,17 @@ static void usage_errors(void **state)
         {{"check", "x.so", "--lib-cache", "yes"}, 4, "unexpected argument 'yes'"},
         {{"check", "x.so", "--lib-cache-age", "60"}, 4, "--lib-cache-age without --lib-cache"},
         {{"check", "x.so", "--lib-cache-age", "3600"}, 4, "--lib-cache-age without --lib-cache"},
+        /* every command takes only its own options */
+        {{"ops", "--json", "f"}, 3, "kgate ops does not take --json (try kgate help ops)"},
+        {{"report", "r.json", "-o", "x.html", "--trials", "5"}, 6, "kgate report does not take --trials"},
+        {{"report", "r.json", "-o", "x.html", "--sandbox"}, 5, "kgate report does not take --sandbox"},
+        {{"compare", "a.json", "b.json", "--e-ok", "0.7"}, 5, "kgate compare does not take --e-ok"},
+        {{"peaks", "--op", "relu"}, 3, "kgate peaks does not take --op"},
+        {{"check", "x.so", "--knob", "warps=4"}, 4, "kgate check does not take --knob"},
+        {{"check", "x.so", "--hot=1"}, 3, "--hot takes no value"},
+        {{"check", "x.so", "--nope=3"}, 3, "unknown option '--nope'"},
+        {{"check", "x.so", "--trials=many"}, 3, "is not a whole number"},
+        {{"help", "frobnicate"}, 2, "unknown command 'frobnicate'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_options o;
@@ -213,12 +224,31 @@ static void usage_errors(void **state)
     }
 }
 
+/* --name=VALUE is --name VALUE; a flag named with its value stays a flag */
+static void inline_values(void **state)
+{
+    (void)state;
+    const char *args[] = {"check", "x.so", "--shape=large", "--trials=5", "--json=r.json", "--diagnose=auto",
+                          "--op", "softmax"};
+    kg_options o;
+    kg_err e;
+    assert_int_equal(parse(&o, &e, args, 8), 0);
+    assert_int_equal(o.n_shapes, 1);
+    assert_string_equal(o.shape_texts[0], "large");
+    assert_int_equal(o.trials, 5);
+    assert_string_equal(o.json, "r.json");
+    assert_int_equal(o.diagnose, KG_DIAG_AUTO);
+    const char *help[] = {"help", "batch"};
+    assert_int_equal(parse(&o, &e, help, 2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(check_with_everything),
         cmocka_unit_test(host_allowance_by_candidate),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(inline_values),
         cmocka_unit_test(every_operator_is_named),
         cmocka_unit_test(named_scalars),
         cmocka_unit_test(sizes_all_is_every_preset),

@@ -16,6 +16,19 @@
 static const char *commands[] = {"devices", "peaks",   "ops",    "check", "run",     "tune", "explain",
                                  "compare", "rejudge", "report", "help",  "version", NULL};
 
+/* The commands that take the options of a measurement (check's help). */
+#define MEASURING "check run tune"
+
+/* Whether `cmd` is one of the space-separated words of `list`. */
+static int takes(const char *list, const char *cmd)
+{
+    size_t n = strlen(cmd);
+    for (const char *p = list; (p = strstr(p, cmd)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
     "\n"
@@ -277,54 +290,55 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         void *dst;
         double lo, hi;        /* NUM, INT, U64: accepted range; FLAG: lo is the value set */
         const char *choices;  /* STR: "a|b" when only two words are accepted */
+        const char *cmds;     /* the commands that take it (MEASURING: check, run and tune) */
     } opts[] = {
-        {"--hot", FLAG, &o->hot, 1, 0, NULL},
-        {"--no-edge", FLAG, &o->edge, 0, 0, NULL},
-        {"--live", FLAG, &o->live, 1, 0, NULL},
-        {"--force", FLAG, &o->force, 1, 0, NULL},
-        {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL},
-        {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL},
-        {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL},
-        {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL},
-        {"--diagnose", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL},
-        {"--diagnose=always", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL},
-        {"--diagnose=auto", FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL},
-        {"--diagnose=extended", FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL},
-        {"--rules", FLAG, &o->rules, 1, 0, NULL},
-        {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL},
-        {"--diag-set", STR, NULL, 0, 0, NULL},
-        {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL},
-        {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL},
-        {"--lib-cache-age", NUM, &lib_cache_age, 1, 864000, NULL},
-        {"--op", STR, &o->op_name, 0, 0, NULL},
-        {"--dtype", STR, &o->dtype_name, 0, 0, NULL},
-        {"--shape", STR, &shape, 0, 0, NULL},
-        {"--sizes", STR, &sizes, 0, 0, NULL},
-        {"--json", STR, &o->json, 0, 0, NULL},
-        {"--param", STR, NULL, 0, 0, NULL},
-        {"--roof", STR, &o->roof, 0, 0, "measured|datasheet"},
-        {"--flush", STR, &flush, 0, 0, "read|memset"},
-        {"--trials", INT, &o->trials, 1, 1000, NULL},
-        {"--seed", U64, &o->seed, 0, 1e18, NULL},
-        {"--device", INT, &o->device, 0, 64, NULL},
-        {"--timeout", NUM, &o->timeout_s, 1, 86400, NULL},
-        {"--max-noise", NUM, &o->stop.max_noise, 0, 1, NULL},
-        {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL},
-        {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL},
-        {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL},
-        {"--e-ok", NUM, &o->gate.e_ok, 0, 1.05, NULL}, /* (0, 1.05]: 0 refused below */
-        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1.05, NULL},
-        {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL},
-        {"--same", NUM, &o->same, 0, 1, NULL},
-        {"-o", STR, &o->output, 0, 0, NULL},
-        {"--format", STR, &o->format, 0, 0, NULL},
-        {"--regress", NUM, &o->regress, 0, 100, NULL},
-        {"--budget", INT, &o->budget, 1, 100000, NULL},
-        {"--knob", STR, NULL, 0, 0, NULL},
-        {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL},
-        {"--torch", FLAG, &o->torch, 1, 0, NULL},
-        {"--torch-compile", FLAG, &o->torch, 2, 0, NULL},
-        {"--pin-sha256", STR, &o->pin_sha256, 0, 0, NULL},
+        {"--hot", FLAG, &o->hot, 1, 0, NULL, MEASURING},
+        {"--no-edge", FLAG, &o->edge, 0, 0, NULL, MEASURING},
+        {"--live", FLAG, &o->live, 1, 0, NULL, "run"},
+        {"--force", FLAG, &o->force, 1, 0, NULL, "peaks"},
+        {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL, MEASURING},
+        {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL, MEASURING},
+        {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL, MEASURING},
+        {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL, MEASURING},
+        {"--diagnose", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
+        {"--diagnose=always", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
+        {"--diagnose=auto", FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL, MEASURING},
+        {"--diagnose=extended", FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL, MEASURING},
+        {"--rules", FLAG, &o->rules, 1, 0, NULL, "explain"},
+        {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL, "explain"},
+        {"--diag-set", STR, NULL, 0, 0, NULL, MEASURING " explain"},
+        {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL, MEASURING},
+        {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL, MEASURING},
+        {"--lib-cache-age", NUM, &lib_cache_age, 1, 864000, NULL, MEASURING},
+        {"--op", STR, &o->op_name, 0, 0, NULL, MEASURING " explain ops"},
+        {"--dtype", STR, &o->dtype_name, 0, 0, NULL, MEASURING " explain"},
+        {"--shape", STR, &shape, 0, 0, NULL, MEASURING " explain"},
+        {"--sizes", STR, &sizes, 0, 0, NULL, MEASURING},
+        {"--json", STR, &o->json, 0, 0, NULL, MEASURING " peaks explain compare rejudge"},
+        {"--param", STR, NULL, 0, 0, NULL, MEASURING},
+        {"--roof", STR, &o->roof, 0, 0, "measured|datasheet", MEASURING},
+        {"--flush", STR, &flush, 0, 0, "read|memset", MEASURING},
+        {"--trials", INT, &o->trials, 1, 1000, NULL, MEASURING},
+        {"--seed", U64, &o->seed, 0, 1e18, NULL, MEASURING},
+        {"--device", INT, &o->device, 0, 64, NULL, MEASURING " peaks"},
+        {"--timeout", NUM, &o->timeout_s, 1, 86400, NULL, MEASURING},
+        {"--max-noise", NUM, &o->stop.max_noise, 0, 1, NULL, MEASURING},
+        {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL, MEASURING},
+        {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL, MEASURING},
+        {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL, MEASURING},
+        {"--e-ok", NUM, &o->gate.e_ok, 0, 1.05, NULL, MEASURING " rejudge"}, /* (0, 1.05]: 0 refused below */
+        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1.05, NULL, MEASURING " rejudge"},
+        {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL, MEASURING},
+        {"--same", NUM, &o->same, 0, 1, NULL, "compare"},
+        {"-o", STR, &o->output, 0, 0, NULL, "report"},
+        {"--format", STR, &o->format, 0, 0, NULL, "report"},
+        {"--regress", NUM, &o->regress, 0, 100, NULL, "compare"},
+        {"--budget", INT, &o->budget, 1, 100000, NULL, "tune"},
+        {"--knob", STR, NULL, 0, 0, NULL, "tune"},
+        {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL, MEASURING},
+        {"--torch", FLAG, &o->torch, 1, 0, NULL, MEASURING},
+        {"--torch-compile", FLAG, &o->torch, 2, 0, NULL, MEASURING},
+        {"--pin-sha256", STR, &o->pin_sha256, 0, 0, NULL, MEASURING},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -349,17 +363,29 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                 return kg_err_set(err, KG_EXIT_USAGE, "unexpected argument '%s'", a);
             continue;
         }
-        size_t k = 0, n_opts = sizeof opts / sizeof opts[0];
+        /* --name VALUE or --name=VALUE (a flag's own --diagnose=auto is a name) */
+        size_t k = 0, n_opts = sizeof opts / sizeof opts[0], len = strcspn(a, "=");
         while (k < n_opts && strcmp(a, opts[k].name) != 0)
             k++;
+        const char *inline_v = NULL;
+        if (k == n_opts && a[len] == '=') {
+            for (k = 0; k < n_opts && !(strlen(opts[k].name) == len && strncmp(a, opts[k].name, len) == 0); k++)
+                ;
+            inline_v = a + len + 1;
+        }
         if (k == n_opts)
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%s' (try kgate help %s)", a,
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%.*s' (try kgate help %s)", (int)len, a,
                               o->command);
+        if (!takes(opts[k].cmds, o->command))
+            return kg_err_set(err, KG_EXIT_USAGE, "kgate %s does not take %s (try kgate help %s)", o->command,
+                              opts[k].name, o->command);
+        if (opts[k].kind == FLAG && inline_v)
+            return kg_err_set(err, KG_EXIT_USAGE, "%s takes no value", opts[k].name);
         if (opts[k].kind == FLAG) {
             *(int *)opts[k].dst = (int)opts[k].lo;
             continue;
         }
-        const char *v = i + 1 < argc ? argv[++i] : NULL;
+        const char *v = inline_v ? inline_v : i + 1 < argc ? argv[++i] : NULL;
         double d = 0;
         if (!v)
             return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", a);
@@ -369,8 +395,6 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
             continue;
         }
         if (strcmp(a, "--knob") == 0) {
-            if (strcmp(o->command, "tune") != 0)
-                return kg_err_set(err, KG_EXIT_USAGE, "--knob is for kgate tune");
             if (o->n_knobs == (int)(sizeof o->knobs / sizeof o->knobs[0]))
                 return kg_err_set(err, KG_EXIT_USAGE, "--knob: at most %d", o->n_knobs);
             o->knobs[o->n_knobs++] = v;
@@ -494,6 +518,14 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
                 return kg_err_set(err, KG_EXIT_USAGE,
                                   "bad shape '%s': not a preset or AxB[xC] of any operator", o->shape_texts[i]);
         }
+    }
+    if (strcmp(o->command, "help") == 0 && o->candidate && strcmp(o->candidate, "batch") != 0 &&
+        strcmp(o->candidate, "kernelbench") != 0) {
+        known = 0;
+        for (int i = 0; commands[i]; i++)
+            known |= strcmp(o->candidate, commands[i]) == 0;
+        if (!known)
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%.80s' (try kgate help)", o->candidate);
     }
     if (strcmp(o->command, "explain") == 0 && !o->help && !o->rules && !!o->candidate == !!o->from_ncu)
         return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
