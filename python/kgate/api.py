@@ -27,7 +27,8 @@ RESULTS_SCHEMAS = ("kgate.results/1", "kgate.results/2")
 VERDICTS = ("OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED")
 EXIT = {0: "every kernel judged, and judged OK", 1: "the worst verdict is SLOW, or a kernel was not judged (SKIPPED)",
         2: "some verdict is INCORRECT, CRASH, TIMEOUT or IMPOSSIBLE", 3: "usage", 4: "bad candidate",
-        5: "environment (no GPU, driver or library failure)", 6: "a file kgate owns"}
+        5: "environment (no GPU, driver or library failure)", 6: "a file kgate owns",
+        7: "stopped by SIGINT or SIGTERM (what was measured is kept, marked incomplete)"}
 
 
 class KgateError(Exception):
