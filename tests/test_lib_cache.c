@@ -80,7 +80,7 @@ static void the_key_is_the_library_job(void **state)
     kg_job v[8];
     for (int i = 0; i < 8; i++)
         v[i] = a;
-    v[0].flush = KG_FLUSH_MODE_MEMSET;
+    v[0].flush = KG_FLUSH_MEMSET;
     v[1].hot = 1;
     v[2].stop.min_gpu_s = 1.0;
     v[3].seed = 7;

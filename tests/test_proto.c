@@ -31,7 +31,7 @@ static void job_round_trip(void **state)
     a.n_extra = 2;
     kg_scalars_default(a.op, &a.scalars);
     a.scalars.v[0].value = 1e-6;
-    a.flush = KG_FLUSH_MODE_MEMSET;
+    a.flush = KG_FLUSH_MEMSET;
     a.hot = 1;
     a.trials = 7;
     a.edge = 0;
@@ -62,7 +62,7 @@ static void job_round_trip(void **state)
     assert_true(b.extra[0].d[0] == 37 && b.extra[0].d[1] == 1029 && b.extra[1].d[1] == 3);
     assert_true(b.scalars.n == 1 && b.scalars.v[0].value == 1e-6);
     assert_string_equal(b.scalars.v[0].name, "eps");
-    assert_int_equal(b.flush, KG_FLUSH_MODE_MEMSET);
+    assert_int_equal(b.flush, KG_FLUSH_MEMSET);
     assert_true(b.hot && b.trials == 7 && !b.edge && b.device == 1 && b.verify_only);
     assert_true(b.sandbox && b.budget_s == 120);
     assert_true(b.patched_max_s == 0.25);

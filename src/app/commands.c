@@ -784,7 +784,7 @@ static void job_from_options(const kg_options *o, kg_job *j)
 {
     kg_job_defaults(j);
     j->hot = o->hot;
-    j->flush = o->memset_flush ? KG_FLUSH_MODE_MEMSET : KG_FLUSH_MODE_READ;
+    j->flush = o->memset_flush ? KG_FLUSH_MEMSET : KG_FLUSH_READ;
     j->trials = o->trials;
     j->edge = o->edge;
     j->seed = o->seed;

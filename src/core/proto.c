@@ -36,7 +36,7 @@ void kg_job_defaults(kg_job *j)
     j->edge = 1;
     j->seed = 1;
     j->types.index = KG_I64;
-    j->flush = KG_FLUSH_MODE_READ;
+    j->flush = KG_FLUSH_READ;
     j->patched_max_s = KG_PATCHED_MAX_DEFAULT;
     kg_stop_defaults(&j->stop);
 }
@@ -289,7 +289,7 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
             kg_err_set(err, KG_EXIT_USAGE, "job: unknown flush '%s'", buf);
             goto out;
         }
-        j->flush = (kg_flush_mode)f;
+        j->flush = (kg_flush)f;
     }
     if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
         get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||

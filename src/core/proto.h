@@ -18,6 +18,7 @@
 #include <limits.h>
 
 #include "diag.h"
+#include "flush.h"
 #include "op.h"
 #include "stats.h"
 
@@ -48,7 +49,6 @@ typedef enum kg_job_mode {
     KG_JOB_LIBRARY, /* check and time the operator's library paths and the bundled fast variant */
 } kg_job_mode;
 
-typedef enum kg_flush_mode { KG_FLUSH_MODE_READ, KG_FLUSH_MODE_MEMSET, KG_FLUSH_MODE_NONE } kg_flush_mode;
 
 /* One job. Strings are copied in; the scalar names point at the operator's. */
 typedef struct kg_job {
@@ -61,7 +61,7 @@ typedef struct kg_job {
     kg_shape extra[KG_MAX_EXTRA]; /* KERNEL: shapes checked, not timed */
     int n_extra;
     kg_scalars scalars;    /* the values of the operator's scalars */
-    kg_flush_mode flush;
+    kg_flush flush;
     int hot;               /* rotate input sets that fit in L2 (implies no flush) */
     int trials, edge, device, verify_only;
     int torch;             /* LIBRARY: also PyTorch's paths: 1 eager, 2 eager and torch.compile

@@ -38,6 +38,7 @@
 
 #include <kgate/plugin.h>
 
+#include "../core/flush.h"
 #include "../core/kg.h"
 #include "../core/stats.h"
 
@@ -47,8 +48,6 @@ extern "C" {
 
 /* Launches the subject once, on s, using input set `set`. */
 typedef int (*kg_launch_cb)(void *ctx, int set, kgate_stream s, kg_err *err);
-
-typedef enum kg_flush { KG_FLUSH_READ, KG_FLUSH_MEMSET, KG_FLUSH_NONE } kg_flush;
 
 typedef struct kg_timer_cfg {
     kg_stop_cfg stop;

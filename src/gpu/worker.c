@@ -885,9 +885,7 @@ static int run_subject(bench *b, kg_err *err)
         kg_timing tm;
         kg_timer_defaults(&tc);
         tc.stop = j->stop;
-        tc.flush = j->hot || j->flush == KG_FLUSH_MODE_NONE ? KG_FLUSH_NONE
-                   : j->flush == KG_FLUSH_MODE_MEMSET       ? KG_FLUSH_MEMSET
-                                                            : KG_FLUSH_READ;
+        tc.flush = j->hot ? KG_FLUSH_NONE : j->flush;
         tc.n_sets = kernel ? b->n_sets : 1;
         set_scalars(b, 0);
         /* every call, warm-up included, gets fresh inputs (refill_cb) */
