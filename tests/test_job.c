@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "core/job.h"
+#include "core/judge.h"
 #include "core/plugin_check.h"
 #include "core/report.h"
 #include "core/text.h"

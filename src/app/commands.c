@@ -19,6 +19,7 @@
 
 #include "../core/gpu_lock.h"
 #include "../core/job.h"
+#include "../core/judge.h"
 #include "../core/lib_cache.h"
 #include "../core/others.h"
 #include "../core/plugin_check.h"
@@ -974,31 +975,14 @@ static int library_job(const kg_options *o, const char *exe, const kg_report *re
 }
 
 /* A kernel job's result judged against its group's library measurement
- * (lib_age: its age when it came from --lib-cache, else -1), except with
- * --verify-only and when another process shared the GPU with the library
- * job, since a slowed library would flatter the kernel: it is then judged on
- * rho alone (flags no-baseline and shared-gpu; baseline_note says why). With
- * what the GPU's listings saw (gpu/others) and how long the job waited for
- * the GPU's lock. */
+ * (kg_judge_kernel; lib_age: its age when it came from --lib-cache, else
+ * -1), with what the GPU's listings saw (gpu/others) and how long the job
+ * waited for the GPU's lock. */
 static void judge_kernel(const kg_options *o, kg_result *r, const target *t, const kg_shape *shape,
                          const kg_job *job, const kg_roofs *roofs, const kg_libref *lib, double lib_age,
                          const kg_others *seen, const kg_others *lib_seen, double waited)
 {
-    int lib_shared = !o->verify_only && lib_seen->n > 0;
-    /* work on other streams of the library job's own process while it was
-     * timed: a problem's library job loads the candidate's file, whose code
-     * may run beside the library to slow it */
-    int lib_foreign = !o->verify_only && !lib_shared && lib && lib->foreign > 0;
-    kg_judge(r, t->op, t->types, shape, &job->scalars, roofs,
-             o->verify_only || lib_shared || lib_foreign ? NULL : lib, &o->gate);
-    if (lib_shared)
-        snprintf(r->baseline_note, sizeof r->baseline_note,
-                 "not used: %d other process(es) held a context on the GPU around the library job (shared-gpu)",
-                 lib_seen->n);
-    else if (lib_foreign)
-        snprintf(r->baseline_note, sizeof r->baseline_note,
-                 "not used: %.0f kernel(s) or copies ran beside the library job's timed calls%s%.160s%s",
-                 lib->foreign, lib->timing_note[0] ? " (" : "", lib->timing_note, lib->timing_note[0] ? ")" : "");
+    kg_judge_kernel(r, t->op, t->types, shape, &job->scalars, roofs, lib, o->verify_only, lib_seen->n, &o->gate);
     if (!o->verify_only) {
         if (lib_age >= 0)
             kg_result_set(r, "lib/cache/age", lib_age);
@@ -1100,16 +1084,12 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
                 if (!stored)
                     return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
                 checkpoint(o, rep, done, total);
-                double tn, tt;
                 for (int q = 0; q < rep->n - 1; q++) {
                     const kg_result *first = &rep->results[q];
                     if (strcmp(first->source, stored->source) == 0 && strcmp(first->op, stored->op) == 0 &&
                         strcmp(first->dtype, stored->dtype) == 0 && strcmp(first->shape, stored->shape) == 0 &&
                         strcmp(first->index_dtype, stored->index_dtype) == 0) {
-                        if (kg_result_get(first, "time/gpu/median", &tn) &&
-                            kg_result_get(stored, "time/gpu/median", &tt) && tt > 0 &&
-                            first->verdict != KG_V_INCORRECT)
-                            kg_result_set(stored, "cliff", tn / tt);
+                        kg_judge_cliff(stored, first);
                         break;
                     }
                 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/rejudge.h"
+#include "../core/judge.h"
 #include "../core/report.h"
 
 /* The flags of a result, comma-separated, or "" (bounded by out). */

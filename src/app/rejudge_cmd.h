@@ -1,5 +1,5 @@
 /* kgate rejudge RESULTS.json... [--e-ok X] [--rho-ok X] [--json NEW.json]:
- * recorded results judged again by the gate (core/rejudge.h). */
+ * recorded results judged again by the gate (core/judge.h). */
 #ifndef KG_REJUDGE_CMD_H
 #define KG_REJUDGE_CMD_H
 

@@ -1,13 +1,13 @@
-/* Supervising workers and judging what they report.
+/* Supervising workers and reading what they report.
  *
  * kg_spawn runs `kgate __worker --fd N` (this same executable), writes the
  * job on its standard input, reads its events line by line and keeps a
  * watchdog: a child that outlives its budget is killed with its whole
  * process group (TIMEOUT); one that dies by a signal is a CRASH whose stderr
  * tail is kept. kg_job_run turns one worker's events (core/proto.h) into a
- * kg_result, a kg_libref or a kernel table; kg_judge adds rho, E_lib, E_best
- * and the verdict. Nothing a worker says is trusted: a line that is not a
- * valid event ends the job as a protocol violation. */
+ * kg_result, a kg_libref or a kernel table (core/judge.h judges them).
+ * Nothing a worker says is trusted: a line that is not a valid event ends
+ * the job as a protocol violation. */
 #ifndef KG_JOB_H
 #define KG_JOB_H
 
@@ -137,12 +137,6 @@ void kg_job_shutdown(void);
  * terminated: e.g. compute-sanitizer --tool memcheck ...). */
 int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
                      kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err);
-
-/* Derives rates, rho, E_lib, E_best and the verdict for a measured result;
- * sc: the call's scalars, which some work models read (attention's causal;
- * NULL: the operator's defaults). */
-void kg_judge(kg_result *r, const kg_op *op, kg_types t, const kg_shape *s, const kg_scalars *sc,
-              const kg_roofs *roofs, const kg_libref *lib, const kg_gate *g);
 
 #ifdef __cplusplus
 }
