@@ -238,6 +238,11 @@ static void inline_values(void **state)
     assert_int_equal(o.trials, 5);
     assert_string_equal(o.json, "r.json");
     assert_int_equal(o.diagnose, KG_DIAG_AUTO);
+    /* options handled apart from the table's kinds, inline too */
+    const char *more[] = {"check", "x.so", "--op=layer_norm", "--param=eps=1e-6", "--diag-set=busy_max=0"};
+    assert_int_equal(parse(&o, &e, more, 5), 0);
+    assert_int_equal(o.n_params, 1);
+    assert_string_equal(o.params[0], "eps=1e-6");
     const char *help[] = {"help", "batch"};
     assert_int_equal(parse(&o, &e, help, 2), 0);
 }

@@ -246,6 +246,343 @@ int kg_options_add_presets(kg_options *o, const kg_op *op, kg_err *err)
     return 0;
 }
 
+/* What the arguments name before it is resolved: the shapes and the flush
+ * as written, and --lib-cache-age (-1: not given). */
+typedef struct raw_options {
+    const char *sizes, *shape, *flush;
+    double lib_cache_age;
+} raw_options;
+
+/* One option: its name, what it sets, what it accepts, who takes it. */
+typedef struct option_def {
+    const char *name;
+    enum { FLAG, STR, NUM, INT, U64 } kind;
+    void *dst;
+    double lo, hi;       /* NUM, INT, U64: accepted range; FLAG: lo is the value set */
+    const char *choices; /* STR: "a|b" when only two words are accepted */
+    const char *cmds;    /* the commands that take it (MEASURING: check, run and tune) */
+} option_def;
+
+/* A positional argument of the command: a results file, the candidate, or
+ * compare's second file. */
+static int positional(kg_options *o, const char *a, kg_err *err)
+{
+    if (strcmp(o->command, "report") == 0 || strcmp(o->command, "rejudge") == 0) {
+        if (o->n_inputs == KG_MAX_SHAPES)
+            return kg_err_set(err, KG_EXIT_USAGE, "%s: at most %d results files", o->command, KG_MAX_SHAPES);
+        o->inputs[o->n_inputs++] = a;
+        return 0;
+    }
+    if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "tune") == 0 || strcmp(o->command, "help") == 0 ||
+         strcmp(o->command, "explain") == 0 || strcmp(o->command, "compare") == 0) &&
+        !o->candidate)
+        o->candidate = a;
+    else if (strcmp(o->command, "compare") == 0 && !o->second)
+        o->second = a;
+    else
+        return kg_err_set(err, KG_EXIT_USAGE, "unexpected argument '%s'", a);
+    return 0;
+}
+
+/* Option d given the value v. */
+static int set_value(const option_def *d, const char *v, kg_options *o, kg_err *err)
+{
+    double x = 0;
+    if (strcmp(d->name, "--diag-set") == 0)
+        return kg_diag_params_set(&o->diag, v, err) ? err->code : 0;
+    if (strcmp(d->name, "--knob") == 0) {
+        if (o->n_knobs == (int)(sizeof o->knobs / sizeof o->knobs[0]))
+            return kg_err_set(err, KG_EXIT_USAGE, "--knob: at most %d", o->n_knobs);
+        o->knobs[o->n_knobs++] = v;
+        return 0;
+    }
+    if (strcmp(d->name, "--param") == 0) {
+        if (o->n_params == (int)(sizeof o->params / sizeof o->params[0]))
+            return kg_err_set(err, KG_EXIT_USAGE, "--param: at most %d", o->n_params);
+        o->params[o->n_params++] = v;
+        return 0;
+    }
+    if (d->kind == STR) {
+        const char *c = d->choices, *bar = c ? strchr(c, '|') : NULL;
+        if (bar && !(strlen(v) == (size_t)(bar - c) && strncmp(v, c, (size_t)(bar - c)) == 0) &&
+            strcmp(v, bar + 1) != 0)
+            return kg_err_set(err, KG_EXIT_USAGE, "%s takes %.*s or %s, not '%s'", d->name, (int)(bar - c), c,
+                              bar + 1, v);
+        *(const char **)d->dst = v;
+        return 0;
+    }
+    if (num(d->name, v, d->lo, d->hi, d->kind != NUM, &x, err))
+        return err->code;
+    if (d->kind == NUM)
+        *(double *)d->dst = x;
+    else if (d->kind == INT)
+        *(int *)d->dst = (int)x;
+    else
+        *(unsigned long long *)d->dst = (unsigned long long)x;
+    return 0;
+}
+
+/* The option argv[*i] names (--name VALUE or --name=VALUE; a flag's own
+ * --diagnose=auto is a name), set from its value (argv[*i + 1] taken as it
+ * when it is not inline). */
+static int one_option(const option_def *opts, size_t n_opts, int argc, char **argv, int *i, kg_options *o,
+                      kg_err *err)
+{
+    const char *a = argv[*i], *inline_v = NULL;
+    size_t k = 0, len = strcspn(a, "=");
+    while (k < n_opts && strcmp(a, opts[k].name) != 0)
+        k++;
+    if (k == n_opts && a[len] == '=') {
+        for (k = 0; k < n_opts && !(strlen(opts[k].name) == len && strncmp(a, opts[k].name, len) == 0); k++)
+            ;
+        inline_v = a + len + 1;
+    }
+    if (k == n_opts)
+        return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%.*s' (try kgate help %s)", (int)len, a, o->command);
+    const option_def *d = &opts[k];
+    if (!takes(d->cmds, o->command))
+        return kg_err_set(err, KG_EXIT_USAGE, "kgate %s does not take %s (try kgate help %s)", o->command, d->name,
+                          o->command);
+    if (d->kind == FLAG && inline_v)
+        return kg_err_set(err, KG_EXIT_USAGE, "%s takes no value", d->name);
+    if (d->kind == FLAG) {
+        *(int *)d->dst = (int)d->lo;
+        return 0;
+    }
+    const char *v = inline_v ? inline_v : *i + 1 < argc ? argv[++*i] : NULL;
+    if (!v)
+        return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", d->name);
+    return set_value(d, v, o, err);
+}
+
+/* Every argument after the command, each option once through the table. */
+static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_err *err)
+{
+    const option_def opts[] = {
+        {"--hot", FLAG, &o->hot, 1, 0, NULL, MEASURING},
+        {"--no-edge", FLAG, &o->edge, 0, 0, NULL, MEASURING},
+        {"--live", FLAG, &o->live, 1, 0, NULL, "run"},
+        {"--force", FLAG, &o->force, 1, 0, NULL, "peaks"},
+        {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL, MEASURING},
+        {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL, MEASURING},
+        {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL, MEASURING},
+        {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL, MEASURING},
+        {"--diagnose", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
+        {"--diagnose=always", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
+        {"--diagnose=auto", FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL, MEASURING},
+        {"--diagnose=extended", FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL, MEASURING},
+        {"--rules", FLAG, &o->rules, 1, 0, NULL, "explain"},
+        {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL, "explain"},
+        {"--diag-set", STR, NULL, 0, 0, NULL, MEASURING " explain"},
+        {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL, MEASURING},
+        {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL, MEASURING},
+        {"--lib-cache-age", NUM, &w->lib_cache_age, 1, 864000, NULL, MEASURING},
+        {"--op", STR, &o->op_name, 0, 0, NULL, MEASURING " explain ops"},
+        {"--dtype", STR, &o->dtype_name, 0, 0, NULL, MEASURING " explain"},
+        {"--shape", STR, &w->shape, 0, 0, NULL, MEASURING " explain"},
+        {"--sizes", STR, &w->sizes, 0, 0, NULL, MEASURING},
+        {"--json", STR, &o->json, 0, 0, NULL, MEASURING " peaks explain compare rejudge"},
+        {"--param", STR, NULL, 0, 0, NULL, MEASURING},
+        {"--roof", STR, &o->roof, 0, 0, "measured|datasheet", MEASURING},
+        {"--flush", STR, &w->flush, 0, 0, "read|memset", MEASURING},
+        {"--trials", INT, &o->trials, 1, 1000, NULL, MEASURING},
+        {"--seed", U64, &o->seed, 0, 1e18, NULL, MEASURING},
+        {"--device", INT, &o->device, 0, 64, NULL, MEASURING " peaks"},
+        {"--timeout", NUM, &o->timeout_s, 1, 86400, NULL, MEASURING},
+        {"--max-noise", NUM, &o->stop.max_noise, 0, 1, NULL, MEASURING},
+        {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL, MEASURING},
+        {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL, MEASURING},
+        {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL, MEASURING},
+        {"--e-ok", NUM, &o->gate.e_ok, 0, 1.05, NULL, MEASURING " rejudge"}, /* (0, 1.05]: 0 refused below */
+        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1.05, NULL, MEASURING " rejudge"},
+        {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL, MEASURING},
+        {"--same", NUM, &o->same, 0, 1, NULL, "compare"},
+        {"-o", STR, &o->output, 0, 0, NULL, "report"},
+        {"--format", STR, &o->format, 0, 0, NULL, "report"},
+        {"--regress", NUM, &o->regress, 0, 100, NULL, "compare"},
+        {"--budget", INT, &o->budget, 1, 100000, NULL, "tune"},
+        {"--knob", STR, NULL, 0, 0, NULL, "tune"},
+        {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL, MEASURING},
+        {"--torch", FLAG, &o->torch, 1, 0, NULL, MEASURING},
+        {"--torch-compile", FLAG, &o->torch, 2, 0, NULL, MEASURING},
+        {"--pin-sha256", STR, &o->pin_sha256, 0, 0, NULL, MEASURING},
+    };
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            o->help = 1;
+        else if (a[0] != '-')
+            rc = positional(o, a, err);
+        else
+            rc = one_option(opts, sizeof opts / sizeof opts[0], argc, argv, &i, o, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* --op and --dtype to the catalog's operator and type; --pin-sha256's form. */
+static int resolve_op_dtype(kg_options *o, kg_err *err)
+{
+    if (o->pin_sha256) {
+        size_t n = strspn(o->pin_sha256, "0123456789abcdef");
+        if (strcmp(o->command, "check") != 0 && strcmp(o->command, "tune") != 0)
+            return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256 is for kgate check and kgate tune");
+        if (n != 64 || o->pin_sha256[n])
+            return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256: '%.80s' is not 64 lowercase hex digits",
+                              o->pin_sha256);
+    }
+    if (o->op_name) {
+        o->op = kg_op_find(o->op_name);
+        if (!o->op) {
+            char names[768] = "";
+            size_t k = 0;
+            for (int i = 0; kg_ops[i]; i++)
+                kg_append(names, sizeof names, &k, "%s%s", i ? ", " : "", kg_ops[i]->name);
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown operator '%.80s' (known: %s)", o->op_name, names);
+        }
+    }
+    if (o->dtype_name) {
+        if (kg_dtype_parse(o->dtype_name, &o->dtype) || o->dtype == KG_FP64 || kg_dtype_is_int(o->dtype))
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown dtype '%s' (known: fp16, bf16, fp32)", o->dtype_name);
+        if (o->op && !kg_op_has_dtype(o->op, o->dtype))
+            return kg_err_set(err, KG_EXIT_USAGE, "%s does not support %s", o->op->name, o->dtype_name);
+        o->have_dtype = 1;
+    }
+    return 0;
+}
+
+/* Each --param names a scalar of --op, or of some operator, and a value it takes. */
+static int resolve_params(kg_options *o, kg_err *err)
+{
+    for (int i = 0; i < o->n_params; i++) {
+        int ok = 0;
+        const char *eq = strchr(o->params[i], '=');
+        if (!eq || eq == o->params[i])
+            return kg_err_set(err, KG_EXIT_USAGE, "--param '%s': expected NAME=VALUE (kgate ops lists "
+                              "each operator's scalars)", o->params[i]);
+        kg_err e2 = {0, ""}, own = {0, ""};
+        for (int k = 0; kg_ops[k] && !ok; k++) {
+            kg_scalars sc;
+            char name[64];
+            if (o->op && o->op != kg_ops[k])
+                continue;
+            kg_scalars_default(kg_ops[k], &sc);
+            memset(&e2, 0, sizeof e2);
+            ok = kg_scalars_set(kg_ops[k], &sc, o->params[i], &e2) == 0;
+            if (o->op && !ok)
+                return kg_err_set(err, KG_EXIT_USAGE, "%s", e2.msg);
+            /* an operator that has the scalar says best why the value is refused */
+            snprintf(name, sizeof name, "%.*s", (int)(eq - o->params[i]), o->params[i]);
+            if (!ok && kg_op_scalar(kg_ops[k], name))
+                kg_err_set(&own, e2.code, "%s", e2.msg);
+        }
+        if (!ok && own.code)
+            return kg_err_set(err, KG_EXIT_USAGE, "%s", own.msg);
+        if (!ok)
+            return kg_err_set(err, KG_EXIT_USAGE, "--param %s: no operator has that scalar, or the "
+                              "value is not a number it takes", o->params[i]);
+    }
+    return 0;
+}
+
+/* --shape or --sizes into shape texts, each checked against every operator
+ * it may apply to. */
+static int resolve_shapes(kg_options *o, const raw_options *w, kg_err *err)
+{
+    if (w->shape && w->sizes)
+        return kg_err_set(err, KG_EXIT_USAGE, "give --shape or --sizes, not both");
+    if (w->shape) {
+        o->shape_texts[o->n_shapes++] = w->shape;
+    } else if (w->sizes && strcmp(w->sizes, "all") == 0) {
+        o->all_presets = 1; /* expanded once the kernels, and so the operators, are known */
+    } else if (w->sizes) {
+        static char buf[512];
+        snprintf(buf, sizeof buf, "%s", w->sizes);
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            if (o->n_shapes == KG_MAX_SHAPES)
+                return kg_err_set(err, KG_EXIT_USAGE, "--sizes: at most %d shapes", KG_MAX_SHAPES);
+            o->shape_texts[o->n_shapes++] = t;
+        }
+    }
+    /* Shapes are checked against every operator they may apply to. */
+    for (int i = 0; i < o->n_shapes; i++) {
+        kg_shape s;
+        if (o->op) {
+            if (kg_shape_parse(o->op, o->shape_texts[i], &s, err))
+                return err->code;
+        } else {
+            int ok = 0;
+            kg_err own = {0, ""};
+            for (int k = 0; kg_ops[k]; k++) {
+                kg_err e2 = {0, ""};
+                ok |= kg_shape_parse(kg_ops[k], o->shape_texts[i], &s, &e2) == 0;
+                /* the extents of an operator with its own shape rule, which
+                 * refused them: its reason (a convolution's padding) */
+                if (e2.code && kg_ops[k]->check_shape && extent_count(o->shape_texts[i]) == kg_ops[k]->n_dims)
+                    kg_err_set(&own, e2.code, "%s", e2.msg);
+            }
+            if (!ok && own.code)
+                return kg_err_set(err, KG_EXIT_USAGE, "%s", own.msg);
+            if (!ok)
+                return kg_err_set(err, KG_EXIT_USAGE,
+                                  "bad shape '%s': not a preset or AxB[xC] of any operator", o->shape_texts[i]);
+        }
+    }
+    return 0;
+}
+
+/* What each command needs, and what the options left to decide: the gate's
+ * thresholds, the library cache's age, the launch path's host allowance. */
+static int resolve_command(kg_options *o, const raw_options *w, kg_err *err)
+{
+    if (strcmp(o->command, "help") == 0 && o->candidate && strcmp(o->candidate, "batch") != 0 &&
+        strcmp(o->candidate, "kernelbench") != 0) {
+        int known = 0;
+        for (int i = 0; commands[i]; i++)
+            known |= strcmp(o->candidate, commands[i]) == 0;
+        if (!known)
+            return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%.80s' (try kgate help)", o->candidate);
+    }
+    if (strcmp(o->command, "explain") == 0 && !o->help && !o->rules && !!o->candidate == !!o->from_ncu)
+        return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
+    if (strcmp(o->command, "report") == 0 && !o->help) {
+        if (!o->n_inputs)
+            return kg_err_set(err, KG_EXIT_USAGE, "report needs results: kgate report RESULTS.json... -o FILE");
+        if (!o->output)
+            return kg_err_set(err, KG_EXIT_USAGE, "report needs -o FILE (- for stdout)");
+        if (o->format && strcmp(o->format, "html") && strcmp(o->format, "md") && strcmp(o->format, "csv"))
+            return kg_err_set(err, KG_EXIT_USAGE, "--format takes html, md or csv, not '%s'", o->format);
+    }
+    if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
+        return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
+    if (strcmp(o->command, "tune") == 0 && !o->help && (!o->candidate || o->n_shapes > 1))
+        return kg_err_set(err, KG_EXIT_USAGE, "tune needs one kernel and at most one shape: kgate tune "
+                          "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
+    if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
+        return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
+    if (!(o->gate.e_ok > 0) || !(o->gate.rho_ok > 0))
+        return kg_err_set(err, KG_EXIT_USAGE, "%s 0: a threshold must be in (0, 1.05]",
+                          o->gate.e_ok > 0 ? "--rho-ok" : "--e-ok");
+    if (w->lib_cache_age >= 0 && !o->lib_cache)
+        return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
+    if (w->lib_cache_age >= 0)
+        o->lib_cache_age_s = w->lib_cache_age;
+    if (o->gate.host_allowance < 0) {
+        /* the launch path of the file the workers will open: a link's target
+         * decides, as it decides which worker runs (app/commands.c) */
+        char path[PATH_MAX], kernel[96], real[PATH_MAX];
+        const char *file = NULL;
+        if (o->candidate) {
+            kg_candidate_split(o->candidate, path, sizeof path, kernel, sizeof kernel);
+            file = realpath(path, real) ? real : path;
+        }
+        o->gate.host_allowance = kg_host_allowance_for(file);
+    }
+    return 0;
+}
+
 int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
 {
     memset(o, 0, sizeof *o);
@@ -281,286 +618,12 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
         known |= strcmp(o->command, commands[i]) == 0;
     if (!known)
         return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%s' (try kgate help)", o->command);
-    const char *sizes = NULL, *shape = NULL, *flush = "read";
-    double lib_cache_age = -1; /* -1: not given */
-    /* Every option once: its name, what it sets, and what it accepts. */
-    const struct {
-        const char *name;
-        enum { FLAG, STR, NUM, INT, U64 } kind;
-        void *dst;
-        double lo, hi;        /* NUM, INT, U64: accepted range; FLAG: lo is the value set */
-        const char *choices;  /* STR: "a|b" when only two words are accepted */
-        const char *cmds;     /* the commands that take it (MEASURING: check, run and tune) */
-    } opts[] = {
-        {"--hot", FLAG, &o->hot, 1, 0, NULL, MEASURING},
-        {"--no-edge", FLAG, &o->edge, 0, 0, NULL, MEASURING},
-        {"--live", FLAG, &o->live, 1, 0, NULL, "run"},
-        {"--force", FLAG, &o->force, 1, 0, NULL, "peaks"},
-        {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL, MEASURING},
-        {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL, MEASURING},
-        {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL, MEASURING},
-        {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL, MEASURING},
-        {"--diagnose", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
-        {"--diagnose=always", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
-        {"--diagnose=auto", FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL, MEASURING},
-        {"--diagnose=extended", FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL, MEASURING},
-        {"--rules", FLAG, &o->rules, 1, 0, NULL, "explain"},
-        {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL, "explain"},
-        {"--diag-set", STR, NULL, 0, 0, NULL, MEASURING " explain"},
-        {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL, MEASURING},
-        {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL, MEASURING},
-        {"--lib-cache-age", NUM, &lib_cache_age, 1, 864000, NULL, MEASURING},
-        {"--op", STR, &o->op_name, 0, 0, NULL, MEASURING " explain ops"},
-        {"--dtype", STR, &o->dtype_name, 0, 0, NULL, MEASURING " explain"},
-        {"--shape", STR, &shape, 0, 0, NULL, MEASURING " explain"},
-        {"--sizes", STR, &sizes, 0, 0, NULL, MEASURING},
-        {"--json", STR, &o->json, 0, 0, NULL, MEASURING " peaks explain compare rejudge"},
-        {"--param", STR, NULL, 0, 0, NULL, MEASURING},
-        {"--roof", STR, &o->roof, 0, 0, "measured|datasheet", MEASURING},
-        {"--flush", STR, &flush, 0, 0, "read|memset", MEASURING},
-        {"--trials", INT, &o->trials, 1, 1000, NULL, MEASURING},
-        {"--seed", U64, &o->seed, 0, 1e18, NULL, MEASURING},
-        {"--device", INT, &o->device, 0, 64, NULL, MEASURING " peaks"},
-        {"--timeout", NUM, &o->timeout_s, 1, 86400, NULL, MEASURING},
-        {"--max-noise", NUM, &o->stop.max_noise, 0, 1, NULL, MEASURING},
-        {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL, MEASURING},
-        {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL, MEASURING},
-        {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL, MEASURING},
-        {"--e-ok", NUM, &o->gate.e_ok, 0, 1.05, NULL, MEASURING " rejudge"}, /* (0, 1.05]: 0 refused below */
-        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1.05, NULL, MEASURING " rejudge"},
-        {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL, MEASURING},
-        {"--same", NUM, &o->same, 0, 1, NULL, "compare"},
-        {"-o", STR, &o->output, 0, 0, NULL, "report"},
-        {"--format", STR, &o->format, 0, 0, NULL, "report"},
-        {"--regress", NUM, &o->regress, 0, 100, NULL, "compare"},
-        {"--budget", INT, &o->budget, 1, 100000, NULL, "tune"},
-        {"--knob", STR, NULL, 0, 0, NULL, "tune"},
-        {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL, MEASURING},
-        {"--torch", FLAG, &o->torch, 1, 0, NULL, MEASURING},
-        {"--torch-compile", FLAG, &o->torch, 2, 0, NULL, MEASURING},
-        {"--pin-sha256", STR, &o->pin_sha256, 0, 0, NULL, MEASURING},
-    };
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            o->help = 1;
-            continue;
-        }
-        if (a[0] != '-' && (strcmp(o->command, "report") == 0 || strcmp(o->command, "rejudge") == 0)) {
-            if (o->n_inputs == KG_MAX_SHAPES)
-                return kg_err_set(err, KG_EXIT_USAGE, "%s: at most %d results files", o->command, KG_MAX_SHAPES);
-            o->inputs[o->n_inputs++] = a;
-            continue;
-        }
-        if (a[0] != '-') {
-            if ((strcmp(o->command, "check") == 0 || strcmp(o->command, "tune") == 0 || strcmp(o->command, "help") == 0 ||
-                 strcmp(o->command, "explain") == 0 || strcmp(o->command, "compare") == 0) &&
-                !o->candidate)
-                o->candidate = a;
-            else if (strcmp(o->command, "compare") == 0 && !o->second)
-                o->second = a;
-            else
-                return kg_err_set(err, KG_EXIT_USAGE, "unexpected argument '%s'", a);
-            continue;
-        }
-        /* --name VALUE or --name=VALUE (a flag's own --diagnose=auto is a name) */
-        size_t k = 0, n_opts = sizeof opts / sizeof opts[0], len = strcspn(a, "=");
-        while (k < n_opts && strcmp(a, opts[k].name) != 0)
-            k++;
-        const char *inline_v = NULL;
-        if (k == n_opts && a[len] == '=') {
-            for (k = 0; k < n_opts && !(strlen(opts[k].name) == len && strncmp(a, opts[k].name, len) == 0); k++)
-                ;
-            inline_v = a + len + 1;
-        }
-        if (k == n_opts)
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%.*s' (try kgate help %s)", (int)len, a,
-                              o->command);
-        if (!takes(opts[k].cmds, o->command))
-            return kg_err_set(err, KG_EXIT_USAGE, "kgate %s does not take %s (try kgate help %s)", o->command,
-                              opts[k].name, o->command);
-        if (opts[k].kind == FLAG && inline_v)
-            return kg_err_set(err, KG_EXIT_USAGE, "%s takes no value", opts[k].name);
-        if (opts[k].kind == FLAG) {
-            *(int *)opts[k].dst = (int)opts[k].lo;
-            continue;
-        }
-        const char *v = inline_v ? inline_v : i + 1 < argc ? argv[++i] : NULL;
-        double d = 0;
-        if (!v)
-            return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", a);
-        if (strcmp(a, "--diag-set") == 0) {
-            if (kg_diag_params_set(&o->diag, v, err))
-                return err->code;
-            continue;
-        }
-        if (strcmp(a, "--knob") == 0) {
-            if (o->n_knobs == (int)(sizeof o->knobs / sizeof o->knobs[0]))
-                return kg_err_set(err, KG_EXIT_USAGE, "--knob: at most %d", o->n_knobs);
-            o->knobs[o->n_knobs++] = v;
-            continue;
-        }
-        if (strcmp(a, "--param") == 0) {
-            if (o->n_params == (int)(sizeof o->params / sizeof o->params[0]))
-                return kg_err_set(err, KG_EXIT_USAGE, "--param: at most %d", o->n_params);
-            o->params[o->n_params++] = v;
-            continue;
-        }
-        if (opts[k].kind == STR) {
-            const char *c = opts[k].choices, *bar = c ? strchr(c, '|') : NULL;
-            if (bar && !(strlen(v) == (size_t)(bar - c) && strncmp(v, c, (size_t)(bar - c)) == 0) &&
-                strcmp(v, bar + 1) != 0)
-                return kg_err_set(err, KG_EXIT_USAGE, "%s takes %.*s or %s, not '%s'", a,
-                                  (int)(bar - c), c, bar + 1, v);
-            *(const char **)opts[k].dst = v;
-            continue;
-        }
-        if (num(a, v, opts[k].lo, opts[k].hi, opts[k].kind != NUM, &d, err))
-            return err->code;
-        if (opts[k].kind == NUM)
-            *(double *)opts[k].dst = d;
-        else if (opts[k].kind == INT)
-            *(int *)opts[k].dst = (int)d;
-        else
-            *(unsigned long long *)opts[k].dst = (unsigned long long)d;
-    }
-    if (o->pin_sha256) {
-        size_t n = strspn(o->pin_sha256, "0123456789abcdef");
-        if (strcmp(o->command, "check") != 0 && strcmp(o->command, "tune") != 0)
-            return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256 is for kgate check and kgate tune");
-        if (n != 64 || o->pin_sha256[n])
-            return kg_err_set(err, KG_EXIT_USAGE, "--pin-sha256: '%.80s' is not 64 lowercase hex digits",
-                              o->pin_sha256);
-    }
-    o->memset_flush = strcmp(flush, "memset") == 0;
+    raw_options w = {NULL, NULL, "read", -1};
+    if (parse_args(argc, argv, o, &w, err) || resolve_op_dtype(o, err))
+        return err->code;
+    o->memset_flush = strcmp(w.flush, "memset") == 0;
     o->suite = strcmp(o->command, "run") == 0;
-    if (o->op_name) {
-        o->op = kg_op_find(o->op_name);
-        if (!o->op) {
-            char names[768] = "";
-            size_t k = 0;
-            for (int i = 0; kg_ops[i]; i++)
-                kg_append(names, sizeof names, &k, "%s%s", i ? ", " : "", kg_ops[i]->name);
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown operator '%.80s' (known: %s)", o->op_name, names);
-        }
-    }
-    if (o->dtype_name) {
-        if (kg_dtype_parse(o->dtype_name, &o->dtype) || o->dtype == KG_FP64 || kg_dtype_is_int(o->dtype))
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown dtype '%s' (known: fp16, bf16, fp32)", o->dtype_name);
-        if (o->op && !kg_op_has_dtype(o->op, o->dtype))
-            return kg_err_set(err, KG_EXIT_USAGE, "%s does not support %s", o->op->name, o->dtype_name);
-        o->have_dtype = 1;
-    }
-    /* each --param must name a scalar of --op, or of some operator */
-    for (int i = 0; i < o->n_params; i++) {
-        int ok = 0;
-        const char *eq = strchr(o->params[i], '=');
-        if (!eq || eq == o->params[i])
-            return kg_err_set(err, KG_EXIT_USAGE, "--param '%s': expected NAME=VALUE (kgate ops lists "
-                              "each operator's scalars)", o->params[i]);
-        kg_err e2 = {0, ""}, own = {0, ""};
-        for (int k = 0; kg_ops[k] && !ok; k++) {
-            kg_scalars sc;
-            char name[64];
-            if (o->op && o->op != kg_ops[k])
-                continue;
-            kg_scalars_default(kg_ops[k], &sc);
-            memset(&e2, 0, sizeof e2);
-            ok = kg_scalars_set(kg_ops[k], &sc, o->params[i], &e2) == 0;
-            if (o->op && !ok)
-                return kg_err_set(err, KG_EXIT_USAGE, "%s", e2.msg);
-            /* an operator that has the scalar says best why the value is refused */
-            snprintf(name, sizeof name, "%.*s", (int)(eq - o->params[i]), o->params[i]);
-            if (!ok && kg_op_scalar(kg_ops[k], name))
-                kg_err_set(&own, e2.code, "%s", e2.msg);
-        }
-        if (!ok && own.code)
-            return kg_err_set(err, KG_EXIT_USAGE, "%s", own.msg);
-        if (!ok)
-            return kg_err_set(err, KG_EXIT_USAGE, "--param %s: no operator has that scalar, or the "
-                              "value is not a number it takes", o->params[i]);
-    }
-    if (shape && sizes)
-        return kg_err_set(err, KG_EXIT_USAGE, "give --shape or --sizes, not both");
-    if (shape) {
-        o->shape_texts[o->n_shapes++] = shape;
-    } else if (sizes && strcmp(sizes, "all") == 0) {
-        o->all_presets = 1; /* expanded once the kernels, and so the operators, are known */
-    } else if (sizes) {
-        static char buf[512];
-        snprintf(buf, sizeof buf, "%s", sizes);
-        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-            if (o->n_shapes == KG_MAX_SHAPES)
-                return kg_err_set(err, KG_EXIT_USAGE, "--sizes: at most %d shapes", KG_MAX_SHAPES);
-            o->shape_texts[o->n_shapes++] = t;
-        }
-    }
-    /* Shapes are checked against every operator they may apply to. */
-    for (int i = 0; i < o->n_shapes; i++) {
-        kg_shape s;
-        if (o->op) {
-            if (kg_shape_parse(o->op, o->shape_texts[i], &s, err))
-                return err->code;
-        } else {
-            int ok = 0;
-            kg_err own = {0, ""};
-            for (int k = 0; kg_ops[k]; k++) {
-                kg_err e2 = {0, ""};
-                ok |= kg_shape_parse(kg_ops[k], o->shape_texts[i], &s, &e2) == 0;
-                /* the extents of an operator with its own shape rule, which
-                 * refused them: its reason (a convolution's padding) */
-                if (e2.code && kg_ops[k]->check_shape && extent_count(o->shape_texts[i]) == kg_ops[k]->n_dims)
-                    kg_err_set(&own, e2.code, "%s", e2.msg);
-            }
-            if (!ok && own.code)
-                return kg_err_set(err, KG_EXIT_USAGE, "%s", own.msg);
-            if (!ok)
-                return kg_err_set(err, KG_EXIT_USAGE,
-                                  "bad shape '%s': not a preset or AxB[xC] of any operator", o->shape_texts[i]);
-        }
-    }
-    if (strcmp(o->command, "help") == 0 && o->candidate && strcmp(o->candidate, "batch") != 0 &&
-        strcmp(o->candidate, "kernelbench") != 0) {
-        known = 0;
-        for (int i = 0; commands[i]; i++)
-            known |= strcmp(o->candidate, commands[i]) == 0;
-        if (!known)
-            return kg_err_set(err, KG_EXIT_USAGE, "unknown command '%.80s' (try kgate help)", o->candidate);
-    }
-    if (strcmp(o->command, "explain") == 0 && !o->help && !o->rules && !!o->candidate == !!o->from_ncu)
-        return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
-    if (strcmp(o->command, "report") == 0 && !o->help) {
-        if (!o->n_inputs)
-            return kg_err_set(err, KG_EXIT_USAGE, "report needs results: kgate report RESULTS.json... -o FILE");
-        if (!o->output)
-            return kg_err_set(err, KG_EXIT_USAGE, "report needs -o FILE (- for stdout)");
-        if (o->format && strcmp(o->format, "html") && strcmp(o->format, "md") && strcmp(o->format, "csv"))
-            return kg_err_set(err, KG_EXIT_USAGE, "--format takes html, md or csv, not '%s'", o->format);
-    }
-    if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
-        return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
-    if (strcmp(o->command, "tune") == 0 && !o->help && (!o->candidate || o->n_shapes > 1))
-        return kg_err_set(err, KG_EXIT_USAGE, "tune needs one kernel and at most one shape: kgate tune "
-                          "CANDIDATE.so:KERNEL [--shape S] [--budget N]");
-    if (strcmp(o->command, "check") == 0 && !o->candidate && !o->help)
-        return kg_err_set(err, KG_EXIT_USAGE, "check needs a candidate: kgate check CANDIDATE.so[:KERNEL]");
-    if (!(o->gate.e_ok > 0) || !(o->gate.rho_ok > 0))
-        return kg_err_set(err, KG_EXIT_USAGE, "%s 0: a threshold must be in (0, 1.05]",
-                          o->gate.e_ok > 0 ? "--rho-ok" : "--e-ok");
-    if (lib_cache_age >= 0 && !o->lib_cache)
-        return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
-    if (lib_cache_age >= 0)
-        o->lib_cache_age_s = lib_cache_age;
-    if (o->gate.host_allowance < 0) {
-        /* the launch path of the file the workers will open: a link's target
-         * decides, as it decides which worker runs (app/commands.c) */
-        char path[PATH_MAX], kernel[96], real[PATH_MAX];
-        const char *file = NULL;
-        if (o->candidate) {
-            kg_candidate_split(o->candidate, path, sizeof path, kernel, sizeof kernel);
-            file = realpath(path, real) ? real : path;
-        }
-        o->gate.host_allowance = kg_host_allowance_for(file);
-    }
+    if (resolve_params(o, err) || resolve_shapes(o, &w, err) || resolve_command(o, &w, err))
+        return err->code;
     return 0;
 }
