@@ -468,6 +468,235 @@ static int violate(job_state *js, const char *fmt, const char *what)
 }
 
 /* One event line; returns non-zero to stop the worker. */
+/* One handler an event kind: what the event does to the job's state; 1
+ * (after violate) to stop the worker. The event was parsed and validated,
+ * and its subject fits the job's mode (on_line). */
+typedef int (*event_fn)(job_state *js, kg_event *e);
+
+static int on_hello(job_state *js, kg_event *e)
+{
+    (void)e;
+    int stop = js->hello ? violate(js, "%s", "a second hello") : 0;
+    js->hello = 1;
+    js->hello_s = kg_mono() - js->t_start;
+    return stop;
+}
+
+static int on_table(job_state *js, kg_event *e)
+{
+    if (js->job->mode != KG_JOB_LIST || js->table)
+        return violate(js, "%s", "an unexpected table");
+    js->table = e->entries;
+    js->n_table = e->n_entries;
+    e->entries = NULL;
+    return 0;
+}
+
+/* What a library path or the bundled best is (its note). */
+static int on_subject(job_state *js, kg_event *e)
+{
+    if (e->subject == KG_SUBJ_LIB) {
+        kg_libpath *p = lib_path(js->lib, e->path);
+        if (p)
+            snprintf(p->note, sizeof p->note, "%s", e->text);
+    } else {
+        snprintf(js->lib->best_name, sizeof js->lib->best_name, "%s", e->path);
+        snprintf(js->lib->best_note, sizeof js->lib->best_note, "%s", e->text);
+    }
+    return 0;
+}
+
+static int on_unsupported(job_state *js, kg_event *e)
+{
+    kg_libpath *p = lib_path(js->lib, e->path);
+    if (p) {
+        p->status = KG_LIB_UNSUPPORTED;
+        snprintf(p->note, sizeof p->note, "%s", e->text);
+    }
+    return 0;
+}
+
+static int on_check(job_state *js, kg_event *e)
+{
+    kg_libpath *p = e->subject == KG_SUBJ_LIB && !e->pass ? lib_path(js->lib, e->path) : NULL;
+    if (p) {
+        p->status = KG_LIB_WRONG;
+        snprintf(p->note, sizeof p->note, "failed the reference check: %.280s", e->text);
+    }
+    return 0;
+}
+
+/* A kernel's summary: each name once, only those a kernel may set. */
+static int kernel_sum(job_state *js, const kg_event *e)
+{
+    for (int i = 0; i < js->n_seen; i++)
+        if (strcmp(js->seen[i], e->name) == 0)
+            return violate(js, "summary '%s' reported twice", e->name);
+    if (js->n_seen < KG_MAX_SUMMARIES)
+        snprintf(js->seen[js->n_seen++], sizeof js->seen[0], "%s", e->name);
+    if (!kernel_sum_ok(e->name))
+        return violate(js, "a kernel may not set summary '%s'", e->name);
+    if (!(e->value >= 0) && strcmp(e->name, "time/escaped") != 0)
+        return violate(js, "a negative or missing value for '%s'", e->name);
+    kg_result_set_unit(js->r, e->name, e->value, e->unit[0] ? e->unit : NULL);
+    return 0;
+}
+
+/* A library path's or the bundled best's summary: what disturbed its
+ * timing, and its time and interval, each once. */
+static int lib_sum(job_state *js, const kg_event *e)
+{
+    double *dst = NULL;
+    kg_libpath *p = e->subject == KG_SUBJ_LIB ? lib_path(js->lib, e->path) : NULL;
+    int median = strcmp(e->name, "time/gpu/median") == 0;
+    if (strcmp(e->name, "time/throttled") == 0 || strcmp(e->name, "time/foreign") == 0 ||
+        strcmp(e->name, "time/retimed") == 0) {
+        /* what disturbed the library's timing (a first timing, timed again):
+         * such a measurement is not cached */
+        if (!(e->value >= 0 && e->value < 1e9))
+            return violate(js, "a negative or missing value for '%s'", e->name);
+        js->lib->disturbed += e->value;
+        if (strcmp(e->name, "time/foreign") == 0)
+            js->lib->foreign += e->value;
+        return 0;
+    }
+    if (strcmp(e->name, "time/gpu/median") != 0 && strcmp(e->name, "time/gpu/ci_lo") != 0 &&
+        strcmp(e->name, "time/gpu/ci_hi") != 0)
+        return 0; /* other library summaries are not kept */
+    if (!(e->value > 0))
+        return violate(js, "a non-positive time for '%s'", e->name);
+    if (p) {
+        dst = median ? &p->t : strstr(e->name, "lo") ? &p->lo : &p->hi;
+        if (median && p->status != KG_LIB_WRONG)
+            p->status = KG_LIB_OK;
+    } else if (e->subject == KG_SUBJ_BEST) {
+        dst = median ? &js->lib->best_t : strstr(e->name, "lo") ? &js->lib->best_lo : &js->lib->best_hi;
+        if (median)
+            js->lib->have_best = 1;
+    }
+    /* each library or best time once: a candidate that brings its own
+     * library paths (a problem outside the catalog) may not send a path's
+     * time again to move E_lib */
+    if (dst && *dst > 0)
+        return violate(js, "a library time reported twice ('%s')", e->name);
+    if (dst)
+        *dst = e->value;
+    return 0;
+}
+
+static int on_sum(job_state *js, kg_event *e)
+{
+    if (e->subject == KG_SUBJ_KERNEL)
+        return kernel_sum(js, e);
+    if (e->subject == KG_SUBJ_LIB || e->subject == KG_SUBJ_BEST)
+        return lib_sum(js, e);
+    return violate(js, "%s", "a summary without a subject");
+}
+
+static int on_timing(job_state *js, kg_event *e)
+{
+    /* one timing a kernel: a forged one first would put its note in the detail */
+    if (e->subject == KG_SUBJ_KERNEL && js->timed)
+        return violate(js, "%s", "a second timing event for the kernel");
+    if (e->subject == KG_SUBJ_KERNEL) {
+        kg_result *r = js->r;
+        js->timed = 1;
+        snprintf(r->stop, sizeof r->stop, "%s", e->stop);
+        if (e->escaped)
+            r->flags |= KG_FLAG(ESCAPED);
+        if (e->throttled > 0)
+            r->flags |= KG_FLAG(THROTTLED);
+        if (strcmp(r->stop, "wall-cap") == 0 || strcmp(r->stop, "max-samples") == 0)
+            r->flags |= KG_FLAG(NOISY);
+        if (e->text[0] && !r->detail[0])
+            snprintf(r->detail, sizeof r->detail, "%s", e->text);
+    } else if (js->lib) { /* the note of the first library timing that saw foreign work */
+        if (js->lib->foreign > js->lib_foreign_noted && e->text[0] && !js->lib->timing_note[0])
+            snprintf(js->lib->timing_note, sizeof js->lib->timing_note, "%s", e->text);
+        js->lib_foreign_noted = js->lib->foreign;
+    }
+    return 0;
+}
+
+/* The diagnosis explains, it never judges: facts are kept as sent
+ * (validated by kg_event_parse), at most KG_DIAG_KERNELS_MAX. */
+static int on_diag(job_state *js, kg_event *e)
+{
+    if (!js->r->diag && !(js->r->diag = calloc(1, sizeof *js->r->diag)))
+        return violate(js, "%s", "out of memory for the diagnosis");
+    kg_diagnosis *d = js->r->diag;
+    if (e->kind == KG_EV_KERNEL) {
+        if (d->n_kernels >= KG_DIAG_KERNELS_MAX)
+            return violate(js, "%s", "more kernels described than KG_DIAG_KERNELS_MAX");
+        d->kernels[d->n_kernels++] = *e->kf;
+        return 0;
+    }
+    snprintf(d->note, sizeof d->note, "%.500s", e->text);
+    d->passes = e->passes;
+    d->launches = e->launches;
+    d->busy_s = e->busy_s;
+    d->wall_s = e->wall_s;
+    return 0;
+}
+
+static int on_fail(job_state *js, kg_event *e)
+{
+    if (e->subject == KG_SUBJ_LIB) {
+        /* the library, not the candidate, failed: stop the command */
+        kg_err_set(&js->fatal, KG_EXIT_ENV, "library path %s failed: %s", e->path, e->text);
+    } else if (e->subject == KG_SUBJ_BEST) {
+        js->lib->have_best = 0;
+        snprintf(js->lib->best_note, sizeof js->lib->best_note, "bundled %s failed: %.200s", js->lib->best_name,
+                 e->text);
+    } else if (strcmp(e->fail_kind, "crash") == 0) {
+        js->crashed = 1;
+        snprintf(js->crash, sizeof js->crash, "%s", e->text);
+    } else if (!js->incorrect) {
+        /* "CHECK: WHAT WENT WRONG": the check that fired is the reason */
+        const char *colon = strstr(e->text, ": ");
+        size_t n = colon && colon - e->text < 200 ? (size_t)(colon - e->text) : strlen(e->text);
+        js->incorrect = 1;
+        snprintf(js->r->reason, sizeof js->r->reason, "%.*s", (int)n, e->text);
+        snprintf(js->r->detail, sizeof js->r->detail, "%s", e->text[n] ? e->text + n + 2 : "");
+    }
+    return 0;
+}
+
+/* An error stops the command (no GPU, a file that is no candidate): only
+ * the worker's own, which knows the job's nonce; candidate code writing
+ * one on the channel to stop a batch is a violation of its job alone. */
+static int on_error(job_state *js, kg_event *e)
+{
+    if (strcmp(e->nonce, js->job->nonce) != 0)
+        return violate(js, "an error event that does not carry the job's nonce: %.300s", e->text);
+    kg_err_set(&js->fatal, e->code, "%s", e->text);
+    return 0;
+}
+
+static int on_done(job_state *js, kg_event *e)
+{
+    int stop = 0;
+    if (js->done)
+        stop = violate(js, "%s", "a second done");
+    else if (strcmp(e->nonce, js->job->nonce) != 0)
+        stop = violate(js, "%s", "a done that does not carry the job's nonce");
+    else if (e->unsupported && js->job->mode != KG_JOB_KERNEL)
+        stop = violate(js, "%s", "an unsupported shape outside a kernel job");
+    else
+        js->unsupported = e->unsupported;
+    js->done = 1;
+    return stop;
+}
+
+static const event_fn handlers[KG_EV_COUNT] = {
+    [KG_EV_HELLO] = on_hello,   [KG_EV_TABLE] = on_table, [KG_EV_SUBJECT] = on_subject,
+    [KG_EV_UNSUPPORTED] = on_unsupported, [KG_EV_CHECK] = on_check, [KG_EV_SUM] = on_sum,
+    [KG_EV_TIMING] = on_timing, [KG_EV_KERNEL] = on_diag, [KG_EV_DIAG] = on_diag,
+    [KG_EV_FAIL] = on_fail,     [KG_EV_ERROR] = on_error, [KG_EV_DONE] = on_done,
+};
+
+/* One line from the worker: parsed and validated, its order and subject
+ * checked against the job, then handed to its kind's handler. */
 static int on_line(void *ud, const char *line)
 {
     job_state *js = ud;
@@ -477,215 +706,14 @@ static int on_line(void *ud, const char *line)
         return violate(js, "%s", perr.msg);
     int stop = 0;
     const kg_job *jb = js->job;
-    if (e.kind != KG_EV_HELLO && !js->hello) {
+    if (e.kind != KG_EV_HELLO && !js->hello)
         stop = violate(js, "%s before hello", kg_event_kind_name(e.kind));
-        goto out;
-    }
-    if (e.subject == KG_SUBJ_KERNEL && jb->mode != KG_JOB_KERNEL) {
+    else if (e.subject == KG_SUBJ_KERNEL && jb->mode != KG_JOB_KERNEL)
         stop = violate(js, "a kernel event in a %s job", jb->mode == KG_JOB_LIST ? "list" : "library");
-        goto out;
-    }
-    if ((e.subject == KG_SUBJ_LIB || e.subject == KG_SUBJ_BEST) && jb->mode != KG_JOB_LIBRARY) {
+    else if ((e.subject == KG_SUBJ_LIB || e.subject == KG_SUBJ_BEST) && jb->mode != KG_JOB_LIBRARY)
         stop = violate(js, "a %s event outside a library job", e.subject == KG_SUBJ_LIB ? "lib" : "best");
-        goto out;
-    }
-    switch (e.kind) {
-    case KG_EV_HELLO:
-        if (js->hello)
-            stop = violate(js, "%s", "a second hello");
-        js->hello = 1;
-        js->hello_s = kg_mono() - js->t_start;
-        break;
-    case KG_EV_TABLE:
-        if (jb->mode != KG_JOB_LIST || js->table) {
-            stop = violate(js, "%s", "an unexpected table");
-            break;
-        }
-        js->table = e.entries;
-        js->n_table = e.n_entries;
-        e.entries = NULL;
-        break;
-    case KG_EV_SUBJECT:
-        if (e.subject == KG_SUBJ_LIB) {
-            kg_libpath *p = lib_path(js->lib, e.path);
-            if (p)
-                snprintf(p->note, sizeof p->note, "%s", e.text);
-        } else {
-            snprintf(js->lib->best_name, sizeof js->lib->best_name, "%s", e.path);
-            snprintf(js->lib->best_note, sizeof js->lib->best_note, "%s", e.text);
-        }
-        break;
-    case KG_EV_UNSUPPORTED: {
-        kg_libpath *p = lib_path(js->lib, e.path);
-        if (p) {
-            p->status = KG_LIB_UNSUPPORTED;
-            snprintf(p->note, sizeof p->note, "%s", e.text);
-        }
-        break;
-    }
-    case KG_EV_CHECK:
-        if (e.subject == KG_SUBJ_LIB && !e.pass) {
-            kg_libpath *p = lib_path(js->lib, e.path);
-            if (p) {
-                p->status = KG_LIB_WRONG;
-                snprintf(p->note, sizeof p->note, "failed the reference check: %.280s", e.text);
-            }
-        }
-        break;
-    case KG_EV_SUM:
-        if (e.subject == KG_SUBJ_KERNEL) {
-            int dup = 0;
-            for (int i = 0; i < js->n_seen && !dup; i++)
-                dup = strcmp(js->seen[i], e.name) == 0;
-            if (dup) {
-                stop = violate(js, "summary '%s' reported twice", e.name);
-                break;
-            }
-            if (js->n_seen < KG_MAX_SUMMARIES)
-                snprintf(js->seen[js->n_seen++], sizeof js->seen[0], "%s", e.name);
-            if (!kernel_sum_ok(e.name))
-                stop = violate(js, "a kernel may not set summary '%s'", e.name);
-            else if (!(e.value >= 0) && strcmp(e.name, "time/escaped") != 0)
-                stop = violate(js, "a negative or missing value for '%s'", e.name);
-            else
-                kg_result_set_unit(js->r, e.name, e.value, e.unit[0] ? e.unit : NULL);
-        } else if (e.subject == KG_SUBJ_LIB || e.subject == KG_SUBJ_BEST) {
-            double *dst = NULL;
-            kg_libpath *p = e.subject == KG_SUBJ_LIB ? lib_path(js->lib, e.path) : NULL;
-            int median = strcmp(e.name, "time/gpu/median") == 0;
-            if (strcmp(e.name, "time/throttled") == 0 || strcmp(e.name, "time/foreign") == 0 ||
-                strcmp(e.name, "time/retimed") == 0) {
-                /* what disturbed the library's timing (a first timing, timed again): such a
-                 * measurement is not cached */
-                if (!(e.value >= 0 && e.value < 1e9))
-                    stop = violate(js, "a negative or missing value for '%s'", e.name);
-                else {
-                    js->lib->disturbed += e.value;
-                    if (strcmp(e.name, "time/foreign") == 0)
-                        js->lib->foreign += e.value;
-                }
-                break;
-            }
-            if (strcmp(e.name, "time/gpu/median") != 0 && strcmp(e.name, "time/gpu/ci_lo") != 0 &&
-                strcmp(e.name, "time/gpu/ci_hi") != 0)
-                break; /* other library summaries are not kept */
-            if (!(e.value > 0)) {
-                stop = violate(js, "a non-positive time for '%s'", e.name);
-                break;
-            }
-            if (p) {
-                dst = median ? &p->t : strstr(e.name, "lo") ? &p->lo : &p->hi;
-                if (median && p->status != KG_LIB_WRONG)
-                    p->status = KG_LIB_OK;
-            } else if (e.subject == KG_SUBJ_BEST) {
-                dst = median ? &js->lib->best_t : strstr(e.name, "lo") ? &js->lib->best_lo
-                                                                        : &js->lib->best_hi;
-                if (median)
-                    js->lib->have_best = 1;
-            }
-            if (dst && *dst > 0) {
-                /* each library or best time once: a candidate that brings its
-                 * own library paths (a problem outside the catalog) may not
-                 * send a path's time again to move E_lib */
-                stop = violate(js, "a library time reported twice ('%s')", e.name);
-                break;
-            }
-            if (dst)
-                *dst = e.value;
-        } else {
-            stop = violate(js, "%s", "a summary without a subject");
-        }
-        break;
-    case KG_EV_TIMING:
-        if (e.subject == KG_SUBJ_KERNEL && js->timed) {
-            /* one timing a kernel: a forged one first would put its note in the detail */
-            stop = violate(js, "%s", "a second timing event for the kernel");
-        } else if (e.subject == KG_SUBJ_KERNEL) {
-            kg_result *r = js->r;
-            js->timed = 1;
-            snprintf(r->stop, sizeof r->stop, "%s", e.stop);
-            if (e.escaped)
-                r->flags |= KG_FLAG(ESCAPED);
-            if (e.throttled > 0)
-                r->flags |= KG_FLAG(THROTTLED);
-            if (strcmp(r->stop, "wall-cap") == 0 || strcmp(r->stop, "max-samples") == 0)
-                r->flags |= KG_FLAG(NOISY);
-            if (e.text[0] && !r->detail[0])
-                snprintf(r->detail, sizeof r->detail, "%s", e.text);
-        } else if (js->lib) { /* the note of the first library timing that saw foreign work */
-            if (js->lib->foreign > js->lib_foreign_noted && e.text[0] && !js->lib->timing_note[0])
-                snprintf(js->lib->timing_note, sizeof js->lib->timing_note, "%s", e.text);
-            js->lib_foreign_noted = js->lib->foreign;
-        }
-        break;
-    case KG_EV_KERNEL:
-    case KG_EV_DIAG:
-        /* the diagnosis explains, it never judges: facts are kept as sent
-         * (validated by kg_event_parse), at most KG_DIAG_KERNELS_MAX */
-        if (!js->r->diag && !(js->r->diag = calloc(1, sizeof *js->r->diag))) {
-            stop = violate(js, "%s", "out of memory for the diagnosis");
-            break;
-        }
-        if (e.kind == KG_EV_KERNEL) {
-            kg_diagnosis *d = js->r->diag;
-            if (d->n_kernels < KG_DIAG_KERNELS_MAX)
-                d->kernels[d->n_kernels++] = *e.kf;
-            else
-                stop = violate(js, "%s", "more kernels described than KG_DIAG_KERNELS_MAX");
-        } else {
-            kg_diagnosis *d = js->r->diag;
-            snprintf(d->note, sizeof d->note, "%.500s", e.text);
-            d->passes = e.passes;
-            d->launches = e.launches;
-            d->busy_s = e.busy_s;
-            d->wall_s = e.wall_s;
-        }
-        break;
-    case KG_EV_FAIL:
-        if (e.subject == KG_SUBJ_LIB) {
-            /* the library, not the candidate, failed: stop the command */
-            kg_err_set(&js->fatal, KG_EXIT_ENV, "library path %s failed: %s", e.path, e.text);
-        } else if (e.subject == KG_SUBJ_BEST) {
-            js->lib->have_best = 0;
-            snprintf(js->lib->best_note, sizeof js->lib->best_note, "bundled %s failed: %.200s",
-                     js->lib->best_name, e.text);
-        } else if (strcmp(e.fail_kind, "crash") == 0) {
-            js->crashed = 1;
-            snprintf(js->crash, sizeof js->crash, "%s", e.text);
-        } else if (!js->incorrect) {
-            /* "CHECK: WHAT WENT WRONG": the check that fired is the reason */
-            const char *colon = strstr(e.text, ": ");
-            size_t n = colon && colon - e.text < 200 ? (size_t)(colon - e.text) : strlen(e.text);
-            js->incorrect = 1;
-            snprintf(js->r->reason, sizeof js->r->reason, "%.*s", (int)n, e.text);
-            snprintf(js->r->detail, sizeof js->r->detail, "%s", e.text[n] ? e.text + n + 2 : "");
-        }
-        break;
-    case KG_EV_ERROR:
-        /* an error stops the command (no GPU, a file that is no candidate):
-         * only the worker's own, which knows the job's nonce; candidate code
-         * writing one on the channel to stop a batch is a violation of its
-         * job alone */
-        if (strcmp(e.nonce, js->job->nonce) != 0)
-            stop = violate(js, "an error event that does not carry the job's nonce: %.300s", e.text);
-        else
-            kg_err_set(&js->fatal, e.code, "%s", e.text);
-        break;
-    case KG_EV_DONE:
-        if (js->done)
-            stop = violate(js, "%s", "a second done");
-        else if (strcmp(e.nonce, js->job->nonce) != 0)
-            stop = violate(js, "%s", "a done that does not carry the job's nonce");
-        else if (e.unsupported && jb->mode != KG_JOB_KERNEL)
-            stop = violate(js, "%s", "an unsupported shape outside a kernel job");
-        else
-            js->unsupported = e.unsupported;
-        js->done = 1;
-        break;
-    default:
-        break;
-    }
-out:
+    else if ((unsigned)e.kind < KG_EV_COUNT && handlers[e.kind])
+        stop = handlers[e.kind](js, &e);
     kg_event_free(&e);
     return stop;
 }
