@@ -13,7 +13,10 @@
 //                         softmax's essential bytes, a rho near 0.6, where
 //                         the honest path is far below 0.5.
 //   content_memo_sampled  the same keyed on 64 sampled elements: a replay
-//                         costs little more than the copy (a rho near 0.9).
+//                         costs little more than the copy (a rho near 0.9);
+//                         inputs that differ only where it does not sample
+//                         (kgate's edge rows) get a stale answer, so it is
+//                         INCORRECT where it is not SLOW.
 //   late_skip             honest for its first 64 calls, then computes only
 //                         the first half of the rows whenever it is called
 //                         within 2 ms of its last return (a timing loop's
