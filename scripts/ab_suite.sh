@@ -7,7 +7,8 @@
 # against each A run (the second A run says how far the same build moves
 # between runs).
 # Writes OUT/{a1,b,a2}.json, their tables and wall times (wall.txt), and the
-# comparisons (compare-*.txt, compare-*.json).
+# comparisons (compare-*.txt, compare-*.json). Both builds must take a list
+# of kernels after the candidate (CAND.so:A,B: 9f2d08e and later).
 #   scripts/ab_suite.sh OUT BUILD_A BUILD_B [SIZES]
 set -u
 out=${1:?usage: scripts/ab_suite.sh OUT BUILD_A BUILD_B [SIZES]}
@@ -57,11 +58,13 @@ for side in ${AB_ORDER:-a1 b a2}; do
     done
     for spec in "$@"; do
         tag=$side-$(basename "${spec%%:*}" .so)
-        t0=$(date +%s.%N)
+        t0=$(date +%s%N)
         "$build/kgate" check "$spec" --sizes "$sizes" --json "$out/$tag.json" >"$out/$tag.txt" 2>&1
         rc=$?
-        t1=$(date +%s.%N)
-        echo "$tag $(echo "$t1 - $t0" | bc) s exit $rc" | tee -a "$out/wall.txt"
+        t1=$(date +%s%N)
+        echo "$tag $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }') s exit $rc" | tee -a "$out/wall.txt"
+        [ $rc = 3 ] && echo "$tag: usage error: a build before 9f2d08e takes one kernel after ':', not a list" \
+            "(kgate check --op OP for such a build)" | tee -a "$out/wall.txt"
     done
 done
 for c in libkgate_bundled tilelang/libkgate_tilelang; do
