@@ -40,6 +40,30 @@ class KgateError(Exception):
         self.code, self.report = code, report
 
 
+# A kgate worker process says so here before any candidate code runs
+# (kgate._worker.main: exec'd, or forked by the fork server); the variable
+# reaches the processes a candidate starts, which are inside the worker too.
+WORKER_ENV = "KGATE_IN_WORKER"
+_in_worker = False
+
+
+def mark_worker():
+    """Marks this process as a kgate worker: every entry point that starts a
+    check refuses to run in it from now on (refuse_in_worker)."""
+    global _in_worker
+    _in_worker = True
+    os.environ[WORKER_ENV] = "1"
+
+
+def refuse_in_worker(entry):
+    """Raises KgateError (exit 3) when called inside a kgate worker. A file
+    that starts a check when imported (kgate.check at its top level) would
+    start another in every worker that imports it, each importing it again."""
+    if _in_worker or os.environ.get(WORKER_ENV):
+        raise KgateError(3, f"{entry}: called inside a kgate worker, which imports the file that calls it: "
+                            'put the call under `if __name__ == "__main__":`')
+
+
 class Result(dict):
     """One judged kernel: the result object of docs/results.md, with
     attribute access to its fields (r.verdict, r.reason, r.time).
@@ -192,6 +216,7 @@ def run_cli(args, json_path, timeout=None, env=None):
     """Runs `kgate ARGS --json json_path`; returns the Report. A usage,
     candidate, environment or file error raises KgateError, carrying what was
     measured before it."""
+    refuse_in_worker("kgate.run_cli")
     exe = find_kgate()
     e = _cli_env()
     if env:
@@ -219,6 +244,7 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
     jobs); jobs_per_gpu (1 to 4) jobs run on each GPU at once, their GPU work
     one at a time; returns (exit code, the summary kgate printed). Read the
     results with kgate.read_batch(out)."""
+    refuse_in_worker("kgate.batch")
     if isinstance(manifest, (list, tuple)):
         for i, j in enumerate(manifest):
             if not isinstance(j, dict) or not isinstance(j.get("candidate"), str):
@@ -327,6 +353,7 @@ def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtyp
     with "_problem"), with compile= and family= as kgate.Problem takes them
     (docs/python.md). Its dtype and its one shape are the inputs'.
     """
+    refuse_in_worker("kgate.check")
     if not callable(fn):
         raise TypeError(f"kgate.check: fn must be callable, not {type(fn).__name__}")
     if reference is not None or inputs is not None:

@@ -244,6 +244,7 @@ def _check(cand, json_path, options, timeout, n):
 def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0, pins=None):
     """Judges one solution; returns (Report, [kb_gate per result]). `pins`:
     the files' SHA-256 as the batch found them (default: read now)."""
+    api.refuse_in_worker("kgate.kernelbench.judge")
     for f in (problem_path, solution_path):
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
@@ -326,6 +327,7 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
     without a result gets the error and a new run takes the rest, else every
     solution left gets it. Solutions are tracked by position, so a file named
     twice is judged twice."""
+    api.refuse_in_worker("kgate.kernelbench.judge_group")
     for f in [problem_path, *solution_paths]:
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
@@ -394,6 +396,7 @@ def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, p
     one problem share one `kgate check` (judge_group): one description and
     one library measurement of the problem, each solution in its own worker.
     Returns (results document, exit code)."""
+    api.refuse_in_worker("kgate.kernelbench.batch")
     todo, pins, by_prob, errors = _plan(problems, solutions)
     doc, code, results = None, 4 if errors else 0, []
     groups = list(by_prob.items()) if group else [(prob, [s]) for prob, sols in by_prob.items() for s in sols]
@@ -440,6 +443,7 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
     jobs already judged (a job is its solutions: adding a solution re-judges
     its problem's jobs from it on). Returns (results document, exit code)
     like batch()."""
+    api.refuse_in_worker("kgate.kernelbench.batch_gpus")
     os.makedirs(workdir, exist_ok=True)
     _, pins, by_prob, errors = _plan(problems, solutions)
     jobs, parts = [], {}

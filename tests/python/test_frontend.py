@@ -504,6 +504,106 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
             self.assertIn("GPU", err)
 
 
+RECURSES = """
+import kgate
+
+def my_relu(x):
+    return x
+
+report = kgate.check(my_relu, op="relu", dtype="fp16", shapes=["small"])  # at import: no __main__ guard
+"""
+
+
+class ChecksInsideAWorker(unittest.TestCase):
+    """A check started inside a kgate worker (a file that calls kgate.check
+    at import, as the worker imports it) is refused at once, in one line
+    that says to put the call under `if __name__ == "__main__":`: it would
+    otherwise start a check in every worker, each importing the file again."""
+
+    ENTRIES = (("kgate.check", lambda d: kgate.check(top_level_fn, op="relu")),
+               ("kgate.check", lambda d: kgate.check(top_level_fn, reference=top_level_fn, inputs=top_level_fn)),
+               ("kgate.run_cli", lambda d: api.run_cli(["check", "x.py"], os.path.join(d, "r.json"))),
+               ("kgate.batch", lambda d: kgate.batch([{"candidate": "c.so"}], os.path.join(d, "r.jsonl"))),
+               ("kgate.kernelbench.judge", lambda d: kb().judge(__file__, __file__)),
+               ("kgate.kernelbench.judge_group", lambda d: kb().judge_group(__file__, [__file__])),
+               ("kgate.kernelbench.batch", lambda d: kb().batch(d, d)),
+               ("kgate.kernelbench.batch_gpus", lambda d: kb().batch_gpus(d, d, os.path.join(d, "w"))))
+
+    def refused_everywhere(self):
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(tempfile, "tempdir", d), \
+                mock.patch.dict(os.environ, {"KGATE_BIN": "/nonexistent/kgate"}):
+            for entry, call in self.ENTRIES:
+                with self.subTest(entry=entry), self.assertRaises(kgate.KgateError) as cm:
+                    call(d)
+                self.assertEqual(cm.exception.code, 3)
+                self.assertEqual(str(cm.exception), f"{entry}: called inside a kgate worker, which imports the "
+                                                    'file that calls it: put the call under '
+                                                    '`if __name__ == "__main__":`')
+            self.assertEqual(os.listdir(d), [])  # refused before any scratch folder
+            with mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+                self.assertEqual(kb().main([d, d]), 3)
+            self.assertIn("kgate.kernelbench.batch: called inside a kgate worker", err.getvalue())
+
+    def test_by_the_flag(self):
+        with mock.patch.object(api, "_in_worker", True), mock.patch.dict(os.environ):
+            os.environ.pop(api.WORKER_ENV, None)
+            self.refused_everywhere()
+
+    def test_by_the_environment(self):  # a process the worker started
+        with mock.patch.dict(os.environ, {api.WORKER_ENV: "1"}):
+            self.refused_everywhere()
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_a_script_that_checks_at_import(self):
+        """The worker that lists the candidate kgate.check wrote imports the
+        script, whose kgate.check is refused: the script's own check fails
+        in seconds with that line (exit 4: the file does not import), from an
+        exec'd worker and from the fork server's, and leaves no folder."""
+        for zygote in ("0", "1"):
+            with self.subTest(zygote=zygote), tempfile.TemporaryDirectory() as d:
+                script, tmp = os.path.join(d, "my_relu.py"), os.path.join(d, "tmp")
+                os.mkdir(tmp)
+                with open(script, "w") as f:
+                    f.write(RECURSES)
+                env = dict(os.environ, KGATE_BIN=KGATE, KGATE_PYTHON=sys.executable, TMPDIR=tmp,
+                           KGATE_ZYGOTE=zygote, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+                p = subprocess.Popen([sys.executable, script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env, cwd=d, start_new_session=True)
+                try:
+                    _, err = p.communicate(timeout=60)
+                except subprocess.TimeoutExpired:  # the recursion: each level a check of its own
+                    os.killpg(p.pid, 9)
+                    p.communicate()
+                    self.fail("kgate.check at import was not refused within 60 s")
+                last = err.strip().splitlines()[-1]
+                self.assertNotEqual(p.returncode, 0, err)
+                self.assertTrue(last.startswith("kgate.api.KgateError: kgate: "), err)
+                self.assertIn("cannot import: KgateError: kgate.check: called inside a kgate worker", last)
+                self.assertIn('put the call under `if __name__ == "__main__":`', last)
+                self.assertEqual(os.listdir(tmp), [])
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_a_candidates_subprocess(self):
+        # the variable reaches what the candidate starts: a check there is refused too
+        child = "import kgate\ntry:\n    kgate.batch('m.jsonl', 'r.jsonl')\nexcept kgate.KgateError as e:\n    print(e)\n"
+        body = ("import subprocess, sys\n"
+                f"p = subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, text=True)\n"
+                "raise SystemExit(p.stdout.strip() or p.stderr.strip())\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cand.py")
+            with open(path, "w") as f:
+                f.write(body)
+            env = dict(os.environ, KGATE_PYTHON=sys.executable, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            p = subprocess.run([KGATE, "check", path], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn("cannot import: SystemExit: kgate.batch: called inside a kgate worker", p.stderr)
+
+
+def kb():
+    from kgate import kernelbench
+    return kernelbench
+
+
 PROBE = """
 import json, os, sys
 def open_fds():
