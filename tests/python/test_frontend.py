@@ -6,10 +6,13 @@ KGATE_BIN (the kgate executable of the build under test)."""
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 import unittest
 from unittest import mock
 
@@ -602,6 +605,95 @@ class ChecksInsideAWorker(unittest.TestCase):
 def kb():
     from kgate import kernelbench
     return kernelbench
+
+
+FAKE_KB = os.path.join(HERE, "fake_kb_check.py")
+
+
+def wait_for(what, timeout=60):
+    """what()'s first true value, polled until timeout s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"not seen within {timeout} s")
+
+
+def lines_of(path):
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+class StoppingKgate(unittest.TestCase):
+    """The kgate that run_cli waits for runs in a session of its own: a stop
+    (api.request_stop: kgate kernelbench's SIGINT and SIGTERM) or a Ctrl-C
+    (KeyboardInterrupt) gives it that signal once, and one that has not
+    ended after its grace is killed (tests/python/fake_kb_check.py as
+    kgate)."""
+
+    def run_fake(self, d, env, when_started, grace=10.0):
+        cand, log = os.path.join(d, "kb.py"), os.path.join(d, "log")
+        with open(cand, "w") as f:
+            f.write("candidate_group('p.py', ['s.py'], names=['ModelNew'])\n")
+
+        def later():
+            wait_for(lambda: lines_of(log))
+            when_started()
+        threading.Thread(target=later, daemon=True).start()
+        env = dict(env, KGATE_BIN=FAKE_KB, KG_FAKE_SLEEP="30", KG_FAKE_LOG=log)
+        try:
+            with mock.patch.dict(os.environ, env), mock.patch.object(api, "CHECK_GRACE_S", grace):
+                api.run_cli(["check", cand], os.path.join(d, "r.json"))
+        finally:
+            api.request_stop(0)
+        return lines_of(log)
+
+    def log_of(self, d):
+        return lines_of(os.path.join(d, "log"))
+
+    def test_a_stop_reaches_kgate_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(kgate.KgateError) as cm:
+                self.run_fake(d, {}, lambda: api.request_stop(signal.SIGTERM))
+            log = self.log_of(d)
+        self.assertEqual(cm.exception.code, 7)
+        self.assertEqual(str(cm.exception), "kgate: stopped by Terminated: the job running then was abandoned")
+        self.assertEqual([r["verdict"] for r in cm.exception.report.results], ["SKIPPED"])
+        self.assertEqual([l.split()[0] for l in log], ["start", "stop"])
+        with self.assertRaisesRegex(kgate.KgateError, "stopped by SIGTERM: kgate check not started"):
+            api.request_stop(signal.SIGTERM)
+            try:
+                api.run_cli(["check", "x.py"], "r.json")
+            finally:
+                api.request_stop(0)
+
+    def test_a_kgate_that_does_not_stop_is_killed(self):
+        with tempfile.TemporaryDirectory() as d:
+            t0 = time.monotonic()
+            with self.assertRaises(kgate.KgateError) as cm:
+                self.run_fake(d, {"KG_FAKE_DEAF": "1"}, lambda: api.request_stop(signal.SIGTERM), grace=1.0)
+            pid = int(self.log_of(d)[0].split()[1])
+        self.assertLess(time.monotonic() - t0, 15)
+        self.assertEqual(cm.exception.code, 7)
+        self.assertEqual(str(cm.exception), "kgate: ended by SIGKILL (stopped by SIGTERM; it did not end within 1 s)")
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
+
+    def test_ctrl_c_in_kgate_check_stops_its_kgate(self):
+        # kgate.check's wait: the terminal's ^C does not reach kgate (its own session); the
+        # KeyboardInterrupt gives it SIGINT, and is raised once it has ended
+        import _thread
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(KeyboardInterrupt):
+                self.run_fake(d, {}, _thread.interrupt_main)
+            self.assertEqual(self.log_of(d)[-1].split()[2], "SIGINT")
+            with open(os.path.join(d, "r.json")) as f:
+                self.assertEqual([r["verdict"] for r in json.load(f)["results"]], ["SKIPPED"])
 
 
 PROBE = """
