@@ -629,6 +629,122 @@ def lines_of(path):
         return []
 
 
+class KernelbenchAsItGoes(unittest.TestCase):
+    """`kgate kernelbench DIR DIR` (python3 -m kgate; tests/python/
+    fake_kb_check.py as each problem's kgate check, through KGATE_BIN): a
+    line on stderr as each problem starts and ends, with its verdicts; with
+    --json the results so far after each problem, valid and marked
+    incomplete while the rest runs; SIGTERM or SIGINT stops the running
+    check (given the signal once), writes what was judged with `incomplete`
+    naming the signal, and exits 7."""
+
+    def start(self, d, sleep, env=None):
+        probs, sols = kb_dirs(d, ("1_A.py", "2_B.py", "3_C.py"), ("1_a.py", "1_b_slow.py", "2_a.py", "3_a.py"))
+        self.err, self.log, self.json = (os.path.join(d, x) for x in ("err", "log", "r.json"))
+        e = dict(os.environ, KGATE_BIN=FAKE_KB, KG_FAKE_SLEEP=str(sleep), KG_FAKE_LOG=self.log,
+                 PYTHONPATH=os.path.join(HERE, "..", "..", "python"), **(env or {}))
+        with open(self.err, "w") as err:
+            return subprocess.Popen([sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--json", self.json],
+                                    stdout=subprocess.PIPE, stderr=err, text=True, env=e, cwd=d)
+
+    def doc(self):
+        with open(self.json) as f:
+            return json.load(f)
+
+    def test_progress_and_the_results_so_far(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, 1.5)
+            try:
+                first = "kgate kernelbench: [1/3] 1_A.py (2 solutions): OK 1, SLOW 1 in "
+                wait_for(lambda: any(l.startswith(first) for l in lines_of(self.err)))
+                self.assertIsNone(p.poll())  # the next problems still run
+                doc = self.doc()
+                self.assertEqual(doc["incomplete"], "in progress: 1 of 3 problems done (the finished command "
+                                                    "rewrites this file)")
+                self.assertEqual([r["verdict"] for r in doc["results"]], ["OK", "SLOW"])
+                self.assertTrue(all("kernelbench" in r for r in doc["results"]))
+                out, _ = p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            self.assertEqual(p.returncode, 1)  # SLOW the worst
+            self.assertEqual([l.split(" in ")[0] for l in lines_of(self.err)],
+                             ["kgate kernelbench: [1/3] 1_A.py (2 solutions): started",
+                              "kgate kernelbench: [1/3] 1_A.py (2 solutions): OK 1, SLOW 1",
+                              "kgate kernelbench: [2/3] 2_B.py (2_a.py): started",
+                              "kgate kernelbench: [2/3] 2_B.py (2_a.py): OK 1",
+                              "kgate kernelbench: [3/3] 3_C.py (3_a.py): started",
+                              "kgate kernelbench: [3/3] 3_C.py (3_a.py): OK 1"])
+            doc = self.doc()
+            self.assertNotIn("incomplete", doc)
+            self.assertEqual(len(doc["results"]), 4)
+            self.assertIn("3_a", out)
+
+    def stopped(self, sig, after_starts, want_judged, want_done):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, 3)
+            try:
+                wait_for(lambda: len([l for l in lines_of(self.log) if l.startswith("start ")]) == after_starts)
+                p.send_signal(sig)
+                p.communicate(timeout=30)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            name = signal.Signals(sig).name
+            self.assertEqual(p.returncode, 7, lines_of(self.err))
+            doc = self.doc()
+            self.assertEqual(doc["incomplete"], f"stopped by {name} after {want_done} of 3 problems; "
+                                                "the rest did not run")
+            self.assertEqual([r["verdict"] for r in doc["results"]], want_judged)  # the stopped job's not taken
+            log = lines_of(self.log)
+            pid = log[-1].split()[1]
+            self.assertEqual(log[-1], f"stop {pid} {name}")  # the running check, told once
+            self.assertEqual(len([l for l in log if l.startswith("start ")]), after_starts)  # none started after
+            self.assertEqual(lines_of(self.err)[-1], f"kgate: kernelbench: {doc['incomplete']}; what was judged is "
+                                                     f"in {self.json}")
+
+    def test_sigterm_in_the_second_problem(self):
+        self.stopped(signal.SIGTERM, 2, ["OK", "SLOW"], 1)
+
+    def test_sigint_in_the_first_problem(self):
+        self.stopped(signal.SIGINT, 1, [], 0)
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_sigterm_with_gpus(self):
+        """--gpus: the signal reaches kgate batch, which stops its running job
+        (tests/fake_check.sh, given SIGTERM by it); the jobs recorded are
+        written, marked incomplete, exit 7; the same command resumes."""
+        with tempfile.TemporaryDirectory() as d:
+            probs, sols = kb_dirs(d, ("1_A.py", "2_B.py", "3_C.py"), ("1_a.py", "2_a.py", "3_a.py"))
+            j, stops = os.path.join(d, "r.json"), os.path.join(d, "stops")
+            env = dict(os.environ, KGATE_BIN=KGATE, KG_BATCH_RUNNER=os.path.join(HERE, "..", "fake_check.sh"),
+                       KG_BATCH_GPUS="1", KG_FAKE_SLEEP="2", KG_FAKE_STOPLOG=stops, KG_FAKE_LOG=os.path.join(d, "log"),
+                       KGATE_LOCK_DIR=os.path.join(d, "locks"), PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            cmd = [sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--gpus", "all", "--json", j]
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=d)
+            try:
+                wait_for(lambda: len(lines_of(stops + ".armed")) == 2)  # the second job runs
+                p.send_signal(signal.SIGTERM)
+                _, err = p.communicate(timeout=90)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            self.assertEqual(p.returncode, 7, err)
+            with open(j) as f:
+                doc = json.load(f)
+            self.assertEqual(len(doc["results"]), 1)
+            self.assertNotIn("errors", doc)  # the jobs not run are the rerun's, not errors
+            self.assertEqual(doc["incomplete"], f"stopped by SIGTERM with 1 of 3 jobs recorded in {j}.d/results.jsonl;"
+                                                " the same command resumes")
+            self.assertEqual(len(lines_of(stops)), 1)  # the running job was asked to stop
+            env.pop("KG_FAKE_STOPLOG")
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=d, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(j) as f:
+                self.assertEqual(len(json.load(f)["results"]), 3)
+            self.assertEqual(len(lines_of(os.path.join(d, "log"))), 3)  # each judged once
+
+
 class StoppingKgate(unittest.TestCase):
     """The kgate that run_cli waits for runs in a session of its own: a stop
     (api.request_stop: kgate kernelbench's SIGINT and SIGTERM) or a Ctrl-C
