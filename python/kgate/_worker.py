@@ -28,6 +28,7 @@ from time import perf_counter as _clock
 from . import _abi
 from ._guard import Patched, refuse_if_changed
 from ._kernel import CandidateError, Kernel, load_module
+from .api import mark_worker
 from .problem import Problem, rms
 from .problem import _as_list as as_list
 
@@ -665,6 +666,7 @@ def _load_lib():
 
 
 def main(argv):
+    mark_worker()  # before any candidate code: a check it starts at import is refused
     try:
         # imported before the worker says hello, so that a result's job/startup
         # (spawn to hello) is the interpreter, torch and the driver, and the rest

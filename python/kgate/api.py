@@ -17,9 +17,11 @@ so one package serves every CPython 3 version."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from ._kernel import DTYPES, Kernel
 
@@ -29,16 +31,112 @@ EXIT = {0: "every kernel judged, and judged OK", 1: "the worst verdict is SLOW, 
         2: "some verdict is INCORRECT, CRASH, TIMEOUT or IMPOSSIBLE", 3: "usage", 4: "bad candidate",
         5: "environment (no GPU, driver or library failure)", 6: "a file kgate owns",
         7: "stopped by SIGINT or SIGTERM (what was measured is kept, marked incomplete)"}
+STOPPED = 7
+# a kgate asked to stop ends its job and writes what it measured first; one
+# still there this long after is killed (kgate batch stops its supervisors
+# within 34 s)
+CHECK_GRACE_S, BATCH_GRACE_S = 10.0, 60.0
 
 
 class KgateError(Exception):
     """kgate could not judge: a usage error (exit 3), a bad candidate (4), the
-    environment (5) or a file (6). `code` is the exit code, `report` what was
-    measured before the error (a Report, possibly empty)."""
+    environment (5), a file (6) or a stop (7: SIGINT, SIGTERM). `code` is the
+    exit code, `report` what was measured before the error (a Report,
+    possibly empty)."""
 
     def __init__(self, code, message, report=None):
         super().__init__(message)
         self.code, self.report = code, report
+
+
+# A kgate worker process says so here before any candidate code runs
+# (kgate._worker.main: exec'd, or forked by the fork server); the variable
+# reaches the processes a candidate starts, which are inside the worker too.
+WORKER_ENV = "KGATE_IN_WORKER"
+_in_worker = False
+
+
+def mark_worker():
+    """Marks this process as a kgate worker: every entry point that starts a
+    check refuses to run in it from now on (refuse_in_worker)."""
+    global _in_worker
+    _in_worker = True
+    os.environ[WORKER_ENV] = "1"
+
+
+def refuse_in_worker(entry):
+    """Raises KgateError (exit 3) when called inside a kgate worker. A file
+    that starts a check when imported (kgate.check at its top level) would
+    start another in every worker that imports it, each importing it again."""
+    if _in_worker or os.environ.get(WORKER_ENV):
+        raise KgateError(3, f"{entry}: called inside a kgate worker, which imports the file that calls it: "
+                            'put the call under `if __name__ == "__main__":`')
+
+
+# The signal a command that handles SIGINT and SIGTERM itself (kgate
+# kernelbench) was stopped by: the kgate it waits for is given it, and no
+# other is started.
+_stop = {"sig": 0}
+
+
+def request_stop(sig):
+    """Stops the kgate run_cli or batch waits for (signal `sig`, once: it then
+    ends its job and writes what it measured, exit 7) and every later call
+    before it starts one (KgateError, exit 7). Safe in a signal handler."""
+    _stop["sig"] = sig
+
+
+def stop_requested():
+    """The signal request_stop was given, 0 before."""
+    return _stop["sig"]
+
+
+def signal_name(sig):
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _refuse_if_stopped(what):
+    if _stop["sig"]:
+        raise KgateError(STOPPED, f"kgate: stopped by {signal_name(_stop['sig'])}: {what} not started",
+                         Report(None, STOPPED))
+
+
+def _wait(p, timeout, grace):
+    """(stdout, stderr) of kgate process p (in a session of its own), once
+    it ends. Past `timeout` s (None: no limit) it is killed and
+    TimeoutExpired raised. Once a stop is requested, or this wait is
+    interrupted (Ctrl-C: KeyboardInterrupt, re-raised after), it is given
+    that signal once and killed `grace` s later if still there."""
+    end = None if timeout is None else time.monotonic() + timeout
+    told = None
+    try:
+        while True:
+            try:
+                return p.communicate(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if told is None and _stop["sig"]:
+                p.send_signal(_stop["sig"])
+                told = now
+            if told is not None and now > told + grace:
+                p.kill()
+            elif told is None and end is not None and now > end:
+                p.kill()
+                p.communicate()
+                raise subprocess.TimeoutExpired(p.args, timeout)
+    except (KeyboardInterrupt, SystemExit):
+        if told is None and p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        try:
+            p.communicate(timeout=grace)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        raise
 
 
 class Result(dict):
@@ -193,23 +291,32 @@ def run_cli(args, json_path, timeout=None, env=None):
     """Runs `kgate ARGS --json json_path`; returns the Report. A usage,
     candidate, environment or file error raises KgateError, carrying what was
     measured before it."""
+    refuse_in_worker("kgate.run_cli")
+    _refuse_if_stopped(f"kgate {args[0] if args else ''}")
     exe = find_kgate()
     e = _cli_env()
     if env:
         e.update(env)
     cmd = [exe] + list(args) + ["--json", json_path]
+    # kgate prints UTF-8; a byte that is not (an older kgate's) must not raise here. Its own
+    # session: a terminal's Ctrl-C reaches it once, from _wait
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                         errors="replace", env=e, start_new_session=True)
     try:
-        # kgate prints UTF-8; a byte that is not (an older kgate's) must not raise here
-        p = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace",
-                           timeout=timeout, env=e)
+        err = _wait(p, timeout, CHECK_GRACE_S)[1]
     except subprocess.TimeoutExpired:
         # kgate rewrites --json after every job: what it measured is kept
         raise KgateError(5, f"kgate: no answer within {timeout} s", Report(_read_results(json_path), 5)) from None
-    rep = Report(_read_results(json_path), p.returncode, p.stderr)
-    if p.returncode >= 3:
-        lines = [l for l in p.stderr.splitlines() if l.startswith("kgate: ")]
-        msg = lines[-1] if lines else (p.stderr.strip().splitlines() or [f"kgate exited {p.returncode}"])[-1]
-        raise KgateError(p.returncode, msg, rep)
+    code = p.returncode if p.returncode >= 0 else STOPPED if _stop["sig"] else 5
+    rep = Report(_read_results(json_path), code, err)
+    if p.returncode < 0:
+        raise KgateError(code, f"kgate: ended by {signal_name(-p.returncode)}" +
+                         (f" (stopped by {signal_name(_stop['sig'])}; it did not end within {CHECK_GRACE_S:g} s)"
+                          if _stop["sig"] else ""), rep)
+    if code >= 3:
+        lines = [l for l in err.splitlines() if l.startswith("kgate: ")]
+        msg = lines[-1] if lines else (err.strip().splitlines() or [f"kgate exited {code}"])[-1]
+        raise KgateError(code, msg, rep)
     return rep
 
 
@@ -220,6 +327,7 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
     jobs); jobs_per_gpu (1 to 4) jobs run on each GPU at once, their GPU work
     one at a time; returns (exit code, the summary kgate printed). Read the
     results with kgate.read_batch(out)."""
+    refuse_in_worker("kgate.batch")
     if isinstance(manifest, (list, tuple)):
         for i, j in enumerate(manifest):
             if not isinstance(j, dict) or not isinstance(j.get("candidate"), str):
@@ -250,10 +358,11 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
             cmd += ["--jobs-per-gpu", str(jobs_per_gpu)]
         if options:
             cmd += ["--"] + list(options)
-        e = _cli_env()
-        p = subprocess.run(cmd, text=True, encoding="utf-8", errors="replace", stdout=subprocess.PIPE,
-                           env=e)  # stderr: the progress bar
-    return p.returncode, p.stdout
+        _refuse_if_stopped("kgate batch")
+        p = subprocess.Popen(cmd, text=True, encoding="utf-8", errors="replace", stdout=subprocess.PIPE,
+                             env=_cli_env(), start_new_session=True)  # stderr: the progress bar
+        out = _wait(p, None, BATCH_GRACE_S)[0]
+    return p.returncode, out
 
 
 def read_batch(path):
@@ -328,6 +437,7 @@ def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtyp
     with "_problem"), with compile= and family= as kgate.Problem takes them
     (docs/python.md). Its dtype and its one shape are the inputs'.
     """
+    refuse_in_worker("kgate.check")
     if not callable(fn):
         raise TypeError(f"kgate.check: fn must be callable, not {type(fn).__name__}")
     if reference is not None or inputs is not None:

@@ -21,11 +21,16 @@ KernelBench's gate, recomputed from kgate's measurements:
   fast_p   correct and speedup > p (fast_1: p = 1).
 A solution that KernelBench admits (correct) and kgate calls SLOW is the
 paper's passes-but-slow case; `kgate kernelbench` lists them."""
+import collections
+import contextlib
 import hashlib
 import json
 import os
 import re
+import signal
+import sys
 import tempfile
+import time
 
 from . import api
 from ._guard import Patched, Surface, module_classes, refuse_if_changed
@@ -244,6 +249,7 @@ def _check(cand, json_path, options, timeout, n):
 def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0, pins=None):
     """Judges one solution; returns (Report, [kb_gate per result]). `pins`:
     the files' SHA-256 as the batch found them (default: read now)."""
+    api.refuse_in_worker("kgate.kernelbench.judge")
     for f in (problem_path, solution_path):
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
@@ -326,6 +332,7 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
     without a result gets the error and a new run takes the rest, else every
     solution left gets it. Solutions are tracked by position, so a file named
     twice is judged twice."""
+    api.refuse_in_worker("kgate.kernelbench.judge_group")
     for f in [problem_path, *solution_paths]:
         if not os.path.isfile(f):
             raise api.KgateError(4, f"kgate: {f}: no such file")
@@ -359,7 +366,7 @@ def judge_group(problem_path, solution_paths, compile=False, options=(), timeout
                     error(i, 5, f"kgate: not judged: {why}")
                 break
             code = max(code, failed.code)
-            if not rest:
+            if not rest or api.stop_requested():  # stopped: the rest is not judged (the document says so)
                 break
             if not got or failed.code == 3:  # listing, the library paths or usage: the same for all
                 for i in rest:
@@ -388,45 +395,123 @@ def _plan(problems, solutions):
     return todo, pins, by_prob, errors
 
 
+def _unit(group):
+    """What a directory run counts: problems (their solutions judged
+    together) or solutions (--separate)."""
+    return "problems" if group else "solutions"
+
+
+def _write_json(path, doc):
+    """The results document at path, atomically."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+class Progress:
+    """What `kgate kernelbench DIR DIR` says as it goes: a line on stderr as
+    each problem (or solution, with --separate) starts and as it ends, with
+    its verdicts and seconds; with --json, the results so far written after
+    each, marked `incomplete` until the command's last write."""
+
+    def __init__(self, json_path, group, out=None):
+        self.json_path, self.unit, self.out = json_path, _unit(group), out
+
+    def _say(self, line):
+        out = self.out or sys.stderr
+        out.write(f"kgate kernelbench: {line}\n")
+        out.flush()
+
+    def start(self, k, n, what):
+        self._say(f"[{k + 1}/{n}] {what}: started")
+
+    def end(self, k, n, what, judged, errors, seconds, doc):
+        seen = collections.Counter(r.get("verdict") for r in judged)
+        said = [f"{v} {seen[v]}" for v in api.VERDICTS if seen[v]] + ([f"not judged {len(errors)}"] if errors else [])
+        stop = api.stop_requested()
+        if self.json_path and not stop:  # stopped: the command's last write follows
+            try:
+                _write_json(self.json_path, dict(doc, incomplete=f"in progress: {k + 1} of {n} {self.unit} done "
+                                                                "(the finished command rewrites this file)"))
+            except OSError:
+                pass  # the command's last write says why
+        self._say(f"[{k + 1}/{n}] {what}: {', '.join(said) or 'nothing judged'} in {seconds:.1f} s" +
+                  (f" (stopped by {api.signal_name(stop)})" if stop else ""))
+
+
+def _what(prob, sols):
+    """A group as progress lines name it."""
+    if len(sols) == 1:
+        return f"{os.path.basename(prob)} ({os.path.basename(sols[0])})"
+    return f"{os.path.basename(prob)} ({len(sols)} solutions)"
+
+
+def _document(doc, results, errors):
+    """The results document of a directory run: the first check's (device,
+    roofs, gate) with every result and error so far."""
+    out = dict(doc or {"schema": "kgate.results/2"})
+    out["results"] = list(results)
+    if errors:
+        out["errors"] = list(errors)
+    return out
+
+
+def _judge_into(acc, prob, sols, compile, options, timeout, p, pins):
+    """Judges one group into acc (doc, code, results, errors). A group that
+    a stop cut short keeps what it judged and names no solution in error."""
+    try:
+        if len(sols) == 1:
+            rep, errs = judge(prob, sols[0], compile, options, timeout, p, pins)[0], []
+        else:
+            rep, errs = judge_group(prob, sols, compile, options, timeout, p, pins)
+        if rep is not None:
+            acc["doc"] = acc["doc"] or rep.doc
+            acc["results"].extend(rep.results)
+            acc["code"] = max(acc["code"], rep.code)
+        acc["errors"].extend(errs)
+        acc["code"] = max([acc["code"]] + [e["exit"] for e in errs])
+    except api.KgateError as e:
+        if api.stop_requested():
+            return  # its one solution's job, measured in part
+        if e.report is not None and e.report.results:
+            acc["results"].extend(e.report.results)
+        acc["errors"].extend({"problem": prob, "solution": s, "exit": e.code, "message": str(e)} for s in sols)
+        acc["code"] = max(acc["code"], e.code)
+
+
 def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None, group=True):
     """Judges every pair; one that cannot be judged becomes an entry with its
     error and the others go on. With group (the default), the solutions of
     one problem share one `kgate check` (judge_group): one description and
     one library measurement of the problem, each solution in its own worker.
+    `progress` (a Progress, or None) hears of each group as it starts and
+    ends. A stop (api.request_stop: kgate kernelbench's SIGINT and SIGTERM)
+    stops the running check and starts no other: the document keeps what was
+    judged, `incomplete` says how far it got, and the exit code is 7.
     Returns (results document, exit code)."""
-    todo, pins, by_prob, errors = _plan(problems, solutions)
-    doc, code, results = None, 4 if errors else 0, []
+    api.refuse_in_worker("kgate.kernelbench.batch")
+    _, pins, by_prob, errors = _plan(problems, solutions)
+    acc = {"doc": None, "code": 4 if errors else 0, "results": [], "errors": errors}
     groups = list(by_prob.items()) if group else [(prob, [s]) for prob, sols in by_prob.items() for s in sols]
     done = 0
-    for prob, sols in groups:
+    for k, (prob, sols) in enumerate(groups):
+        if api.stop_requested():
+            break
+        what, t0, n_res, n_err = _what(prob, sols), time.monotonic(), len(acc["results"]), len(acc["errors"])
         if progress:
-            progress(done, len(todo), os.path.basename(sols[0]) if len(sols) == 1
-                     else f"{os.path.basename(prob)} ({len(sols)} solutions)")
-        try:
-            if len(sols) == 1:
-                rep, _ = judge(prob, sols[0], compile, options, timeout, p, pins)
-                errs = []
-            else:
-                rep, errs = judge_group(prob, sols, compile, options, timeout, p, pins)
-            if rep is not None:
-                doc = doc or rep.doc
-                results.extend(rep.results)
-                code = max(code, rep.code)
-            errors.extend(errs)
-            code = max([code] + [e["exit"] for e in errs])
-        except api.KgateError as e:
-            if e.report is not None and e.report.results:
-                results.extend(e.report.results)
-            errors.extend({"problem": prob, "solution": s, "exit": e.code, "message": str(e)} for s in sols)
-            code = max(code, e.code)
-        done += len(sols)
-    if progress:
-        progress(len(todo), len(todo), None)
-    out = dict(doc or {"schema": "kgate.results/2"})
-    out["results"] = results
-    if errors:
-        out["errors"] = errors
-    return out, code
+            progress.start(k, len(groups), what)
+        _judge_into(acc, prob, sols, compile, options, timeout, p, pins)
+        done = k + (0 if api.stop_requested() else 1)
+        if progress:
+            progress.end(k, len(groups), what, acc["results"][n_res:], acc["errors"][n_err:],
+                         time.monotonic() - t0, _document(acc["doc"], acc["results"], acc["errors"]))
+    out = _document(acc["doc"], acc["results"], acc["errors"])
+    if api.stop_requested():
+        out["incomplete"] = (f"stopped by {api.signal_name(api.stop_requested())} after {done} of {len(groups)} "
+                             f"{_unit(group)}; the rest did not run")
+        return out, api.STOPPED
+    return out, acc["code"]
 
 
 def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0,
@@ -440,6 +525,7 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
     jobs already judged (a job is its solutions: adding a solution re-judges
     its problem's jobs from it on). Returns (results document, exit code)
     like batch()."""
+    api.refuse_in_worker("kgate.kernelbench.batch_gpus")
     os.makedirs(workdir, exist_ok=True)
     _, pins, by_prob, errors = _plan(problems, solutions)
     jobs, parts = [], {}
@@ -460,7 +546,7 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
     rc, _summary = api.batch(jobs, results_path, gpus=gpus, timeout=timeout, options=options,
                              jobs_per_gpu=jobs_per_gpu)
     doc, results, code = None, [], 4 if errors else 0
-    for line in api.read_batch(results_path):
+    for line in api.read_batch(results_path) if os.path.exists(results_path) else ():
         if line.get("id") not in parts:
             continue  # a job of another manifest that used this workdir
         prob, part, names = parts.pop(line["id"])
@@ -474,6 +560,11 @@ def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=
                 errors.append({"problem": prob, "solution": part[i], "exit": line.get("exit", 5) if stopped else 5,
                                "message": line.get("error") or chk.get("incomplete") or "kgate: not judged"})
         code = max(code, min(line.get("exit", 0), 6))
+    if api.stop_requested():  # the jobs with no line are the same command's to resume
+        out = _document(doc, results, errors)
+        out["incomplete"] = (f"stopped by {api.signal_name(api.stop_requested())} with {len(jobs) - len(parts)} of "
+                             f"{len(jobs)} jobs recorded in {results_path}; the same command resumes")
+        return out, api.STOPPED
     for prob, part, _ in parts.values():  # jobs with no line: the batch stopped before them
         errors.extend({"problem": prob, "solution": s, "exit": 5, "message": "kgate batch: not run"} for s in part)
     code = max([code] + [e["exit"] for e in errors])
@@ -541,13 +632,13 @@ def _output_refused(path, inputs):
     return None
 
 
-def main(args):
+def _parser():
     import argparse
-    import sys
     ap = argparse.ArgumentParser(prog="kgate kernelbench", description=__doc__.split("\n\n")[0])
     ap.add_argument("problems", help="a KernelBench problem file, or a directory of them (a level)")
     ap.add_argument("solutions", help="a solution file (ModelNew), or a directory of them")
-    ap.add_argument("--json", help="write the results, each with its 'kernelbench' gate, to this file")
+    ap.add_argument("--json", help="write the results, each with its 'kernelbench' gate, to this file (and, "
+                                   "without --gpus, the results so far after each problem)")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile of the reference")
     ap.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1)")
     ap.add_argument("--timeout", type=float, default=None,
@@ -565,7 +656,44 @@ def main(args):
     ap.add_argument("--jobs-per-gpu", type=int, default=1,
                     help="with --gpus: jobs on each GPU at once, 1 to 4 (kgate batch --jobs-per-gpu; their GPU "
                          "work takes turns, the rest of each job, the Python imports included, overlaps)")
-    a, rest = ap.parse_known_args(args)
+    return ap
+
+
+@contextlib.contextmanager
+def _stoppable():
+    """SIGINT and SIGTERM stop the run (api.request_stop: the running kgate is
+    given the signal, killed if it has not ended after its grace, and no
+    other starts) instead of ending this process; the handlers before are
+    put back after."""
+    api.request_stop(0)
+    old = {s: signal.signal(s, lambda sig, _frame: api.request_stop(sig)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        api.request_stop(0)
+
+
+def _run(a, opts):
+    """(results document, exit code) of the parsed command; KgateError for a
+    usage, environment or file error before anything was judged."""
+    if a.gpus:
+        workdir = a.workdir or ((a.json + ".d") if a.json else None)
+        if not workdir:
+            raise api.KgateError(3, "kgate kernelbench: --gpus needs --workdir or --json (where the batch lives)")
+        gpus = "all" if a.gpus == "all" else [int(g) for g in a.gpus.split(",")]
+        return batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p,
+                          1 if a.separate else 8, a.jobs_per_gpu)
+    return batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p,
+                 Progress(a.json, not a.separate), not a.separate)
+
+
+def main(args):
+    """`kgate kernelbench ...`: the table on stdout, progress on stderr, the
+    results in --json; exit kgate's codes, 7 when stopped by SIGINT or
+    SIGTERM (what was judged is printed and written)."""
+    a, rest = _parser().parse_known_args(args)
     if not 1 <= a.jobs_per_gpu <= 4:
         sys.stderr.write("kgate kernelbench: --jobs-per-gpu: a whole number from 1 to 4\n")
         return 3
@@ -577,28 +705,20 @@ def main(args):
     if rest and rest[0] == "--":
         rest = rest[1:]
     opts = (["--verify-only"] if a.verify_only else []) + rest
-    bar = None
-    if sys.stderr.isatty():
-        def bar(i, n, what):
-            sys.stderr.write(f"\r[{i}/{n}] {what or 'done'}\033[K" + ("\n" if what is None else ""))
-    try:
-        if a.gpus:
-            workdir = a.workdir or ((a.json + ".d") if a.json else None)
-            if not workdir:
-                sys.stderr.write("kgate kernelbench: --gpus needs --workdir or --json (where the batch lives)\n")
-                return 3
-            gpus = "all" if a.gpus == "all" else [int(g) for g in a.gpus.split(",")]
-            doc, code = batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p,
-                                   1 if a.separate else 8, a.jobs_per_gpu)
-        else:
-            doc, code = batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p, bar, not a.separate)
-    except api.KgateError as e:
-        sys.stderr.write(f"{e}\n")
-        return e.code
-    print(table(doc))
+    with _stoppable():
+        try:
+            doc, code = _run(a, opts)
+        except api.KgateError as e:
+            sys.stderr.write(f"{e}\n")
+            return e.code
+    print(table(doc), flush=True)
     if a.json:
-        tmp = a.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(tmp, a.json)
+        try:
+            _write_json(a.json, doc)
+        except OSError as e:
+            sys.stderr.write(f"kgate: kernelbench: --json {a.json}: {e.strerror or e}\n")
+            return 6
+    if doc.get("incomplete", "").startswith("stopped by"):
+        sys.stderr.write(f"kgate: kernelbench: {doc['incomplete']}" + (f"; what was judged is in {a.json}\n"
+                                                                       if a.json else "\n"))
     return code

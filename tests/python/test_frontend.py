@@ -6,10 +6,13 @@ KGATE_BIN (the kgate executable of the build under test)."""
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 import unittest
 from unittest import mock
 
@@ -502,6 +505,311 @@ class CandidatesThroughTheWorkerHost(unittest.TestCase):
         self.assertIn(rc, (0, 1, 2, 5), err)
         if rc == 5:
             self.assertIn("GPU", err)
+
+
+RECURSES = """
+import kgate
+
+def my_relu(x):
+    return x
+
+report = kgate.check(my_relu, op="relu", dtype="fp16", shapes=["small"])  # at import: no __main__ guard
+"""
+
+
+class ChecksInsideAWorker(unittest.TestCase):
+    """A check started inside a kgate worker (a file that calls kgate.check
+    at import, as the worker imports it) is refused at once, in one line
+    that says to put the call under `if __name__ == "__main__":`: it would
+    otherwise start a check in every worker, each importing the file again."""
+
+    ENTRIES = (("kgate.check", lambda d: kgate.check(top_level_fn, op="relu")),
+               ("kgate.check", lambda d: kgate.check(top_level_fn, reference=top_level_fn, inputs=top_level_fn)),
+               ("kgate.run_cli", lambda d: api.run_cli(["check", "x.py"], os.path.join(d, "r.json"))),
+               ("kgate.batch", lambda d: kgate.batch([{"candidate": "c.so"}], os.path.join(d, "r.jsonl"))),
+               ("kgate.kernelbench.judge", lambda d: kb().judge(__file__, __file__)),
+               ("kgate.kernelbench.judge_group", lambda d: kb().judge_group(__file__, [__file__])),
+               ("kgate.kernelbench.batch", lambda d: kb().batch(d, d)),
+               ("kgate.kernelbench.batch_gpus", lambda d: kb().batch_gpus(d, d, os.path.join(d, "w"))))
+
+    def refused_everywhere(self):
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(tempfile, "tempdir", d), \
+                mock.patch.dict(os.environ, {"KGATE_BIN": "/nonexistent/kgate"}):
+            for entry, call in self.ENTRIES:
+                with self.subTest(entry=entry), self.assertRaises(kgate.KgateError) as cm:
+                    call(d)
+                self.assertEqual(cm.exception.code, 3)
+                self.assertEqual(str(cm.exception), f"{entry}: called inside a kgate worker, which imports the "
+                                                    'file that calls it: put the call under '
+                                                    '`if __name__ == "__main__":`')
+            self.assertEqual(os.listdir(d), [])  # refused before any scratch folder
+            with mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+                self.assertEqual(kb().main([d, d]), 3)
+            self.assertIn("kgate.kernelbench.batch: called inside a kgate worker", err.getvalue())
+
+    def test_by_the_flag(self):
+        with mock.patch.object(api, "_in_worker", True), mock.patch.dict(os.environ):
+            os.environ.pop(api.WORKER_ENV, None)
+            self.refused_everywhere()
+
+    def test_by_the_environment(self):  # a process the worker started
+        with mock.patch.dict(os.environ, {api.WORKER_ENV: "1"}):
+            self.refused_everywhere()
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_a_script_that_checks_at_import(self):
+        """The worker that lists the candidate kgate.check wrote imports the
+        script, whose kgate.check is refused: the script's own check fails
+        in seconds with that line (exit 4: the file does not import), from an
+        exec'd worker and from the fork server's, and leaves no folder."""
+        for zygote in ("0", "1"):
+            with self.subTest(zygote=zygote), tempfile.TemporaryDirectory() as d:
+                script, tmp = os.path.join(d, "my_relu.py"), os.path.join(d, "tmp")
+                os.mkdir(tmp)
+                with open(script, "w") as f:
+                    f.write(RECURSES)
+                env = dict(os.environ, KGATE_BIN=KGATE, KGATE_PYTHON=sys.executable, TMPDIR=tmp,
+                           KGATE_ZYGOTE=zygote, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+                p = subprocess.Popen([sys.executable, script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env, cwd=d, start_new_session=True)
+                try:
+                    _, err = p.communicate(timeout=60)
+                except subprocess.TimeoutExpired:  # the recursion: each level a check of its own
+                    os.killpg(p.pid, 9)
+                    p.communicate()
+                    self.fail("kgate.check at import was not refused within 60 s")
+                last = err.strip().splitlines()[-1]
+                self.assertNotEqual(p.returncode, 0, err)
+                self.assertTrue(last.startswith("kgate.api.KgateError: kgate: "), err)
+                self.assertIn("cannot import: KgateError: kgate.check: called inside a kgate worker", last)
+                self.assertIn('put the call under `if __name__ == "__main__":`', last)
+                self.assertEqual(os.listdir(tmp), [])
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_a_candidates_subprocess(self):
+        # the variable reaches what the candidate starts: a check there is refused too
+        child = "import kgate\ntry:\n    kgate.batch('m.jsonl', 'r.jsonl')\nexcept kgate.KgateError as e:\n    print(e)\n"
+        body = ("import subprocess, sys\n"
+                f"p = subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, text=True)\n"
+                "raise SystemExit(p.stdout.strip() or p.stderr.strip())\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cand.py")
+            with open(path, "w") as f:
+                f.write(body)
+            env = dict(os.environ, KGATE_PYTHON=sys.executable, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            p = subprocess.run([KGATE, "check", path], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn("cannot import: SystemExit: kgate.batch: called inside a kgate worker", p.stderr)
+
+
+def kb():
+    from kgate import kernelbench
+    return kernelbench
+
+
+FAKE_KB = os.path.join(HERE, "fake_kb_check.py")
+
+
+def wait_for(what, timeout=60):
+    """what()'s first true value, polled until timeout s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"not seen within {timeout} s")
+
+
+def lines_of(path):
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+class KernelbenchAsItGoes(unittest.TestCase):
+    """`kgate kernelbench DIR DIR` (python3 -m kgate; tests/python/
+    fake_kb_check.py as each problem's kgate check, through KGATE_BIN): a
+    line on stderr as each problem starts and ends, with its verdicts; with
+    --json the results so far after each problem, valid and marked
+    incomplete while the rest runs; SIGTERM or SIGINT stops the running
+    check (given the signal once), writes what was judged with `incomplete`
+    naming the signal, and exits 7."""
+
+    def start(self, d, sleep, env=None):
+        probs, sols = kb_dirs(d, ("1_A.py", "2_B.py", "3_C.py"), ("1_a.py", "1_b_slow.py", "2_a.py", "3_a.py"))
+        self.err, self.log, self.json = (os.path.join(d, x) for x in ("err", "log", "r.json"))
+        e = dict(os.environ, KGATE_BIN=FAKE_KB, KG_FAKE_SLEEP=str(sleep), KG_FAKE_LOG=self.log,
+                 PYTHONPATH=os.path.join(HERE, "..", "..", "python"), **(env or {}))
+        with open(self.err, "w") as err:
+            return subprocess.Popen([sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--json", self.json],
+                                    stdout=subprocess.PIPE, stderr=err, text=True, env=e, cwd=d)
+
+    def doc(self):
+        with open(self.json) as f:
+            return json.load(f)
+
+    def test_progress_and_the_results_so_far(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, 1.5)
+            try:
+                first = "kgate kernelbench: [1/3] 1_A.py (2 solutions): OK 1, SLOW 1 in "
+                wait_for(lambda: any(l.startswith(first) for l in lines_of(self.err)))
+                self.assertIsNone(p.poll())  # the next problems still run
+                doc = self.doc()
+                self.assertEqual(doc["incomplete"], "in progress: 1 of 3 problems done (the finished command "
+                                                    "rewrites this file)")
+                self.assertEqual([r["verdict"] for r in doc["results"]], ["OK", "SLOW"])
+                self.assertTrue(all("kernelbench" in r for r in doc["results"]))
+                out, _ = p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            self.assertEqual(p.returncode, 1)  # SLOW the worst
+            self.assertEqual([l.split(" in ")[0] for l in lines_of(self.err)],
+                             ["kgate kernelbench: [1/3] 1_A.py (2 solutions): started",
+                              "kgate kernelbench: [1/3] 1_A.py (2 solutions): OK 1, SLOW 1",
+                              "kgate kernelbench: [2/3] 2_B.py (2_a.py): started",
+                              "kgate kernelbench: [2/3] 2_B.py (2_a.py): OK 1",
+                              "kgate kernelbench: [3/3] 3_C.py (3_a.py): started",
+                              "kgate kernelbench: [3/3] 3_C.py (3_a.py): OK 1"])
+            doc = self.doc()
+            self.assertNotIn("incomplete", doc)
+            self.assertEqual(len(doc["results"]), 4)
+            self.assertIn("3_a", out)
+
+    def stopped(self, sig, after_starts, want_judged, want_done):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, 3)
+            try:
+                wait_for(lambda: len([l for l in lines_of(self.log) if l.startswith("start ")]) == after_starts)
+                p.send_signal(sig)
+                p.communicate(timeout=30)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            name = signal.Signals(sig).name
+            self.assertEqual(p.returncode, 7, lines_of(self.err))
+            doc = self.doc()
+            self.assertEqual(doc["incomplete"], f"stopped by {name} after {want_done} of 3 problems; "
+                                                "the rest did not run")
+            self.assertEqual([r["verdict"] for r in doc["results"]], want_judged)  # the stopped job's not taken
+            log = lines_of(self.log)
+            pid = log[-1].split()[1]
+            self.assertEqual(log[-1], f"stop {pid} {name}")  # the running check, told once
+            self.assertEqual(len([l for l in log if l.startswith("start ")]), after_starts)  # none started after
+            self.assertEqual(lines_of(self.err)[-1], f"kgate: kernelbench: {doc['incomplete']}; what was judged is "
+                                                     f"in {self.json}")
+
+    def test_sigterm_in_the_second_problem(self):
+        self.stopped(signal.SIGTERM, 2, ["OK", "SLOW"], 1)
+
+    def test_sigint_in_the_first_problem(self):
+        self.stopped(signal.SIGINT, 1, [], 0)
+
+    @unittest.skipUnless(KGATE, "KGATE_BIN is not set")
+    def test_sigterm_with_gpus(self):
+        """--gpus: the signal reaches kgate batch, which stops its running job
+        (tests/fake_check.sh, given SIGTERM by it); the jobs recorded are
+        written, marked incomplete, exit 7; the same command resumes."""
+        with tempfile.TemporaryDirectory() as d:
+            probs, sols = kb_dirs(d, ("1_A.py", "2_B.py", "3_C.py"), ("1_a.py", "2_a.py", "3_a.py"))
+            j, stops = os.path.join(d, "r.json"), os.path.join(d, "stops")
+            env = dict(os.environ, KGATE_BIN=KGATE, KG_BATCH_RUNNER=os.path.join(HERE, "..", "fake_check.sh"),
+                       KG_BATCH_GPUS="1", KG_FAKE_SLEEP="2", KG_FAKE_STOPLOG=stops, KG_FAKE_LOG=os.path.join(d, "log"),
+                       KGATE_LOCK_DIR=os.path.join(d, "locks"), PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            cmd = [sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--gpus", "all", "--json", j]
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=d)
+            try:
+                wait_for(lambda: len(lines_of(stops + ".armed")) == 2)  # the second job runs
+                p.send_signal(signal.SIGTERM)
+                _, err = p.communicate(timeout=90)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            self.assertEqual(p.returncode, 7, err)
+            with open(j) as f:
+                doc = json.load(f)
+            self.assertEqual(len(doc["results"]), 1)
+            self.assertNotIn("errors", doc)  # the jobs not run are the rerun's, not errors
+            self.assertEqual(doc["incomplete"], f"stopped by SIGTERM with 1 of 3 jobs recorded in {j}.d/results.jsonl;"
+                                                " the same command resumes")
+            self.assertEqual(len(lines_of(stops)), 1)  # the running job was asked to stop
+            env.pop("KG_FAKE_STOPLOG")
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=d, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(j) as f:
+                self.assertEqual(len(json.load(f)["results"]), 3)
+            self.assertEqual(len(lines_of(os.path.join(d, "log"))), 3)  # each judged once
+
+
+class StoppingKgate(unittest.TestCase):
+    """The kgate that run_cli waits for runs in a session of its own: a stop
+    (api.request_stop: kgate kernelbench's SIGINT and SIGTERM) or a Ctrl-C
+    (KeyboardInterrupt) gives it that signal once, and one that has not
+    ended after its grace is killed (tests/python/fake_kb_check.py as
+    kgate)."""
+
+    def run_fake(self, d, env, when_started, grace=10.0):
+        cand, log = os.path.join(d, "kb.py"), os.path.join(d, "log")
+        with open(cand, "w") as f:
+            f.write("candidate_group('p.py', ['s.py'], names=['ModelNew'])\n")
+
+        def later():
+            wait_for(lambda: lines_of(log))
+            when_started()
+        threading.Thread(target=later, daemon=True).start()
+        env = dict(env, KGATE_BIN=FAKE_KB, KG_FAKE_SLEEP="30", KG_FAKE_LOG=log)
+        try:
+            with mock.patch.dict(os.environ, env), mock.patch.object(api, "CHECK_GRACE_S", grace):
+                api.run_cli(["check", cand], os.path.join(d, "r.json"))
+        finally:
+            api.request_stop(0)
+        return lines_of(log)
+
+    def log_of(self, d):
+        return lines_of(os.path.join(d, "log"))
+
+    def test_a_stop_reaches_kgate_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(kgate.KgateError) as cm:
+                self.run_fake(d, {}, lambda: api.request_stop(signal.SIGTERM))
+            log = self.log_of(d)
+        self.assertEqual(cm.exception.code, 7)
+        self.assertEqual(str(cm.exception), "kgate: stopped by Terminated: the job running then was abandoned")
+        self.assertEqual([r["verdict"] for r in cm.exception.report.results], ["SKIPPED"])
+        self.assertEqual([l.split()[0] for l in log], ["start", "stop"])
+        with self.assertRaisesRegex(kgate.KgateError, "stopped by SIGTERM: kgate check not started"):
+            api.request_stop(signal.SIGTERM)
+            try:
+                api.run_cli(["check", "x.py"], "r.json")
+            finally:
+                api.request_stop(0)
+
+    def test_a_kgate_that_does_not_stop_is_killed(self):
+        with tempfile.TemporaryDirectory() as d:
+            t0 = time.monotonic()
+            with self.assertRaises(kgate.KgateError) as cm:
+                self.run_fake(d, {"KG_FAKE_DEAF": "1"}, lambda: api.request_stop(signal.SIGTERM), grace=1.0)
+            pid = int(self.log_of(d)[0].split()[1])
+        self.assertLess(time.monotonic() - t0, 15)
+        self.assertEqual(cm.exception.code, 7)
+        self.assertEqual(str(cm.exception), "kgate: ended by SIGKILL (stopped by SIGTERM; it did not end within 1 s)")
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
+
+    def test_ctrl_c_in_kgate_check_stops_its_kgate(self):
+        # kgate.check's wait: the terminal's ^C does not reach kgate (its own session); the
+        # KeyboardInterrupt gives it SIGINT, and is raised once it has ended
+        import _thread
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(KeyboardInterrupt):
+                self.run_fake(d, {}, _thread.interrupt_main)
+            self.assertEqual(self.log_of(d)[-1].split()[2], "SIGINT")
+            with open(os.path.join(d, "r.json")) as f:
+                self.assertEqual([r["verdict"] for r in json.load(f)["results"]], ["SKIPPED"])
 
 
 PROBE = """

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Stands in for the `kgate check` that `kgate kernelbench` runs on a
+candidate file it wrote (KGATE_BIN; test_frontend.py's KernelbenchAsItGoes).
+Judges the file's solutions one at a time, KG_FAKE_SLEEP s each (default
+0): SLOW when the solution's name has "slow", else OK; rewrites its --json
+after each, as kgate check does. Logs "start PID CANDIDATE" to KG_FAKE_LOG;
+asked to stop (SIGINT, SIGTERM) it logs "stop PID SIGNAL", writes what it
+judged, the solution then running as SKIPPED, and exits 7. With
+KG_FAKE_DEAF it ignores SIGTERM (and is killed after its grace)."""
+import ast
+import json
+import os
+import signal
+import sys
+import time
+
+
+def solutions(cand):
+    with open(cand) as f:
+        call = next(n for n in ast.walk(ast.parse(f.read())) if isinstance(n, ast.Call))
+    kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    return list(zip(ast.literal_eval(call.args[1]), kw["names"]))
+
+
+def write(path, results, incomplete=None):
+    doc = {"schema": "kgate.results/2", "device": {"name": "fake"}, "results": results}
+    if incomplete:
+        doc["incomplete"] = incomplete
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f)
+    os.replace(path + ".tmp", path)
+
+
+def log(line):
+    if os.environ.get("KG_FAKE_LOG"):
+        with open(os.environ["KG_FAKE_LOG"], "a") as f:
+            f.write(line + "\n")
+
+
+def main(argv):
+    if argv[0] != "check":
+        sys.stderr.write("fake_kb_check: not a check\n")
+        return 3
+    cand, out = argv[1], argv[argv.index("--json") + 1]
+    results, now = [], {}
+
+    def stop(sig, _frame):
+        log(f"stop {os.getpid()} {signal.Signals(sig).name}")
+        if now:
+            results.append({"kernel": now["name"], "verdict": "SKIPPED", "summaries": {}})
+        write(out, results)
+        sys.stderr.write(f"kgate: stopped by {signal.strsignal(sig)}: the job running then was abandoned\n")
+        os._exit(7)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if os.environ.get("KG_FAKE_DEAF") else stop)
+    log(f"start {os.getpid()} {cand}")
+    for path, name in solutions(cand):
+        now["name"] = name
+        time.sleep(float(os.environ.get("KG_FAKE_SLEEP", "0")))
+        results.append({"kernel": name, "verdict": "SLOW" if "slow" in os.path.basename(path) else "OK",
+                        "summaries": {}})
+        write(out, results, "in progress")
+    now.clear()
+    write(out, results)
+    return 1 if any(r["verdict"] == "SLOW" for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
