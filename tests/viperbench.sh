@@ -7,7 +7,9 @@
 # kgate's own rule), valid Python with Model, ModelNew, get_inputs and
 # get_init_inputs as the artifact's case says, its tuning lookup gone, an
 # earlier run's pairs removed, MANIFEST.json right; the same from the tree's
-# git directory, with its commit. Needs neither torch nor a network.
+# git directory, with its commit. Then `scripts/gpu.sh viperbench` with a
+# fake kgate: VIPER_ONLY, two GPUs' lanes, a problem past VIPER_TIMEOUT, and
+# the summary. Needs neither torch nor a network.
 #   tests/viperbench.sh SRC
 set -u
 src=$(cd "$1" && pwd)
@@ -96,6 +98,35 @@ echo "$?" >"$t/convert-git.rc"
 "$py" "$src/scripts/viperbench.py" "$tree" "$t/out-co" >/dev/null 2>&1
 echo "# changed" >>"$vb/scale/pytorch_impl.py"
 "$py" "$src/scripts/viperbench.py" "$tree" "$t/out-dirty" >/dev/null 2>&1
+
+# scripts/gpu.sh viperbench with a fake kgate: 02_gather outlives VIPER_TIMEOUT
+mkdir -p "$t/build"
+cat >"$t/build/kgate" <<'EOF'
+#!/bin/sh
+[ "$1" = version ] && { echo "kgate fake"; exit 0; }
+[ "$1" = kernelbench ] && [ "$4" = --json ] || exit 3
+n=$(basename "$2" .py)
+echo "$n ${CUDA_VISIBLE_DEVICES:--} $(basename "$3")" >>"$FAKE_LOG"
+case $n in *gather*) sleep 30 ;; esac
+cat >"$5" <<EOJ
+{"schema": "kgate.results/2", "command": "kgate check kb.py", "commit": "fakecommit",
+ "device": {"name": "Fake GPU", "uuid": "GPU-fake"}, "gate": {"vendor_share": 0.2},
+ "results": [{"kernel": "ModelNew", "op": "kb.$n", "verdict": "SLOW", "flags": ["library-kernels"],
+   "reason": "E_lib 0.50 < 0.80", "detail": "9 kernel(s) named like PyTorch's, the first at_native",
+   "summaries": {"lib/efficiency": {"value": 0.5, "unit": ""}, "roof/fraction": {"value": 0.25, "unit": ""},
+     "lib/roof/fraction": {"value": 0.5, "unit": ""}, "time/vendor_share": {"value": 0.9, "unit": ""},
+     "time/vendor": {"value": 9, "unit": ""}, "time/judged": {"value": 2e-3, "unit": "s"}},
+   "kernelbench": {"correct": true, "max_scaled_err": 0.001, "speedup": 0.5, "fast_p": false, "p": 1.0}}]}
+EOJ
+exit 1
+EOF
+chmod +x "$t/build/kgate"
+(cd "$src" && FAKE_LOG=$t/fake.log OUT=$t/gpu1 BUILD=$t/build VIPER_DIR=$out VIPER_GPUS=2 VIPER_TIMEOUT=2 \
+    sh scripts/gpu.sh viperbench >"$t/gpu1.txt" 2>&1)
+(cd "$src" && FAKE_LOG=$t/fake2.log OUT=$t/gpu2 BUILD=$t/build VIPER_DIR=$out VIPER_ONLY=scale \
+    sh scripts/gpu.sh viperbench >"$t/gpu2.txt" 2>&1)
+mkdir -p "$t/gpu1/x" "$t/gpu2/x"
+tar xzf "$t/gpu1/kgate-gpu-out.tgz" -C "$t/gpu1/x" && tar xzf "$t/gpu2/kgate-gpu-out.tgz" -C "$t/gpu2/x"
 
 "$py" - "$t" "$src" <<'PY'
 import ast, json, os, py_compile, subprocess, sys
@@ -207,6 +238,32 @@ check("git dir: the same pairs as the checkout", same)
 check("checkout: commit and clean", json.loads(rd("out-co", "MANIFEST.json"))["commit"] == head
       and json.loads(rd("out-co", "MANIFEST.json"))["dirty"] is False)
 check("checkout with a change: dirty", json.loads(rd("out-dirty", "MANIFEST.json"))["dirty"] is True)
+
+# gpu.sh viperbench with the fake kgate
+log = sorted(open(os.path.join(t, "fake.log")).read().split("\n"))
+check("gpu.sh: every problem, one a GPU lane, its own solution", log == ["", "02_gather 0 02_gather.py",
+                                                                         "05_scale 1 05_scale.py"])
+s1 = json.loads(rd("gpu1", "x", "viperbench", "summary.json"))
+rows = {r["problem"]: r for r in s1["problems"]}
+check("summary: the timed-out problem", rows.get("02_gather", {}).get("verdict") == "STEP-TIMEOUT"
+      and rows["02_gather"]["exit"] == 124)
+sc = rows.get("05_scale", {})
+check("summary: verdict, E, rho, KB gate, flags, vendor share", sc.get("verdict") == "SLOW" and sc.get("exit") == 1
+      and sc.get("e_torch") == 0.5 and sc.get("rho") == 0.25 and sc.get("rho_torch") == 0.5
+      and sc.get("kb_correct") is True and sc.get("vendor_share") == 0.9 and sc.get("flags") == ["library-kernels"]
+      and "PyTorch" in sc.get("vendor_detail", ""))
+check("summary: command, commit, date, device, artifact",
+      "timeout 2 s" in s1["command"] and s1["commit"] == "fakecommit" and s1["date"].endswith("Z")
+      and s1["device"]["name"] == "Fake GPU" and s1["artifact"]["shapes"] == "large"
+      and len(s1["skipped"]) == 4 and s1["counts"] == {"SLOW": 1, "STEP-TIMEOUT": 1})
+check("summary: the table printed, passes-but-slow named", "05_scale" in rd("gpu1.txt")
+      and "passes-but-slow (KernelBench admits, kgate SLOW): 05_scale" in rd("gpu1.txt"))
+check("gpu.sh: NAME.json and the manifest come back", os.path.exists(os.path.join(t, "gpu1", "x", "viperbench",
+                                                                                  "05_scale.json"))
+      and os.path.exists(os.path.join(t, "gpu1", "x", "viperbench", "MANIFEST.json")))
+check("VIPER_ONLY picks by operator name, one lane sets no GPU",
+      open(os.path.join(t, "fake2.log")).read() == "05_scale - 05_scale.py\n"
+      and [r["problem"] for r in json.loads(rd("gpu2", "x", "viperbench", "summary.json"))["problems"]] == ["05_scale"])
 
 bad = [n for n, ok in checks if not ok]
 for n in bad:
