@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -481,6 +481,52 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
             --problems "${KB_PROBLEMS:-1,40,9,95}" --group "${KB_GROUP:-4}" --bad --budget "${KB_BUDGET:-300}" \
             2>&1 | cut -c1-400 | tee "$OUT/kb-group.log"
+        ;;
+    viperbench)
+        # the paper artifact's ViperBench operators as KernelBench pairs, written on the
+        # development machine by scripts/viperbench.py into .gpujobs/viperbench (carried):
+        # one kgate kernelbench a problem under timeout VIPER_TIMEOUT (default 150 s),
+        # viperbench/NAME.json each, then the table and viperbench/summary.json.
+        # VIPER_ONLY="add 14_matmul" picks problems (operator or file name); VIPER_GPUS=N
+        # runs N at once, one a GPU (CUDA_VISIBLE_DEVICES)
+        log viperbench
+        vb=${VIPER_DIR:-.gpujobs/viperbench} vo=$OUT/viperbench
+        mkdir -p "$vo"
+        if [ ! -f "$vb/MANIFEST.json" ]; then
+            echo "viperbench: no $vb/MANIFEST.json (python3 scripts/viperbench.py ARTIFACT $vb here, then carry it)"
+            return
+        fi
+        cp "$vb/MANIFEST.json" "$vo/"
+        : >"$vo/runs.tsv"
+        names=
+        for p in "$vb"/problems/*.py; do
+            n=$(basename "$p" .py)
+            if [ -n "${VIPER_ONLY:-}" ]; then
+                case " $VIPER_ONLY " in *" $n "* | *" ${n#*_} "*) ;; *) continue ;; esac
+            fi
+            names="$names $n"
+        done
+        lanes=${VIPER_GPUS:-1}
+        for lane in $(seq 0 $((lanes - 1))); do
+            (
+                [ "$lanes" -gt 1 ] && export CUDA_VISIBLE_DEVICES="$lane"
+                i=0
+                for n in $names; do
+                    i=$((i + 1))
+                    [ $(((i - 1) % lanes)) -eq "$lane" ] || continue
+                    t0=$(date +%s)
+                    timeout "${VIPER_TIMEOUT:-150}" "$B/kgate" kernelbench "$vb/problems/$n.py" "$vb/solutions/$n.py" \
+                        --json "$vo/$n.json" >"$vo/$n.txt" 2>&1
+                    rc=$? dt=$(($(date +%s) - t0))
+                    printf '%s\t%s\t%s\n' "$n" "$rc" "$dt" >>"$vo/runs.tsv"
+                    echo "$n: exit $rc after $dt s${CUDA_VISIBLE_DEVICES:+ (GPU $lane)}"
+                done
+            ) &
+        done
+        wait
+        python3 scripts/viperbench_summary.py "$vo" --command "scripts/gpu.sh viperbench: kgate kernelbench PROBLEM SOLUTION \
+--json NAME.json a problem, timeout ${VIPER_TIMEOUT:-150} s${VIPER_ONLY:+, VIPER_ONLY=$VIPER_ONLY}, ${lanes} GPU(s)" |
+            tee "$vo/summary.txt"
         ;;
     roofs)
         # the roofs as ceilings: kgate peaks (each bandwidth kernel's GB/s, the L2 write
