@@ -282,11 +282,16 @@ static void escaped_timings_say_why(void **state)
 static void library_kernels_are_flagged_not_judged(void **state)
 {
     (void)state;
-    /* count, share (-1: absent, an older worker), flagged */
+    /* count, share and computing share (-1: absent, an older worker), flagged */
     const struct {
-        double count, share;
+        double count, share, compute;
         int flagged;
-    } cases[] = {{0, 0, 0}, {12, -1, 1}, {12, 0.5, 1}, {56, 0.05, 0}, {3, 0.2, 1}};
+    } cases[] = {{0, 0, -1, 0},    {12, -1, -1, 1},     {12, 0.5, -1, 1},  {56, 0.05, -1, 0},
+                 {3, 0.2, -1, 1},  {0, 0, 0, 0},
+                 {1904, 0.31, 0, 0},       /* ViperBench mul: torch.zeros_like's fill beside its kernel */
+                 {11169, 0.09, 0.09, 1},   /* ViperBench logsumexp: torch.logsumexp over partial sums */
+                 {40, 0.6, 0, 1},          /* a transpose by .contiguous(): copies are its work */
+                 {6, 0.04, 0.04, 0}};      /* a cast beside a Triton kernel */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_result r;
         memset(&r, 0, sizeof r);
@@ -295,6 +300,8 @@ static void library_kernels_are_flagged_not_judged(void **state)
             kg_result_set(&r, "time/vendor", cases[i].count);
         if (cases[i].share >= 0)
             kg_result_set(&r, "time/vendor_share", cases[i].share);
+        if (cases[i].compute >= 0)
+            kg_result_set(&r, "time/vendor_compute_share", cases[i].compute);
         judge_softmax(&r, NULL);
         assert_int_equal(r.verdict, KG_V_OK);
         if (!!(r.flags & KG_FLAG(LIBRARY_KERNELS)) != cases[i].flagged)

@@ -12,7 +12,7 @@
 
 #include "core/trace_split.h"
 
-#define REC(a, b, st, nm) {a, b, st, nm}
+#define REC(a, b, st, nm) {a, b, st, nm, 0}
 
 static void spans_between_markers(void **state)
 {
@@ -345,6 +345,47 @@ static void vendor_kernels_by_name(void **state)
     assert_int_equal(u.n, 0);
 }
 
+/* PyTorch's kernels that only move data (a fill, a copy or cast, a
+ * concatenation) are told from those that compute by their whole names, and
+ * kg_trace_vendor's compute_share leaves them out (its share keeps them). */
+static void data_moves_are_not_computing(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int moves;
+    } names[] = {
+        {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_", 1},
+        {"_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_49_GLOBAL__N__d1b0b0e2_20_Copy_cu_"
+         "direct_copy_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE1_clEvENKUlvE8_clEvEUlN3c104HalfEE_"
+         "St5arrayIPcLm2EEEEviT0_T1_", 1},
+        {"_ZN2at6native12_GLOBAL__N_130CatArrayBatchedCopy_contig_alignedIfjLi1ELi128ELi1EEEvPT_", 1},
+        {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_15binary_internal"
+         "10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_", 0},
+        {"_ZN2at6native13reduce_kernelILi128ELi4ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_15logsumexp", 0},
+        {"nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNN", 0},
+        {"_Z11FillFunctorPf", 0}, /* the candidate's own kernel of that name */
+        {"", 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (kg_trace_moves_data(names[i].name) != names[i].moves)
+            fail_msg("%s: moves %d", names[i].name, !names[i].moves);
+    assert_int_equal(kg_trace_moves_data(NULL), 0);
+    kg_trace_rec r[] = {
+        REC(100, 200, 7, "_Z12block_streamPViyPiPy"),
+        REC(201, 231, 7, "_ZN2at6native29vectorized_elementwise_kernelI"), /* a fill: 30 */
+        REC(232, 292, 7, "_Z10mul_kernelPKDhPDh"),                         /* the candidate's: 60 */
+        REC(293, 303, 7, "_ZN2at6native13reduce_kernelILi128ELi4ENS0"),    /* computing: 10 */
+        REC(304, 310, 7, "_Z11clock_probePyx"),
+    };
+    r[1].moves = 1;
+    kg_trace_vendor_use u;
+    kg_trace_vendor(r, 5, &u);
+    assert_int_equal(u.n, 2);
+    assert_true(fabs(u.share - 40.0 / 100.0) < 1e-12);
+    assert_true(fabs(u.compute_share - 10.0 / 100.0) < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +398,7 @@ int main(void)
         cmocka_unit_test(kgates_record_without_times),
         cmocka_unit_test(kgates_kernels_by_name),
         cmocka_unit_test(vendor_kernels_by_name),
+        cmocka_unit_test(data_moves_are_not_computing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,7 +158,8 @@ int kg_compare_print(const kg_report *a, const kg_report *b, const kg_compare_ro
     if (ga->e_ok != gb->e_ok || ga->rho_ok != gb->rho_ok || ga->host_allowance != gb->host_allowance ||
         ga->rho_impossible != gb->rho_impossible || ga->suspect_e != gb->suspect_e ||
         ga->suspect_rho != gb->suspect_rho || ga->band != gb->band || ga->rho_fair != gb->rho_fair ||
-        ga->vendor_share != gb->vendor_share)
+        ga->vendor_share != gb->vendor_share || ga->vendor_compute != gb->vendor_compute ||
+        ga->vendor_all != gb->vendor_all)
         fprintf(f, "the gates differ: A e_ok %.2f, rho_ok %.2f, host allowance %.0f us; B %.2f, %.2f, %.0f us: "
                    "a verdict may change with the gate alone\n",
                 ga->e_ok, ga->rho_ok, ga->host_allowance * 1e6, gb->e_ok, gb->rho_ok, gb->host_allowance * 1e6);

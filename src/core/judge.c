@@ -10,16 +10,24 @@
 
 /* ------------------------------------------------------ shared evidence */
 
-/* The library-kernels flag: the library's kernels doing a material share
- * of the kernel's work (a cast or a copy beside its own kernel is not); a
- * result without the share (an older worker) by their count. */
+/* The library-kernels flag: the library's kernels doing part of the
+ * kernel's work. Computing ones (a reduction, a multiply, a GEMM) from
+ * vendor_compute of its kernel time on; fills, copies and casts beside its
+ * own kernel (torch.zeros_like's output, a .contiguous()) only when, with
+ * the rest, they are vendor_all of it (a transpose by .contiguous()). A
+ * result of an older worker by its share of all (vendor_share), or without
+ * one by their count. */
 static unsigned library_kernels(const kg_result *r, const kg_gate *g)
 {
-    double vendor = 0, share = 0;
-    if (kg_result_get(r, "time/vendor_share", &share) ? share >= g->vendor_share
-                                                        : kg_result_get(r, "time/vendor", &vendor) && vendor > 0)
-        return KG_FLAG(LIBRARY_KERNELS);
-    return 0;
+    double vendor = 0, share = 0, computing = 0;
+    int flag;
+    if (kg_result_get(r, "time/vendor_compute_share", &computing))
+        flag = computing >= g->vendor_compute || (kg_result_get(r, "time/vendor_share", &share) && share >= g->vendor_all);
+    else if (kg_result_get(r, "time/vendor_share", &share))
+        flag = share >= g->vendor_share;
+    else
+        flag = kg_result_get(r, "time/vendor", &vendor) && vendor > 0;
+    return flag ? KG_FLAG(LIBRARY_KERNELS) : 0;
 }
 
 /* ------------------------------------------------------------ live results */

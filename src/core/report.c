@@ -391,6 +391,8 @@ char *kg_report_to_json(const kg_report *r)
     cJSON_AddNumberToObject(g, "band", r->gate.band);
     cJSON_AddNumberToObject(g, "rho_fair", r->gate.rho_fair);
     cJSON_AddNumberToObject(g, "vendor_share", r->gate.vendor_share);
+    cJSON_AddNumberToObject(g, "vendor_compute", r->gate.vendor_compute);
+    cJSON_AddNumberToObject(g, "vendor_all", r->gate.vendor_all);
     cJSON_AddNumberToObject(g, "host_allowance", r->gate.host_allowance);
     if (r->incomplete[0])
         cJSON_AddStringToObject(root, "incomplete", r->incomplete);
@@ -621,6 +623,12 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
             const cJSON *vs = cJSON_GetObjectItemCaseSensitive(g, "vendor_share");
             if (cJSON_IsNumber(vs))
                 r->gate.vendor_share = vs->valuedouble;
+            const cJSON *vc = cJSON_GetObjectItemCaseSensitive(g, "vendor_compute"),
+                        *va = cJSON_GetObjectItemCaseSensitive(g, "vendor_all");
+            if (cJSON_IsNumber(vc))
+                r->gate.vendor_compute = vc->valuedouble;
+            if (cJSON_IsNumber(va))
+                r->gate.vendor_all = va->valuedouble;
         }
     }
     const cJSON *item;

@@ -63,7 +63,8 @@ extern "C" {
     X("time/blocking", "", "launch calls that held the host past the blocker's timeout") \
     X("time/persist_reset", "", "samples before which a persisting-L2 setting was undone") \
     X("time/vendor", "", "the kernel's kernels named like cuBLAS's, cuDNN's or PyTorch's own (kg_trace_vendor), while sampled") \
-    X("time/vendor_share", "", "their share of the kernel's kernel time while sampled (0 to 1): library-kernels from the gate's vendor_share on") \
+    X("time/vendor_share", "", "their share of the kernel's kernel time while sampled (0 to 1)") \
+    X("time/vendor_compute_share", "", "the share of those that compute, not only fill, copy or cast (0 to 1)") \
     X("lib/time/median", "s", "median GPU time of the fastest correct library path")  \
     X("lib/time/ci_lo", "s", "library median CI, low")                                  \
     X("lib/time/ci_hi", "s", "library median CI, high")                                 \

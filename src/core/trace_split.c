@@ -137,6 +137,17 @@ static int name_has(const kg_trace_rec *r, const char *part)
     return 0;
 }
 
+int kg_trace_moves_data(const char *name)
+{
+    static const char *const moves[] = {"FillFunctor", "direct_copy_kernel", "CatArrayBatchedCopy"};
+    if (!name || !strstr(name, "_ZN2at6native"))
+        return 0;
+    for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
+        if (strstr(name, moves[i]))
+            return 1;
+    return 0;
+}
+
 /* The vendor library a record is named for, or NULL. */
 static const char *vendor_of(const kg_trace_rec *r)
 {
@@ -172,7 +183,7 @@ void kg_trace_vendor(const kg_trace_rec *rec, int nrec, kg_trace_vendor_use *u)
 {
     int have = 0, in_window = 0;
     const uint32_t stream = timing_stream(rec, nrec, &have);
-    double all = 0, theirs = 0;
+    double all = 0, theirs = 0, computing = 0;
     memset(u, 0, sizeof *u);
     u->first = -1;
     for (int i = 0; i < nrec; i++) {
@@ -184,12 +195,15 @@ void kg_trace_vendor(const kg_trace_rec *rec, int nrec, kg_trace_vendor_use *u)
         if (!lib)
             continue;
         theirs += d;
+        if (!rec[i].moves)
+            computing += d;
         if (u->n++ == 0) {
             u->first = i;
             u->lib = lib;
         }
     }
     u->share = all > 0 ? theirs / all : 0;
+    u->compute_share = all > 0 ? computing / all : 0;
 }
 
 int kg_trace_timeless(const kg_trace_rec *rec, int nrec)

@@ -20,7 +20,14 @@ typedef struct kg_trace_rec {
     uint64_t start, end; /* ns */
     uint32_t stream;
     char name[48];       /* start of the (mangled) kernel name; "[memcpy]", "[memset]" */
+    uint8_t moves;       /* by its whole name, a PyTorch kernel that only moves data (kg_trace_moves_data) */
 } kg_trace_rec;
+
+/* Whether a kernel's whole (mangled) name is one of PyTorch's that only
+ * move data: a fill (torch.zeros, empty-then-fill), a copy or a cast
+ * (.contiguous(), .to(dtype): direct_copy_kernel_cuda), a concatenation.
+ * The name in a record keeps only its start, which does not say. */
+int kg_trace_moves_data(const char *name);
 
 /* rec: records sorted by start. samples[0..n): event times in seconds, or
  * negative for dropped samples (left alone). Replaces each sample's time by
@@ -91,6 +98,7 @@ int kg_trace_deferred(const kg_trace_rec *rec, int nrec, const kg_trace_plan *pl
 typedef struct kg_trace_vendor_use {
     int n;           /* such kernels in the subject's work */
     double share;    /* their summed duration over all the subject's kernels' (0 to 1) */
+    double compute_share; /* the same of those that compute, not only move data (rec.moves) */
     int first;       /* the first one's index, or -1 */
     const char *lib; /* the library it was named for, or NULL */
 } kg_trace_vendor_use;

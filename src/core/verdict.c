@@ -60,6 +60,8 @@ void kg_gate_defaults(kg_gate *g)
     g->suspect_rho = 0.8;
     g->band = 0.1;
     g->vendor_share = 0.20;
+    g->vendor_compute = 0.05;
+    g->vendor_all = 0.50;
     g->host_allowance = KG_HOST_ALLOWANCE_S;
 }
 

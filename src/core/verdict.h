@@ -81,7 +81,7 @@ int kg_verdict_exit_code(kg_verdict v);
     X(TIMER_MISMATCH, "timer-mismatch", "the reported time is under half of what kgate's own device clock saw: the timing was tampered with") \
     X(PERSIST_L2, "persisting-l2", "a persisting-L2 carve-out or access window was set and undone before sampling") \
     X(SHARED_GPU, "shared-gpu", "another process held a context on the GPU around the job or its library job: times may be slow") \
-    X(LIBRARY_KERNELS, "library-kernels", "a material share of the kernel's kernel time (vendor_share, 0.20) went to kernels named like cuBLAS's, cuDNN's or PyTorch's own: its time is partly the library's it is judged against")
+    X(LIBRARY_KERNELS, "library-kernels", "kernels named like cuBLAS's, cuDNN's or PyTorch's own did part of the work (5% of the kernel time or more computing, or half of it with fills, copies and casts): its time is partly the library's it is judged against")
 
 enum {
 #define X(e, s, d) KG_FB_##e,
@@ -104,7 +104,9 @@ typedef struct kg_gate {
     double suspect_e;      /* 2.0 */
     double suspect_rho;    /* 0.8 */
     double band;           /* 0.1: judgment band half-width under rho_fair */
-    double vendor_share;   /* 0.20: library-kernels from this share of the kernel time on */
+    double vendor_compute; /* 0.05: library-kernels from this share of the kernel time in vendor kernels that compute */
+    double vendor_all;     /* 0.50: ... or this share in any vendor kernels, fills, copies and casts included */
+    double vendor_share;   /* 0.20: for a result without time/vendor_compute_share (an older kgate), from this share */
     double host_allowance; /* s: the launch path's free host time (kg_host_charge) */
 } kg_gate;
 

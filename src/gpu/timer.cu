@@ -510,6 +510,7 @@ extern "C" int kg_time(const kg_timer_cfg *cfg, kg_launch_cb cb, void *ctx, kgat
                 kg_trace_vendor(rec, nrec, &vu);
                 o->n_vendor = vu.n;
                 o->vendor_share = vu.share;
+                o->vendor_compute_share = vu.compute_share;
                 o->vendor_lib = vu.lib;
                 o->vendor_seen = 1;
                 if (vu.first >= 0)

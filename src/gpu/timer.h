@@ -98,6 +98,7 @@ typedef struct kg_timing {
     int n_foreign;     /* kernels and copies on other streams while sampling */
     int n_vendor;      /* the subject's kernels named like a library's (kg_trace_vendor) */
     double vendor_share; /* their share of the subject's kernel time (0 to 1) */
+    double vendor_compute_share; /* of those that compute, not only move data */
     int vendor_seen;   /* n_vendor and vendor_share were taken from a trace */
     const char *vendor_lib;  /* the library the first was named for, or NULL */
     char vendor_first[48];   /* the first one's name */

@@ -68,6 +68,7 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
         o->stream = stream;
         strncpy(o->name, name, sizeof o->name - 1);
         o->name[sizeof o->name - 1] = '\0';
+        o->moves = (uint8_t)kg_trace_moves_data(name);
     }
     pthread_mutex_unlock(&mu);
     free(buf);

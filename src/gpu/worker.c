@@ -573,6 +573,7 @@ static void emit_timing(const bench *b, const kg_timing *t)
         if (t->vendor_seen) { /* always, so that a result says how much was the library's */
             emit_sum(b, "time/vendor", t->n_vendor);
             emit_sum(b, "time/vendor_share", t->vendor_share);
+            emit_sum(b, "time/vendor_compute_share", t->vendor_compute_share);
         }
     }
     kg_event e = subject_ev(b, KG_EV_TIMING);
@@ -931,9 +932,10 @@ static int run_subject(bench *b, kg_err *err)
             emit_sum(b, "time/retimed", 1);
         }
         if (kernel && tm.n_vendor) /* a library path's are the library's own */
-            kg_timing_note(&tm, "%d kernel(s) named like %s's (%.0f%% of its kernel time), the first %s",
+            kg_timing_note(&tm, "%d kernel(s) named like %s's (%.0f%% of its kernel time, %.0f%% computing, the "
+                           "rest fills, copies or casts), the first %s",
                            tm.n_vendor, tm.vendor_lib ? tm.vendor_lib : "a library", 100 * tm.vendor_share,
-                           tm.vendor_first);
+                           100 * tm.vendor_compute_share, tm.vendor_first);
         emit_timing(b, &tm);
         if (kernel && tm.verify_failed) {
             emit_fail(b, "incorrect", b->verify_msg);

@@ -49,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (d[3] == 0xFF)
             r->end = 0; /* an incomplete record */
         r->stream = d[5] & 3;
+        r->moves = (d[5] >> 2) & 1;
         i += 8;
         if (d[6] < 2 * (sizeof names / sizeof names[0])) {
             snprintf(r->name, sizeof r->name, "%s", names[d[6] % (sizeof names / sizeof names[0])]);
@@ -78,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kg_trace_vendor_use vu;
     kg_trace_vendor(rec, nrec, &vu);
     if (vu.n < 0 || vu.n > nrec || (vu.n > 0) != (vu.first >= 0) || (vu.n > 0) != (vu.lib != NULL) ||
-        vu.first >= nrec || !(vu.share >= 0 && vu.share <= 1) || (vu.n == 0 && vu.share != 0))
+        vu.first >= nrec || !(vu.share >= 0 && vu.share <= 1) || (vu.n == 0 && vu.share != 0) ||
+        !(vu.compute_share >= 0 && vu.compute_share <= vu.share + 1e-12))
         abort();
     int timeless = kg_trace_timeless(rec, nrec);
     if (timeless < 0 || timeless > nrec)
