@@ -1,6 +1,6 @@
 /* The diagnosis rules (core/diagnose.h) on recorded counter rows: the H200
- * signatures of COUNTERS.md (planted kernels measured with ncu and the
- * CUPTI Range Profiler) and constructed rows for the causes beyond them. */
+ * signatures of planted kernels (measured with ncu and the CUPTI Range
+ * Profiler) and constructed rows for the causes beyond them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -68,7 +68,7 @@ static int diagnose(const kg_kfacts *k, int nk, const kg_diag_ctx *c, kg_cause *
 #define GLD "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 #define DUR "gpu__time_duration.sum"
 
-/* COUNTERS.md 1b: 1 block x 32 threads serial reduce: DRAM 0.04%,
+/* A planted kernel on the H200: 1 block x 32 threads serial reduce: DRAM 0.04%,
  * long-scoreboard 15.7/18.8, achieved occupancy 1.6%, one CTA. */
 static void serial_reduce_is_rc0a(void **state)
 {
@@ -223,7 +223,7 @@ static void few_warps_without_reduction_is_rc2a(void **state)
     assert_true(fabs(out[0].saving - (1 - 512.0 / (132 * 32))) < 1e-9);
 }
 
-/* COUNTERS.md 1b: stride-33 copy: 12.5% of each sector used, DRAM 74.9%. */
+/* A planted kernel on the H200: stride-33 copy: 12.5% of each sector used, DRAM 74.9%. */
 static void stride_copy_is_rc1(void **state)
 {
     (void)state;
@@ -241,7 +241,7 @@ static void stride_copy_is_rc1(void **state)
         assert_string_not_equal(out[i].id, "DRAM");
 }
 
-/* COUNTERS.md 1b: scalar copy: coalesced, 4 bytes a load, no LDG.128. */
+/* A planted kernel on the H200: scalar copy: coalesced, 4 bytes a load, no LDG.128. */
 static void scalar_copy_is_rc0b(void **state)
 {
     (void)state;
@@ -289,7 +289,7 @@ static void without_patched_counters(void **state)
     assert_int_equal(diagnose(&s, 1, &c2, out), 0);
 }
 
-/* COUNTERS.md 1b: __maxnreg__(32) with 552 B spilled: local ld/st sectors
+/* A planted kernel on the H200: __maxnreg__(32) with 552 B spilled: local ld/st sectors
  * 102 M / 32 M against the global loads' 67 M. */
 static void spill_is_rc3(void **state)
 {
@@ -306,7 +306,7 @@ static void spill_is_rc3(void **state)
     assert_non_null(strstr(out[0].evidence, "624 B of local memory"));
 }
 
-/* COUNTERS.md 1b: cuBLAS bf16 8192^3: tensor pipe 96.9%, L2 hit 73%,
+/* A planted kernel on the H200: cuBLAS bf16 8192^3: tensor pipe 96.9%, L2 hit 73%,
  * DRAM 18.9%: healthy, nothing fires. */
 static void healthy_gemm_fires_nothing(void **state)
 {

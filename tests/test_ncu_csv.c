@@ -1,5 +1,5 @@
 /* Nsight Compute CSV import (core/ncu_csv.h): the exports under
- * tests/data/ncu/ written as ncu 2025.3.1 writes them (COUNTERS.md §3),
+ * tests/data/ncu/ written as ncu 2025.3.1 writes them,
  * mixed with ==PROF== lines and application output, lacking columns, in
  * other units, and broken; plus inputs built here (over-long lines, more
  * metrics than kg_kfacts holds, text without a NUL). */

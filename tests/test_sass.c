@@ -211,7 +211,7 @@ static const struct {
     size_t field;
     int total;
 } lines[] = {
-    /* forms seen on sm_90 (docs: COUNTERS.md section 5; planted.sass; bundled) */
+    /* forms seen on sm_90 (planted.sass; the bundled kernels) */
     {"LDG.E.128.CONSTANT R4, desc[UR4][R2.64] ;", offsetof(kg_sass, ldg_128), 1},
     {"LDG.E.CONSTANT R3, desc[UR4][R2.64] ;", offsetof(kg_sass, ldg_narrow), 1},
     {"LDG.E R3, desc[UR6][R2.64] ;", offsetof(kg_sass, ldg_narrow), 1},

@@ -112,7 +112,7 @@ static void derive(const kg_kfacts *k, derived *d)
     d->dram_bytes = isnan(rd) && isnan(wr) ? NAN : (isnan(rd) ? 0 : rd) + (isnan(wr) ? 0 : wr);
     d->l2_hit = M(k, "lts__t_sector_hit_rate.pct");
     if (d->l2_hit > 100)
-        d->l2_hit = 100; /* COUNTERS.md: 150% seen at low traffic */
+        d->l2_hit = 100; /* over 100% seen at low traffic (150%) */
     d->tensor = M(k, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active");
     d->gmma = M(k, "sm__inst_executed_pipe_tensor_op_gmma.sum");
     d->ctas = M(k, "sm__ctas_launched.sum");

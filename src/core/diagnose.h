@@ -2,7 +2,7 @@
  * (RC0a-RC4) plus three causes beyond it, each a rule over the facts of
  * core/diag.h. docs/diagnosis.md is the prose form of every rule; the
  * tests (tests/test_diagnose.c) run each one on recorded counter rows,
- * the H200 signatures of COUNTERS.md among them.
+ * planted kernels' H200 signatures among them.
  *
  * Rules are data: a row of the rule table (id, title, the paper's fix
  * pattern, the function that weighs the evidence) and named thresholds

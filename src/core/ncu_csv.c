@@ -40,8 +40,8 @@ const char *const kg_ncu_rule_metrics[] = {
 const int kg_ncu_n_rule_metrics = (int)(sizeof kg_ncu_rule_metrics / sizeof kg_ncu_rule_metrics[0]);
 
 /* Read by core/diagnose.c when present (a fallback DRAM %, the store-side
- * bytes per sector) or named by COUNTERS.md's RC2b test (the loads' L2 hit
- * rate), so kept ahead of other metrics, but not worth a warning. */
+ * bytes per sector) or named by the RC2b rule (docs/diagnosis.md: the loads'
+ * L2 hit rate), so kept ahead of other metrics, but not worth a warning. */
 static const char *const also_kept[] = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",

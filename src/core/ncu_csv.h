@@ -5,7 +5,7 @@
  * own counters (gpu/profile.h) are not at hand. Plain C; no GPU; unit-tested
  * in tests/test_ncu_csv.c and fuzzed by tests/fuzz/fuzz_ncu_csv.c.
  *
- * The format, as ncu 2025.3.1 writes it on our H200 (COUNTERS.md §3):
+ * The format, as ncu 2025.3.1 writes it on the H200 (tests/data/ncu/):
  *   - only lines that start with '"' are CSV; everything else (==PROF==,
  *     ==WARNING==, ==ERROR==, the application's stdout) is skipped wherever it
  *     appears, between data rows too; CRLF line ends and a UTF-8 BOM are fine;

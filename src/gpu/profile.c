@@ -1,6 +1,6 @@
 /* Hardware counters from the CUPTI Range Profiler of CUDA 13, in plain C
- * (gpu/profile.h). shared/COUNTERS.md section 2 is the source of the call
- * sequence and its pitfalls; every params struct below starts with
+ * (gpu/profile.h), through cupti_range_profiler.h's calls in the order
+ * below; every params struct below starts with
  * structSize = <Type>_STRUCT_SIZE and pPriv = NULL.
  *
  * kg_prof_collect, in order:

@@ -3,7 +3,7 @@
  * kernel replay), evaluated into kg_kfacts metrics (core/diag.h). Also an
  * offline check of metric names and pass counts against a chip's metric
  * table, which needs no GPU. See profile.c for the call sequence and
- * shared/COUNTERS.md for the metric names. */
+ * docs/diagnosis.md for the metric names. */
 #ifndef KG_PROFILE_H
 #define KG_PROFILE_H
 

@@ -1,4 +1,4 @@
-// The library fallback (EVALUATORS.md class 10): a candidate that calls the
+// The library fallback (docs/security.md, "Calling the library it is judged against"): a candidate that calls the
 // vendor library it is judged against. calls_cublas computes matmul with
 // cuBLAS (cublasGemmEx, fp32 accumulation) on the given stream: right, and as
 // fast as the library, so only the names of the kernels it ran can tell;

@@ -1,4 +1,4 @@
-// Exploit class 1 (EVALUATORS.md): the work runs somewhere the timing on the
+// Work the timer does not see (docs/security.md): the work runs somewhere the timing on the
 // given stream does not see. Every kernel here is an honest layer_norm
 // (bf16); only the stream it runs on is wrong.
 #include <condition_variable>

@@ -47,8 +47,8 @@ expect "relu_host is flagged host-work, judged on 1.5 to 2.5 ms" "True 1" \
 # host's glue (src/gpu/provider.h), so 2 ms are still charged
 expect "relu_host_hidden is flagged host-work, judged on 1.5 to 2.5 ms" "True 1" \
     "$(python3 -c "import json; r=[x for x in json.load(open('$t/behaviours.json'))['results'] if x['kernel']=='relu_host_hidden'][0]; print('host-work' in r['flags'], int(1.5e-3 < r['summaries']['time/judged']['value'] < 2.5e-3))")"
-# relu_ok is torch.relu: PyTorch's own kernel, the reference's (EVALUATORS.md
-# class 10), is flagged library-kernels and named (kg_trace_vendor)
+# relu_ok is torch.relu: PyTorch's own kernel, the reference's (the library
+# fallback, docs/security.md), is flagged library-kernels and named (kg_trace_vendor)
 expect "relu_ok (torch.relu) is flagged library-kernels, named PyTorch's" "True True" \
     "$(python3 -c "import json; r=[x for x in json.load(open('$t/behaviours.json'))['results'] if x['kernel']=='relu_ok'][0]; print('library-kernels' in r['flags'], \"named like PyTorch's\" in r.get('detail', ''))")"
 # a Python candidate's launch path is allowed 100 us of host time (core/verdict.h)
