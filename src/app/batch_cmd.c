@@ -1308,7 +1308,7 @@ static int parse_gpus(cfg *c, const char *spec)
         if ((n = atoi(fake)) <= 0)
             kg_err_set(&e, KG_EXIT_ENV, "no CUDA GPU (KG_BATCH_GPUS=%s)", fake);
     } else {
-        kg_device_count(&n, &e); /* names cudaGetDeviceCount and its error */
+        kg_device_count(&n, &e); /* says why (kg_device_absent) */
     }
     if (e.code) {
         fprintf(stderr, "kgate: batch: %s\n", e.msg);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -78,16 +79,42 @@ out:
     return err->code;
 }
 
+const char *kg_device_absent(int rc, char *buf, size_t size)
+{
+    int (*get_version)(int *) = NULL, drv = 0, rt = 0;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) {
+        snprintf(buf, size, "no usable CUDA GPU: no NVIDIA driver on this machine (libcuda.so.1 does not load)");
+        return buf;
+    }
+    *(void **)&get_version = dlsym(cuda, "cuDriverGetVersion");
+    int got = get_version && get_version(&drv) == 0;
+    dlclose(cuda);
+    if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/nvidia0", F_OK) != 0) {
+        snprintf(buf, size, "no usable CUDA GPU: the NVIDIA driver's library is here, but no GPU device "
+                            "(/dev/nvidia*): a container started without the GPU?");
+        return buf;
+    }
+    if (got && cudaRuntimeGetVersion(&rt) == cudaSuccess && drv < rt) {
+        snprintf(buf, size, "no usable CUDA GPU: the NVIDIA driver supports CUDA %d.%d, kgate's CUDA runtime "
+                            "is %d.%d: update the driver", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        return buf;
+    }
+    if (rc == cudaSuccess)
+        snprintf(buf, size, "no CUDA GPU on this machine");
+    else
+        snprintf(buf, size, "no usable CUDA GPU: cudaGetDeviceCount: %s", cudaGetErrorString((cudaError_t)rc));
+    return buf;
+}
+
 int kg_device_count(int *n, kg_err *err)
 {
+    char why[256];
     cudaError_t rc = cudaGetDeviceCount(n);
-    if (rc != cudaSuccess) {
+    if (rc != cudaSuccess)
         *n = 0;
-        return kg_err_set(err, KG_EXIT_ENV, "no usable CUDA GPU: cudaGetDeviceCount: %s",
-                          cudaGetErrorString(rc));
-    }
-    if (*n == 0)
-        return kg_err_set(err, KG_EXIT_ENV, "no CUDA GPU on this machine");
+    if (rc != cudaSuccess || *n == 0)
+        return kg_err_set(err, KG_EXIT_ENV, "%s", kg_device_absent(rc, why, sizeof why));
     return 0;
 }
 

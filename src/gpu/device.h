@@ -28,6 +28,13 @@ typedef struct kg_device_info {
 
 /* Number of CUDA devices; an error (KG_EXIT_ENV) names why there are none. */
 int kg_device_count(int *n, kg_err *err);
+/* Why the CUDA runtime found no device (rc: cudaGetDeviceCount's error, an
+ * int so that this header needs no CUDA header; 0 for "none found"), in
+ * words a user can act on: no NVIDIA driver (libcuda.so.1 does not load),
+ * a driver without a GPU's device files (/dev/nvidia*), a driver older than
+ * kgate's CUDA runtime (its CUDA version and the runtime's),
+ * else the runtime's own message. Writes "no usable CUDA GPU: ..." to buf. */
+const char *kg_device_absent(int rc, char *buf, size_t size);
 int kg_device_query(int index, kg_device_info *out, kg_err *err);
 
 /* A GPU watched through NVML for the processes holding a context on it

@@ -22,6 +22,7 @@
 #include "../core/result.h"
 #include "../core/sandbox.h"
 #include "../core/stats.h"
+#include "device.h"
 #include "baseline.h"
 #include "check.h"
 #include "kfacts.h"
@@ -1388,8 +1389,9 @@ int kg_worker_main(int argc, char **argv)
             int n = 0;
             struct cudaDeviceProp prop;
             cudaError_t rc = cudaGetDeviceCount(&n);
+            char why[256];
             if (rc != cudaSuccess || n == 0)
-                kg_err_set(&err, KG_EXIT_ENV, "no CUDA GPU: %s", rc ? cudaGetErrorString(rc) : "0 devices");
+                kg_err_set(&err, KG_EXIT_ENV, "%s", kg_device_absent(rc, why, sizeof why));
             else if (j.device >= n)
                 kg_err_set(&err, KG_EXIT_USAGE, "device %d: only %d device(s)", j.device, n);
             else if (cudaGetDeviceProperties(&prop, j.device) == cudaSuccess)
