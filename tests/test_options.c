@@ -247,6 +247,21 @@ static void inline_values(void **state)
     assert_int_equal(parse(&o, &e, help, 2), 0);
 }
 
+/* every command has its own help, which names it; help alone is the overview */
+static void every_command_has_help(void **state)
+{
+    (void)state;
+    const char *cmds[] = {"devices", "peaks", "ops", "check", "run", "tune", "explain", "compare",
+                          "rejudge", "report", "version", "batch", "kernelbench"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "kgate %s", cmds[i]);
+        if (kg_usage(cmds[i]) == kg_usage("help") || !strstr(kg_usage(cmds[i]), want))
+            fail_msg("kgate help %s: no help of its own", cmds[i]);
+    }
+    assert_non_null(strstr(kg_usage(NULL), "usage: kgate COMMAND"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +269,7 @@ int main(void)
         cmocka_unit_test(host_allowance_by_candidate),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(inline_values),
+        cmocka_unit_test(every_command_has_help),
         cmocka_unit_test(every_operator_is_named),
         cmocka_unit_test(named_scalars),
         cmocka_unit_test(sizes_all_is_every_preset),

@@ -634,7 +634,12 @@ def _output_refused(path, inputs):
 
 def _parser():
     import argparse
-    ap = argparse.ArgumentParser(prog="kgate kernelbench", description=__doc__.split("\n\n")[0])
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):  # kgate's usage code, 3 (argparse's own is 2: kgate's INCORRECT)
+            self.exit(3, f"kgate kernelbench: {message} (kgate kernelbench --help)\n")
+
+    ap = Parser(prog="kgate kernelbench", description=__doc__.split("\n\n")[0])
     ap.add_argument("problems", help="a KernelBench problem file, or a directory of them (a level)")
     ap.add_argument("solutions", help="a solution file (ModelNew), or a directory of them")
     ap.add_argument("--json", help="write the results, each with its 'kernelbench' gate, to this file (and, "

@@ -56,8 +56,9 @@ static const char overview[] =
     "            (127 from the loader when cudart, cuBLASLt, CUPTI or cJSON is missing)\n";
 
 static const char check_help[] =
-    "usage: kgate check CANDIDATE.so[:KERNEL] [options]\n"
+    "usage: kgate check CANDIDATE.so[:KERNEL[,KERNEL...]] [options]\n"
     "       kgate run [options]\n"
+    "       kgate tune CANDIDATE.so:KERNEL [--shape S] [--budget N] [--knob K=V[,V..]] [options]\n"
     "\n"
     "  --op OP             only kernels of this operator (kgate ops lists them)\n"
     "  --dtype DT          only kernels of this dtype (fp16, bf16, fp32)\n"
@@ -152,6 +153,21 @@ static const char peaks_help[] =
     "  and cuBLASLt fp16/bf16/tf32 throughput at 8192^3; caches them per GPU UUID in\n"
     "  $XDG_CACHE_HOME/kgate (--force measures again) and prints them beside the datasheet.\n";
 
+static const char ops_help[] =
+    "usage: kgate ops [--op OP]\n"
+    "  the operator catalog: each operator's family, signature with extents and types,\n"
+    "  scalars, presets, work model, tolerance, input distributions, library paths and\n"
+    "  edge semantics (--op: one operator). Needs no GPU.\n";
+
+static const char devices_help[] =
+    "usage: kgate devices\n"
+    "  the CUDA devices, with NVML's clocks, temperature and power where libnvidia-ml\n"
+    "  loads; without a GPU, one line saying why there is none (exit 5).\n";
+
+static const char version_help[] =
+    "usage: kgate version\n"
+    "  kgate's version and the commit it was built from.\n";
+
 static const char batch_help[] =
     "usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1,..] [--jobs-per-gpu N]\n"
     "                   [--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]\n"
@@ -197,6 +213,12 @@ const char *kg_usage(const char *c)
         return report_help;
     if (c && strcmp(c, "rejudge") == 0)
         return rejudge_help;
+    if (c && strcmp(c, "ops") == 0)
+        return ops_help;
+    if (c && strcmp(c, "devices") == 0)
+        return devices_help;
+    if (c && strcmp(c, "version") == 0)
+        return version_help;
     return overview;
 }
 
