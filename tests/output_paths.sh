@@ -66,5 +66,19 @@ if command -v python3 >/dev/null; then
     refused "the same file as the input" "$kgate" kernelbench probs sols --json sols/1_a.py
     refused "a directory" "$kgate" kernelbench probs/1_a.py sols/1_a.py --json probs
 fi
+# "-" is standard output: the JSON alone there (its text on stderr), for
+# compare, rejudge and explain; report without -o writes Markdown there
+json_on_stdout() { python3 -c 'import json, sys; json.load(sys.stdin); print("json")' 2>/dev/null; }
+expect "compare --json -: JSON on stdout" "json" "$("$kgate" compare r.json r2.json --json - 2>/dev/null | json_on_stdout)"
+expect "rejudge --json -: JSON on stdout" "json" "$("$kgate" rejudge r.json --json - 2>/dev/null | json_on_stdout)"
+cp "$src/results/h200/diagnosis-20261201T0052Z/run-diagnose.json" d.json
+expect "explain --json -: JSON on stdout" "json" "$("$kgate" explain d.json --json - 2>/dev/null | json_on_stdout)"
+expect "no file named -" no "$([ -e ./- ] && echo yes || echo no)"
+expect "report without -o: Markdown on stdout" 1 "$("$kgate" report r.json 2>/dev/null | grep -c '^| kernel | op |')"
+"$kgate" report r.json -o r.txt >out.txt 2>err.txt
+expect "report -o r.txt: exit, one line, nothing written" "3 1 no" \
+    "$? $(grep -c 'not .html, .md or .csv: give --format' err.txt) $([ -e r.txt ] && echo yes || echo no)"
+"$kgate" report r.json -o r.txt --format md >out.txt 2>err.txt
+expect "report -o r.txt --format md: written" "0 1" "$? $(grep -c '^| kernel | op |' r.txt)"
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

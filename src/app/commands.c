@@ -899,7 +899,7 @@ static int out_of_time(const kg_options *o, double t0, int done, int total, kg_r
  * (SIGKILL, a lost node) keeps what it measured. */
 static void checkpoint(const kg_options *o, kg_report *rep, int done, int total)
 {
-    if (!o->json)
+    if (!o->json || strcmp(o->json, "-") == 0) /* standard output: the finished results only */
         return;
     char keep[sizeof rep->incomplete];
     kg_err e = {0, ""};
@@ -1174,6 +1174,8 @@ static int check_json_path(const kg_options *o, kg_err *err)
         cand[0] = '\0'; /* too long: collect() says so */
     if (kg_output_path_check("--json", o->json, inputs, 1, err))
         return err->code;
+    if (strcmp(o->json, "-") == 0)
+        return 0;
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s.probe.%d", o->json, (int)getpid());
     FILE *f = fopen(probe, "w");

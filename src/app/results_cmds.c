@@ -45,16 +45,22 @@ out:
 }
 
 /* The format: --format, else FILE's extension, else HTML. */
+/* --format, else the output's extension (.html or .htm, .md, .csv), else
+ * Markdown for standard output; NULL for another extension. */
 static const char *format_of(const kg_options *o)
 {
     if (o->format)
         return o->format;
-    const char *dot = strrchr(o->output, '.');
-    if (dot && strcmp(dot, ".md") == 0)
+    if (strcmp(o->output, "-") == 0)
+        return "md"; /* a terminal's reading */
+    const char *dot = strrchr(o->output, '.'), *slash = strrchr(o->output, '/');
+    if (!dot || (slash && dot < slash))
+        return NULL;
+    if (strcmp(dot, ".md") == 0)
         return "md";
-    if (dot && strcmp(dot, ".csv") == 0)
+    if (strcmp(dot, ".csv") == 0)
         return "csv";
-    return "html";
+    return strcmp(dot, ".html") == 0 || strcmp(dot, ".htm") == 0 ? "html" : NULL;
 }
 
 int kg_cmd_report(const kg_options *o)
@@ -69,6 +75,11 @@ int kg_cmd_report(const kg_options *o)
     }
     if (strcmp(o->output, "-") != 0 && kg_output_path_check("-o", o->output, o->inputs, o->n_inputs, &err))
         goto out;
+    const char *fmt = format_of(o);
+    if (!fmt) {
+        kg_err_set(&err, KG_EXIT_USAGE, "report -o %.200s: not .html, .md or .csv: give --format", o->output);
+        goto out;
+    }
     for (; n < o->n_inputs; n++) {
         kg_report_init(&reps[n]);
         if (kg_report_read_json(o->inputs[n], &reps[n], &err)) {
@@ -79,7 +90,6 @@ int kg_cmd_report(const kg_options *o)
     }
     {
         /* written whole, then renamed into place: a failed report leaves nothing */
-        const char *fmt = format_of(o);
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);

@@ -49,6 +49,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgate: %s\n", err.msg);
         return err.code;
     }
+    /* --json -: the JSON alone on standard output, the rest on standard error */
+    if (o.json && strcmp(o.json, "-") == 0 && !o.help && kg_json_to_stdout(&err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
     if (strcmp(o.command, "help") == 0 || o.help) {
         fputs(kg_usage(strcmp(o.command, "help") == 0 ? o.candidate : o.command), stdout);
         return 0;

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -80,8 +81,43 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size)
     return buf;
 }
 
+/* Where a file named "-" goes: standard output as it was when
+ * kg_json_to_stdout moved the rest of it to standard error (-1: stdout). */
+static int stdout_fd = -1;
+
+int kg_json_to_stdout(kg_err *err)
+{
+    fflush(stdout);
+    if ((stdout_fd = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(2, 1) < 0)
+        return kg_err_set(err, KG_EXIT_IO, "--json -: cannot keep standard output: %s", strerror(errno));
+    return 0;
+}
+
+/* text and a newline to standard output (or where kg_json_to_stdout kept it). */
+static int write_stdout(const char *text, kg_err *err)
+{
+    if (stdout_fd < 0)
+        return fputs(text, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0
+                   ? kg_err_set(err, KG_EXIT_IO, "cannot write to standard output: %s", strerror(errno))
+                   : 0;
+    size_t len = strlen(text), off = 0;
+    while (off <= len) {
+        const char *p = off < len ? text + off : "\n";
+        size_t k = off < len ? len - off : 1;
+        ssize_t w = write(stdout_fd, p, k);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return kg_err_set(err, KG_EXIT_IO, "cannot write to standard output: %s", strerror(errno));
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 int kg_write_file_atomic(const char *path, const char *text, kg_err *err)
 {
+    if (strcmp(path, "-") == 0)
+        return write_stdout(text, err);
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
@@ -124,6 +160,8 @@ int kg_output_path_check(const char *what, const char *path, const char *const *
     size_t len = path ? strlen(path) : 0;
     if (!len)
         return kg_err_set(err, KG_EXIT_IO, "%s: an empty path", what);
+    if (strcmp(path, "-") == 0)
+        return 0; /* standard output */
     if (path[len - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
         return kg_err_set(err, KG_EXIT_IO, "%s %s: a directory, not a file", what, path);
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))

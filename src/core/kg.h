@@ -87,17 +87,23 @@ typedef struct kg_shape {
 char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
 
 /* Writes text (and a final newline) to path atomically: a temporary file in
- * the same directory, renamed into place; nothing is left on failure.
+ * the same directory, renamed into place; nothing is left on failure. The
+ * path "-" is standard output (kg_json_to_stdout's, once called).
  * Returns 0, or KG_EXIT_IO with a message naming the file. */
 int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
+/* For --json -: keeps standard output for the files written to "-" and
+ * sends everything else printed there to standard error from now on, so
+ * that standard output holds the JSON alone. 0, or KG_EXIT_IO. */
+int kg_json_to_stdout(kg_err *err);
 
 /* Whether `path` may take a command's output (`what` names it in the
  * message: "--json", "-o"), checked before anything runs: not empty, not a
  * directory (nor a name ending in '/'), not an existing file that is not a
  * regular one (a FIFO, a device: an atomic write would replace it), and
  * none of the command's `inputs` (n of them; NULLs skipped): the same file
- * by device and inode where both exist, else the same resolved path.
- * 0, or KG_EXIT_IO with one line naming the path (docs/cli.md). */
+ * by device and inode where both exist, else the same resolved path; "-"
+ * (standard output) passes. 0, or KG_EXIT_IO with one line naming the path
+ * (docs/cli.md). */
 int kg_output_path_check(const char *what, const char *path, const char *const *inputs, int n, kg_err *err);
 
 /* splitmix64: the next value of the sequence whose state is *state, which

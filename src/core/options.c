@@ -142,10 +142,11 @@ static const char rejudge_help[] =
     "  the one input's results re-judged. Other verdicts stand. Exit 0 (3 usage, 6 files).\n";
 
 static const char report_help[] =
-    "usage: kgate report RESULTS.json... -o FILE [--format html|md|csv]\n"
+    "usage: kgate report RESULTS.json... [-o FILE] [--format html|md|csv]\n"
     "  one self-contained HTML page (an SVG roofline per device, the verdict table, the\n"
     "  per-family summary, the diagnoses), Markdown for a pull-request comment, or CSV;\n"
-    "  the format follows FILE's extension unless --format says; -o - writes to stdout.\n";
+    "  the format follows FILE's extension (.html, .md, .csv) unless --format says;\n"
+    "  without -o (or -o -), Markdown on stdout.\n";
 
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
@@ -571,11 +572,12 @@ static int resolve_command(kg_options *o, const raw_options *w, kg_err *err)
         return kg_err_set(err, KG_EXIT_USAGE, "explain needs a RESULT.json or --from-ncu FILE (one of them)");
     if (strcmp(o->command, "report") == 0 && !o->help) {
         if (!o->n_inputs)
-            return kg_err_set(err, KG_EXIT_USAGE, "report needs results: kgate report RESULTS.json... -o FILE");
+            return kg_err_set(err, KG_EXIT_USAGE, "report needs results: kgate report RESULTS.json... [-o FILE]");
         if (!o->output)
-            return kg_err_set(err, KG_EXIT_USAGE, "report needs -o FILE (- for stdout)");
+            o->output = "-"; /* stdout */
         if (o->format && strcmp(o->format, "html") && strcmp(o->format, "md") && strcmp(o->format, "csv"))
             return kg_err_set(err, KG_EXIT_USAGE, "--format takes html, md or csv, not '%s'", o->format);
+
     }
     if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
         return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
