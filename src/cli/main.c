@@ -54,6 +54,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgate: %s\n", err.msg);
         return err.code;
     }
+    if (argc < 2) { /* no command: the overview, as a usage error */
+        fputs(kg_usage(NULL), stderr);
+        return KG_EXIT_USAGE;
+    }
     if (strcmp(o.command, "help") == 0 || o.help) {
         fputs(kg_usage(strcmp(o.command, "help") == 0 ? o.candidate : o.command), stdout);
         return 0;
