@@ -243,7 +243,15 @@ def _check(cand, json_path, options, timeout, n):
     args = ["check", cand, "--shape", "large", "--pin-sha256", sha256_of(cand), *options]
     if timeout:
         args += ["--timeout", str(timeout)]
-    return api.run_cli(args, json_path, timeout=timeout * (n + 2) + 60 if timeout else None)
+    try:
+        return api.run_cli(args, json_path, timeout=timeout * (n + 2) + 60 if timeout else None)
+    except api.KgateError as e:
+        if e.code == 4 and "No module named 'torch'" in str(e):
+            # the workers' interpreter lacks PyTorch: the machine's fault, not the files'
+            raise api.KgateError(5, "kgate kernelbench: PyTorch is not installed for the workers' Python "
+                                    "(KGATE_PYTHON, else python3 on PATH): KernelBench problems need it",
+                                 e.report) from None
+        raise
 
 
 def judge(problem_path, solution_path, compile=False, options=(), timeout=None, p=1.0, pins=None):

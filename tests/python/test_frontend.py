@@ -103,6 +103,28 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertIn("KGATE_PROBLEM = Problem('p1', inputs=load_attr(", text)
             self.assertIn("op='p1', dtype=None, name='mine'", text)
 
+    @unittest.skipIf(__import__("importlib.util").util.find_spec("torch") is not None, "torch is installed here")
+    def test_kernelbench_without_torch_is_the_environment(self):
+        """Without PyTorch for the workers, a KernelBench pair is not a bad
+        candidate (exit 4) but the machine's lack (exit 5), said in one line
+        that names the interpreter to fix; usage errors exit 3."""
+        with tempfile.TemporaryDirectory() as d:
+            p, s = os.path.join(d, "1_relu.py"), os.path.join(d, "1_relu_new.py")
+            body = ("import torch\nclass {}(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+                    "def get_inputs():\n    return [torch.randn(8)]\ndef get_init_inputs():\n    return []\n")
+            with open(p, "w") as f:
+                f.write(body.format("Model"))
+            with open(s, "w") as f:
+                f.write(body.format("ModelNew"))
+            env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            r = subprocess.run([sys.executable, "-m", "kgate", "kernelbench", p, s], capture_output=True, text=True,
+                               timeout=120, env=env)
+            self.assertEqual(r.returncode, 5, r.stdout + r.stderr)
+            self.assertIn("PyTorch is not installed for the workers' Python", r.stdout)
+            u = subprocess.run([sys.executable, "-m", "kgate", "kernelbench"], capture_output=True, text=True,
+                               timeout=60, env=env)
+            self.assertEqual(u.returncode, 3, u.stderr)
+
     def test_kernelbench_jobs_per_gpu_argument(self):
         from kgate import kernelbench
         with tempfile.TemporaryDirectory() as d, mock.patch("sys.stderr", new_callable=io.StringIO) as err:
