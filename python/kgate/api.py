@@ -245,9 +245,10 @@ def _callable_source(fn):
     mod = sys.modules.get(getattr(fn, "__module__", None) or "")
     path = getattr(mod, "__file__", None)
     qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    if not path or not qual:
-        raise ValueError("kgate.check: the callable must be defined in a Python file (it runs in a worker "
-                         "process, which imports that file); an interactive definition cannot be")
+    if not path or not qual or not os.path.isfile(path):  # the prompt, python3 - (<stdin>), exec'd text
+        raise ValueError(f"kgate.check: {qual or repr(fn)} was not defined in a Python file"
+                         f"{f' ({path})' if path else ''}: it runs in a worker process, which imports that "
+                         "file; define it in a .py file")
     if "<locals>" in qual or "<lambda>" in qual:
         raise ValueError(f"kgate.check: {qual} is a lambda or is defined inside a function; the worker "
                          "imports it by name, so define it at the top level of its file")

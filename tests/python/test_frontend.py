@@ -103,6 +103,17 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertIn("KGATE_PROBLEM = Problem('p1', inputs=load_attr(", text)
             self.assertIn("op='p1', dtype=None, name='mine'", text)
 
+    def test_a_callable_from_stdin_is_refused_by_name(self):
+        """A function defined in a script read from standard input (its
+        module's file is "<stdin>") is refused in one line saying to define
+        it in a .py file, not a FileNotFoundError on /tmp/<stdin>."""
+        script = ("import kgate\ndef relu(x, y):\n    pass\n"
+                  "try:\n    kgate.check(relu, op='relu', dtype='fp16')\nexcept ValueError as e:\n    print(e)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+        r = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=60, env=env)
+        self.assertIn("relu was not defined in a Python file (<stdin>)", r.stdout, r.stdout + r.stderr)
+        self.assertIn("define it in a .py file", r.stdout)
+
     @unittest.skipIf(__import__("importlib.util").util.find_spec("torch") is not None, "torch is installed here")
     def test_kernelbench_without_torch_is_the_environment(self):
         """Without PyTorch for the workers, a KernelBench pair is not a bad
