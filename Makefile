@@ -4,6 +4,9 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
 JOBS ?= $(shell nproc)
 
+# the build's own make runs quiet about the directories it enters
+export MAKEFLAGS += --no-print-directory
+
 SAN_BUILD ?= build-san
 FUZZ_SECONDS ?= 20
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:abort_on_error=1 \
