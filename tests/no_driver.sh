@@ -26,5 +26,18 @@ for args in "devices" "peaks" "check $bundled --op relu --shape small" "run --li
         fails=$((fails + 1))
     fi
 done
+# kgate run shows the latest recorded run instead, says so at its end, and
+# still writes the --json asked for, marked recorded
+"$kgate" run --json "$t/run.json" >"$t/out" 2>"$t/err"
+rc=$?
+n=$((n + 1))
+if [ $rc = 0 ] && tail -1 "$t/out" | grep -q '^That was the RECORDED run of ' &&
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["recorded"] and d["results"]))' "$t/run.json"; then
+    echo "ok: kgate run --json: the recorded run, said at the end, written marked recorded"
+else
+    echo "FAIL: kgate run --json: exit $rc"
+    tail -2 "$t/out"
+    fails=$((fails + 1))
+fi
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -1284,6 +1284,13 @@ int kg_cmd_run(const kg_options *o)
                "A live run needs an NVIDIA H100/H200 (sm_90a) with its driver; then `make run`.\n\n",
                rec, rep.date, rep.commit, rep.device, rep.command);
         kg_report_print(&rep, stdout, 1);
+        printf("\nThat was the RECORDED run of %s on %s (%s), not a live one.\n", rep.date, rep.device, rec);
+        /* --json still written: that run's results, marked as recorded */
+        snprintf(rep.recorded, sizeof rep.recorded, "%s", rec);
+        if (o->json && kg_report_write_json(&rep, o->json, &err)) {
+            kg_report_free(&rep);
+            return fail(&err);
+        }
         kg_report_free(&rep);
         return 0;
     }

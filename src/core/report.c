@@ -396,6 +396,8 @@ char *kg_report_to_json(const kg_report *r)
     cJSON_AddNumberToObject(g, "host_allowance", r->gate.host_allowance);
     if (r->incomplete[0])
         cJSON_AddStringToObject(root, "incomplete", r->incomplete);
+    if (r->recorded[0])
+        cJSON_AddStringToObject(root, "recorded", r->recorded);
     cJSON *arr = cJSON_AddArrayToObject(root, "results");
     for (int i = 0; i < r->n; i++) {
         const kg_result *x = &r->results[i];
@@ -580,6 +582,7 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
     str(root, "commit", r->commit, sizeof r->commit);
     str(root, "date", r->date, sizeof r->date);
     str(root, "incomplete", r->incomplete, sizeof r->incomplete);
+    str(root, "recorded", r->recorded, sizeof r->recorded);
     {
         char seed[32];
         str(root, "extra_shapes_seed", seed, sizeof seed);

@@ -24,6 +24,7 @@ typedef struct kg_report {
     kg_gate gate;
     unsigned long long shapes_seed; /* the extra shapes were drawn from it */
     char incomplete[256]; /* why some planned jobs did not run (a time budget, a stop), or "" */
+    char recorded[512];   /* a recorded run shown in place of a live one (kgate run without a GPU): its file, or "" */
     int n, cap;
     kg_result *results;
 } kg_report;
