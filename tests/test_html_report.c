@@ -103,6 +103,7 @@ static void recorded_run(void **state)
     free(html);
     char *c = render(kg_report_csv, &r);
     assert_int_equal(count(c, "\r\n"), r.n + 1);
+    assert_null(strstr(c, "\"'-\"")); /* an OK row's cause is empty, not a defused "-" */
     free(c);
     kg_report_free(&r);
 }

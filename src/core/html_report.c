@@ -363,6 +363,8 @@ int kg_report_markdown(const kg_report *const *reps, int n, FILE *f, kg_err *err
 
 static void csv(FILE *f, const char *s)
 {
+    if (s && strcmp(s, "-") == 0) /* the text table's "none" (no cause, no flag): an empty field */
+        s = "";
     fputc('"', f);
     /* a spreadsheet runs a field that starts with = + - @ as a formula */
     if (s && (*s == '=' || *s == '+' || *s == '-' || *s == '@'))
