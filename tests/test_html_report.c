@@ -100,6 +100,8 @@ static void recorded_run(void **state)
     assert_int_equal(count(html, "<table id=\"families\">"), 1);
     assert_int_equal(count(html, "<section id=\"diagnosis\">"), 1);
     assert_non_null(strstr(html, "<b>RC0a</b>"));
+    assert_non_null(strstr(html, "text-anchor=\"end\">100T</text>")); /* the FLOP/s axis in SI units */
+    assert_null(strstr(html, "e+1"));
     free(html);
     char *c = render(kg_report_csv, &r);
     assert_int_equal(count(c, "\r\n"), r.n + 1);

@@ -57,6 +57,19 @@ static const char *top_cause(const kg_result *x, char *buf, size_t size)
 
 /* ---------------------------------------------------------------- roofline */
 
+/* A power of ten in SI form: 1G, 10T, 100P (what an axis of FLOP/s reads). */
+static const char *si_of(double v, char *buf, size_t size)
+{
+    static const char prefix[] = " kMGTPE";
+    int k = 0;
+    while (k < 6 && v >= 1000 * 0.999) {
+        v /= 1000;
+        k++;
+    }
+    snprintf(buf, size, "%.0f%s", v, k ? (char[]){prefix[k], '\0'} : "");
+    return buf;
+}
+
 #define W 760.0
 #define H 460.0
 #define ML 70.0 /* margins */
@@ -112,13 +125,15 @@ static void roofline(const kg_report *rep, int idx, FILE *f)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
                 px(x), MT, px(x), H - MB, px(x), H - MB + 15, x);
-    for (double y = p.ymin; y <= p.ymax * 1.001; y *= 10)
+    for (double y = p.ymin; y <= p.ymax * 1.001; y *= 10) {
+        char si[16];
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0e</text>\n",
-                ML, py(&p, y), W - MR, py(&p, y), ML - 5, py(&p, y) + 4, y);
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                ML, py(&p, y), W - MR, py(&p, y), ML - 5, py(&p, y) + 4, si_of(y, si, sizeof si));
+    }
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity (FLOP/B)</text>\n",
             (ML + W - MR) / 2, H - 12);
-    fprintf(f, "<text transform=\"translate(14,%.1f) rotate(-90)\" text-anchor=\"middle\">FLOP/s</text>\n",
+    fprintf(f, "<text transform=\"translate(14,%.1f) rotate(-90)\" text-anchor=\"middle\">FLOP/s (SI: G = 10^9, T = 10^12)</text>\n",
             (MT + H - MB) / 2);
     /* the roofs */
     fprintf(f, "<polyline class=\"roof\" fill=\"none\" stroke=\"#333\" stroke-width=\"2\" points=\"%.1f,%.1f %.1f,%.1f "
