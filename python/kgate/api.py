@@ -288,6 +288,17 @@ def _read_results(json_path):
     return doc
 
 
+def _dies_with_parent():
+    """In the child before kgate starts (Linux): kgate is told to stop
+    (SIGTERM) when this process dies, since in a session of its own no
+    terminal's signal reaches it and it would run on, holding the GPU."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def run_cli(args, json_path, timeout=None, env=None):
     """Runs `kgate ARGS --json json_path`; returns the Report. A usage,
     candidate, environment or file error raises KgateError, carrying what was
@@ -302,7 +313,7 @@ def run_cli(args, json_path, timeout=None, env=None):
     # kgate prints UTF-8; a byte that is not (an older kgate's) must not raise here. Its own
     # session: a terminal's Ctrl-C reaches it once, from _wait
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-                         errors="replace", env=e, start_new_session=True)
+                         errors="replace", env=e, start_new_session=True, preexec_fn=_dies_with_parent)
     try:
         err = _wait(p, timeout, CHECK_GRACE_S)[1]
     except subprocess.TimeoutExpired:
@@ -361,7 +372,8 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
             cmd += ["--"] + list(options)
         _refuse_if_stopped("kgate batch")
         p = subprocess.Popen(cmd, text=True, encoding="utf-8", errors="replace", stdout=subprocess.PIPE,
-                             env=_cli_env(), start_new_session=True)  # stderr: the progress bar
+                             env=_cli_env(), start_new_session=True,
+                             preexec_fn=_dies_with_parent)  # stderr: the progress bar
         out = _wait(p, None, BATCH_GRACE_S)[0]
     return p.returncode, out
 

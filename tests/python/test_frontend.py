@@ -550,6 +550,33 @@ report = kgate.check(my_relu, op="relu", dtype="fp16", shapes=["small"])  # at i
 """
 
 
+class KgateDiesWithItsCaller(unittest.TestCase):
+    def test_kgate_is_stopped_when_its_python_caller_dies(self):
+        """kgate runs in a session of its own (a terminal's Ctrl-C reaches it
+        once, through kgate.api); when the Python process that started it is
+        killed outright, kgate is told to stop (SIGTERM), not left running."""
+        with tempfile.TemporaryDirectory() as d:
+            fake, log = os.path.join(d, "kgate"), os.path.join(d, "log")
+            with open(fake, "w") as f:
+                f.write(f"#!/bin/sh\ntrap 'echo term >>{log}; exit 7' TERM\necho started >>{log}\n"
+                        "i=0\nwhile [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done\n")
+            os.chmod(fake, 0o755)
+            env = dict(os.environ, KGATE_BIN=fake, PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            caller = subprocess.Popen([sys.executable, "-c", "from kgate import api; api.run_cli(['check', 'x.so'], "
+                                       f"{os.path.join(d, 'r.json')!r})"], env=env)
+            for _ in range(100):
+                if os.path.exists(log):
+                    break
+                time.sleep(0.05)
+            caller.kill()
+            caller.wait()
+            for _ in range(100):
+                if "term" in open(log).read():
+                    break
+                time.sleep(0.05)
+            self.assertEqual(open(log).read().split(), ["started", "term"])
+
+
 class ChecksInsideAWorker(unittest.TestCase):
     """A check started inside a kgate worker (a file that calls kgate.check
     at import, as the worker imports it) is refused at once, in one line
