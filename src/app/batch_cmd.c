@@ -1531,20 +1531,15 @@ static void catch_stops(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
-int kg_cmd_batch(int argc, char **argv)
+/* kgate batch's arguments into c (gpus: --gpus's text). 0, or an exit code
+ * (-1: --help was printed). */
+static int batch_args(int argc, char **argv, cfg *c, const char **gpus)
 {
-    cfg c;
-    memset(&c, 0, sizeof c);
-    c.timeout_s = 600;
-    c.per_gpu = 1;
-    const char *gpus = NULL;
-    if (argc > 1 && strcmp(argv[1], "--merge") == 0)
-        return merge_cmd(argc - 2, argv + 2);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(kg_usage("batch"), stdout);
-            return 0;
+            return -1;
         }
         if (i + 1 == argc && (strcmp(a, "-o") == 0 || strcmp(a, "--gpus") == 0 || strcmp(a, "--done") == 0 ||
                               strcmp(a, "--shard") == 0 || strcmp(a, "--timeout") == 0 ||
@@ -1553,193 +1548,243 @@ int kg_cmd_batch(int argc, char **argv)
             return KG_EXIT_USAGE;
         }
         if (strcmp(a, "--") == 0) {
-            c.check = argv + i + 1;
-            c.n_check = argc - i - 1;
+            c->check = argv + i + 1;
+            c->n_check = argc - i - 1;
             break;
         } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
-            c.out = argv[++i];
+            c->out = argv[++i];
         } else if (strcmp(a, "--gpus") == 0 && i + 1 < argc) {
-            gpus = argv[++i];
+            *gpus = argv[++i];
         } else if (strcmp(a, "--done") == 0 && i + 1 < argc) {
-            if (c.n_done == MAX_DONE)
+            if (c->n_done == MAX_DONE)
                 return usage("--done: at most 64 files (merge them first: kgate batch --merge)");
-            c.done[c.n_done++] = argv[++i];
+            c->done[c->n_done++] = argv[++i];
         } else if (strcmp(a, "--shard") == 0 && i + 1 < argc) {
-            c.shard = argv[++i];
+            c->shard = argv[++i];
         } else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
             char *e;
-            c.timeout_s = strtod(argv[++i], &e);
-            if (*e || !(c.timeout_s > 0) || c.timeout_s > 1e6)
+            c->timeout_s = strtod(argv[++i], &e);
+            if (*e || !(c->timeout_s > 0) || c->timeout_s > 1e6)
                 return usage("--timeout: seconds, a positive number");
         } else if (strcmp(a, "--jobs-per-gpu") == 0 && i + 1 < argc) {
             char *e;
             long v = strtol(argv[++i], &e, 10);
             if (*e || argv[i] == e || v < 1 || v > MAX_PER_GPU)
                 return usage("--jobs-per-gpu: a whole number from 1 to 4");
-            c.per_gpu = (int)v;
+            c->per_gpu = (int)v;
         } else if (a[0] == '-') {
             fprintf(stderr, "kgate: batch: unknown option '%s' (kgate help batch)\n", a);
             return KG_EXIT_USAGE;
-        } else if (!c.input) {
-            c.input = a;
+        } else if (!c->input) {
+            c->input = a;
         } else {
             return usage("batch: one manifest or directory");
         }
     }
-    if (!c.input || !c.out)
+    if (!c->input || !c->out)
         return usage("batch: usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1] "
                      "[--jobs-per-gpu N] [--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]");
-    kg_self_exe(c.exe, sizeof c.exe);
-    kg_err err = {0, ""};
-    int rank, size;
-    const char *src;
-    if (kg_shard_get(c.shard, &rank, &size, &src, &err)) {
-        fprintf(stderr, "kgate: %s\n", err.msg);
-        return err.code;
-    }
-    /* each rank its own results file; `kgate batch --merge` joins them */
-    if (size > 1)
-        snprintf(c.results, sizeof c.results, "%s.rank-%05d-of-%05d", c.out, rank, size);
-    else
-        snprintf(c.results, sizeof c.results, "%s", c.out);
-    {
-        const char *inputs[MAX_DONE + 1] = {c.input};
-        memcpy(inputs + 1, c.done, sizeof(char *) * (size_t)c.n_done);
-        if (kg_output_path_check("-o", c.results, inputs, 1 + c.n_done, &err)) {
-            fprintf(stderr, "kgate: %s\n", err.msg);
-            return err.code;
-        }
-    }
-    kg_batch_jobs jobs = {0};
-    struct stat st;
-    int rc = stat(c.input, &st) == 0 && S_ISDIR(st.st_mode) ? kg_manifest_dir(c.input, &jobs, &err)
-                                                              : kg_manifest_read(c.input, &jobs, print_bad, NULL, &err);
-    if (rc) {
-        fprintf(stderr, "kgate: %s\n", err.msg);
-        kg_batch_jobs_free(&jobs);
-        return err.code;
-    }
-    if ((rc = parse_gpus(&c, gpus))) {
-        kg_batch_jobs_free(&jobs);
-        return rc;
-    }
-    gpu_uuids(&c);
-    /* several jobs a GPU are safe only while their workers take turns */
-    if (c.per_gpu > 1) {
-        char lock[1200];
-        if (kg_gpu_lock_off())
-            kg_err_set(&err, KG_EXIT_USAGE, "--jobs-per-gpu %d needs the GPU lock, which KGATE_GPU_LOCK=0 turns off",
-                       c.per_gpu);
-        for (int g = 0; g < c.n_gpus && !err.code; g++)
-            if (!c.uuid[g][0])
-                kg_err_set(&err, KG_EXIT_ENV, "--jobs-per-gpu %d: GPU %d's UUID, which names its lock, is unknown",
-                           c.per_gpu, c.gpus[g]);
-            else
-                kg_gpu_lock_path(c.uuid[g], lock, sizeof lock, &err);
-        if (err.code) {
-            fprintf(stderr, "kgate: %s\n", err.msg);
-            kg_batch_jobs_free(&jobs);
-            return err.code;
-        }
-        /* and a job whose lock file turns unusable midway fails rather
-         * than running beside the GPU's other jobs */
+    return 0;
+}
+
+/* Several jobs a GPU are safe only while their workers take turns: the GPU
+ * lock must be on, and each GPU's lock nameable. Sets KGATE_GPU_LOCK=require
+ * for the jobs, so that one whose lock file turns unusable midway fails
+ * rather than running beside the GPU's other jobs. */
+static int batch_lock_needed(const cfg *c, kg_err *err)
+{
+    char lock[1200];
+    if (kg_gpu_lock_off())
+        return kg_err_set(err, KG_EXIT_USAGE, "--jobs-per-gpu %d needs the GPU lock, which KGATE_GPU_LOCK=0 turns off",
+                          c->per_gpu);
+    for (int g = 0; g < c->n_gpus && !err->code; g++)
+        if (!c->uuid[g][0])
+            kg_err_set(err, KG_EXIT_ENV, "--jobs-per-gpu %d: GPU %d's UUID, which names its lock, is unknown",
+                       c->per_gpu, c->gpus[g]);
+        else
+            kg_gpu_lock_path(c->uuid[g], lock, sizeof lock, err);
+    if (!err->code)
         setenv("KGATE_GPU_LOCK", "require", 1);
-    }
-    int fd, torn;
-    long cut;
-    kg_idset done = {0};
+    return err->code;
+}
+
+/* The jobs --done's files and the results file already hold (done), and the
+ * results file opened for appending (fd; torn, cut: what kg_results_open
+ * found of a killed run). 0, or an exit code said on stderr. */
+static int batch_done(const cfg *c, kg_idset *done, int *fd, int *torn, long *cut)
+{
+    kg_err err = {0, ""};
     /* --done: jobs another run finished (a lost rank's file, the merge of a
      * batch run with another rank count) are not run again here */
-    for (int k = 0; k < c.n_done; k++) {
+    for (int k = 0; k < c->n_done; k++) {
         int t2 = 0;
-        if (kg_results_done(c.done[k], &done, &t2, &err)) {
+        if (kg_results_done(c->done[k], done, &t2, &err)) {
             fprintf(stderr, "kgate: --done %s\n", err.msg);
-            kg_idset_free(&done);
-            kg_batch_jobs_free(&jobs);
             return err.code;
         }
         if (t2)
-            fprintf(stderr, "kgate: --done %s: %d torn or unreadable line(s) ignored\n", c.done[k], t2);
+            fprintf(stderr, "kgate: --done %s: %d torn or unreadable line(s) ignored\n", c->done[k], t2);
     }
-    if (kg_results_open(c.results, &fd, &done, &torn, &cut, &err)) {
+    if (kg_results_open(c->results, fd, done, torn, cut, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
-        kg_idset_free(&done);
-        kg_batch_jobs_free(&jobs);
         return err.code;
     }
-    int *todo = malloc(sizeof(int) * (size_t)jobs.n), n_todo = 0, skipped = 0, missing = 0;
-    for (int i = 0; todo && i < jobs.n; i++) {
+    return 0;
+}
+
+/* The jobs this rank runs (into todo): its shard's, not done, on one of the
+ * batch's GPUs when pinned, with a readable candidate (the others said in
+ * one line each and counted in *missing). Returns how many. */
+static int batch_todo(const cfg *c, const kg_batch_jobs *jobs, int rank, int size, const kg_idset *done, int *todo,
+                      int *skipped, int *missing)
+{
+    int n_todo = 0;
+    for (int i = 0; todo && i < jobs->n; i++) {
         if (!kg_shard_mine(i, rank, size))
             continue;
-        if (kg_idset_has(&done, jobs.v[i].id)) {
-            skipped++;
+        if (kg_idset_has(done, jobs->v[i].id)) {
+            (*skipped)++;
             continue;
         }
-        int pinned_ok = jobs.v[i].gpu < 0;
-        for (int k = 0; k < c.n_gpus && !pinned_ok; k++)
-            pinned_ok = c.gpus[k] == jobs.v[i].gpu;
+        int pinned_ok = jobs->v[i].gpu < 0;
+        for (int k = 0; k < c->n_gpus && !pinned_ok; k++)
+            pinned_ok = c->gpus[k] == jobs->v[i].gpu;
         if (!pinned_ok) {
-            fprintf(stderr, "kgate: %s:%d: GPU %d is not one of this batch's (--gpus) (job skipped)\n", c.input,
-                    jobs.v[i].line, jobs.v[i].gpu);
-            missing++;
+            fprintf(stderr, "kgate: %s:%d: GPU %d is not one of this batch's (--gpus) (job skipped)\n", c->input,
+                    jobs->v[i].line, jobs->v[i].gpu);
+            (*missing)++;
             continue;
         }
-        if (access(jobs.v[i].candidate, R_OK) != 0) { /* said now, in one line; the batch goes on */
-            fprintf(stderr, "kgate: %s:%d: %s: no such readable candidate (job skipped)\n", c.input, jobs.v[i].line,
-                    jobs.v[i].candidate);
-            missing++;
+        if (access(jobs->v[i].candidate, R_OK) != 0) { /* said now, in one line; the batch goes on */
+            fprintf(stderr, "kgate: %s:%d: %s: no such readable candidate (job skipped)\n", c->input,
+                    jobs->v[i].line, jobs->v[i].candidate);
+            (*missing)++;
             continue;
         }
         todo[n_todo++] = i;
     }
-    if (cut)
-        fprintf(stderr, "kgate: batch: %s: its torn last line (%ld bytes, a killed run's) cut off: its job runs again\n",
-                c.results, cut);
-    if (size > 1 || torn)
-        fprintf(stderr, "kgate: batch: rank %d of %d (%s): %d job(s) to run, %d done before%s\n", rank, size, src,
-                n_todo, skipped, torn ? "; a torn line of a killed run ignored" : "");
-    int drained[MAX_GPUS] = {0}, drc = 0;
-    outcome o = {0};
-    double t0 = kg_mono();
-    if (n_todo) {
-        catch_stops();
-        /* the supervisors' turns at the results file: a robust mutex, so
-         * that one that dies holding it does not stop the others */
-        pthread_mutexattr_t ma;
-        c.turn = mmap(NULL, sizeof *c.turn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (c.turn == MAP_FAILED) {
-            fprintf(stderr, "kgate: batch: mmap: %s\n", strerror(errno));
-            drc = KG_EXIT_ENV;
-        } else if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) ||
-                   pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&c.turn->m, &ma)) {
-            fprintf(stderr, "kgate: batch: pthread_mutex_init: a process-shared robust mutex is not available\n");
-            drc = KG_EXIT_ENV;
-        } else {
-            drc = dispatch(&c, &jobs, todo, n_todo, fd, drained, &o);
-        }
-        if (c.turn != MAP_FAILED)
-            munmap(c.turn, sizeof *c.turn);
+    return n_todo;
+}
+
+/* The supervisors' turns at the results file (a robust mutex, so that one
+ * that dies holding it does not stop the others), then the dispatcher.
+ * 0, or an exit code before any job ran. */
+static int batch_run(cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd, int *drained,
+                     outcome *o)
+{
+    int drc;
+    pthread_mutexattr_t ma;
+    catch_stops();
+    c->turn = mmap(NULL, sizeof *c->turn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (c->turn == MAP_FAILED) {
+        fprintf(stderr, "kgate: batch: mmap: %s\n", strerror(errno));
+        return KG_EXIT_ENV;
     }
-    close(fd);
-    free(todo);
-    kg_idset_free(&done);
-    if (drc) { /* nothing ran */
-        kg_batch_jobs_free(&jobs);
-        return drc;
+    if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) ||
+        pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&c->turn->m, &ma)) {
+        fprintf(stderr, "kgate: batch: pthread_mutex_init: a process-shared robust mutex is not available\n");
+        drc = KG_EXIT_ENV;
+    } else {
+        drc = dispatch(c, jobs, todo, n_todo, fd, drained, o);
     }
-    summarize(c.results, o.n_done, skipped, o.lost, kg_mono() - t0, &c, drained);
+    munmap(c->turn, sizeof *c->turn);
+    return drc;
+}
+
+/* The run's end: the summary, a stop said, and the exit code. */
+static int batch_end(const cfg *c, const outcome *o, int skipped, int missing, int bad_lines, double t0,
+                     const int *drained)
+{
+    summarize(c->results, o->n_done, skipped, o->lost, kg_mono() - t0, c, drained);
     int sig = kg_stop_requested();
-    if (o.fatal || sig)
+    if (o->fatal || sig)
         printf("batch: stopped (%s): %d job(s) cut short and not recorded, %d not started: the same command "
                "again runs them\n",
-               o.fatal ? "the results file could not be written" : strsignal(sig), o.stopped, o.unrun);
-    int bad_lines = jobs.n_bad; /* read before the free, which zeroes it */
-    kg_batch_jobs_free(&jobs);
-    if (o.fatal)
+               o->fatal ? "the results file could not be written" : strsignal(sig), o->stopped, o->unrun);
+    if (o->fatal)
         return KG_EXIT_IO;
     if (sig)
         return KG_EXIT_STOPPED;
-    if (o.lost)
+    if (o->lost)
         return KG_EXIT_ENV;
     return bad_lines || missing ? KG_EXIT_USAGE : 0;
+}
+
+/* The results file this rank writes (each rank its own; `kgate batch
+ * --merge` joins them), checked against the inputs. 0, or an exit code. */
+static int batch_results_path(cfg *c, int rank, int size)
+{
+    kg_err err = {0, ""};
+    if (size > 1)
+        snprintf(c->results, sizeof c->results, "%s.rank-%05d-of-%05d", c->out, rank, size);
+    else
+        snprintf(c->results, sizeof c->results, "%s", c->out);
+    const char *inputs[MAX_DONE + 1] = {c->input};
+    memcpy(inputs + 1, c->done, sizeof(char *) * (size_t)c->n_done);
+    if (kg_output_path_check("-o", c->results, inputs, 1 + c->n_done, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    return 0;
+}
+
+int kg_cmd_batch(int argc, char **argv)
+{
+    cfg c;
+    memset(&c, 0, sizeof c);
+    c.timeout_s = 600;
+    c.per_gpu = 1;
+    const char *gpus = NULL, *src;
+    if (argc > 1 && strcmp(argv[1], "--merge") == 0)
+        return merge_cmd(argc - 2, argv + 2);
+    int rc = batch_args(argc, argv, &c, &gpus), rank, size;
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    kg_self_exe(c.exe, sizeof c.exe);
+    kg_err err = {0, ""};
+    if (kg_shard_get(c.shard, &rank, &size, &src, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    if ((rc = batch_results_path(&c, rank, size)))
+        return rc;
+    kg_batch_jobs jobs = {0};
+    struct stat st;
+    rc = stat(c.input, &st) == 0 && S_ISDIR(st.st_mode) ? kg_manifest_dir(c.input, &jobs, &err)
+                                                          : kg_manifest_read(c.input, &jobs, print_bad, NULL, &err);
+    if (rc)
+        fprintf(stderr, "kgate: %s\n", err.msg);
+    else if (!(rc = parse_gpus(&c, gpus))) {
+        gpu_uuids(&c);
+        if (c.per_gpu > 1 && (rc = batch_lock_needed(&c, &err)))
+            fprintf(stderr, "kgate: %s\n", err.msg);
+    }
+    int fd = -1, torn = 0, n_todo = 0, skipped = 0, missing = 0, drained[MAX_GPUS] = {0};
+    long cut = 0;
+    kg_idset done = {0};
+    int *todo = NULL;
+    outcome o = {0};
+    double t0 = kg_mono();
+    if (!rc && !(rc = batch_done(&c, &done, &fd, &torn, &cut))) {
+        todo = malloc(sizeof(int) * (size_t)(jobs.n ? jobs.n : 1));
+        n_todo = batch_todo(&c, &jobs, rank, size, &done, todo, &skipped, &missing);
+        if (cut)
+            fprintf(stderr, "kgate: batch: %s: its torn last line (%ld bytes, a killed run's) cut off: its job runs "
+                            "again\n",
+                    c.results, cut);
+        if (size > 1 || torn)
+            fprintf(stderr, "kgate: batch: rank %d of %d (%s): %d job(s) to run, %d done before%s\n", rank, size,
+                    src, n_todo, skipped, torn ? "; a torn line of a killed run ignored" : "");
+        t0 = kg_mono();
+        if (n_todo)
+            rc = batch_run(&c, &jobs, todo, n_todo, fd, drained, &o); /* nonzero: nothing ran */
+        if (!rc)
+            rc = batch_end(&c, &o, skipped, missing, jobs.n_bad, t0, drained);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(todo);
+    kg_idset_free(&done);
+    kg_batch_jobs_free(&jobs);
+    return rc;
 }
