@@ -179,6 +179,12 @@ static void family_summary(void **state)
     assert_non_null(strstr(buf, "layer_norm_v1_bf16"));
     assert_non_null(strstr(buf, "normalization"));
     assert_non_null(strstr(buf, "cudnn-legacy unsupported (no engine)"));
+    /* the legend under the table, with the report's own gate */
+    char legend[160];
+    snprintf(legend, sizeof legend, "\nOK: correct, and E_best >= %.2f or rho >= %.2f; IMPOSSIBLE: rho past %.2f",
+             r.gate.e_ok, r.gate.rho_ok, r.gate.rho_impossible);
+    assert_non_null(strstr(buf, legend));
+    assert_non_null(strstr(buf, "\ncliff: the naive variant's time over this one's; cause: the top root cause"));
     kg_report_free(&r);
 }
 

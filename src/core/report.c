@@ -246,8 +246,12 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         fprintf(f, "%-26s %-16s %-5s %-17s %-10s %10s %10s %6s %6s %5s %7s  %s%s\n", x->kernel, x->op,
                 x->dtype, x->shape, kg_verdict_name(x->verdict), t, tb, eb, e, rho, cl, cause, fl);
     }
-    if (r->n)
-        fprintf(f, "\n");
+    if (r->n) /* the legend: what the columns mean, with this gate's thresholds */
+        fprintf(f, "E_best, E_lib: the best known time, the vendor library's, over the kernel's; rho: its work over "
+                   "time x roof.\nOK: correct, and E_best >= %.2f or rho >= %.2f; IMPOSSIBLE: rho past %.2f; flags: "
+                   "docs/results.md.\ncliff: the naive variant's time over this one's; cause: the top root cause and "
+                   "its score (docs/diagnosis.md).\n\n",
+                r->gate.e_ok, r->gate.rho_ok, r->gate.rho_impossible);
     for (int i = 0; i < r->n; i++) {
         const kg_result *x = &r->results[i];
         fprintf(f, "%s %s %s: %s: %s%s%s\n", x->kernel, x->dtype, x->shape,
