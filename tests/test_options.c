@@ -213,6 +213,8 @@ static void usage_errors(void **state)
         {{"check", "x.so", "--nope=3"}, 3, "unknown option '--nope'"},
         {{"check", "x.so", "--trials=many"}, 3, "is not a whole number"},
         {{"help", "frobnicate"}, 2, "unknown command 'frobnicate'"},
+        {{"check", "x.so", "-q", "-v"}, 4, "give -q or -v, not both"},
+        {{"compare", "a.json", "b.json", "-q"}, 4, "kgate compare does not take -q"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_options o;
@@ -243,6 +245,11 @@ static void inline_values(void **state)
     assert_int_equal(parse(&o, &e, more, 5), 0);
     assert_int_equal(o.n_params, 1);
     assert_string_equal(o.params[0], "eps=1e-6");
+    const char *quiet[] = {"run", "-q"}, *loud[] = {"tune", "x.so:k", "-v"};
+    assert_int_equal(parse(&o, &e, quiet, 2), 0);
+    assert_true(o.quiet && !o.verbose);
+    assert_int_equal(parse(&o, &e, loud, 3), 0);
+    assert_true(o.verbose && !o.quiet);
     const char *help[] = {"help", "batch"};
     assert_int_equal(parse(&o, &e, help, 2), 0);
 }

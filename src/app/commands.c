@@ -49,11 +49,25 @@ static void iso_now(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int progress_on(void) { return isatty(2); }
+/* -q: no bar; -v: a line a job (set by check, run and tune) */
+static int quiet, verbose;
 
-/* A progress bar on stderr when it is a terminal. */
+static void say_how(const kg_options *o)
+{
+    quiet = o->quiet;
+    verbose = o->verbose;
+}
+
+static int progress_on(void) { return !quiet && !verbose && isatty(2); }
+
+/* A progress bar on stderr when it is a terminal; with -v, a line as each
+ * job starts instead. */
 static void progress(int done, int total, const char *what)
 {
+    if (verbose && what && done < total) {
+        fprintf(stderr, "kgate: [%d/%d] %.200s\n", done + 1, total, what);
+        return;
+    }
     if (!progress_on() || total <= 0)
         return;
     int w = 30, fill = (int)((double)done / total * w);
@@ -370,7 +384,7 @@ static int get_roofs(const kg_options *o, const kg_device_info *d, kg_roofs *roo
             roofs->fp32 = ds.fp32;
             return 0;
         }
-        if (progress_on())
+        if (progress_on() || verbose)
             fprintf(stderr, "kgate: measuring the roofs of %s (once per GPU)...\n", d->name);
         int others = measure_roofs_alone(d, &pk, roofs, err);
         if (others > 0) {
@@ -1108,7 +1122,8 @@ static void finish_print(const kg_options *o, kg_report *rep, int rc, const kg_e
 {
     if (rc == KG_EXIT_STOPPED && !rep->incomplete[0])
         snprintf(rep->incomplete, sizeof rep->incomplete, "%s", err->msg);
-    kg_report_print(rep, stdout, o->suite);
+    if (!o->quiet)
+        kg_report_print(rep, stdout, o->suite);
 }
 
 static int finish_exit(const kg_options *o, kg_report *rep, int rc, kg_err *err)
@@ -1191,6 +1206,7 @@ int kg_cmd_check(const kg_options *o)
     kg_err err = {0, ""};
     char exe[PATH_MAX];
     targets tg = {0, 0, NULL};
+    say_how(o);
     kg_self_exe(exe, sizeof exe);
     if (check_json_path(o, &err) || collect(o, exe, o->candidate, &tg, &err)) {
         free(tg.v);
@@ -1264,6 +1280,7 @@ int kg_cmd_run(const kg_options *o)
     char exe[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
     targets tg = {0, 0, NULL};
     int n;
+    say_how(o);
     kg_report rep;
     kg_err derr = {0, ""};
     if (check_json_path(o, &err))
@@ -1353,6 +1370,7 @@ int kg_cmd_tune(const kg_options *o)
     kg_err err = {0, ""};
     char exe[PATH_MAX], bundled[PATH_MAX + 32];
     targets tg = {0, 0, NULL};
+    say_how(o);
     kg_self_exe(exe, sizeof exe);
     if (check_json_path(o, &err) || collect(o, exe, o->candidate, &tg, &err)) {
         free(tg.v);

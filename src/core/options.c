@@ -64,7 +64,9 @@ static const char check_help[] =
     "  --dtype DT          only kernels of this dtype (fp16, bf16, fp32)\n"
     "  --shape S           one shape: a preset (small, medium, large, ...), AxBxC, or N\n"
     "  --sizes A,B,...     several shapes (default: large); `all`: every preset of each operator\n"
-    "  --json FILE         write results as JSON (docs/results.md), atomically\n"
+    "  --json FILE         write results as JSON (docs/results.md), atomically (- : stdout)\n"
+    "  -q, -v              quiet (no progress bar, no table: the exit code, errors and --json),\n"
+    "                      or a line on stderr as each job starts\n"
     "  --hot               no L2 flush between samples (inputs rotate when they fit in L2)\n"
     "  --flush read|memset how to flush L2 (default read: 2x L2 of clean lines; memset\n"
     "                      leaves dirty lines whose write-back is charged to the kernel)\n"
@@ -383,6 +385,8 @@ static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_e
 {
     const option_def opts[] = {
         {"--hot", FLAG, &o->hot, 1, 0, NULL, MEASURING},
+        {"-q", FLAG, &o->quiet, 1, 0, NULL, MEASURING},
+        {"-v", FLAG, &o->verbose, 1, 0, NULL, MEASURING},
         {"--no-edge", FLAG, &o->edge, 0, 0, NULL, MEASURING},
         {"--live", FLAG, &o->live, 1, 0, NULL, "run"},
         {"--force", FLAG, &o->force, 1, 0, NULL, "peaks"},
@@ -589,6 +593,8 @@ static int resolve_command(kg_options *o, const raw_options *w, kg_err *err)
     if (!(o->gate.e_ok > 0) || !(o->gate.rho_ok > 0))
         return kg_err_set(err, KG_EXIT_USAGE, "%s 0: a threshold must be in (0, 1.05]",
                           o->gate.e_ok > 0 ? "--rho-ok" : "--e-ok");
+    if (o->quiet && o->verbose)
+        return kg_err_set(err, KG_EXIT_USAGE, "give -q or -v, not both");
     if (w->lib_cache_age >= 0 && !o->lib_cache)
         return kg_err_set(err, KG_EXIT_USAGE, "--lib-cache-age without --lib-cache");
     if (w->lib_cache_age >= 0)

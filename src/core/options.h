@@ -41,6 +41,7 @@ typedef struct kg_options {
     int n_shapes;
     int all_presets; /* --sizes all: every preset of each selected kernel's operator */
     int hot, memset_flush, trials, device, edge, live, force, help, verify_only;
+    int quiet, verbose;    /* check, run, tune: -q (no bar, no table), -v (a line a job on stderr) */
     int suite;             /* run: only each operator's suite dtypes */
     int extra;             /* also check kernels at extra shapes (default on) */
     int sandbox;           /* run workers in core/sandbox.h's sandbox */
