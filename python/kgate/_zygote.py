@@ -35,9 +35,11 @@ MAX_MSG = 1 << 18
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
+def die_with_parent(sig=signal.SIGKILL):
+    """The calling process is sent sig when its parent dies (Linux's
+    PR_SET_PDEATHSIG; elsewhere nothing)."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -86,7 +88,7 @@ def _worker(parent, cwd, argv, env, fds):
             if time.monotonic() > deadline:
                 os._exit(127)
             time.sleep(0.0002)
-        _die_with_parent()
+        die_with_parent()
         if os.getppid() != parent:  # the supervisor died in between
             os._exit(127)
         for i, fd in enumerate((fds[0], fds[1], fds[1], fds[2])):
@@ -148,7 +150,7 @@ def _spawn(sock, msg, fds):
 def main(argv):
     fd = int(argv[argv.index("--fd") + 1])
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the supervisor's to handle
     try:
         import torch  # noqa: F401 - the import every worker would pay; no CUDA is touched

@@ -24,6 +24,7 @@ import tempfile
 import time
 
 from ._kernel import DTYPES, Kernel
+from ._zygote import die_with_parent
 
 RESULTS_SCHEMAS = ("kgate.results/1", "kgate.results/2")
 VERDICTS = ("OK", "SLOW", "INCORRECT", "IMPOSSIBLE", "CRASH", "TIMEOUT", "SKIPPED")
@@ -289,14 +290,10 @@ def _read_results(json_path):
 
 
 def _dies_with_parent():
-    """In the child before kgate starts (Linux): kgate is told to stop
-    (SIGTERM) when this process dies, since in a session of its own no
-    terminal's signal reaches it and it would run on, holding the GPU."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    """In the child before kgate starts: kgate is told to stop (SIGTERM)
+    when this process dies, since in a session of its own no terminal's
+    signal reaches it and it would run on, holding the GPU."""
+    die_with_parent(signal.SIGTERM)
 
 
 def run_cli(args, json_path, timeout=None, env=None):

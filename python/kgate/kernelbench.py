@@ -24,6 +24,7 @@ paper's passes-but-slow case; `kgate kernelbench` lists them."""
 import collections
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -246,8 +247,9 @@ def _check(cand, json_path, options, timeout, n):
     try:
         return api.run_cli(args, json_path, timeout=timeout * (n + 2) + 60 if timeout else None)
     except api.KgateError as e:
-        if e.code == 4 and "No module named 'torch'" in str(e):
-            # the workers' interpreter lacks PyTorch: the machine's fault, not the files'
+        if e.code == 4 and "No module named 'torch'" in str(e) and importlib.util.find_spec("torch") is None:
+            # the workers' interpreter (this one) lacks PyTorch: the machine's fault, not the files'
+            # (the message alone, which a candidate can write, does not say so)
             raise api.KgateError(5, "kgate kernelbench: PyTorch is not installed for the workers' Python "
                                     "(KGATE_PYTHON, else python3 on PATH): KernelBench problems need it",
                                  e.report) from None

@@ -60,13 +60,11 @@ static const char *top_cause(const kg_result *x, char *buf, size_t size)
 /* A power of ten in SI form: 1G, 10T, 100P (what an axis of FLOP/s reads). */
 static const char *si_of(double v, char *buf, size_t size)
 {
-    static const char prefix[] = " kMGTPE";
+    static const char *const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
     int k = 0;
-    while (k < 6 && v >= 1000 * 0.999) {
+    for (; k < 6 && v >= 999; k++)
         v /= 1000;
-        k++;
-    }
-    snprintf(buf, size, "%.0f%s", v, k ? (char[]){prefix[k], '\0'} : "");
+    snprintf(buf, size, "%.0f%s", v, prefix[k]);
     return buf;
 }
 

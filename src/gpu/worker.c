@@ -50,13 +50,19 @@ static double t_hello, phase_open_s, phase_context_s;
 
 /* ---------------------------------------------------------------- events */
 
-static void emit(const kg_event *e)
+/* One event line already serialized (kg_event_to_json's). */
+static void emit_line(const char *s)
 {
-    char *s = kg_event_to_json(e);
     if (s && ev_out) {
         fprintf(ev_out, "%s\n", s);
         fflush(ev_out);
     }
+}
+
+static void emit(const kg_event *e)
+{
+    char *s = kg_event_to_json(e);
+    emit_line(s);
     free(s);
 }
 
@@ -1083,14 +1089,14 @@ static int do_list(const kg_job *j, kg_err *err)
      * kernels fits; a longer line would be a protocol violation */
     char *line = kg_event_to_json(&e);
     size_t len = line ? strlen(line) : 0;
-    free(line);
+    kg_event_free(&e);
     if (len > KG_EVENT_MAX) {
-        kg_event_free(&e);
+        free(line);
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: its table is %zu bytes as an event, over %d", j->plugin, len,
                           KG_EVENT_MAX);
     }
-    emit(&e);
-    kg_event_free(&e);
+    emit_line(line); /* serialized once */
+    free(line);
     return 0;
 }
 
