@@ -24,7 +24,6 @@ KNOWN = {
     ("cli/main", "core/options"): "options are parsed in core, not yet by the CLI",
     ("cli/main", "gpu/worker"): "the kgate __worker entry point",
     ("ops/ref", "gpu/tensors"): "the operators' references fill kgate's device tensors",
-    ("cycle", "core/catalog core/problem"): "problems outside the catalog register as operators",
 }
 
 

@@ -1,6 +1,5 @@
 /* Registry lookups, shape parsing, work models and named scalars. */
 #include "op.h"
-#include "problem.h"
 #include "text.h"
 
 #include <ctype.h>
@@ -29,12 +28,17 @@ const char *kg_family_name(kg_family f)
     return (unsigned)f < KG_FAMILY_COUNT ? family_names[f] : "?";
 }
 
+/* the lookup of operators registered at run time (kg_op_set_runtime_find) */
+static const kg_op *(*runtime_find)(const char *name);
+
+void kg_op_set_runtime_find(const kg_op *(*find)(const char *name)) { runtime_find = find; }
+
 const kg_op *kg_op_find(const char *name)
 {
     for (int i = 0; name && kg_ops[i]; i++)
         if (strcmp(kg_ops[i]->name, name) == 0)
             return kg_ops[i];
-    return kg_problem_find(name); /* a problem registered at run time (core/problem.h) */
+    return name && runtime_find ? runtime_find(name) : NULL;
 }
 
 int kg_op_has_dtype(const kg_op *op, kg_dtype dt)

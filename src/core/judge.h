@@ -5,7 +5,6 @@
 #ifndef KG_JUDGE_H
 #define KG_JUDGE_H
 
-#include "job.h"
 #include "op.h"
 #include "result.h"
 #include "roofline.h"

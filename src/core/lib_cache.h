@@ -53,7 +53,8 @@
 
 #include <stddef.h>
 
-#include "job.h"
+#include "proto.h"
+#include "result.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -247,7 +247,13 @@ typedef struct kg_op {
 /* The registry (generated from src/ops/ by the build). NULL-terminated. */
 extern const kg_op *const kg_ops[];
 
+/* The registry's operator of that name, else one registered at run time
+ * (found by the hook set below), else NULL. */
 const kg_op *kg_op_find(const char *name);
+/* Sets how kg_op_find looks up operators registered at run time (core/problem.h
+ * installs kg_problem_find when it registers its first problem), so that the
+ * catalog needs to know nothing of them. */
+void kg_op_set_runtime_find(const kg_op *(*find)(const char *name));
 int kg_op_has_dtype(const kg_op *op, kg_dtype dt);
 const kg_preset *kg_preset_find(const kg_op *op, const char *name);
 const kg_scalar_spec *kg_op_scalar(const kg_op *op, const char *name);

@@ -293,6 +293,7 @@ int kg_problem_register(const kg_problem *p, const kg_op **op, kg_err *err)
     o->work = problem_work;
     o->no_baseline_why = "a problem outside the catalog: its library paths come with it (PyTorch)";
     n_reg++;
+    kg_op_set_runtime_find(kg_problem_find);
     *op = o;
     return 0;
 }

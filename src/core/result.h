@@ -109,6 +109,34 @@ typedef struct kg_libpath {
     double t, lo, hi; /* median time and its CI (KG_LIB_OK) */
 } kg_libpath;
 
+/* What one (operator, dtypes, shape) was measured against: every library
+ * path, and the bundled fast variant. */
+typedef struct kg_libref {
+    int measured;        /* the library job ran */
+    int n;
+    kg_libpath paths[KG_MAX_LIBPATHS];
+    int chosen;          /* the fastest correct path, or -1 */
+    int have_best;       /* the bundled fast variant was timed */
+    double best_t, best_lo, best_hi;
+    char best_name[96];
+    char best_note[256]; /* why there is no bundled time, when there is none */
+    double job_wall_s, job_startup_s; /* its worker: spawn to exit, spawn to hello */
+    double disturbed;    /* timing samples the job dropped for a low SM clock, kernels or copies
+                          * of its own process on other streams or between samples, and paths
+                          * timed a second time after such work (time/throttled, time/foreign,
+                          * time/retimed; other processes' work is not visible): a measurement
+                          * core/lib_cache.h does not keep */
+    double foreign;      /* of disturbed, the kernels and copies on other streams (time/foreign):
+                          * a candidate's code loaded in the library job (a problem's file) at
+                          * work beside it; such library times are not used (app/commands.c) */
+    char timing_note[160]; /* the note of the first library path whose timing saw foreign work
+                            * (gpu/timer.h: the record first seen; what a first timing saw when
+                            * it was timed again), for baseline_note */
+    int others;          /* other processes seen on the GPU around the job (core/others.h; set by
+                          * the command that ran it), -1 when it was not watched (no NVML, or a
+                          * listing failed): not kept either way */
+} kg_libref;
+
 typedef struct kg_summary {
     char name[40];
     char unit[12];
