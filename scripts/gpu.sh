@@ -122,7 +122,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
                   s["time/gpu/median"]["value"] * 1e6, r["verdict"]))' "$OUT/glue"
         ;;
     allowance)
-        # the launch path's host allowance (core/verdict.h) in the gate of a Python
+        # the launch path's host allowance (judge/verdict.h) in the gate of a Python
         # candidate's check and of a C one's, with each result's GPU, host and judged times
         log allowance
         mkdir -p "$OUT/allowance"

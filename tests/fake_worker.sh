@@ -112,7 +112,7 @@ forged_judged)
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;
 flood)
     # names of its own, enough to fill a result, then the times: refused at
-    # the first unknown name (core/job.c kernel_sum_ok)
+    # the first unknown name (supervise/job.c kernel_sum_ok)
     for i in $(seq 1 100); do ev '{"ev":"sum","subject":"kernel","name":"check/junk'"$i"'","value":1}'; done
     ev '{"ev":"sum","subject":"kernel","name":"time/gpu/median","value":4e-6}'
     ev '{"ev":"done","code":0,"nonce":"NONCE"}' ;;

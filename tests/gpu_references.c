@@ -12,7 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/op.h"
+#include "catalog/op.h"
 #include "gpu/tensors.h"
 
 #define CAP 384

@@ -12,12 +12,12 @@ python3 "$src/scripts/include_graph.py" "$src/src" >"$t/real.txt"
 expect "src/: exit" 0 $?
 cat "$t/real.txt"
 cp -r "$src/src" "$t/src"
-printf '#include "../app/commands.h"\n' >>"$t/src/core/stats.c"   # core reaching up to app
-printf '#include "job.h"\n' >>"$t/src/core/kg.h"                  # kg <-> job
+printf '#include "../app/commands.h"\n' >>"$t/src/measure/stats.c"   # measure reaching up to app
+printf '#include "../supervise/job.h"\n' >>"$t/src/base/kg.h"     # kg <-> job
 python3 "$src/scripts/include_graph.py" "$t/src" >"$t/bad.txt"
 expect "an upward include and a cycle: exit" 1 $?
-expect "... the upward arrow named" 1 "$(grep -c '^NEW: core/stats -> app/commands$' "$t/bad.txt")"
-expect "... the cycle named" 1 "$(grep -c '^NEW: cycle -> .*core/job.*core/kg' "$t/bad.txt")"
+expect "... the upward arrow named" 1 "$(grep -c '^NEW: measure/stats -> app/commands$' "$t/bad.txt")"
+expect "... the cycle named" 1 "$(grep -c '^NEW: cycle -> .*base/kg.*supervise/job' "$t/bad.txt")"
 rm -rf "$t/src" && cp -r "$src/src" "$t/src"
 sed -i '/#include "..\/gpu\/tensors.h"/d' "$t/src/ops/ref.cuh" 2>/dev/null
 python3 "$src/scripts/include_graph.py" "$t/src" >"$t/gone.txt"

@@ -1,4 +1,4 @@
-/* Batch judging's rules (core/batch.h): manifest lines, deterministic
+/* Batch judging's rules (store/batch.h): manifest lines, deterministic
  * shards from the option or the environment, the id set, the results file
  * (lock, resume, torn lines, schema) and the streaming merge. */
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/batch.h"
+#include "store/batch.h"
 
 static void manifest_lines(void **state)
 {

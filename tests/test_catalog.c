@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/op.h"
+#include "catalog/op.h"
 #include "gpu/baseline.h"
 
 static void every_operator_is_well_formed(void **state)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/choice_cache.h"
+#include "store/choice_cache.h"
 
 static void temp_path(char *buf, size_t size)
 {

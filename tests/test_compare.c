@@ -1,4 +1,4 @@
-/* kgate compare (core/compare.h): the rule on intervals, pairing, verdict
+/* kgate compare (report/compare.h): the rule on intervals, pairing, verdict
  * changes and regressions, and two recorded H200 runs of the suite on two
  * different H200s. */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/compare.h"
+#include "report/compare.h"
 
 #ifndef KG_TEST_SRC
 #define KG_TEST_SRC "tests"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/op.h"
+#include "catalog/op.h"
 #include "ops/conv2d.h"
 
 #include "../kernels/conv2d_v3.h"

@@ -1,4 +1,4 @@
-/* The diagnosis rules (core/diagnose.h) on recorded counter rows: the H200
+/* The diagnosis rules (diagnose/diagnose.h) on recorded counter rows: the H200
  * signatures of planted kernels (measured with ncu and the CUPTI Range
  * Profiler) and constructed rows for the causes beyond them. */
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/diagnose.h"
-#include "core/kg.h"
+#include "diagnose/diagnose.h"
+#include "base/kg.h"
 
 static kg_diag_params P;
 
@@ -413,7 +413,7 @@ static const kg_cause *find_cause(const kg_cause *out, int n, const char *id)
 
 /* Host work in the launch call that the GPU work does not hide is
  * launch-bound too: 2050 us on the host beside 250 us on the GPU is judged
- * on 2050 us (core/verdict.h), of which 1800 are a fix's saving; 200 us on
+ * on 2050 us (judge/verdict.h), of which 1800 are a fix's saving; 200 us on
  * the host hide behind the GPU work. */
 static void host_work_is_launch_bound(void **state)
 {

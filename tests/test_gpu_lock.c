@@ -1,4 +1,4 @@
-/* One GPU's work, one kgate process at a time (core/gpu_lock.h): the lock
+/* One GPU's work, one kgate process at a time (supervise/gpu_lock.h): the lock
  * file's place and the checks on its directory, a second process waiting
  * and then told the GPU is busy, the lock free again once its holder lets
  * it go or dies, the files' times set at every take, a stop asked during a
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/gpu_lock.h"
+#include "supervise/gpu_lock.h"
 
 #define UUID "GPU-0123abcd-0000-1111-2222-333344445555"
 

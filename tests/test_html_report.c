@@ -1,4 +1,4 @@
-/* kgate report's writers (core/html_report.h): a candidate's hostile names
+/* kgate report's writers (report/html_report.h): a candidate's hostile names
  * come out escaped in HTML and Markdown and quoted in CSV, and a recorded
  * H200 run gives one point, one table row and one CSV line per result. */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/html_report.h"
+#include "report/html_report.h"
 
 #ifndef KG_TEST_SRC
 #define KG_TEST_SRC "tests"

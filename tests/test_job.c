@@ -20,11 +20,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/job.h"
-#include "core/judge.h"
-#include "core/plugin_check.h"
-#include "core/report.h"
-#include "core/text.h"
+#include "supervise/job.h"
+#include "judge/judge.h"
+#include "catalog/plugin_check.h"
+#include "report/report.h"
+#include "base/text.h"
 
 /* A softmax job of kernel k in x.so, for the fake worker. */
 static void fake_job(kg_job *job, kg_job_mode jm)
@@ -193,7 +193,7 @@ static void ok_events_become_a_result(void **state)
     assert_true(lib.job_wall_s > 0 && lib.job_startup_s > 0 && lib.job_startup_s <= lib.job_wall_s);
     assert_true(lib.disturbed == 0);
     /* throttled samples, a path timed again and work on other streams in the
-     * library's timing are counted (core/lib_cache.h keeps no such time);
+     * library's timing are counted (store/lib_cache.h keeps no such time);
      * the times stand */
     kg_libref other;
     assert_int_equal(run_mode("lib_disturbed", KG_JOB_LIBRARY, 10, &dummy, &other, &e), 0);
@@ -725,7 +725,7 @@ static void host_time_is_charged_continuously(void **state)
         assert_true(d >= c && d - c <= 2 * 0.5e-6 + 1e-15);
         assert_true(c >= 100e-6 && c <= fmax(h, 100e-6));
     }
-    /* a Python callable's launch path is allowed 100 us (core/verdict.h): a
+    /* a Python callable's launch path is allowed 100 us (judge/verdict.h): a
      * 2.4 us Triton kernel with the 49.7 us host median measured on the H200
      * is judged on its GPU time with either allowance, and one 60 us median
      * on 17.6 us under a C launch's 50 us but on 2.4 us under Python's */
@@ -805,7 +805,7 @@ static void host_allowance_follows_the_candidate(void **state)
     assert_false(kg_name_in_list("", "relu"));
 }
 
-/* The variables kgate batch hands a fork server over with (core/job.h). */
+/* The variables kgate batch hands a fork server over with (supervise/job.h). */
 static void hand(const char *fd_pid)
 {
     setenv("KGATE_ZYGOTE_HANDED", fd_pid, 1);

@@ -1,4 +1,4 @@
-/* The remembered library times (core/lib_cache.h): what the key holds and
+/* The remembered library times (store/lib_cache.h): what the key holds and
  * what it leaves out, an entry used only once two measurements agree and
  * then found again whole, the age limit, unfit measurements refused, every
  * forged or broken line ignored (each for its own reason), the newest entry
@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/lib_cache.h"
-#include "core/problem.h"
+#include "store/lib_cache.h"
+#include "catalog/problem.h"
 
 #define UUID "GPU-0123abcd-0000-1111-2222-333344445555"
 #define BUILD "kgate 0.1.0+abc1234 driver 580.159.04 cublasLt 130000"

@@ -17,7 +17,7 @@
 #define UNPATCHED_PASSES 2 /* measured: the default set less its 7 smsp__sass_ metrics */
 
 /* The counters the diagnosis needs from the default set (the brief's list
- * and what core/diagnose.c reads). */
+ * and what diagnose/diagnose.c reads). */
 static const char *const REQUIRED[] = {
     "gpu__time_duration.sum",
     "dram__bytes_read.sum",

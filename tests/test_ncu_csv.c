@@ -1,4 +1,4 @@
-/* Nsight Compute CSV import (core/ncu_csv.h): the exports under
+/* Nsight Compute CSV import (diagnose/ncu_csv.h): the exports under
  * tests/data/ncu/ written as ncu 2025.3.1 writes them,
  * mixed with ==PROF== lines and application output, lacking columns, in
  * other units, and broken; plus inputs built here (over-long lines, more
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/ncu_csv.h"
+#include "diagnose/ncu_csv.h"
 
 #ifndef KG_TEST_DATA
 #define KG_TEST_DATA "tests/data"

@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/lib_cache.h"
-#include "core/options.h"
-#include "core/proto.h"
+#include "store/lib_cache.h"
+#include "app/options.h"
+#include "protocol/proto.h"
 
 static int parse(kg_options *o, kg_err *e, const char *const *args, int n)
 {
@@ -49,7 +49,7 @@ static void check_with_everything(void **state)
 }
 
 /* The host time a launch may take for free is the candidate's launch path's
- * (core/verdict.h), unless --host-allowance says; it travels in the gate. */
+ * (judge/verdict.h), unless --host-allowance says; it travels in the gate. */
 static void host_allowance_by_candidate(void **state)
 {
     (void)state;

@@ -1,4 +1,4 @@
-/* Other processes on the GPU (core/others.h): kgate's own processes are
+/* Other processes on the GPU (supervise/others.h): kgate's own processes are
  * this one and its ancestors, read from /proc; a listing's processes that
  * are not its own are others, each counted once (the largest memory kept),
  * NVML's "not known" memory read as 0, and the count goes on past the kept
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/others.h"
+#include "supervise/others.h"
 
 static void own_processes_are_this_one_and_its_ancestors(void **state)
 {

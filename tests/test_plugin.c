@@ -7,7 +7,7 @@
 #include <dlfcn.h>
 #include <cmocka.h>
 
-#include "core/plugin_check.h"
+#include "catalog/plugin_check.h"
 
 #define PLUG(name) KG_TEST_BIN "/tests/plugins/lib" name ".so"
 

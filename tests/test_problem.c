@@ -1,4 +1,4 @@
-/* Problems outside the catalog (core/problem.h): a description is
+/* Problems outside the catalog (catalog/problem.h): a description is
  * validated field by field, registers an operator that kg_op_find finds,
  * with fixed extents, the one shape its presets name and the work it says;
  * the table event and the job carry it through the worker protocol, a long
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/problem.h"
-#include "core/proto.h"
+#include "catalog/problem.h"
+#include "protocol/proto.h"
 
 #define SQUARE                                                                                          \
     "{\"name\":\"kb.1_Square_matrix_multiplication_\",\"family\":\"gemm\","                             \

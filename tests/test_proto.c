@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/proto.h"
+#include "protocol/proto.h"
 
 static void job_round_trip(void **state)
 {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/diag_json.h"
-#include "core/report.h"
+#include "diagnose/diag_json.h"
+#include "report/report.h"
 
 /* A blank result of this kernel, operator, dtype and shape. */
 static void blank(kg_result *x, const char *kernel, const char *op, const char *dtype, const char *shape)

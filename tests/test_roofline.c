@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/op.h"
-#include "core/roofline.h"
-#include "core/roofs_io.h"
+#include "catalog/op.h"
+#include "catalog/roofline.h"
+#include "catalog/roofs_io.h"
 
 static kg_roofs h200_measured(void)
 {

@@ -1,5 +1,5 @@
 /* CUDA source candidates without a GPU: the launch description's rule
- * (core/rtc_desc.h) and NVRTC compiling the test sources for sm_90 (NVRTC
+ * (catalog/rtc_desc.h) and NVRTC compiling the test sources for sm_90 (NVRTC
  * needs no GPU): a good source gives a cubin, a broken one NVRTC's error. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/rtc_desc.h"
+#include "catalog/rtc_desc.h"
 #include "gpu/provider_rtc.h"
 
 static char *slurp(const char *path, size_t *len)

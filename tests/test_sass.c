@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/sass.h"
+#include "diagnose/sass.h"
 
 #ifndef KG_TEST_DATA
 #define KG_TEST_DATA "tests/data"

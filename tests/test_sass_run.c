@@ -1,4 +1,4 @@
-/* cuobjdump in the background (core/sass_run.h), with tests/fake_cuobjdump.sh
+/* cuobjdump in the background (diagnose/sass_run.h), with tests/fake_cuobjdump.sh
  * standing in for it (KG_CUOBJDUMP): what it is asked, what it can see of
  * the worker, what comes back to which kernel, and that nothing is left
  * behind, running or on disk. */
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/sass_run.h"
+#include "diagnose/sass_run.h"
 
 static char dir[64], logf[128];
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/stats.h"
+#include "measure/stats.h"
 
 /* Simulated timings (each sample t_gpu on the GPU, t_wall of wall time, a
  * re-check costing check_s): the mean re-checks a run, and how often the

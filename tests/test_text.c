@@ -1,4 +1,4 @@
-/* core/text.h: every text kgate prints or writes is one printable line of
+/* base/text.h: every text kgate prints or writes is one printable line of
  * valid UTF-8, whatever bytes it came from. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/text.h"
+#include "base/text.h"
 
 static const char *clean(const char *src)
 {

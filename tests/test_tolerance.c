@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/tolerance.h"
+#include "catalog/tolerance.h"
 
 static void element_cases_from_data(void **state)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/trace_split.h"
+#include "measure/trace_split.h"
 
 #define REC(a, b, st, nm) {a, b, st, nm, 0}
 

@@ -1,4 +1,4 @@
-/* Configuration spaces (core/tune.h): validation of a tunables table,
+/* Configuration spaces (catalog/tune.h): validation of a tunables table,
  * text and back, enumeration, budgeted samples, configuration checks, and
  * the job's configuration through the worker protocol. */
 #include <setjmp.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/proto.h"
-#include "core/tune.h"
+#include "protocol/proto.h"
+#include "catalog/tune.h"
 
 static int launch(const DLTensor *i, int ni, DLTensor *o, int no, const kgate_params *p, kgate_stream s)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/verdict.h"
+#include "judge/verdict.h"
 
 static kg_evidence point(double rho, double e)
 {

@@ -15,7 +15,7 @@ not have to do:
   - a view, a *_like or new_* factory and an overwrite (copy_, fill_,
     zero_, an out= argument) read nothing of the tensor they are given.
 Bytes written are not traced: every output is a buffer of its own that the
-kernel writes once (core/problem.h)."""
+kernel writes once (catalog/problem.h)."""
 
 _GATHERS = ("aten::embedding", "aten::index_select", "aten::gather", "aten::index", "aten::take",
             "aten::_embedding_bag", "aten::embedding_bag")

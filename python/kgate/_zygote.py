@@ -2,7 +2,7 @@
 
 A Python worker spends about 3 s importing torch before it can do anything
 (measured on the H200 machine: results/README.md), and a verdict takes
-three of them (list, library paths, kernel). The supervisor (src/core/
+three of them (list, library paths, kernel). The supervisor (src/supervise/
 zygote.c) starts this process once; it imports torch and the worker host
 without touching CUDA, and then forks a fresh worker for each job, so each
 job still runs in a process of its own and initializes CUDA itself.

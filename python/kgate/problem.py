@@ -1,5 +1,5 @@
 """kgate.Problem: an operator outside the catalog, judged with the same
-engine (src/core/problem.h has the rule).
+engine (src/catalog/problem.h has the rule).
 
 A candidate file that defines KGATE_PROBLEM may name it as the operator of
 its kernels. The worker host asks the problem for:
@@ -87,7 +87,7 @@ class Problem:
 
     # ------------------------------------------------------ description
     def describe(self):
-        """The problem's description (core/problem.h's JSON), made once on the
+        """The problem's description (catalog/problem.h's JSON), made once on the
         meta device."""
         if self.desc is not None:
             return self.desc

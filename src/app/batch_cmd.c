@@ -3,7 +3,7 @@
  * gets exactly the worker, checks and gate of `kgate check`; this file only
  * schedules: one supervisor process per GPU pulls jobs from a dispatcher
  * (this process), appends each job's results as one line of the results
- * file (core/batch.h), and a GPU that fails its health check is drained and
+ * file (store/batch.h), and a GPU that fails its health check is drained and
  * its job handed to the others. Each job sees only its GPU (gpu_view).
  * Test hooks (documented there): KG_BATCH_RUNNER replaces the `kgate` that
  * runs each job and each health check, KG_BATCH_GPUS fakes the GPU count
@@ -29,14 +29,14 @@
 #include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
 
-#include "../core/batch.h"
-#include "../core/gpu_lock.h"
-#include "../core/job.h"
-#include "../core/kg.h"
-#include "../core/options.h"
-#include "../core/plugin_check.h"
-#include "../core/text.h"
-#include "../core/zygote.h"
+#include "../store/batch.h"
+#include "../supervise/gpu_lock.h"
+#include "../supervise/job.h"
+#include "../base/kg.h"
+#include "options.h"
+#include "../catalog/plugin_check.h"
+#include "../base/text.h"
+#include "../supervise/zygote.h"
 #include "../gpu/check.h"
 #include "../gpu/device.h"
 
@@ -127,10 +127,10 @@ enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3 };
 /* ------------------------------------------------------- the warm slot */
 
 /* A Python job's `kgate check` spends seconds starting its fork server
- * (torch's imports: core/zygote.h) before its first worker. While a Python
+ * (torch's imports: supervise/zygote.h) before its first worker. While a Python
  * job runs, its supervisor forks the next job's process ahead: the slot
  * starts that fork server at once and waits for its job, which it execs as
- * `kgate check` with the server handed over (core/job.h,
+ * `kgate check` with the server handed over (supervise/job.h,
  * kg_job_take_zygote); the server is the check's child across the exec. A
  * supervisor has one slot at most; the next job takes it, or it is dropped
  * (a job that is not Python, the supervisor's end). */
@@ -640,7 +640,7 @@ static int run_job(const cfg *c, const kg_batch_job *j, int g, const gpu_view *v
         snprintf(why, sizeof why, "exit %d, but %s", rc, doc_why);
         cJSON_AddStringToObject(line, "error", why);
     }
-    kg_json_clean(line); /* the job's document and log are anyone's text (core/text.h) */
+    kg_json_clean(line); /* the job's document and log are anyone's text (base/text.h) */
     *text = cJSON_PrintUnformatted(line);
     if (*text && strlen(*text) >= KG_BATCH_LINE_MAX - 1) { /* re-encoded, a document can grow */
         free(*text);

@@ -17,17 +17,17 @@
 #include <cuda_runtime_api.h>
 #include <cjson/cJSON.h>
 
-#include "../core/gpu_lock.h"
-#include "../core/job.h"
-#include "../core/judge.h"
-#include "../core/lib_cache.h"
-#include "../core/others.h"
-#include "../core/plugin_check.h"
-#include "../core/problem.h"
-#include "../core/tune.h"
-#include "../core/report.h"
-#include "../core/roofs_io.h"
-#include "../core/text.h"
+#include "../supervise/gpu_lock.h"
+#include "../supervise/job.h"
+#include "../judge/judge.h"
+#include "../store/lib_cache.h"
+#include "../supervise/others.h"
+#include "../catalog/plugin_check.h"
+#include "../catalog/problem.h"
+#include "../catalog/tune.h"
+#include "../report/report.h"
+#include "../catalog/roofs_io.h"
+#include "../base/text.h"
 #include "../gpu/baseline.h"
 #include "../gpu/cudnn_api.h"
 #include "../gpu/device.h"
@@ -129,7 +129,7 @@ static int use_device(const kg_device_info *d, kg_err *err)
     return 0;
 }
 
-/* Other processes on the judged GPU (core/others.h): its NVML watch and
+/* Other processes on the judged GPU (supervise/others.h): its NVML watch and
  * kgate's own processes, set up by watch_start for one measuring command.
  * Without NVML nothing is watched and results have no gpu/others; a
  * listing that fails leaves its job unwatched (kg_others.failed), and the
@@ -142,7 +142,7 @@ static struct {
     long worker; /* the job's worker, once a listing has seen it run */
 } gw;
 
-/* The judged GPU's lock (core/gpu_lock.h), held around each job that puts
+/* The judged GPU's lock (supervise/gpu_lock.h), held around each job that puts
  * work on it; a lock file that cannot be used is said once, and the jobs
  * then go on without it. */
 static struct {
@@ -528,7 +528,7 @@ int kg_cmd_peaks(const kg_options *o)
         cJSON_AddNumberToObject(dsj, "fp16_flops", ds.mma[KG_FP16]);
         cJSON_AddNumberToObject(dsj, "bf16_flops", ds.mma[KG_BF16]);
         cJSON_AddNumberToObject(dsj, "tf32_flops", ds.mma[KG_FP32]);
-        kg_json_clean(root); /* core/text.h */
+        kg_json_clean(root); /* base/text.h */
         char *text = cJSON_Print(root);
         cJSON_Delete(root);
         int bad = !text ? kg_err_set(&err, KG_EXIT_IO, "cannot serialize the peaks")

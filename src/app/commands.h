@@ -3,7 +3,7 @@
 #ifndef KG_COMMANDS_H
 #define KG_COMMANDS_H
 
-#include "../core/options.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/diag_json.h"
-#include "../core/ncu_csv.h"
-#include "../core/problem.h"
-#include "../core/report.h"
+#include "../diagnose/diag_json.h"
+#include "../diagnose/ncu_csv.h"
+#include "../catalog/problem.h"
+#include "../report/report.h"
 #include "../gpu/profile.h"
 
 void kg_explain_ctx(const kg_result *r, const kg_op *op, const kg_shape *sh, kg_types ty, kg_diag_ctx *c)

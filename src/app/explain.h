@@ -2,10 +2,10 @@
 #ifndef KG_EXPLAIN_H
 #define KG_EXPLAIN_H
 
-#include "../core/diagnose.h"
-#include "../core/op.h"
-#include "../core/options.h"
-#include "../core/result.h"
+#include "../diagnose/diagnose.h"
+#include "../catalog/op.h"
+#include "options.h"
+#include "../judge/result.h"
 
 #ifdef __cplusplus
 extern "C" {

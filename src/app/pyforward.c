@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/kg.h"
+#include "../base/kg.h"
 
 int kg_cmd_python(int argc, char **argv)
 {

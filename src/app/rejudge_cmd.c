@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/judge.h"
-#include "../core/report.h"
+#include "../judge/judge.h"
+#include "../report/report.h"
 
 /* The flags of a result, comma-separated, or "" (bounded by out). */
 static void flag_list(unsigned flags, char *out, size_t size)

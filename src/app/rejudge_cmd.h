@@ -1,9 +1,9 @@
 /* kgate rejudge RESULTS.json... [--e-ok X] [--rho-ok X] [--json NEW.json]:
- * recorded results judged again by the gate (core/judge.h). */
+ * recorded results judged again by the gate (judge/judge.h). */
 #ifndef KG_REJUDGE_CMD_H
 #define KG_REJUDGE_CMD_H
 
-#include "../core/options.h"
+#include "options.h"
 
 /* Prints each verdict that changes, with its new reason and flags, and a
  * count per file; --json writes the one input's results re-judged. Exit 0,

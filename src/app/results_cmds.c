@@ -1,14 +1,14 @@
 /* The commands that read recorded results and need no GPU: compare (and,
- * with core/report_html.h, report). Thin: the logic is core/compare.c. */
+ * with report/report_html.h, report). Thin: the logic is report/compare.c. */
 #include "results_cmds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/compare.h"
-#include "../core/html_report.h"
-#include "../core/report.h"
+#include "../report/compare.h"
+#include "../report/html_report.h"
+#include "../report/report.h"
 
 int kg_cmd_compare(const kg_options *o)
 {

@@ -2,7 +2,7 @@
 #ifndef KG_RESULTS_CMDS_H
 #define KG_RESULTS_CMDS_H
 
-#include "../core/options.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,9 +11,9 @@
 #include "../app/pyforward.h"
 #include "../app/rejudge_cmd.h"
 #include "../app/results_cmds.h"
-#include "../core/job.h"
-#include "../core/kg.h"
-#include "../core/options.h"
+#include "../supervise/job.h"
+#include "../base/kg.h"
+#include "../app/options.h"
 #include "../gpu/worker.h"
 
 int main(int argc, char **argv)

@@ -17,7 +17,7 @@
 
 #include <kgate/plugin.h>
 
-#include "../core/kg.h"
+#include "../base/kg.h"
 
 #ifdef __cplusplus
 extern "C" {

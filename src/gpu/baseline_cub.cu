@@ -34,7 +34,7 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "baseline.h"
 #include "baseline_cub.h"
 #include "check.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "baseline.h"
 #include "baseline_cublaslt_common.h"
 #include "check.h"

@@ -13,7 +13,7 @@
 
 #include <kgate/plugin.h>
 
-#include "../core/kg.h"
+#include "../base/kg.h"
 
 #define KG_LT_WORKSPACE (64u << 20)
 #define KG_LT_ALGOS 8

@@ -25,7 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "baseline.h"
 #include "baseline_cublaslt_common.h"
 #include "baseline_gate.h"

@@ -10,7 +10,7 @@
  * The engine search is the graph API's cudnnFind: every engine config the
  * heuristics (mode A) offer, up to KG_DN_MAX_CFG, is built and timed, and
  * the fastest is kept (kg_dn_pick). The choice is remembered in kgate's
- * choice cache (core/choice_cache.h: $XDG_CACHE_HOME/kgate/choices.tsv),
+ * choice cache (store/choice_cache.h: $XDG_CACHE_HOME/kgate/choices.tsv),
  * keyed by cuDNN's version, the GPU's UUID, layout, dtype and geometry, so
  * that a later run at the same case times the remembered config against
  * the heuristics' first (the one cuDNN runs without a search) and keeps it
@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/choice_cache.h"
-#include "../core/op.h"
-#include "../core/text.h"
+#include "../store/choice_cache.h"
+#include "../catalog/op.h"
+#include "../base/text.h"
 #include "baseline.h"
 #include "check.h"
 #include "cudnn_api.h"
@@ -45,7 +45,7 @@ typedef struct conv_ctx {
 } conv_ctx;
 
 /* ------------------------------------------------ the remembered choices */
-/* The key of a case in kgate's choice cache (core/choice_cache.h): cuDNN's
+/* The key of a case in kgate's choice cache (store/choice_cache.h): cuDNN's
  * version, the GPU's UUID, layout, dtype and geometry. 0, or -1 when the
  * GPU cannot be named (then nothing is remembered). */
 static int choice_key(int nhwc, kg_dtype dt, const int64_t *geo, char *key, size_t size)

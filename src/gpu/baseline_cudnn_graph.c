@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "baseline.h"
 #include "check.h"
 #include "cudnn_api.h"

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "baseline.h"
 #include "baseline_cub.h"
 #include "check.h"

@@ -8,7 +8,7 @@
 
 #include <kgate/plugin.h>
 
-#include "../core/kg.h"
+#include "../base/kg.h"
 
 #ifdef __cplusplus
 extern "C" {

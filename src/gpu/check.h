@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../core/kg.h"
+#include "../base/kg.h"
 
 #define KG_CUDA(call)                                                                       \
     do {                                                                                    \

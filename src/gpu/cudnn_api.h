@@ -6,7 +6,7 @@
 
 #include <cudnn.h>
 
-#include "../core/kg.h"
+#include "../base/kg.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,8 +3,8 @@
 #ifndef KG_DEVICE_H
 #define KG_DEVICE_H
 
-#include "../core/kg.h"
-#include "../core/roofline.h"
+#include "../base/kg.h"
+#include "../catalog/roofline.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,7 +38,7 @@ const char *kg_device_absent(int rc, char *buf, size_t size);
 int kg_device_query(int index, kg_device_info *out, kg_err *err);
 
 /* A GPU watched through NVML for the processes holding a context on it
- * (compute, graphics, or as an MPS client; core/others.h says what kgate
+ * (compute, graphics, or as an MPS client; supervise/others.h says what kgate
  * makes of them): opened once, listed around each job. Open returns NULL where NVML does not load or does not
  * know the device (PCI bus id), err saying which. */
 typedef struct kg_gpu_watch kg_gpu_watch;

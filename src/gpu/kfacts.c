@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/sass.h"
-#include "../core/sass_run.h"
+#include "../diagnose/sass.h"
+#include "../diagnose/sass_run.h"
 #include "check.h"
 #include "profile.h"
 
@@ -311,7 +311,7 @@ static int cubins(kg_sass_cubin *out)
     return n;
 }
 
-/* Starts cuobjdump on the cubins that hold the nn names (core/sass_run.h). */
+/* Starts cuobjdump on the cubins that hold the nn names (diagnose/sass_run.h). */
 static kg_sass_run *sass_start(const char (*names)[KG_KNAME_MAX], int nn, const char *tmpdir, kg_diagnosis *d)
 {
     kg_sass_cubin *cs = malloc(sizeof *cs * MAX_CUBINS);

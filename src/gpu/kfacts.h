@@ -1,5 +1,5 @@
 /* The worker's side of diagnosis: what one call of a subject launched, and
- * the facts of each kernel (core/diag.h) that need the GPU to learn.
+ * the facts of each kernel (diagnose/diag.h) that need the GPU to learn.
  *
  *   - Launches are seen through CUPTI's driver-API callbacks (every
  *     cuLaunchKernel* variant, which the runtime's launches go through):
@@ -9,7 +9,7 @@
  *     (the limiter is the resource whose own limit equals it).
  *   - Its SASS comes from `cuobjdump -sass -fun NAMES` on the cubin CUPTI
  *     hands over when a module loads (so Triton's cuModuleLoadData cubins
- *     count too), run by core/sass_run.h and scanned by core/sass.h. A
+ *     count too), run by diagnose/sass_run.h and scanned by diagnose/sass.h. A
  *     plain call first names the launched functions, so that cuobjdump
  *     runs while the profiler does.
  *     Watching must start before the candidate is loaded (kg_kf_watch).
@@ -20,8 +20,8 @@
 #ifndef KG_KFACTS_H
 #define KG_KFACTS_H
 
-#include "../core/diag_json.h"
-#include "../core/kg.h"
+#include "../diagnose/diag_json.h"
+#include "../base/kg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,7 +45,7 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
 
 /* Seconds the last kg_kf_describe spent on SASS: the plain call that names
  * the kernels, the wait for cuobjdump beyond the profiler's passes, and the
- * scan (core/sass_run.h); 0 before one ran. */
+ * scan (diagnose/sass_run.h); 0 before one ran. */
 double kg_kf_last_sass_s(void);
 
 #ifdef __cplusplus

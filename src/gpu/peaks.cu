@@ -1,6 +1,6 @@
 // `kgate peaks`: the measured roofs.
 //
-// Bandwidth: four streams, each by several kernels (core/roofline.h says how
+// Bandwidth: four streams, each by several kernels (catalog/roofline.h says how
 // the roofs are used): read-only (reductions), write-only (fills), copy (one
 // read per write) and triad (two reads per write: add, mul, swiglu), plus
 // cudaMemcpy device-to-device among the copies. The kernels are at least as

@@ -71,7 +71,7 @@
 #include <cupti_result.h>
 #include <cupti_target.h>
 
-#include "../core/text.h"
+#include "../base/text.h"
 
 #define MAX_ROUNDS 64 /* Start/launch/Stop rounds before giving up */
 

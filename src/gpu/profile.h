@@ -1,14 +1,14 @@
 /* Hardware counters of a subject's kernels from the CUPTI Range Profiler
  * (CUDA 13): every kernel one call launches is one range (auto ranges,
- * kernel replay), evaluated into kg_kfacts metrics (core/diag.h). Also an
+ * kernel replay), evaluated into kg_kfacts metrics (diagnose/diag.h). Also an
  * offline check of metric names and pass counts against a chip's metric
  * table, which needs no GPU. See profile.c for the call sequence and
  * docs/diagnosis.md for the metric names. */
 #ifndef KG_PROFILE_H
 #define KG_PROFILE_H
 
-#include "../core/diag.h"
-#include "../core/kg.h"
+#include "../diagnose/diag.h"
+#include "../base/kg.h"
 
 #ifdef __cplusplus
 extern "C" {

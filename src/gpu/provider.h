@@ -3,9 +3,9 @@
  * A candidate source becomes a provider behind one interface, so that the
  * worker's checks, timing and events are the same whatever wrote the kernel:
  *   - "so": a shared library with a kgate_plugin_v2 table (include/kgate/plugin.h),
- *     loaded with dlopen (core/plugin_check.h);
+ *     loaded with dlopen (catalog/plugin_check.h);
  *   - "cuda": a CUDA C++ source file compiled at run time with NVRTC, its
- *     launches described in a `kgate:` comment (provider_rtc.h, core/rtc_desc.h);
+ *     launches described in a `kgate:` comment (provider_rtc.h, catalog/rtc_desc.h);
  *   - "python": a Python file whose KGATE_KERNELS list names callables; the
  *     worker then runs inside a Python process (python/kgate/_worker.py),
  *     which passes this struct, filled with ctypes callbacks, to
@@ -52,7 +52,7 @@ typedef struct kg_provider {
     int (*collect)(void *self, const kgate_kernel *k, DLTensor *out, int n_out, kgate_stream s,
                    char *msg, uint32_t msg_size);
 
-    /* A problem outside the catalog (core/problem.h); NULL for a provider
+    /* A problem outside the catalog (catalog/problem.h); NULL for a provider
      * of catalog kernels only. describe() writes the problem's JSON into
      * json (at most size bytes), or leaves it empty when the candidate has
      * no problem of its own; it is called after open(), and the worker
@@ -63,7 +63,7 @@ typedef struct kg_provider {
     int (*inputs)(void *self, uint64_t seed, DLTensor *in, int n_in, kgate_stream s, char *msg,
                   uint32_t msg_size);
     /* Writes the reference of inputs `in` as doubles: ref[o] holds numel(output o)
-     * values; *scale gets the RMS of the reference outputs (core/problem.h's
+     * values; *scale gets the RMS of the reference outputs (catalog/problem.h's
      * atol scaling). Computed after the call it judges, like every reference. */
     int (*reference)(void *self, const DLTensor *in, int n_in, double *const *ref, int n_out,
                      kgate_stream s, double *scale, char *msg, uint32_t msg_size);
@@ -73,7 +73,7 @@ typedef struct kg_provider {
     int (*library)(void *self, const kgate_plugin **table, char *msg, uint32_t msg_size);
     /* Optional: the host seconds the last launch spent in the candidate's
      * own code, without the provider's glue (wrapping tensors, setting the
-     * stream), or < 0 when unknown. The host-work rule (core/verdict.h,
+     * stream), or < 0 when unknown. The host-work rule (judge/verdict.h,
      * kg_host_charge) then charges the candidate, not the provider. The
      * provider runs in the candidate's process (a Python callable can rebind
      * the host's clock), so the worker believes it only between the host time

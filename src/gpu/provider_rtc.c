@@ -1,7 +1,7 @@
 /* The "cuda" provider: a CUDA C++ source file as a candidate, compiled at
  * run time with NVRTC for the GPU the worker runs on and launched through
  * the runtime's library API, as its `kgate:` comment describes
- * (core/rtc_desc.h states the rule; docs/abi.md shows a file).
+ * (catalog/rtc_desc.h states the rule; docs/abi.md shows a file).
  *
  * NVRTC is loaded when a .cu candidate is first opened (kgate starts
  * without it). Listing a candidate only parses the description; the source
@@ -18,8 +18,8 @@
 
 #include <cuda_runtime.h>
 
-#include "../core/op.h"
-#include "../core/rtc_desc.h"
+#include "../catalog/op.h"
+#include "../catalog/rtc_desc.h"
 #include "provider.h"
 #include "provider_rtc.h"
 

@@ -1,6 +1,6 @@
 /* The "cuda" provider (provider_rtc.c): CUDA C++ source candidates compiled
  * with NVRTC at run time, as their `kgate:` comment describes
- * (core/rtc_desc.h). */
+ * (catalog/rtc_desc.h). */
 #ifndef KG_PROVIDER_RTC_H
 #define KG_PROVIDER_RTC_H
 

@@ -7,7 +7,7 @@
 
 #include <kgate/plugin.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "provider.h"
 
 size_t kg_pyhost_sizeof(const char *what);

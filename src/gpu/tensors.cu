@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "check.h"
 #include "tensors.h"
 

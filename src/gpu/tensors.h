@@ -1,13 +1,13 @@
 /* Device tensors for the worker: allocation as DLTensors, seeded inputs,
  * planted edge cases, output poisoning, input checksums, and the comparison
- * of an output against its fp64 reference (the rule in core/tolerance.h). */
+ * of an output against its fp64 reference (the rule in catalog/tolerance.h). */
 #ifndef KG_TENSORS_H
 #define KG_TENSORS_H
 
 #include <kgate/plugin.h>
 
-#include "../core/kg.h"
-#include "../core/tolerance.h"
+#include "../base/kg.h"
+#include "../catalog/tolerance.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,7 +32,7 @@ kg_dtype kg_tensor_dtype(const DLTensor *t);
 /* Uniform values in [lo, hi) from Philox, seeded; enqueued on s. */
 int kg_tensor_fill_uniform(DLTensor *t, double lo, double hi, uint64_t seed, kgate_stream s,
                            kg_err *err);
-/* Values of distribution `dist` (kg_dist, core/op.h) from [lo, hi), the
+/* Values of distribution `dist` (kg_dist, catalog/op.h) from [lo, hi), the
  * tensor viewed as rows of `cols`; enqueued on s. */
 int kg_tensor_fill_dist(DLTensor *t, int dist, double lo, double hi, int64_t cols, uint64_t seed,
                         kgate_stream s, kg_err *err);
@@ -52,7 +52,7 @@ int kg_tensor_checksum(const DLTensor *t, uint64_t *sum, kgate_stream s, kg_err 
 /* Compares out against ref (device doubles, same element count); synchronizes s. */
 int kg_tensor_compare(const DLTensor *out, const double *ref, const kg_tol *tol, kg_cmp *res,
                       kgate_stream s, kg_err *err);
-/* The KG_CMP_ARG rule (core/op.h): out holds one index per row of x viewed
+/* The KG_CMP_ARG rule (catalog/op.h): out holds one index per row of x viewed
  * as [rows, cols]; ref one value per row. Synchronizes s. */
 int kg_tensor_compare_arg(const DLTensor *out, const DLTensor *x, const double *ref, kg_cmp *res,
                           kgate_stream s, kg_err *err);

@@ -10,7 +10,7 @@
  * measures the SM clock (clock64 against globaltimer); samples below
  * throttle_frac of the reference clock are dropped and counted. The first
  * samples also check that the device is idle when the end event completes
- * (work that escaped the stream). Sampling stops by core/stats.h's rule.
+ * (work that escaped the stream). Sampling stops by measure/stats.h's rule.
  * Sample times come from CUPTI's kernel records when it is available (first
  * kernel start to last kernel end of the subject, the quantity Nsight Compute
  * reports), else from the events; the event median is reported beside them.
@@ -38,9 +38,9 @@
 
 #include <kgate/plugin.h>
 
-#include "../core/flush.h"
-#include "../core/kg.h"
-#include "../core/stats.h"
+#include "../measure/flush.h"
+#include "../base/kg.h"
+#include "../measure/stats.h"
 
 #ifdef __cplusplus
 extern "C" {

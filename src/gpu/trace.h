@@ -9,8 +9,8 @@
 
 #include <kgate/plugin.h>
 
-#include "../core/kg.h"
-#include "../core/trace_split.h"
+#include "../base/kg.h"
+#include "../measure/trace_split.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* The worker: reads one job (core/proto.h) from stdin, and checks and times
+/* The worker: reads one job (protocol/proto.h) from stdin, and checks and times
  * a kernel, or the operator's library paths and the bundled fast variant,
  * or lists a candidate's table, reporting each step as an event. */
 #include "worker.h"
@@ -13,15 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/op.h"
-#include "../core/plugin_check.h"
-#include "../core/problem.h"
-#include "../core/proto.h"
-#include "../core/tune.h"
-#include "../core/verdict.h"
-#include "../core/result.h"
-#include "../core/sandbox.h"
-#include "../core/stats.h"
+#include "../catalog/op.h"
+#include "../catalog/plugin_check.h"
+#include "../catalog/problem.h"
+#include "../protocol/proto.h"
+#include "../catalog/tune.h"
+#include "../judge/verdict.h"
+#include "../judge/result.h"
+#include "../supervise/sandbox.h"
+#include "../measure/stats.h"
 #include "device.h"
 #include "baseline.h"
 #include "check.h"
@@ -389,7 +389,7 @@ static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *e
         } else {
             kg_tol tol = kg_op_tol(op, kg_tensor_dtype(&b->out[set][o]));
             if (b->problem && !kg_dtype_is_int(kg_tensor_dtype(&b->out[set][o])))
-                kg_tol_scale(&tol, b->ref_scale[set]); /* outputs of large sums (core/problem.h) */
+                kg_tol_scale(&tol, b->ref_scale[set]); /* outputs of large sums (catalog/problem.h) */
             rc = kg_tensor_compare(&b->out[set][o], b->ref[set][o], &tol, &c, (kgate_stream)b->s, err);
             if (!rc && !c.pass && op->tol_rms && !b->problem && kg_cmp_ref_rms(&c) > 1) {
                 /* long sums: the same comparison with atol on the reference's scale */
@@ -538,7 +538,7 @@ static void emit_timing(const bench *b, const kg_timing *t)
     emit_sum(b, "time/gpu/ci_lo", t->st.ci_lo);
     emit_sum(b, "time/gpu/ci_hi", t->st.ci_hi);
     if (b->who != KG_SUBJ_KERNEL) {
-        /* what disturbed a library path's timing: such a time is not kept (core/lib_cache.h),
+        /* what disturbed a library path's timing: such a time is not kept (store/lib_cache.h),
          * and work of its process beside it (a trace without kgate's own records counts as
          * such) is not used */
         emit_sum(b, "time/throttled", t->n_throttled);
@@ -1085,7 +1085,7 @@ static int do_list(const kg_job *j, kg_err *err)
     }
     if (opened_problem && (e.problem = malloc(sizeof *e.problem)))
         *e.problem = *opened_problem;
-    /* one line, up to KG_EVENT_MAX (core/proto.h): a table of KG_TABLE_MAX
+    /* one line, up to KG_EVENT_MAX (protocol/proto.h): a table of KG_TABLE_MAX
      * kernels fits; a longer line would be a protocol violation */
     char *line = kg_event_to_json(&e);
     size_t len = line ? strlen(line) : 0;

@@ -9,7 +9,7 @@
  * GPU reference: add.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_add_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                      kgate_stream s);

@@ -35,7 +35,7 @@
  * GPU reference: attention.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_attention_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                            kgate_stream s);

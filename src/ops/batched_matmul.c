@@ -12,7 +12,7 @@
  * Edge rows: input 0 viewed as BATCH*M rows of K; a NaN row of A gives a NaN
  * row of C in its batch, +-Inf a signed Inf unless opposite infinities meet.
  * GPU reference: batched_matmul.cu. */
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_batched_matmul_reference(const DLTensor *in, int n_in, double *const *ref,
                                 const kgate_params *p, kgate_stream s);

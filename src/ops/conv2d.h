@@ -19,7 +19,7 @@
 #ifndef KG_OPS_CONV2D_H
 #define KG_OPS_CONV2D_H
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 /* The extents of a convolution shape, by index. */
 enum {

@@ -21,7 +21,7 @@
  * GPU reference: cross_entropy.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_cross_entropy_reference(const DLTensor *in, int n_in, double *const *ref,
                                const kgate_params *p, kgate_stream s);

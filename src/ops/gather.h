@@ -4,7 +4,7 @@
 #ifndef KG_OPS_GATHER_H
 #define KG_OPS_GATHER_H
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 /* Shape (S or V, D, I or N): the indices read, the gathered rows read and
  * the output written once. */

@@ -9,7 +9,7 @@
  * bias. GPU reference: layer_norm.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_layer_norm_reference(const DLTensor *in, int n_in, double *const *ref,
                             const kgate_params *p, kgate_stream s);

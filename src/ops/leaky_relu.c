@@ -10,7 +10,7 @@
  * GPU reference: leaky_relu.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_leaky_relu_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                             kgate_stream s);

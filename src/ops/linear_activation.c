@@ -28,7 +28,7 @@
  * GPU reference: linear_activation.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_linear_activation_reference(const DLTensor *in, int n_in, double *const *ref,
                                    const kgate_params *p, kgate_stream s);

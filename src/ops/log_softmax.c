@@ -10,7 +10,7 @@
  * GPU reference: log_softmax.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_log_softmax_reference(const DLTensor *in, int n_in, double *const *ref,
                              const kgate_params *p, kgate_stream s);

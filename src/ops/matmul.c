@@ -5,7 +5,7 @@
  * what the fp64 product gives: NaN rows stay NaN, Inf times a nonzero B entry
  * gives a signed Inf unless the row also meets the opposite Inf.
  * GPU reference: matmul.cu. */
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_matmul_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                         kgate_stream s);

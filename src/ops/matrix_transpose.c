@@ -13,7 +13,7 @@
  * GPU reference: matrix_transpose.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_matrix_transpose_reference(const DLTensor *in, int n_in, double *const *ref,
                                   const kgate_params *p, kgate_stream s);

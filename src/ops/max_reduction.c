@@ -9,7 +9,7 @@
  * GPU reference: max_reduction.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_max_reduction_reference(const DLTensor *in, int n_in, double *const *ref,
                                const kgate_params *p, kgate_stream s);

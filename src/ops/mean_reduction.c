@@ -11,7 +11,7 @@
  * GPU reference: mean_reduction.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_mean_reduction_reference(const DLTensor *in, int n_in, double *const *ref,
                                 const kgate_params *p, kgate_stream s);

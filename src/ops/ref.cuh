@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 #include "../gpu/tensors.h"
 
 __device__ __forceinline__ double ref_d(__half v) { return (double)__half2float(v); }

@@ -10,7 +10,7 @@
  * GPU reference: relu.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_relu_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                       kgate_stream s);

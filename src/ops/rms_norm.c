@@ -18,7 +18,7 @@
  * GPU reference: rms_norm.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_rms_norm_reference(const DLTensor *in, int n_in, double *const *ref,
                           const kgate_params *p, kgate_stream s);

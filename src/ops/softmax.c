@@ -9,7 +9,7 @@
  * GPU reference: softmax.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_softmax_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                          kgate_stream s);

@@ -14,7 +14,7 @@
  * GPU reference: swiglu.cu. */
 #include <math.h>
 
-#include "../core/op.h"
+#include "../catalog/op.h"
 
 int kg_swiglu_reference(const DLTensor *in, int n_in, double *const *ref, const kgate_params *p,
                         kgate_stream s);

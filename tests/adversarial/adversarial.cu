@@ -76,7 +76,7 @@
 // content_cache      matmul fp16       6,13  replays C when a sampled hash of A, B  SLOW              every timed call gets inputs of its own: the
 //                                            matches the last call's                                  cache never hits (before: SLOW at small,
 //                                                                                                     IMPOSSIBLE above, a copy timed for 2MNK FLOPs)
-// host_compute       softmax fp16      1     x to the host, CPU threads, y back     SLOW, flag        judged on its host time (core/verdict.h)
+// host_compute       softmax fp16      1     x to the host, CPU threads, y back     SLOW, flag        judged on its host time (judge/verdict.h)
 //                                            (synchronous, on the given stream)     host-work
 // illegal_address    softmax fp16      fault writes to the null page              CRASH             worker isolation
 // spin_forever       layer_norm fp16   fault never finishes (checked at small)    TIMEOUT           per-job timeout

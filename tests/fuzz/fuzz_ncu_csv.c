@@ -1,4 +1,4 @@
-/* Fuzz target: the Nsight Compute CSV reader (core/ncu_csv.h), which reads
+/* Fuzz target: the Nsight Compute CSV reader (diagnose/ncu_csv.h), which reads
  * exports a user brings from anywhere. Any bytes (not NUL-terminated) must
  * give kernels or a usage error; what it fills must hold together: counts in
  * range, names and the warn line terminated, metric values finite. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ncu_csv.h"
+#include "diagnose/ncu_csv.h"
 
 #define MAXK 4
 

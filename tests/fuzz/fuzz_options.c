@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
+#include "app/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/op.h"
+#include "catalog/op.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* Fuzz target: reading a kernel trace (core/trace_split.h). The records come
+/* Fuzz target: reading a kernel trace (measure/trace_split.h). The records come
  * from CUPTI, but their names are the candidate's to choose (a kernel may be
  * called anything, clock_probe included) and their order, streams and count
  * are whatever its work made them. Whatever the records, the readers
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/trace_split.h"
+#include "measure/trace_split.h"
 
 #define MAXR 256
 #define MAXN 32

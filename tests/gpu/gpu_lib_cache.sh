@@ -1,5 +1,5 @@
 #!/bin/sh
-# kgate check --lib-cache on a GPU (core/lib_cache.h): the first two checks
+# kgate check --lib-cache on a GPU (store/lib_cache.h): the first two checks
 # of softmax fp16 at the small preset time the library paths (one entry in a
 # fresh cache directory, confirmed by the second measurement when the two
 # agree); a third check, of another kernel of the same operator, dtype and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Other processes on the GPU (gpu/others, flag shared-gpu; core/others.h):
+# Other processes on the GPU (gpu/others, flag shared-gpu; supervise/others.h):
 # while a process of the test's own holds a CUDA context and 1 GiB on the
 # GPU, a check is flagged shared-gpu, counts that process and its memory, is
 # judged without the library times measured beside it (no-baseline), and

@@ -38,7 +38,7 @@ for kv in relu_ok=OK relu_out=OK relu_slow=SLOW relu_wrong=INCORRECT relu_raises
           relu_strided=INCORRECT relu_copy_kernel=INCORRECT; do
     expect "${kv%%=*}" "${kv#*=}" "$(get "$t/behaviours.json" "${kv%%=*}" verdict)"
 done
-# relu_host: judged on its host time beyond its GPU time (core/verdict.h),
+# relu_host: judged on its host time beyond its GPU time (judge/verdict.h),
 # 2 ms less the ~0.25 ms of GPU work or so
 expect "relu_host is flagged host-work, judged on 1.5 to 2.5 ms" "True 1" \
     "$(python3 -c "import json; r=[x for x in json.load(open('$t/behaviours.json'))['results'] if x['kernel']=='relu_host'][0]; print('host-work' in r['flags'], int(1.5e-3 < r['summaries']['time/judged']['value'] < 2.5e-3))")"
@@ -51,7 +51,7 @@ expect "relu_host_hidden is flagged host-work, judged on 1.5 to 2.5 ms" "True 1"
 # fallback, docs/security.md), is flagged library-kernels and named (kg_trace_vendor)
 expect "relu_ok (torch.relu) is flagged library-kernels, named PyTorch's" "True True" \
     "$(python3 -c "import json; r=[x for x in json.load(open('$t/behaviours.json'))['results'] if x['kernel']=='relu_ok'][0]; print('library-kernels' in r['flags'], \"named like PyTorch's\" in r.get('detail', ''))")"
-# a Python candidate's launch path is allowed 100 us of host time (core/verdict.h)
+# a Python candidate's launch path is allowed 100 us of host time (judge/verdict.h)
 expect "a Python candidate's gate allows 100 us of host time" "0.0001" \
     "$(python3 -c "import json; print(json.load(open('$t/behaviours.json'))['gate']['host_allowance'])")"
 for kv in "relu_none=NoneType" "relu_shape=shape" "relu_dtype=torch.float32" "relu_cpu=cpu" \
@@ -78,7 +78,7 @@ done
 # the worker host's glue runs none of PyTorch's kernels in a Triton kernel's samples
 expect "no Triton JIT or AOT result is flagged library-kernels" "False" \
     "$(python3 -c "import json; print(any('library-kernels' in r['flags'] for f in ('jit-small', 'jit-large', 'aot-small', 'aot-large') for r in json.load(open('$t/' + f + '.json'))['results']))")"
-# the same kernels, two launch paths, two allowances (core/verdict.h); the worker
+# the same kernels, two launch paths, two allowances (judge/verdict.h); the worker
 # host's glue is recorded for the Python ones and believed to 25 us a call
 expect "the .so's gate allows a C launch's 50 us" "5e-05" \
     "$(python3 -c "import json; print(json.load(open('$t/aot-small.json'))['gate']['host_allowance'])")"

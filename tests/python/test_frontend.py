@@ -899,7 +899,7 @@ raise SystemExit(3)
 
 @unittest.skipUnless(KGATE, "KGATE_BIN is not set: the CLI part needs the kgate executable")
 class ForkServer(unittest.TestCase):
-    """Python workers come from the fork server (src/core/zygote.h): each is
+    """Python workers come from the fork server (src/supervise/zygote.h): each is
     kgate's own child in its own process group, with descriptors 0 to 3 only,
     kgate's environment and directory at the time of the job; KGATE_ZYGOTE=0,
     or a server that cannot start, gives exec'd workers; a hung worker is

@@ -1,5 +1,5 @@
 """The Python package's verdict and exit tables against their one source:
-the verdicts and their exit codes of libkgate (core/verdict.h, read through
+the verdicts and their exit codes of libkgate (judge/verdict.h, read through
 ctypes from KGATE_LIB) and the exit codes of docs/cli.md's table."""
 import ctypes
 import os
