@@ -183,9 +183,145 @@ static int parse_shape(const cJSON *sh, const kg_op *op, kg_shape *out, kg_err *
     return kg_shape_check(op, out, err);
 }
 
-int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
+/* The job's header: protocol, mode, plugin, nonce, sandbox, budget, scratch. */
+static int job_header(const cJSON *o, kg_job *j, kg_err *err)
 {
     char buf[PATH_MAX];
+    if (get_str(o, "proto", buf, sizeof buf, 1, err))
+        return err->code;
+    if (strcmp(buf, KG_PROTO) != 0)
+        return kg_err_set(err, KG_EXIT_USAGE, "job: protocol '%s', this worker speaks %s", buf, KG_PROTO);
+    if (get_str(o, "mode", buf, sizeof buf, 1, err))
+        return err->code;
+    int m = pick(buf, mode_names, 3);
+    if (m < 0)
+        return kg_err_set(err, KG_EXIT_USAGE, "job: unknown mode '%s'", buf);
+    j->mode = (kg_job_mode)m;
+    if (get_str(o, "plugin", j->plugin, sizeof j->plugin, j->mode != KG_JOB_LIBRARY, err) ||
+        get_str(o, "nonce", j->nonce, sizeof j->nonce, 0, err) || get_bool(o, "sandbox", &j->sandbox, err) || get_num(o, "budget", 0, 1e7, &j->budget_s, err) ||
+        get_str(o, "scratch", j->scratch, sizeof j->scratch, j->sandbox, err))
+        return err->code;
+    if (j->mode == KG_JOB_KERNEL && get_str(o, "kernel", j->kernel, sizeof j->kernel, 1, err))
+        return err->code;
+    return 0;
+}
+
+/* What the job measures: its problem (registered), operator, dtypes, shape
+ * and extra shapes. */
+static int job_subject(const cJSON *o, kg_job *j, kg_err *err)
+{
+    char buf[PATH_MAX];
+    if (cJSON_GetObjectItemCaseSensitive(o, "problem")) {
+        kg_problem pb;
+        const kg_op *pop;
+        kg_err perr = {0, ""};
+        if (kg_problem_from_json(cJSON_GetObjectItemCaseSensitive(o, "problem"), &pb, &perr) ||
+            kg_problem_register(&pb, &pop, &perr))
+            return kg_err_set(err, KG_EXIT_USAGE, "job: %s", perr.msg);
+    }
+    if (get_str(o, "op", buf, sizeof buf, 1, err))
+        return err->code;
+    if (!(j->op = kg_op_find(buf)))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: unknown operator '%s'", buf);
+    if (get_str(o, "dtype", buf, sizeof buf, 1, err))
+        return err->code;
+    if (kg_dtype_parse(buf, &j->types.data) || !kg_op_has_dtype(j->op, j->types.data))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: %s does not take dtype '%s'", j->op->name, buf);
+    if (get_str(o, "index_dtype", buf, sizeof buf, 0, err))
+        return err->code;
+    if (buf[0] && (kg_dtype_parse(buf, &j->types.index) || !kg_dtype_is_int(j->types.index)))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: index_dtype '%s' is not int32 or int64", buf);
+    if (parse_shape(cJSON_GetObjectItemCaseSensitive(o, "shape"), j->op, &j->shape, err))
+        return err->code;
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "extra_shapes"), *one;
+    if (ex && (!cJSON_IsArray(ex) || cJSON_GetArraySize(ex) > KG_MAX_EXTRA))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: 'extra_shapes' must be an array of at most %d shapes",
+                          KG_MAX_EXTRA);
+    cJSON_ArrayForEach(one, ex)
+    {
+        if (parse_shape(one, j->op, &j->extra[j->n_extra], err))
+            return err->code;
+        j->n_extra++;
+    }
+    return 0;
+}
+
+/* The operator's scalars: its defaults, overridden by the job's "scalars". */
+static int job_scalars(const cJSON *o, kg_job *j, kg_err *err)
+{
+    kg_scalars_default(j->op, &j->scalars);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scalars"), *v;
+    if (sc && !cJSON_IsObject(sc))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: 'scalars' must be an object");
+    cJSON_ArrayForEach(v, sc)
+    {
+        int k = -1;
+        for (int i = 0; i < j->scalars.n; i++)
+            if (strcmp(j->scalars.v[i].name, v->string) == 0)
+                k = i;
+        if (k < 0 || !cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+            return kg_err_set(err, KG_EXIT_USAGE, "job: scalar '%s' is not a number %s takes", v->string,
+                              j->op->name);
+        j->scalars.v[k].value = v->valuedouble;
+    }
+    return 0;
+}
+
+/* How the job measures: flush, hot, trials, edge, device, verify_only,
+ * diagnose, patched_max, torch, a tuning config and the seed. */
+static int job_knobs(const cJSON *o, kg_job *j, kg_err *err)
+{
+    char buf[PATH_MAX];
+    if (get_str(o, "flush", buf, sizeof buf, 0, err))
+        return err->code;
+    if (buf[0]) {
+        int f = pick(buf, flush_names, 3);
+        if (f < 0)
+            return kg_err_set(err, KG_EXIT_USAGE, "job: unknown flush '%s'", buf);
+        j->flush = (kg_flush)f;
+    }
+    if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
+        get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
+        get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err) ||
+        get_num(o, "patched_max", 0, 3600, &j->patched_max_s, err) || get_int(o, "torch", 0, 2, &j->torch, err))
+        return err->code;
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "config"), *x;
+    if (cf && (!cJSON_IsArray(cf) || cJSON_GetArraySize(cf) > 16 || cJSON_GetArraySize(cf) < 1))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: 'config' must be an array of 1 to 16 whole numbers");
+    cJSON_ArrayForEach(x, cf)
+    {
+        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) > 9e15)
+            return kg_err_set(err, KG_EXIT_USAGE, "job: 'config' holds a value that is not a whole number");
+        j->config[j->n_config++] = (int64_t)x->valuedouble;
+    }
+    if (get_str(o, "seed", buf, sizeof buf, 0, err))
+        return err->code;
+    if (buf[0]) {
+        char *end;
+        j->seed = strtoull(buf, &end, 10);
+        if (*end || end == buf)
+            return kg_err_set(err, KG_EXIT_USAGE, "job: seed '%s' is not a whole number", buf);
+    }
+    return 0;
+}
+
+/* The stopping rule's overrides ("stop"). */
+static int job_stop(const cJSON *o, kg_job *j, kg_err *err)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stop");
+    if (st && !cJSON_IsObject(st))
+        return kg_err_set(err, KG_EXIT_USAGE, "job: 'stop' must be an object");
+    if (st && (get_int(st, "min_samples", 1, 1e6, &j->stop.min_samples, err) ||
+               get_num(st, "min_time", 0, 3600, &j->stop.min_gpu_s, err) ||
+               get_num(st, "max_noise", 0, 1, &j->stop.max_noise, err) ||
+               get_num(st, "max_time", 0.001, 3600, &j->stop.max_wall_s, err) ||
+               get_int(st, "max_samples", 1, 1e7, &j->stop.max_samples, err)))
+        return err->code;
+    return 0;
+}
+
+int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
+{
     kg_job_defaults(j);
     if (strlen(text) > KG_JOB_MAX)
         return kg_err_set(err, KG_EXIT_USAGE, "job: longer than %d bytes", KG_JOB_MAX);
@@ -194,147 +330,9 @@ int kg_job_from_json(const char *text, kg_job *j, kg_err *err)
         cJSON_Delete(o);
         return kg_err_set(err, KG_EXIT_USAGE, "job: not a JSON object");
     }
-    if (get_str(o, "proto", buf, sizeof buf, 1, err))
-        goto out;
-    if (strcmp(buf, KG_PROTO) != 0) {
-        kg_err_set(err, KG_EXIT_USAGE, "job: protocol '%s', this worker speaks %s", buf, KG_PROTO);
-        goto out;
-    }
-    if (get_str(o, "mode", buf, sizeof buf, 1, err))
-        goto out;
-    int m = pick(buf, mode_names, 3);
-    if (m < 0) {
-        kg_err_set(err, KG_EXIT_USAGE, "job: unknown mode '%s'", buf);
-        goto out;
-    }
-    j->mode = (kg_job_mode)m;
-    if (get_str(o, "plugin", j->plugin, sizeof j->plugin, j->mode != KG_JOB_LIBRARY, err) ||
-        get_str(o, "nonce", j->nonce, sizeof j->nonce, 0, err) || get_bool(o, "sandbox", &j->sandbox, err) || get_num(o, "budget", 0, 1e7, &j->budget_s, err) ||
-        get_str(o, "scratch", j->scratch, sizeof j->scratch, j->sandbox, err))
-        goto out;
-    if (j->mode == KG_JOB_LIST)
-        goto out;
-    if (j->mode == KG_JOB_KERNEL && get_str(o, "kernel", j->kernel, sizeof j->kernel, 1, err))
-        goto out;
-    if (cJSON_GetObjectItemCaseSensitive(o, "problem")) {
-        kg_problem pb;
-        const kg_op *pop;
-        kg_err perr = {0, ""};
-        if (kg_problem_from_json(cJSON_GetObjectItemCaseSensitive(o, "problem"), &pb, &perr) ||
-            kg_problem_register(&pb, &pop, &perr)) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: %s", perr.msg);
-            goto out;
-        }
-    }
-    if (get_str(o, "op", buf, sizeof buf, 1, err))
-        goto out;
-    if (!(j->op = kg_op_find(buf))) {
-        kg_err_set(err, KG_EXIT_USAGE, "job: unknown operator '%s'", buf);
-        goto out;
-    }
-    if (get_str(o, "dtype", buf, sizeof buf, 1, err))
-        goto out;
-    if (kg_dtype_parse(buf, &j->types.data) || !kg_op_has_dtype(j->op, j->types.data)) {
-        kg_err_set(err, KG_EXIT_USAGE, "job: %s does not take dtype '%s'", j->op->name, buf);
-        goto out;
-    }
-    if (get_str(o, "index_dtype", buf, sizeof buf, 0, err))
-        goto out;
-    if (buf[0] && (kg_dtype_parse(buf, &j->types.index) || !kg_dtype_is_int(j->types.index))) {
-        kg_err_set(err, KG_EXIT_USAGE, "job: index_dtype '%s' is not int32 or int64", buf);
-        goto out;
-    }
-    if (parse_shape(cJSON_GetObjectItemCaseSensitive(o, "shape"), j->op, &j->shape, err))
-        goto out;
-    {
-        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "extra_shapes"), *one;
-        if (ex && (!cJSON_IsArray(ex) || cJSON_GetArraySize(ex) > KG_MAX_EXTRA)) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: 'extra_shapes' must be an array of at most %d shapes",
-                       KG_MAX_EXTRA);
-            goto out;
-        }
-        cJSON_ArrayForEach(one, ex)
-        {
-            if (parse_shape(one, j->op, &j->extra[j->n_extra], err))
-                goto out;
-            j->n_extra++;
-        }
-    }
-    kg_scalars_default(j->op, &j->scalars);
-    {
-        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scalars"), *v;
-        if (sc && !cJSON_IsObject(sc)) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: 'scalars' must be an object");
-            goto out;
-        }
-        cJSON_ArrayForEach(v, sc)
-        {
-            int k = -1;
-            for (int i = 0; i < j->scalars.n; i++)
-                if (strcmp(j->scalars.v[i].name, v->string) == 0)
-                    k = i;
-            if (k < 0 || !cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-                kg_err_set(err, KG_EXIT_USAGE, "job: scalar '%s' is not a number %s takes",
-                           v->string, j->op->name);
-                goto out;
-            }
-            j->scalars.v[k].value = v->valuedouble;
-        }
-    }
-    if (get_str(o, "flush", buf, sizeof buf, 0, err))
-        goto out;
-    if (buf[0]) {
-        int f = pick(buf, flush_names, 3);
-        if (f < 0) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: unknown flush '%s'", buf);
-            goto out;
-        }
-        j->flush = (kg_flush)f;
-    }
-    if (get_bool(o, "hot", &j->hot, err) || get_int(o, "trials", 1, 1000, &j->trials, err) ||
-        get_bool(o, "edge", &j->edge, err) || get_int(o, "device", 0, 1023, &j->device, err) ||
-        get_bool(o, "verify_only", &j->verify_only, err) || get_int(o, "diagnose", 0, 2, &j->diagnose, err) ||
-        get_num(o, "patched_max", 0, 3600, &j->patched_max_s, err) || get_int(o, "torch", 0, 2, &j->torch, err))
-        goto out;
-    {
-        const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "config"), *x;
-        if (cf && (!cJSON_IsArray(cf) || cJSON_GetArraySize(cf) > 16 || cJSON_GetArraySize(cf) < 1)) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: 'config' must be an array of 1 to 16 whole numbers");
-            goto out;
-        }
-        cJSON_ArrayForEach(x, cf)
-        {
-            if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) > 9e15) {
-                kg_err_set(err, KG_EXIT_USAGE, "job: 'config' holds a value that is not a whole number");
-                goto out;
-            }
-            j->config[j->n_config++] = (int64_t)x->valuedouble;
-        }
-    }
-    if (get_str(o, "seed", buf, sizeof buf, 0, err))
-        goto out;
-    if (buf[0]) {
-        char *end;
-        j->seed = strtoull(buf, &end, 10);
-        if (*end || end == buf) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: seed '%s' is not a whole number", buf);
-            goto out;
-        }
-    }
-    {
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stop");
-        if (st && !cJSON_IsObject(st)) {
-            kg_err_set(err, KG_EXIT_USAGE, "job: 'stop' must be an object");
-            goto out;
-        }
-        if (st && (get_int(st, "min_samples", 1, 1e6, &j->stop.min_samples, err) ||
-                   get_num(st, "min_time", 0, 3600, &j->stop.min_gpu_s, err) ||
-                   get_num(st, "max_noise", 0, 1, &j->stop.max_noise, err) ||
-                   get_num(st, "max_time", 0.001, 3600, &j->stop.max_wall_s, err) ||
-                   get_int(st, "max_samples", 1, 1e7, &j->stop.max_samples, err)))
-            goto out;
-    }
-out:
+    if (!job_header(o, j, err) && j->mode != KG_JOB_LIST && !job_subject(o, j, err) && !job_scalars(o, j, err) &&
+        !job_knobs(o, j, err))
+        job_stop(o, j, err);
     cJSON_Delete(o);
     return err->code;
 }
@@ -588,6 +586,138 @@ static int parse_table(const cJSON *o, kg_event *e, kg_err *err)
     return 0;
 }
 
+/* hello: the worker's protocol, device and process id. */
+static int ev_hello(const cJSON *o, kg_event *e, kg_err *err)
+{
+    char proto[32];
+    double pid = 0;
+    if (ev_str(o, "proto", proto, sizeof proto, err) ||
+        ev_str(o, "device", e->device, sizeof e->device, err) || ev_num(o, "pid", 0, &pid, err))
+        return err->code;
+    if (pid < 0 || pid > 4194304 || pid != floor(pid)) { /* found by fuzz_event */
+        kg_err_set(err, KG_EXIT_FAIL, "'pid' is not a process id");
+        return err->code;
+    }
+    if (strcmp(proto, KG_PROTO) != 0)
+        return kg_err_set(err, KG_EXIT_FAIL, "worker speaks '%s', not %s", proto, KG_PROTO);
+    e->pid = (long)pid;
+    return err->code;
+}
+
+/* sum: one named summary, its value and unit ([A-Za-z/%], may be empty). */
+static int ev_sum(const cJSON *o, kg_event *e, kg_err *err)
+{
+    if (ev_subject(o, e, 1, err) || ev_str(o, "name", e->name, sizeof e->name, err) ||
+        ev_num(o, "value", 0, &e->value, err))
+        return err->code;
+    if (!name_ok(e->name))
+        return kg_err_set(err, KG_EXIT_FAIL, "bad summary name '%s'", e->name);
+    if (cJSON_GetObjectItemCaseSensitive(o, "unit")) { /* optional: [A-Za-z/%], may be empty */
+        if (ev_str(o, "unit", e->unit, sizeof e->unit, err))
+            return err->code;
+        for (const char *u = e->unit; *u; u++)
+            if (!((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || *u == '/' || *u == '%')) {
+                kg_err_set(err, KG_EXIT_FAIL, "bad unit '%s' for summary '%s'", e->unit, e->name);
+                break;
+            }
+    }
+    return err->code;
+}
+
+/* kernel: the facts of the kernel under test (its subject only). */
+static int ev_kernel_facts(const cJSON *o, kg_event *e, kg_err *err)
+{
+    if (ev_subject(o, e, 1, err))
+        return err->code;
+    if (e->subject != KG_SUBJ_KERNEL)
+        return kg_err_set(err, KG_EXIT_FAIL, "kernel facts are for the kernel under test only");
+    if (!(e->kf = malloc(sizeof *e->kf)))
+        return kg_err_set(err, KG_EXIT_FAIL, "out of memory for kernel facts");
+    kg_kfacts_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "facts"), e->kf, err);
+    return err->code;
+}
+
+/* diag: a diagnosis's passes, launches and times, for the kernel under test. */
+static int ev_diag(const cJSON *o, kg_event *e, kg_err *err)
+{
+    double busy = 0, wall = 0;
+    if (ev_subject(o, e, 1, err) || ev_str(o, "note", e->text, sizeof e->text, err) ||
+        ev_int(o, "passes", 0, 1000, &e->passes, err) || ev_int(o, "launches", 0, 1e9, &e->launches, err) ||
+        ev_num(o, "busy_s", 1, &busy, err) || ev_num(o, "wall_s", 1, &wall, err))
+        return err->code;
+    if (e->subject != KG_SUBJ_KERNEL || !(isnan(busy) || (busy >= 0 && busy < 1e6)) ||
+        !(isnan(wall) || (wall >= 0 && wall < 1e6)))
+        return kg_err_set(err, KG_EXIT_FAIL, "a diag event out of range or not for the kernel under test");
+    e->busy_s = isnan(busy) ? 0 : busy;
+    e->wall_s = isnan(wall) ? 0 : wall;
+    return err->code;
+}
+
+/* The fields of an event of kind e->kind. */
+static int ev_fields(const cJSON *o, kg_event *e, kg_err *err)
+{
+    switch (e->kind) {
+    case KG_EV_HELLO:
+        return ev_hello(o, e, err);
+    case KG_EV_TABLE:
+        parse_table(o, e, err);
+        break;
+    case KG_EV_SUBJECT:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "note", e->text, sizeof e->text, err))
+            return err->code;
+        if (e->subject == KG_SUBJ_KERNEL)
+            kg_err_set(err, KG_EXIT_FAIL, "a subject event is for lib or best");
+        break;
+    case KG_EV_UNSUPPORTED:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "msg", e->text, sizeof e->text, err))
+            return err->code;
+        if (e->subject != KG_SUBJ_LIB)
+            kg_err_set(err, KG_EXIT_FAIL, "only a library path can be unsupported");
+        break;
+    case KG_EV_CHECK:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "what", e->what, sizeof e->what, err) ||
+            ev_bool(o, "pass", &e->pass, err) || ev_num(o, "rel_l2", 1, &e->rel_l2, err) ||
+            ev_num(o, "max_abs_err", 1, &e->max_abs_err, err) ||
+            ev_bool(o, "inputs_mutated", &e->mutated, err) ||
+            ev_str(o, "desc", e->text, sizeof e->text, err))
+            return err->code;
+        break;
+    case KG_EV_SUM:
+        return ev_sum(o, e, err);
+    case KG_EV_TIMING:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "stop", e->stop, sizeof e->stop, err) ||
+            ev_bool(o, "escaped", &e->escaped, err) ||
+            ev_int(o, "throttled", 0, 1e9, &e->throttled, err) ||
+            ev_str(o, "note", e->text, sizeof e->text, err))
+            return err->code;
+        break;
+    case KG_EV_FAIL:
+        if (ev_subject(o, e, 1, err) || ev_str(o, "kind", e->fail_kind, sizeof e->fail_kind, err) ||
+            ev_str(o, "msg", e->text, sizeof e->text, err))
+            return err->code;
+        if (strcmp(e->fail_kind, "incorrect") != 0 && strcmp(e->fail_kind, "crash") != 0)
+            kg_err_set(err, KG_EXIT_FAIL, "unknown failure kind '%s'", e->fail_kind);
+        break;
+    case KG_EV_ERROR:
+        if (ev_int(o, "code", 3, 6, &e->code, err) || ev_str(o, "msg", e->text, sizeof e->text, err) ||
+            ev_str(o, "nonce", e->nonce, sizeof e->nonce, err))
+            return err->code;
+        break;
+    case KG_EV_KERNEL:
+        return ev_kernel_facts(o, e, err);
+    case KG_EV_DIAG:
+        return ev_diag(o, e, err);
+    case KG_EV_DONE:
+        if (ev_int(o, "code", 0, 255, &e->code, err) == 0 && ev_str(o, "nonce", e->nonce, sizeof e->nonce, err) == 0 &&
+            cJSON_GetObjectItemCaseSensitive(o, "unsupported"))
+            ev_bool(o, "unsupported", &e->unsupported, err);
+        break;
+    default:
+        break;
+    }
+    return err->code;
+}
+
 int kg_event_parse(const char *line, kg_event *e, kg_err *err)
 {
     char kind[16];
@@ -617,120 +747,7 @@ int kg_event_parse(const char *line, kg_event *e, kg_err *err)
         kg_err_set(err, KG_EXIT_FAIL, "an event line longer than %d bytes (only a table may be)", KG_EVENT_LINE_MAX);
         goto out;
     }
-    switch (e->kind) {
-    case KG_EV_HELLO: {
-        char proto[32];
-        double pid = 0;
-        if (ev_str(o, "proto", proto, sizeof proto, err) ||
-            ev_str(o, "device", e->device, sizeof e->device, err) || ev_num(o, "pid", 0, &pid, err))
-            goto out;
-        if (pid < 0 || pid > 4194304 || pid != floor(pid)) { /* found by fuzz_event */
-            kg_err_set(err, KG_EXIT_FAIL, "'pid' is not a process id");
-            goto out;
-        }
-        if (strcmp(proto, KG_PROTO) != 0) {
-            kg_err_set(err, KG_EXIT_FAIL, "worker speaks '%s', not %s", proto, KG_PROTO);
-            goto out;
-        }
-        e->pid = (long)pid;
-        break;
-    }
-    case KG_EV_TABLE:
-        parse_table(o, e, err);
-        break;
-    case KG_EV_SUBJECT:
-        if (ev_subject(o, e, 1, err) || ev_str(o, "note", e->text, sizeof e->text, err))
-            goto out;
-        if (e->subject == KG_SUBJ_KERNEL)
-            kg_err_set(err, KG_EXIT_FAIL, "a subject event is for lib or best");
-        break;
-    case KG_EV_UNSUPPORTED:
-        if (ev_subject(o, e, 1, err) || ev_str(o, "msg", e->text, sizeof e->text, err))
-            goto out;
-        if (e->subject != KG_SUBJ_LIB)
-            kg_err_set(err, KG_EXIT_FAIL, "only a library path can be unsupported");
-        break;
-    case KG_EV_CHECK:
-        if (ev_subject(o, e, 1, err) || ev_str(o, "what", e->what, sizeof e->what, err) ||
-            ev_bool(o, "pass", &e->pass, err) || ev_num(o, "rel_l2", 1, &e->rel_l2, err) ||
-            ev_num(o, "max_abs_err", 1, &e->max_abs_err, err) ||
-            ev_bool(o, "inputs_mutated", &e->mutated, err) ||
-            ev_str(o, "desc", e->text, sizeof e->text, err))
-            goto out;
-        break;
-    case KG_EV_SUM:
-        if (ev_subject(o, e, 1, err) || ev_str(o, "name", e->name, sizeof e->name, err) ||
-            ev_num(o, "value", 0, &e->value, err))
-            goto out;
-        if (!name_ok(e->name)) {
-            kg_err_set(err, KG_EXIT_FAIL, "bad summary name '%s'", e->name);
-            break;
-        }
-        if (cJSON_GetObjectItemCaseSensitive(o, "unit")) { /* optional: [A-Za-z/%], may be empty */
-            if (ev_str(o, "unit", e->unit, sizeof e->unit, err))
-                goto out;
-            for (const char *u = e->unit; *u; u++)
-                if (!((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || *u == '/' || *u == '%')) {
-                    kg_err_set(err, KG_EXIT_FAIL, "bad unit '%s' for summary '%s'", e->unit, e->name);
-                    break;
-                }
-        }
-        break;
-    case KG_EV_TIMING:
-        if (ev_subject(o, e, 1, err) || ev_str(o, "stop", e->stop, sizeof e->stop, err) ||
-            ev_bool(o, "escaped", &e->escaped, err) ||
-            ev_int(o, "throttled", 0, 1e9, &e->throttled, err) ||
-            ev_str(o, "note", e->text, sizeof e->text, err))
-            goto out;
-        break;
-    case KG_EV_FAIL:
-        if (ev_subject(o, e, 1, err) || ev_str(o, "kind", e->fail_kind, sizeof e->fail_kind, err) ||
-            ev_str(o, "msg", e->text, sizeof e->text, err))
-            goto out;
-        if (strcmp(e->fail_kind, "incorrect") != 0 && strcmp(e->fail_kind, "crash") != 0)
-            kg_err_set(err, KG_EXIT_FAIL, "unknown failure kind '%s'", e->fail_kind);
-        break;
-    case KG_EV_ERROR:
-        if (ev_int(o, "code", 3, 6, &e->code, err) || ev_str(o, "msg", e->text, sizeof e->text, err) ||
-            ev_str(o, "nonce", e->nonce, sizeof e->nonce, err))
-            goto out;
-        break;
-    case KG_EV_KERNEL:
-        if (ev_subject(o, e, 1, err))
-            goto out;
-        if (e->subject != KG_SUBJ_KERNEL) {
-            kg_err_set(err, KG_EXIT_FAIL, "kernel facts are for the kernel under test only");
-            goto out;
-        }
-        if (!(e->kf = malloc(sizeof *e->kf))) {
-            kg_err_set(err, KG_EXIT_FAIL, "out of memory for kernel facts");
-            goto out;
-        }
-        kg_kfacts_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "facts"), e->kf, err);
-        break;
-    case KG_EV_DIAG: {
-        double busy = 0, wall = 0;
-        if (ev_subject(o, e, 1, err) || ev_str(o, "note", e->text, sizeof e->text, err) ||
-            ev_int(o, "passes", 0, 1000, &e->passes, err) || ev_int(o, "launches", 0, 1e9, &e->launches, err) ||
-            ev_num(o, "busy_s", 1, &busy, err) || ev_num(o, "wall_s", 1, &wall, err))
-            goto out;
-        if (e->subject != KG_SUBJ_KERNEL || !(isnan(busy) || (busy >= 0 && busy < 1e6)) ||
-            !(isnan(wall) || (wall >= 0 && wall < 1e6))) {
-            kg_err_set(err, KG_EXIT_FAIL, "a diag event out of range or not for the kernel under test");
-            goto out;
-        }
-        e->busy_s = isnan(busy) ? 0 : busy;
-        e->wall_s = isnan(wall) ? 0 : wall;
-        break;
-    }
-    case KG_EV_DONE:
-        if (ev_int(o, "code", 0, 255, &e->code, err) == 0 && ev_str(o, "nonce", e->nonce, sizeof e->nonce, err) == 0 &&
-            cJSON_GetObjectItemCaseSensitive(o, "unsupported"))
-            ev_bool(o, "unsupported", &e->unsupported, err);
-        break;
-    default:
-        break;
-    }
+    ev_fields(o, e, err);
 out:
     cJSON_Delete(o);
     if (err->code)
