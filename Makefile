@@ -1,6 +1,8 @@
 # kgate: `make run` builds and runs the bundled suite; `make test` builds and
-# runs every test (GPU tests skip where there is no GPU).
+# runs every test (GPU tests skip where there is no GPU); `make install
+# PREFIX=DIR` installs kgate under DIR (README.md, "Install").
 BUILD ?= build
+PREFIX ?= /usr/local
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
 JOBS ?= $(shell nproc)
 
@@ -12,7 +14,7 @@ FUZZ_SECONDS ?= 20
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:abort_on_error=1 \
           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
-.PHONY: all deps build run test test-cpu test-gpu test-sanitize sass triton tilelang-gen clean
+.PHONY: all deps build install run test test-cpu test-gpu test-sanitize sass triton tilelang-gen clean
 
 all: build
 
@@ -22,6 +24,9 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 run: build
 	$(BUILD)/kgate run --json $(BUILD)/run.json

@@ -26,7 +26,7 @@
 
 #include <stdint.h>
 #include <string.h>
-#include <dlpack/dlpack.h>
+#include "dlpack/dlpack.h" /* installed: beside this file (include/kgate/dlpack) */
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,7 +16,6 @@ Python, binds libkgate.so with ctypes (kgate._worker): no compiled extension,
 so one package serves every CPython 3 version."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -203,20 +202,31 @@ class Report:
         return f"<kgate.Report {len(self.results)} result(s), exit {self.code}: {self.verdict}>"
 
 
+def _is_kgate(path):
+    """Whether path is a kgate executable, not a `kgate` command that pip
+    made for this package (kgate._cli), which would only look again."""
+    try:
+        with open(path, "rb") as f:
+            return os.access(path, os.X_OK) and b"kgate._cli" not in f.read(1024)
+    except OSError:
+        return False
+
+
 def find_kgate():
-    """The kgate executable: $KGATE_BIN, the build beside this package
-    (../build/kgate, the repository layout), or kgate on PATH."""
+    """The kgate executable: $KGATE_BIN, the one beside this package (the
+    repository's ../build/kgate, or an installed tree's PREFIX/bin/kgate for
+    the package in PREFIX/share/kgate/python), or kgate on PATH."""
     env = os.environ.get("KGATE_BIN")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "..", "..", "build", "kgate"),):
-        if os.access(cand, os.X_OK):
+    beside = [os.path.join(here, "..", "..", "build"), os.path.join(here, "..", "..", "..", "..", "bin")]
+    for d in beside + os.environ.get("PATH", os.defpath).split(os.pathsep):
+        cand = os.path.join(d or ".", "kgate")
+        if os.path.isfile(cand) and _is_kgate(cand):
             return os.path.abspath(cand)
-    found = shutil.which("kgate")
-    if found:
-        return found
-    raise KgateError(5, "kgate: no kgate executable (build it with `make build`, or set KGATE_BIN)")
+    raise KgateError(5, "kgate: no kgate executable: build and install it (`make install PREFIX=DIR`, "
+                        "then DIR/bin on PATH), or set KGATE_BIN")
 
 
 def _cli_env():

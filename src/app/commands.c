@@ -735,14 +735,13 @@ static int same_group(const target *a, const target *b)
 /* A seed nobody predicts: the extra shapes of this run. */
 static unsigned long long fresh_seed(void) { return kg_random64(); }
 
-/* The bundled candidate beside this executable, or "" (E_best then has no
- * bundled variant: said in the results). */
+/* The bundled candidate shipped with this executable, or "" (E_best then
+ * has no bundled variant: said in the results). */
 static void bundled_path(char *buf, size_t size)
 {
     char exe[PATH_MAX];
     kg_self_exe(exe, sizeof exe);
-    kg_beside(exe, "libkgate_bundled.so", buf, size);
-    if (access(buf, R_OK) != 0)
+    if (kg_shipped(exe, KG_SHIP_CANDIDATE, "libkgate_bundled.so", buf, size))
         buf[0] = '\0';
 }
 
@@ -1270,14 +1269,14 @@ static int latest_recorded(char *out, size_t size)
     return -1;
 }
 
-/* The candidates of the bundled suite, beside the kgate executable. */
+/* The candidates of the bundled suite, shipped with the kgate executable. */
 static const char *suite_plugins[] = {"libkgate_bundled.so", "triton/libkgate_triton.so",
                                       "tilelang/libkgate_tilelang.so"};
 
 int kg_cmd_run(const kg_options *o)
 {
     kg_err err = {0, ""};
-    char exe[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
+    char exe[PATH_MAX], path[PATH_MAX + 64];
     targets tg = {0, 0, NULL};
     int n;
     say_how(o);
@@ -1312,12 +1311,10 @@ int kg_cmd_run(const kg_options *o)
         return 0;
     }
     kg_self_exe(exe, sizeof exe);
-    kg_self_dir(dir, sizeof dir);
     for (size_t i = 0; i < sizeof suite_plugins / sizeof suite_plugins[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, suite_plugins[i]);
-        if (access(path, R_OK) != 0) {
+        if (kg_shipped(exe, KG_SHIP_CANDIDATE, suite_plugins[i], path, sizeof path)) {
             if (i == 0) {
-                kg_err_set(&err, KG_EXIT_ENV, "%s is missing: rebuild kgate", path);
+                kg_err_set(&err, KG_EXIT_ENV, "%s is missing: rebuild (or reinstall) kgate", path);
                 free(tg.v);
                 return fail(&err);
             }

@@ -119,17 +119,26 @@ unsigned long long kg_random64(void);
 const char *kg_find_tool(const char *name, const char *env, char *buf, size_t size);
 /* buf = the path `name` in the directory of executable `exe`. */
 void kg_beside(const char *exe, const char *name, char *buf, size_t size);
+/* The kinds of file kgate ships beside its executable: libkgate.so, the
+ * bundled candidates, the Python package's directory. */
+typedef enum { KG_SHIP_LIB, KG_SHIP_CANDIDATE, KG_SHIP_PYTHON } kg_ship;
+/* buf = where file `name` (a path relative to its kind's directory; "" for
+ * the directory) of kind `kind` lies for executable `exe`: in the build tree
+ * (beside exe; the package in EXE_DIR/../python), else in the installed
+ * tree (EXE_DIR/../lib, ../lib/kgate, ../share/kgate/python: CMake's install
+ * directories). Returns 0 when one exists, else -1 with buf the build-tree
+ * path. */
+int kg_shipped(const char *exe, kg_ship kind, const char *name, char *buf, size_t size);
 /* The Python that kgate's Python side runs in (KGATE_PYTHON, else python3 on
- * PATH) into python, and the package beside the build of executable `exe`
- * (EXE_DIR/../python) first on PYTHONPATH, once. KG_EXIT_ENV when there is
- * no Python; `why` says who needs it. */
+ * PATH) into python, and the package shipped with executable `exe`
+ * (kg_shipped) first on PYTHONPATH, once. KG_EXIT_ENV when there is no
+ * Python; `why` says who needs it. */
 int kg_python_env(const char *exe, const char *why, char *python, size_t size, kg_err *err);
 /* size - 1 random hex digits and a NUL into buf. */
 void kg_random_hex(char *buf, size_t size);
 
-/* The path of the running executable, and its directory (empty on failure). */
+/* The path of the running executable (empty on failure). */
 void kg_self_exe(char *buf, size_t size);
-void kg_self_dir(char *buf, size_t size);
 
 /* In a forked child before exec: closes every descriptor from lo up. */
 void kg_close_from(int lo);

@@ -1,5 +1,5 @@
-/* Processes: this executable and the tools beside it, Python, the /proc
- * view of parents and children, reaping and waiting (base/kg.h). */
+/* Processes: this executable and the files shipped with it, tools, Python,
+ * the /proc view of parents and children, reaping and waiting (base/kg.h). */
 #include "kg.h"
 
 #include "text.h"
@@ -23,13 +23,6 @@ void kg_self_exe(char *buf, size_t size)
 {
     ssize_t n = readlink("/proc/self/exe", buf, size - 1);
     buf[n > 0 ? n : 0] = '\0';
-}
-
-void kg_self_dir(char *buf, size_t size)
-{
-    char p[PATH_MAX];
-    kg_self_exe(p, sizeof p);
-    snprintf(buf, size, "%s", p[0] ? dirname(p) : "");
 }
 
 const char *kg_find_tool(const char *name, const char *env, char *buf, size_t size)
@@ -58,6 +51,40 @@ void kg_beside(const char *exe, const char *name, char *buf, size_t size)
         snprintf(buf, size, "./%s", name);
 }
 
+/* The installed tree's directories, relative to its bin directory, come
+ * from CMake's install directories (CMakeLists.txt). */
+#if !defined(KG_INSTALL_LIB) || !defined(KG_INSTALL_CANDIDATES) || !defined(KG_INSTALL_PYTHON)
+#error "KG_INSTALL_LIB, KG_INSTALL_CANDIDATES and KG_INSTALL_PYTHON come from CMakeLists.txt"
+#endif
+static const struct {
+    const char *build, *installed;
+} ship_dirs[] = {
+    [KG_SHIP_LIB] = {"", KG_INSTALL_LIB},
+    [KG_SHIP_CANDIDATE] = {"", KG_INSTALL_CANDIDATES},
+    [KG_SHIP_PYTHON] = {"../python", KG_INSTALL_PYTHON},
+};
+
+/* buf = EXE_DIR/dir/name, either part possibly empty. */
+static void ship_path(const char *exe, const char *dir, const char *name, char *buf, size_t size)
+{
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof rel, "%s%s%s", dir, dir[0] && name[0] ? "/" : "", name);
+    kg_beside(exe, rel, buf, size);
+}
+
+int kg_shipped(const char *exe, kg_ship kind, const char *name, char *buf, size_t size)
+{
+    char inst[PATH_MAX], real[PATH_MAX];
+    ship_path(exe, ship_dirs[kind].build, name, buf, size);
+    if (access(buf, R_OK) == 0)
+        return 0;
+    ship_path(exe, ship_dirs[kind].installed, name, inst, sizeof inst);
+    if (access(inst, R_OK) != 0 || !realpath(inst, real))
+        return -1;
+    snprintf(buf, size, "%s", real); /* PREFIX/lib/..., not PREFIX/bin/../lib/... */
+    return 0;
+}
+
 int kg_python_env(const char *exe, const char *why, char *python, size_t size, kg_err *err)
 {
     char pkg[PATH_MAX + 16], path[3 * PATH_MAX];
@@ -66,9 +93,9 @@ int kg_python_env(const char *exe, const char *why, char *python, size_t size, k
         return kg_err_set(err, KG_EXIT_ENV, "%s needs python3 (on PATH, or KGATE_PYTHON)", why);
     if (py != python)
         snprintf(python, size, "%s", py);
-    kg_beside(exe, "../python", pkg, sizeof pkg);
+    int have_pkg = kg_shipped(exe, KG_SHIP_PYTHON, "", pkg, sizeof pkg) == 0;
     const char *old = getenv("PYTHONPATH");
-    if (access(pkg, R_OK) == 0 && !(old && strncmp(old, pkg, strlen(pkg)) == 0)) {
+    if (have_pkg && !(old && strncmp(old, pkg, strlen(pkg)) == 0)) {
         snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
         setenv("PYTHONPATH", path, 1);
     }

@@ -730,16 +730,15 @@ static const char *worker_failure(const job_state *js, const kg_child *ch, const
 }
 
 /* The Python worker's interpreter (KGATE_PYTHON, else python3 on PATH), and
- * its environment: KGATE_LIB names the libkgate.so beside `exe`, and the
- * package directory beside the build (../python) goes first on PYTHONPATH,
- * so that the worker runs this kgate's package and library. */
+ * its environment: KGATE_LIB names the libkgate.so shipped with `exe`, and
+ * the package shipped with it goes first on PYTHONPATH (kg_shipped), so that
+ * the worker runs this kgate's package and library. */
 static int python_worker_env(const char *exe, char *python, size_t size, kg_err *err)
 {
     char lib[PATH_MAX + 16];
     if (kg_python_env(exe, "a Python candidate", python, size, err))
         return err->code;
-    kg_beside(exe, "libkgate.so", lib, sizeof lib);
-    if (!getenv("KGATE_LIB") && access(lib, R_OK) != 0)
+    if (!getenv("KGATE_LIB") && kg_shipped(exe, KG_SHIP_LIB, "libkgate.so", lib, sizeof lib))
         return kg_err_set(err, KG_EXIT_ENV, "a Python candidate needs %s (build it: make build)", lib);
     if (!getenv("KGATE_LIB"))
         setenv("KGATE_LIB", lib, 1);
@@ -777,7 +776,7 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     const char *run = na ? argv[0] : exe;
     if (kg_source_is_python(job->plugin) || (job->mode == KG_JOB_LIBRARY && job->torch)) {
         /* a Python candidate: the worker is the Python host, which loads
-         * libkgate.so from beside this executable */
+         * the libkgate.so shipped with this executable */
         if (python_worker_env(exe, python, sizeof python, err))
             return err->code;
         if (!na)
