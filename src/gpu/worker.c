@@ -815,29 +815,18 @@ static int ask_supports(bench *b)
 /* A seed the candidate cannot predict: which timed calls are re-checked. */
 static unsigned long long secret_seed(void) { return kg_random64(); }
 
-/* Checks and times the current subject. The kernel gets `trials` random
- * trials (the second with the required scalars at their alt values), the
- * edge rows, timing, and a check after timing; a library path or the
- * bundled variant one trial and timing. Returns non-zero on an error (a
- * crash of the subject is KG_EXIT_FAIL); a wrong result is a fail event. */
-static int run_subject(bench *b, kg_err *err)
+/* The subject's random trials: uniform ones (the second with the required
+ * scalars at their alt values), then one for each distribution the
+ * operator lists; at least `trials` in all for the kernel, one for a library
+ * path or the bundled variant. *done = 1 when one failed (the kernel's fail
+ * event sent; a wrong library path is marked by its check event). */
+static int subject_trials(bench *b, int *done, kg_err *err)
 {
     const kg_job *j = b->job;
-    int kernel = b->who == KG_SUBJ_KERNEL;
-    int passed = 0, pass = 0;
+    int kernel = b->who == KG_SUBJ_KERNEL, has_alt = 0, pass = 0;
     char desc[1024];
-    int has_alt = 0;
-    double t_checks = kg_mono(); /* where a kernel job's time goes: time/phase/... */
-    if (kernel) {
-        emit_sum(b, "time/phase/setup", t_checks - t_hello);
-        emit_sum(b, "time/phase/open", phase_open_s);
-        emit_sum(b, "time/phase/context", phase_context_s);
-    }
     for (int i = 0; i < b->op->n_scalars; i++)
         has_alt |= b->op->scalars[i].required && !isnan(b->op->scalars[i].alt);
-    /* the trials: uniform ones (the second with the required scalars at
-     * their alt values), then one for each distribution the operator lists;
-     * at least `trials` in all */
     int dist[KG_DIST_COUNT + 1000], n_uniform = 1 + has_alt, trials = 0;
     for (int t = 0; t < n_uniform; t++)
         dist[trials++] = KG_DIST_UNIFORM;
@@ -859,26 +848,155 @@ static int run_subject(bench *b, kg_err *err)
             snprintf(m, sizeof m, "%s: %.990s", what, desc);
             if (b->who != KG_SUBJ_LIB) /* a wrong library path is marked by its check event */
                 emit_fail(b, "incorrect", m);
+            *done = 1;
             return 0;
         }
-        passed++;
     }
+    if (kernel)
+        emit_sum(b, "check/trials", trials);
+    return 0;
+}
+
+/* The kernel's edge rows, where the operator has them. *done = 1 when they
+ * failed (the fail event sent). */
+static int subject_edge(bench *b, int *done, kg_err *err)
+{
+    const kg_job *j = b->job;
+    int64_t rows, cols;
+    int pass = 0;
+    char desc[1024];
+    kg_input0_matrix(b->op, &b->shape, &rows, &cols);
+    if (!(j->edge && !b->problem && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA))
+        return 0;
+    if (check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
+        return err->code;
+    emit_sum(b, "check/edge", pass);
+    if (!pass) {
+        char m[1024];
+        snprintf(m, sizeof m, "edge cases (%.200s): %.780s", b->op->edge_semantics, desc);
+        emit_fail(b, "incorrect", m);
+        *done = 1;
+    }
+    return 0;
+}
+
+/* The timer's configuration for the subject: fresh inputs every call
+ * (refill_cb), and for the kernel the re-checks of timed calls, with room
+ * for the references of every input set. */
+static int subject_timer_cfg(bench *b, kg_timer_cfg *tc, kg_err *err)
+{
+    const kg_job *j = b->job;
+    int kernel = b->who == KG_SUBJ_KERNEL;
+    kg_timer_defaults(tc);
+    tc->stop = j->stop;
+    tc->flush = j->hot ? KG_FLUSH_NONE : j->flush;
+    tc->n_sets = kernel ? b->n_sets : 1;
+    set_scalars(b, 0);
+    /* every call, warm-up included, gets fresh inputs (refill_cb) */
+    b->refill_seed = secret_seed();
+    tc->refill = refill_cb;
+    /* room for the references of every set, for the re-checks of timed calls */
+    for (int set = 1; kernel && set < tc->n_sets; set++)
+        for (int o = 0; o < b->n_out; o++)
+            if (!b->ref[set][o] &&
+                cudaMalloc((void **)&b->ref[set][o],
+                           sizeof(double) * (size_t)kg_tensor_numel(&b->out[set][o])) != cudaSuccess)
+                return kg_err_set(err, KG_EXIT_ENV, "out of device memory for the references of "
+                                  "input set %d", set);
+    if (b->prov && b->prov->host_seconds)
+        tc->host_time = host_time_cb;
+    b->glue_sum = 0;
+    b->glue_n = b->glue_over = 0;
     if (kernel) {
-        int64_t rows, cols;
-        emit_sum(b, "check/trials", passed);
-        kg_input0_matrix(b->op, &b->shape, &rows, &cols);
-        if (j->edge && !b->problem && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA) {
-            if (check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
-                return err->code;
-            emit_sum(b, "check/edge", pass);
-            if (!pass) {
-                char m[1024];
-                snprintf(m, sizeof m, "edge cases (%.200s): %.780s", b->op->edge_semantics, desc);
-                emit_fail(b, "incorrect", m);
-                return 0;
-            }
-        }
+        tc->before = before_cb;
+        tc->verify = verify_cb;
+        tc->verify_seed = secret_seed();
     }
+    return 0;
+}
+
+/* Times the subject and sends its timing. A library path whose timing saw
+ * other work in its process is timed once more before its time is given up
+ * (a problem's library paths come with the candidate's file, which would
+ * disturb both timings; time/retimed keeps such a time out of --lib-cache);
+ * a kernel is timed once, since what it did is what is judged. *done = 1
+ * when a re-check of a timed call failed (the fail event sent). */
+static int subject_time(bench *b, int *done, kg_err *err)
+{
+    int kernel = b->who == KG_SUBJ_KERNEL;
+    kg_timer_cfg tc;
+    kg_timing tm;
+    if (subject_timer_cfg(b, &tc, err))
+        return err->code;
+    char again[230] = ""; /* what the first timing saw, when there was a second */
+    for (int tries = kernel ? 1 : 2;; tries--) {
+        if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
+            /* a fault of the subject inside the timed loop surfaces as a
+             * failed CUDA call of the timer: the context is then broken */
+            if (err->code == KG_EXIT_ENV && cudaDeviceSynchronize() != cudaSuccess)
+                err->code = KG_EXIT_FAIL;
+            return err->code;
+        }
+        if (tries <= 1 || tm.n_foreign + tm.n_deferred + tm.trace_lost == 0)
+            break;
+        snprintf(again, sizeof again, "timed again after %.200s", tm.note);
+    }
+    if (again[0]) {
+        kg_timing_note(&tm, "%s", again);
+        emit_sum(b, "time/retimed", 1);
+    }
+    if (kernel && tm.n_vendor) /* a library path's are the library's own */
+        kg_timing_note(&tm, "%d kernel(s) named like %s's (%.0f%% of its kernel time, %.0f%% computing, the "
+                       "rest fills, copies or casts), the first %s",
+                       tm.n_vendor, tm.vendor_lib ? tm.vendor_lib : "a library", 100 * tm.vendor_share,
+                       100 * tm.vendor_compute_share, tm.vendor_first);
+    emit_timing(b, &tm);
+    if (kernel && tm.verify_failed) {
+        emit_fail(b, "incorrect", b->verify_msg);
+        *done = 1;
+    }
+    return 0;
+}
+
+/* A kernel that caches results by pointer would pass the trials and then
+ * time a no-op: the kernel is checked again on fresh inputs after timing.
+ * *done = 1 when that failed (the fail event sent). */
+static int subject_recheck(bench *b, int *done, kg_err *err)
+{
+    int pass = 0;
+    char desc[1024];
+    double t_recheck = kg_mono();
+    if (check_once(b, "after timing", b->job->seed + 4242, 0, 0, &pass, desc, sizeof desc, err))
+        return err->code;
+    if (!pass) {
+        emit_fail(b, "incorrect", desc);
+        *done = 1;
+        return 0;
+    }
+    emit_sum(b, "check/max_scaled_err", isfinite(b->max_scaled_err) ? b->max_scaled_err : 1e300);
+    emit_sum(b, "time/phase/recheck", kg_mono() - t_recheck);
+    return 0;
+}
+
+/* Checks and times the current subject. The kernel gets `trials` random
+ * trials (the second with the required scalars at their alt values), the
+ * edge rows, timing, and a check after timing; a library path or the
+ * bundled variant one trial and timing. Returns non-zero on an error (a
+ * crash of the subject is KG_EXIT_FAIL); a wrong result is a fail event. */
+static int run_subject(bench *b, kg_err *err)
+{
+    const kg_job *j = b->job;
+    int kernel = b->who == KG_SUBJ_KERNEL, done = 0;
+    double t_checks = kg_mono(); /* where a kernel job's time goes: time/phase/... */
+    if (kernel) {
+        emit_sum(b, "time/phase/setup", t_checks - t_hello);
+        emit_sum(b, "time/phase/open", phase_open_s);
+        emit_sum(b, "time/phase/context", phase_context_s);
+    }
+    if (subject_trials(b, &done, err) || done)
+        return err->code;
+    if (kernel && (subject_edge(b, &done, err) || done))
+        return err->code;
     if (kernel && check_extra_shapes(b, err))
         return err->code;
     if (b->failed)
@@ -888,80 +1006,12 @@ static int run_subject(bench *b, kg_err *err)
     if (j->verify_only && kernel) /* checks only; a diagnosis still describes the kernel */
         return j->diagnose ? diagnose_subject(b, err) : 0;
     double t_timing = kg_mono();
-    {
-        kg_timer_cfg tc;
-        kg_timing tm;
-        kg_timer_defaults(&tc);
-        tc.stop = j->stop;
-        tc.flush = j->hot ? KG_FLUSH_NONE : j->flush;
-        tc.n_sets = kernel ? b->n_sets : 1;
-        set_scalars(b, 0);
-        /* every call, warm-up included, gets fresh inputs (refill_cb) */
-        b->refill_seed = secret_seed();
-        tc.refill = refill_cb;
-        /* room for the references of every set, for the re-checks of timed calls */
-        for (int set = 1; kernel && set < tc.n_sets; set++)
-            for (int o = 0; o < b->n_out; o++)
-                if (!b->ref[set][o] &&
-                    cudaMalloc((void **)&b->ref[set][o],
-                               sizeof(double) * (size_t)kg_tensor_numel(&b->out[set][o])) != cudaSuccess)
-                    return kg_err_set(err, KG_EXIT_ENV, "out of device memory for the references of "
-                                      "input set %d", set);
-        if (b->prov && b->prov->host_seconds)
-            tc.host_time = host_time_cb;
-        b->glue_sum = 0;
-        b->glue_n = b->glue_over = 0;
-        if (kernel) {
-            tc.before = before_cb;
-            tc.verify = verify_cb;
-            tc.verify_seed = secret_seed();
-        }
-        /* a library path whose timing saw other work in its process is
-         * timed once more before its time is given up (a problem's library
-         * paths come with the candidate's file, which would disturb both
-         * timings; time/retimed keeps such a time out of --lib-cache); a
-         * kernel is timed once, since what it did is what is judged */
-        char again[230] = ""; /* what the first timing saw, when there was a second */
-        for (int tries = kernel ? 1 : 2;; tries--) {
-            if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
-                /* a fault of the subject inside the timed loop surfaces as a
-                 * failed CUDA call of the timer: the context is then broken */
-                if (err->code == KG_EXIT_ENV && cudaDeviceSynchronize() != cudaSuccess)
-                    err->code = KG_EXIT_FAIL;
-                return err->code;
-            }
-            if (tries <= 1 || tm.n_foreign + tm.n_deferred + tm.trace_lost == 0)
-                break;
-            snprintf(again, sizeof again, "timed again after %.200s", tm.note);
-        }
-        if (again[0]) {
-            kg_timing_note(&tm, "%s", again);
-            emit_sum(b, "time/retimed", 1);
-        }
-        if (kernel && tm.n_vendor) /* a library path's are the library's own */
-            kg_timing_note(&tm, "%d kernel(s) named like %s's (%.0f%% of its kernel time, %.0f%% computing, the "
-                           "rest fills, copies or casts), the first %s",
-                           tm.n_vendor, tm.vendor_lib ? tm.vendor_lib : "a library", 100 * tm.vendor_share,
-                           100 * tm.vendor_compute_share, tm.vendor_first);
-        emit_timing(b, &tm);
-        if (kernel && tm.verify_failed) {
-            emit_fail(b, "incorrect", b->verify_msg);
-            return 0;
-        }
-    }
+    if (subject_time(b, &done, err) || done)
+        return err->code;
     if (kernel) {
-        double t_recheck = kg_mono();
-        emit_sum(b, "time/phase/timing", t_recheck - t_timing);
-        /* A kernel that caches results by pointer would pass the trials above
-         * and then time a no-op: check again on fresh inputs after timing. */
-        if (check_once(b, "after timing", j->seed + 4242, 0, 0, &pass, desc, sizeof desc, err))
+        emit_sum(b, "time/phase/timing", kg_mono() - t_timing);
+        if (subject_recheck(b, &done, err) || done)
             return err->code;
-        if (!pass) {
-            emit_fail(b, "incorrect", desc);
-            return 0;
-        }
-        emit_sum(b, "check/max_scaled_err", isfinite(b->max_scaled_err) ? b->max_scaled_err : 1e300);
-        emit_sum(b, "time/phase/recheck", kg_mono() - t_recheck);
     }
     if (kernel && j->diagnose) {
         /* the references are done with: the profiler's kernel replay saves
