@@ -48,6 +48,15 @@ class TorchPathsAgainstReferences(unittest.TestCase):
         cls.lib.kg_pyhost_op_dims.argtypes = [ctypes.c_char_p]
         cls.lib.kg_pyhost_cpu_reference.argtypes = [ctypes.c_char_p, i64p, ctypes.c_int,
                                                     ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+        cls.lib.kg_pyhost_op_scalar.argtypes = [ctypes.c_char_p, i64p, ctypes.c_int, ctypes.c_char_p,
+                                                ctypes.POINTER(ctypes.c_double)]
+
+    def scalar(self, op, dims, name):
+        v = ctypes.c_double()
+        cd = (ctypes.c_int64 * len(dims))(*dims)
+        self.assertEqual(self.lib.kg_pyhost_op_scalar(op.encode(), cd, len(dims), name.encode(), ctypes.byref(v)), 0,
+                         f"{op} has no scalar {name}")
+        return v.value
 
     def tensors(self, op, dims):
         lib, out = self.lib, []
@@ -72,8 +81,9 @@ class TorchPathsAgainstReferences(unittest.TestCase):
             with self.subTest(op=op):
                 (path, fn, _, reads), = torch_ops.paths(op)
                 self.assertEqual(path, "torch")
-                # inputs: as many as the calls' positional arguments, the rest are outputs
-                nargs = fn.__code__.co_argcount - len(reads)
+                # inputs: as many as the call's positional arguments (its scalars are
+                # keyword-only), the rest are outputs
+                nargs = fn.__code__.co_argcount
                 ins, outs = specs[:nargs], specs[nargs:]
                 xs = []
                 for shape, cls, lo, hi, rng in ins:
@@ -81,11 +91,9 @@ class TorchPathsAgainstReferences(unittest.TestCase):
                         xs.append(torch.randint(0, rng, shape, generator=g, dtype=torch.int64))
                     else:
                         xs.append(lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64))
-                scal = {"eps": 1e-5 if op == "layer_norm" else 1e-6, "negative_slope": 0.01,
-                        "ignore_index": -100, "causal": 0}
-                if op.startswith("conv2d"):  # bound to the shape's STRIDE, PAD and GROUPS
-                    scal.update(stride=dims[7], pad=dims[8], groups=dims[9])
-                got = fn(*xs, **{k: scal[k] for k in reads})
+                # the scalars kgate's reference runs with: the defaults, and a
+                # convolution's stride, pad and groups from the shape
+                got = fn(*xs, **{k: self.scalar(op, dims, k) for k in reads})
                 got = got if isinstance(got, tuple) else (got,)
                 # kgate's reference, in doubles
                 c_in = [x.to(torch.float64).contiguous() for x in xs]
