@@ -28,7 +28,7 @@ static void cudnn_resolves(void **state)
  * library, no name is used twice (kg_baseline_find would silently return the
  * first), and every path is one an operator names (a path no operator names
  * is dead code, or a name the generator picked up by mistake). That every
- * name an operator gives is in the table, tests/test_catalog.c checks. */
+ * name an operator gives is in the table, tests/test_op_parts.c checks. */
 static void baseline_table_well_formed(void **state)
 {
     (void)state;

@@ -7,8 +7,9 @@ call is a second reference (`--torch-compile`).
 Each function takes the operator's inputs in signature order, then, after
 `*`, the scalars it reads as keyword-only arguments (those are the scalars
 the path declares it reads: every required scalar of the operator), and
-returns its output. Nothing here runs at import; torch is imported when a
-path is built."""
+returns its output. tests/test_op_parts.c checks that every registered
+operator has its entry here. Nothing here runs at import; torch is imported
+when a path is built."""
 import inspect
 
 
