@@ -194,13 +194,15 @@ static void every_operator_has_its_parts(void **state)
     assert_non_null(test_torch);
     const kgate_plugin *p = NULL;
     void *h = NULL;
+    missing = 0;
 #ifndef KG_UNDER_ASAN
     kg_err e = {0, ""};
-    if (kg_plugin_open(KG_TEST_BIN "/libkgate_bundled.so", &h, &p, &e))
-        fail_msg("%s", e.msg);
+    if (kg_plugin_open(KG_TEST_BIN "/libkgate_bundled.so", &h, &p, &e)) {
+        printf("op_parts: the bundled variants do not load: %s\n", e.msg);
+        missing++;
+    }
 #endif
     int n = 0;
-    missing = 0;
     for (int i = 0; kg_ops[i]; i++, n++) {
         descriptor_and_references(kg_ops[i]);
         library_paths(kg_ops[i]);
@@ -213,6 +215,7 @@ static void every_operator_has_its_parts(void **state)
     free(torch_ops);
     free(test_torch);
     assert_true(n > 0);
+    fflush(stdout); /* the lines above before cmocka's own */
     if (missing)
         fail_msg("%d part(s) missing (docs/adding-an-operator.md)", missing);
 }
