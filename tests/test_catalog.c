@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "catalog/op.h"
-#include "gpu/baseline.h"
 
 static void every_operator_is_well_formed(void **state)
 {
@@ -84,16 +83,6 @@ static void every_operator_is_well_formed(void **state)
         }
     }
     assert_true(n >= 3);
-}
-
-static void every_library_path_exists(void **state)
-{
-    (void)state;
-    for (int i = 0; kg_ops[i]; i++)
-        for (int b = 0; b < KG_MAX_BASELINES && kg_ops[i]->baselines[b]; b++)
-            if (!kg_baseline_find(kg_ops[i]->baselines[b]))
-                fail_msg("%s names library path '%s', which is not in src/gpu/baseline.c",
-                         kg_ops[i]->name, kg_ops[i]->baselines[b]);
 }
 
 /* NaN matches NaN; otherwise within 1e-12 relative. */
@@ -374,7 +363,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_operator_is_well_formed),
-        cmocka_unit_test(every_library_path_exists),
         cmocka_unit_test(every_cpu_reference_matches_its_example),
         cmocka_unit_test(default_work_counts_the_signature),
         cmocka_unit_test(gemm_family_work),

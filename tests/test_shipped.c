@@ -1,4 +1,4 @@
-/* Where kgate finds the files it ships (kg_shipped, core/kg.h): beside the
+/* Where kgate finds the files it ships (kg_shipped, base/kg.h): beside the
  * executable in a build tree, in the installed tree's directories relative
  * to its bin directory (CMake's install directories, the same KG_INSTALL_*
  * the library is built with), the build tree first, and the build-tree path

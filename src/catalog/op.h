@@ -5,8 +5,9 @@
  * reference) and src/ops/<name>.cu beside it (the GPU fp64 reference and,
  * when the operator needs them, its special edge inputs); its variants live
  * in kernels/<name>.cu. The build collects every .c file in src/ops/ into the
- * registry and every .cu file in kernels/ into the bundled candidate, so adding an
- * operator touches those three files and nothing else.
+ * registry and every .cu file in kernels/ into the bundled candidate;
+ * docs/adding-an-operator.md lists every part an operator needs, and
+ * tests/test_op_parts.c checks that each registered operator has them.
  *
  * The rule for an operator author:
  *   - the signature lists every tensor with its extents as shape dimensions,

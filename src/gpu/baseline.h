@@ -46,7 +46,9 @@ int kg_baseline_trial(int (*launch)(void *ctx, kgate_stream s, kg_err *err), voi
 int64_t kg_divisor_upto(int64_t n, int64_t cap);
 
 /* The path named `name` (operators name theirs in op->baselines), or NULL.
- * The table is in baseline.c, one row a path. */
+ * A path is in the table when its source defines it at the start of a line,
+ * `const kg_baseline kg_baseline_<name> = {...}` (the build generates the
+ * table from those lines: cmake/baselines.cmake). */
 const kg_baseline *kg_baseline_find(const char *name);
 /* The i-th path of the table, or NULL past the end. */
 const kg_baseline *kg_baseline_at(int i);

@@ -49,6 +49,9 @@ int kg_pyhost_op_tensor(const char *op, const int64_t *dims, int n_dims, int t, 
 /* Runs the operator's CPU fp64 reference with its default scalars. */
 int kg_pyhost_cpu_reference(const char *op, const int64_t *dims, int n_dims, const double *const *in,
                             double *const *out);
+/* The value of scalar `name` in that run: its default, or for a scalar bound
+ * to the shape, the extent of dims it is bound to. -1: no such scalar. */
+int kg_pyhost_op_scalar(const char *op, const int64_t *dims, int n_dims, const char *name, double *value);
 
 int kg_pyhost_op_dims(const char *op)
 {
@@ -97,4 +100,21 @@ int kg_pyhost_cpu_reference(const char *op, const int64_t *dims, int n_dims, con
     kgate_params p = {sizeof p, (uint32_t)sc.n, sc.v, NULL, 0};
     o->cpu_reference(in, &s, &p, out);
     return 0;
+}
+
+int kg_pyhost_op_scalar(const char *op, const int64_t *dims, int n_dims, const char *name, double *value)
+{
+    const kg_op *o = op ? kg_op_find(op) : NULL;
+    kg_shape s;
+    if (!o || !name || shape_of(o, dims, n_dims, &s))
+        return -1;
+    kg_scalars sc;
+    kg_scalars_default(o, &sc);
+    kg_scalars_bind(o, &s, &sc);
+    for (int i = 0; i < sc.n; i++)
+        if (strcmp(sc.v[i].name, name) == 0) {
+            *value = sc.v[i].value;
+            return 0;
+        }
+    return -1;
 }

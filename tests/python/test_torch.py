@@ -29,9 +29,11 @@ SHAPES = {1: (40,), 2: (6, 24), 3: (5, 7, 3), 4: (2, 3, 5, 8)}  # per number of 
 
 
 def small_dims(op, n):
+    """Small extents of op: by its number of extents, unless it names its own
+    here (an operator with a check_shape rule must: tests/test_op_parts.c)."""
     if op in ("embedding", "index_select"):
         return (11, 8, 9)  # table/src rows, columns, lookups
-    if op.startswith("conv2d"):
+    if op in ("conv2d", "conv2d_nhwc"):
         return (2, 4, 7, 6, 6, 3, 2, 2, 1, 2)  # N C H W K R S STRIDE PAD GROUPS: P = Q = 4
     return SHAPES[n]
 
@@ -48,6 +50,15 @@ class TorchPathsAgainstReferences(unittest.TestCase):
         cls.lib.kg_pyhost_op_dims.argtypes = [ctypes.c_char_p]
         cls.lib.kg_pyhost_cpu_reference.argtypes = [ctypes.c_char_p, i64p, ctypes.c_int,
                                                     ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+        cls.lib.kg_pyhost_op_scalar.argtypes = [ctypes.c_char_p, i64p, ctypes.c_int, ctypes.c_char_p,
+                                                ctypes.POINTER(ctypes.c_double)]
+
+    def scalar(self, op, dims, name):
+        v = ctypes.c_double()
+        cd = (ctypes.c_int64 * len(dims))(*dims)
+        self.assertEqual(self.lib.kg_pyhost_op_scalar(op.encode(), cd, len(dims), name.encode(), ctypes.byref(v)), 0,
+                         f"{op} has no scalar {name}")
+        return v.value
 
     def tensors(self, op, dims):
         lib, out = self.lib, []
@@ -72,8 +83,9 @@ class TorchPathsAgainstReferences(unittest.TestCase):
             with self.subTest(op=op):
                 (path, fn, _, reads), = torch_ops.paths(op)
                 self.assertEqual(path, "torch")
-                # inputs: as many as the calls' positional arguments, the rest are outputs
-                nargs = fn.__code__.co_argcount - len(reads)
+                # inputs: as many as the call's positional arguments (its scalars are
+                # keyword-only), the rest are outputs
+                nargs = fn.__code__.co_argcount
                 ins, outs = specs[:nargs], specs[nargs:]
                 xs = []
                 for shape, cls, lo, hi, rng in ins:
@@ -81,11 +93,9 @@ class TorchPathsAgainstReferences(unittest.TestCase):
                         xs.append(torch.randint(0, rng, shape, generator=g, dtype=torch.int64))
                     else:
                         xs.append(lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64))
-                scal = {"eps": 1e-5 if op == "layer_norm" else 1e-6, "negative_slope": 0.01,
-                        "ignore_index": -100, "causal": 0}
-                if op.startswith("conv2d"):  # bound to the shape's STRIDE, PAD and GROUPS
-                    scal.update(stride=dims[7], pad=dims[8], groups=dims[9])
-                got = fn(*xs, **{k: scal[k] for k in reads})
+                # the scalars kgate's reference runs with: the defaults, and a
+                # convolution's stride, pad and groups from the shape
+                got = fn(*xs, **{k: self.scalar(op, dims, k) for k in reads})
                 got = got if isinstance(got, tuple) else (got,)
                 # kgate's reference, in doubles
                 c_in = [x.to(torch.float64).contiguous() for x in xs]
