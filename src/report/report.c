@@ -570,6 +570,126 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
     return rc;
 }
 
+/* The device and the roofs of a results file. */
+static void report_device(const cJSON *root, kg_report *r)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "device");
+    str(d, "name", r->device, sizeof r->device);
+    str(d, "uuid", r->device_uuid, sizeof r->device_uuid);
+    str(d, "driver", r->driver, sizeof r->driver);
+    r->sm_count = (int)num(d, "sm_count");
+    r->cc_major = (int)num(d, "cc_major");
+    r->cc_minor = (int)num(d, "cc_minor");
+    const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, "roofs");
+    str(ro, "source", r->roofs.source, sizeof r->roofs.source);
+    r->roofs.bw = num(ro, "bandwidth");
+    r->roofs.bw_read = num(ro, "read_bandwidth");
+    r->roofs.bw_write = num(ro, "write_bandwidth");
+    r->roofs.bw_triad = num(ro, "triad_bandwidth");
+    r->roofs.l2_credit = num(ro, "l2_write_credit");
+    r->roofs.fp32 = num(ro, "fp32");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(ro, "mma");
+    r->roofs.mma[KG_FP16] = num(m, "fp16");
+    r->roofs.mma[KG_BF16] = num(m, "bf16");
+    r->roofs.mma[KG_FP32] = num(m, "tf32");
+}
+
+/* The gate a results file was judged with, when it says (an older kgate's
+ * results may not: kg_report_init's then). */
+static void report_gate(const cJSON *root, kg_report *r)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gate");
+    if (!g)
+        return;
+    r->gate.e_ok = num(g, "e_ok");
+    r->gate.rho_ok = num(g, "rho_ok");
+    r->gate.rho_impossible = num(g, "rho_impossible");
+    r->gate.suspect_e = num(g, "suspect_e");
+    r->gate.suspect_rho = num(g, "suspect_rho");
+    r->gate.band = num(g, "band");
+    /* absent from an older kgate's results: kg_report_init's (the
+     * defaults, a C launch's), but rho_fair, which was rho_ok then */
+    const cJSON *ha = cJSON_GetObjectItemCaseSensitive(g, "host_allowance");
+    if (cJSON_IsNumber(ha))
+        r->gate.host_allowance = ha->valuedouble;
+    const cJSON *fair = cJSON_GetObjectItemCaseSensitive(g, "rho_fair");
+    r->gate.rho_fair = cJSON_IsNumber(fair) ? fair->valuedouble : r->gate.rho_ok;
+    const cJSON *vs = cJSON_GetObjectItemCaseSensitive(g, "vendor_share");
+    if (cJSON_IsNumber(vs))
+        r->gate.vendor_share = vs->valuedouble;
+    const cJSON *vc = cJSON_GetObjectItemCaseSensitive(g, "vendor_compute"),
+                *va = cJSON_GetObjectItemCaseSensitive(g, "vendor_all");
+    if (cJSON_IsNumber(vc))
+        r->gate.vendor_compute = vc->valuedouble;
+    if (cJSON_IsNumber(va))
+        r->gate.vendor_all = va->valuedouble;
+}
+
+/* One result of a results file into *x (its diagnosis allocated). */
+static int report_result(const cJSON *item, const char *path, kg_result *x, kg_err *err)
+{
+    char v[32];
+    memset(x, 0, sizeof *x);
+    str(item, "kernel", x->kernel, sizeof x->kernel);
+    str(item, "summary", x->summary, sizeof x->summary);
+    str(item, "source", x->source, sizeof x->source);
+    str(item, "op", x->op, sizeof x->op);
+    str(item, "dtype", x->dtype, sizeof x->dtype);
+    str(item, "index_dtype", x->index_dtype, sizeof x->index_dtype);
+    str(item, "best", x->best, sizeof x->best);
+    str(item, "extra_shapes", x->extra_shapes, sizeof x->extra_shapes);
+    str(item, "shape", x->shape, sizeof x->shape);
+    str(item, "reason", x->reason, sizeof x->reason);
+    str(item, "detail", x->detail, sizeof x->detail);
+    str(item, "baseline", x->baseline, sizeof x->baseline);
+    str(item, "baseline_note", x->baseline_note, sizeof x->baseline_note);
+    str(item, "stop", x->stop, sizeof x->stop);
+    str(item, "verdict", v, sizeof v);
+    if (kg_verdict_parse(v, &x->verdict)) {
+        return kg_err_set(err, KG_EXIT_IO, "%s: unknown verdict '%s'", path, v);
+    }
+    const cJSON *fl;
+    cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(item, "flags"))
+    {
+        int b = cJSON_IsString(fl) ? kg_flag_parse(fl->valuestring) : -1;
+        if (b >= 0)
+            x->flags |= 1u << b;
+    }
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(item, "summaries"))
+        kg_result_set(x, s->string, num(s, "value"));
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(item, "libraries"))
+    {
+        if (x->n_libs == KG_MAX_LIBPATHS)
+            break;
+        kg_libpath *p = &x->libs[x->n_libs++];
+        char st[16];
+        str(l, "name", p->name, sizeof p->name);
+        str(l, "note", p->note, sizeof p->note);
+        str(l, "status", st, sizeof st);
+        p->status = strcmp(st, "ok") == 0 ? KG_LIB_OK : strcmp(st, "incorrect") == 0 ? KG_LIB_WRONG
+                                                                                     : KG_LIB_UNSUPPORTED;
+        p->t = num(l, "time");
+        p->lo = num(l, "ci_lo");
+        p->hi = num(l, "ci_hi");
+    }
+    const cJSON *dg = cJSON_GetObjectItemCaseSensitive(item, "diagnosis");
+    if (dg) {
+        kg_err de = {0, ""};
+        if (!(x->diag = malloc(sizeof *x->diag)))
+            kg_err_set(&de, KG_EXIT_IO, "out of memory");
+        else
+            kg_diagnosis_from_cjson(dg, x->diag, &de);
+        if (de.code) {
+            free(x->diag);
+            x->diag = NULL;
+            return kg_err_set(err, KG_EXIT_IO, "%s: result '%s': diagnosis: %s", path, x->kernel, de.msg);
+        }
+    }
+    return 0;
+}
+
 int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err *err)
 {
     cJSON *root = NULL;
@@ -587,121 +707,17 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
     str(root, "date", r->date, sizeof r->date);
     str(root, "incomplete", r->incomplete, sizeof r->incomplete);
     str(root, "recorded", r->recorded, sizeof r->recorded);
-    {
-        char seed[32];
-        str(root, "extra_shapes_seed", seed, sizeof seed);
-        r->shapes_seed = strtoull(seed, NULL, 10);
-    }
-    {
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "device");
-        str(d, "name", r->device, sizeof r->device);
-        str(d, "uuid", r->device_uuid, sizeof r->device_uuid);
-        str(d, "driver", r->driver, sizeof r->driver);
-        r->sm_count = (int)num(d, "sm_count");
-        r->cc_major = (int)num(d, "cc_major");
-        r->cc_minor = (int)num(d, "cc_minor");
-        const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, "roofs");
-        str(ro, "source", r->roofs.source, sizeof r->roofs.source);
-        r->roofs.bw = num(ro, "bandwidth");
-        r->roofs.bw_read = num(ro, "read_bandwidth");
-        r->roofs.bw_write = num(ro, "write_bandwidth");
-        r->roofs.bw_triad = num(ro, "triad_bandwidth");
-        r->roofs.l2_credit = num(ro, "l2_write_credit");
-        r->roofs.fp32 = num(ro, "fp32");
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ro, "mma");
-        r->roofs.mma[KG_FP16] = num(m, "fp16");
-        r->roofs.mma[KG_BF16] = num(m, "bf16");
-        r->roofs.mma[KG_FP32] = num(m, "tf32");
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gate");
-        if (g) {
-            r->gate.e_ok = num(g, "e_ok");
-            r->gate.rho_ok = num(g, "rho_ok");
-            r->gate.rho_impossible = num(g, "rho_impossible");
-            r->gate.suspect_e = num(g, "suspect_e");
-            r->gate.suspect_rho = num(g, "suspect_rho");
-            r->gate.band = num(g, "band");
-            /* absent from an older kgate's results: kg_report_init's (the
-             * defaults, a C launch's), but rho_fair, which was rho_ok then */
-            const cJSON *ha = cJSON_GetObjectItemCaseSensitive(g, "host_allowance");
-            if (cJSON_IsNumber(ha))
-                r->gate.host_allowance = ha->valuedouble;
-            const cJSON *fair = cJSON_GetObjectItemCaseSensitive(g, "rho_fair");
-            r->gate.rho_fair = cJSON_IsNumber(fair) ? fair->valuedouble : r->gate.rho_ok;
-            const cJSON *vs = cJSON_GetObjectItemCaseSensitive(g, "vendor_share");
-            if (cJSON_IsNumber(vs))
-                r->gate.vendor_share = vs->valuedouble;
-            const cJSON *vc = cJSON_GetObjectItemCaseSensitive(g, "vendor_compute"),
-                        *va = cJSON_GetObjectItemCaseSensitive(g, "vendor_all");
-            if (cJSON_IsNumber(vc))
-                r->gate.vendor_compute = vc->valuedouble;
-            if (cJSON_IsNumber(va))
-                r->gate.vendor_all = va->valuedouble;
-        }
-    }
+    char seed[32];
+    str(root, "extra_shapes_seed", seed, sizeof seed);
+    r->shapes_seed = strtoull(seed, NULL, 10);
+    report_device(root, r);
+    report_gate(root, r);
     const cJSON *item;
     cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(root, "results"))
     {
         kg_result x;
-        char v[32];
-        memset(&x, 0, sizeof x);
-        str(item, "kernel", x.kernel, sizeof x.kernel);
-        str(item, "summary", x.summary, sizeof x.summary);
-        str(item, "source", x.source, sizeof x.source);
-        str(item, "op", x.op, sizeof x.op);
-        str(item, "dtype", x.dtype, sizeof x.dtype);
-        str(item, "index_dtype", x.index_dtype, sizeof x.index_dtype);
-        str(item, "best", x.best, sizeof x.best);
-        str(item, "extra_shapes", x.extra_shapes, sizeof x.extra_shapes);
-        str(item, "shape", x.shape, sizeof x.shape);
-        str(item, "reason", x.reason, sizeof x.reason);
-        str(item, "detail", x.detail, sizeof x.detail);
-        str(item, "baseline", x.baseline, sizeof x.baseline);
-        str(item, "baseline_note", x.baseline_note, sizeof x.baseline_note);
-        str(item, "stop", x.stop, sizeof x.stop);
-        str(item, "verdict", v, sizeof v);
-        if (kg_verdict_parse(v, &x.verdict)) {
-            kg_err_set(err, KG_EXIT_IO, "%s: unknown verdict '%s'", path, v);
+        if (report_result(item, path, &x, err))
             goto out;
-        }
-        const cJSON *fl;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(item, "flags"))
-        {
-            int b = cJSON_IsString(fl) ? kg_flag_parse(fl->valuestring) : -1;
-            if (b >= 0)
-                x.flags |= 1u << b;
-        }
-        const cJSON *s;
-        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(item, "summaries"))
-            kg_result_set(&x, s->string, num(s, "value"));
-        const cJSON *l;
-        cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(item, "libraries"))
-        {
-            if (x.n_libs == KG_MAX_LIBPATHS)
-                break;
-            kg_libpath *p = &x.libs[x.n_libs++];
-            char st[16];
-            str(l, "name", p->name, sizeof p->name);
-            str(l, "note", p->note, sizeof p->note);
-            str(l, "status", st, sizeof st);
-            p->status = strcmp(st, "ok") == 0 ? KG_LIB_OK : strcmp(st, "incorrect") == 0 ? KG_LIB_WRONG
-                                                                                         : KG_LIB_UNSUPPORTED;
-            p->t = num(l, "time");
-            p->lo = num(l, "ci_lo");
-            p->hi = num(l, "ci_hi");
-        }
-        const cJSON *dg = cJSON_GetObjectItemCaseSensitive(item, "diagnosis");
-        if (dg) {
-            kg_err de = {0, ""};
-            if (!(x.diag = malloc(sizeof *x.diag)))
-                kg_err_set(&de, KG_EXIT_IO, "out of memory");
-            else
-                kg_diagnosis_from_cjson(dg, x.diag, &de);
-            if (de.code) {
-                free(x.diag);
-                kg_err_set(err, KG_EXIT_IO, "%s: result '%s': diagnosis: %s", path, x.kernel, de.msg);
-                goto out;
-            }
-        }
         if (!kg_report_add(r, &x)) {
             free(x.diag);
             kg_err_set(err, KG_EXIT_IO, "out of memory reading %s", path);
