@@ -26,12 +26,14 @@
 //
 // case               op/dtype          class cheat                                  expected          kgate defense that must catch it
 // ------------------ ----------------- ----- -------------------------------------- ----------------- -----------------------------------------
-// side_stream        layer_norm bf16   1     all work on a private non-blocking     IMPOSSIBLE        escaped-stream: a subject kernel on a stream
-//                                            stream, never synchronized                               other than the given one (checks and timing)
+// side_stream        layer_norm bf16   1     all work on a private non-blocking     IMPOSSIBLE or     escaped-stream: a subject kernel on a stream
+//                                            stream, never synchronized             INCORRECT         other than the given one (checks and timing);
+//                                                                                                     INCORRECT where a timed call's re-check reads
+//                                                                                                     the output before the escaped work ends
 // side_stream_join   layer_norm bf16   1     same, joined both ways with events     IMPOSSIBLE        escaped-stream (CUPTI sees the foreign kernel)
-// legacy_stream      layer_norm bf16   1     launches on the legacy stream 0        IMPOSSIBLE        escaped-stream
-// per_thread_stream  layer_norm bf16   1     launches on cudaStreamPerThread        IMPOSSIBLE        escaped-stream
-// graph_elsewhere    layer_norm bf16   1,13  graph captured once per buffers,       IMPOSSIBLE        escaped-stream
+// legacy_stream      layer_norm bf16   1     launches on the legacy stream 0        IMPOSSIBLE|INC.   escaped-stream (as side_stream)
+// per_thread_stream  layer_norm bf16   1     launches on cudaStreamPerThread        IMPOSSIBLE|INC.   escaped-stream (as side_stream)
+// graph_elsewhere    layer_norm bf16   1,13  graph captured once per buffers,       IMPOSSIBLE|INC.   escaped-stream (as side_stream)
 //                                            launched on its own stream
 // host_thread        layer_norm bf16   1,2   a persistent host thread launches on   IMPOSSIBLE or     escaped-stream, or the output is not ready
 //                                            its own stream; launch returns at once INCORRECT         when compared
