@@ -3,11 +3,12 @@
 between modules (a module is a .c/.cu file with its header: supervise/job is
 job.c and job.h), checked for arrows up or across the layers
 
-    cli -> app -> gpu, ops -> report -> supervise, store -> protocol
+    app -> gpu, ops -> report -> supervise, store -> protocol
         -> diagnose -> judge -> catalog, measure -> base -> include/kgate
 
-(include/kgate is the public ABI; within a layer, only a directory's own
-modules include each other)
+(include/kgate holds the public API and the candidate ABI; within a layer,
+only a directory's own modules include each other). cli includes nothing
+of src/: it uses only include/kgate/kgate.h, as curl's tool uses libcurl
 
 and for cycles between modules. A header implemented under another name
 counts as that file's module (ALIASES). What breaks a rule today and is not
@@ -27,9 +28,6 @@ LAYERS = {"base": 1, "catalog": 2, "measure": 2, "judge": 3, "diagnose": 4, "pro
 ALIASES = {"catalog/op": "catalog/catalog", "base/dtype": "base/kg", "base/files": "base/kg",
            "base/random": "base/kg", "base/procs": "base/kg"}
 KNOWN = {
-    ("cli/main", "supervise/job"): "main.c serves the fork server's children before the commands run",
-    ("cli/main", "base/kg"): "main.c's exit codes and error type",
-    ("cli/main", "gpu/worker"): "the kgate __worker entry point",
     ("ops/ref", "gpu/tensors"): "the operators' references fill kgate's device tensors",
 }
 
@@ -96,13 +94,14 @@ def cycles(edges):
 
 
 def broken(edges):
-    """Arrows up or across layers, cli arrows past app, and cycles."""
+    """Arrows up or across layers, any arrow from cli (it uses only the public
+    include/kgate/kgate.h, outside src/), and cycles."""
     found = []
     for a in sorted(edges):
         la = a.split("/")[0]
         for b in sorted(edges[a]):
             lb = b.split("/")[0]
-            if LAYERS[lb] > LAYERS[la] or (LAYERS[lb] == LAYERS[la] and la != lb) or (la == "cli" and lb != "app"):
+            if LAYERS[lb] > LAYERS[la] or (LAYERS[lb] == LAYERS[la] and la != lb) or la == "cli":
                 found.append((a, b))
     found += [("cycle", c) for c in cycles(edges)]
     return found

@@ -14,10 +14,12 @@ cat "$t/real.txt"
 cp -r "$src/src" "$t/src"
 printf '#include "../app/commands.h"\n' >>"$t/src/measure/stats.c"   # measure reaching up to app
 printf '#include "../supervise/job.h"\n' >>"$t/src/base/kg.h"     # kg <-> job
+printf '#include "../app/commands.h"\n' >>"$t/src/cli/main.c"      # the CLI past the public API
 python3 "$src/scripts/include_graph.py" "$t/src" >"$t/bad.txt"
 expect "an upward include and a cycle: exit" 1 $?
 expect "... the upward arrow named" 1 "$(grep -c '^NEW: measure/stats -> app/commands$' "$t/bad.txt")"
 expect "... the cycle named" 1 "$(grep -c '^NEW: cycle -> .*base/kg.*supervise/job' "$t/bad.txt")"
+expect "... the CLI past kgate.h named" 1 "$(grep -c '^NEW: cli/main -> app/commands$' "$t/bad.txt")"
 rm -rf "$t/src" && cp -r "$src/src" "$t/src"
 sed -i '/#include "..\/gpu\/tensors.h"/d' "$t/src/ops/ref.cuh" 2>/dev/null
 python3 "$src/scripts/include_graph.py" "$t/src" >"$t/gone.txt"

@@ -35,7 +35,7 @@ echo "installed:"; sed 's/^/  /' "$t/files"
 
 # --- each file in its place (lib is GNUInstallDirs' LIBDIR)
 lib=$(dirname "$(find "$p" -name libkgate.so | head -1)")
-for f in bin/kgate include/kgate/plugin.h include/kgate/dlpack/dlpack.h share/kgate/python/pyproject.toml \
+for f in bin/kgate include/kgate/plugin.h include/kgate/kgate.h include/kgate/dlpack/dlpack.h share/kgate/python/pyproject.toml \
     share/kgate/python/kgate/__init__.py share/kgate/python/kgate/_cli.py share/kgate/python/kgate/_worker.py \
     share/kgate/python/kgate/VERSION; do
     if [ -f "$p/$f" ]; then ok "installed: $f"; else bad "not installed: $f"; fi
