@@ -104,12 +104,14 @@ def _refuse_if_stopped(what):
                          Report(None, STOPPED))
 
 
-def _wait(p, timeout, grace):
+def _wait(p, timeout, grace, poll=None):
     """(stdout, stderr) of kgate process p (in a session of its own), once
     it ends. Past `timeout` s (None: no limit) it is killed and
     TimeoutExpired raised. Once a stop is requested, or this wait is
     interrupted (Ctrl-C: KeyboardInterrupt, re-raised after), it is given
-    that signal once and killed `grace` s later if still there."""
+    that signal once and killed `grace` s later if still there. poll, when
+    given, is called every 0.2 s while it runs; whatever poll raises ends
+    the process first."""
     end = None if timeout is None else time.monotonic() + timeout
     told = None
     try:
@@ -118,6 +120,13 @@ def _wait(p, timeout, grace):
                 return p.communicate(timeout=0.2)
             except subprocess.TimeoutExpired:
                 pass
+            if poll:
+                try:
+                    poll()
+                except BaseException:
+                    p.kill()
+                    p.communicate()
+                    raise
             now = time.monotonic()
             if told is None and _stop["sig"]:
                 p.send_signal(_stop["sig"])
@@ -306,10 +315,36 @@ def _dies_with_parent():
     die_with_parent(signal.SIGTERM)
 
 
-def run_cli(args, json_path, timeout=None, env=None):
+class _Progress:
+    """Calls progress(Result) once for each result kgate adds to its --json
+    file, which it rewrites (atomically) after every job."""
+
+    def __init__(self, json_path, progress):
+        self.path, self.progress, self.seen, self.stamp = json_path, progress, 0, None
+
+    def __call__(self):
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return
+        if (st.st_mtime_ns, st.st_size) == self.stamp:
+            return
+        self.stamp = (st.st_mtime_ns, st.st_size)
+        try:
+            doc = _read_results(self.path)
+        except (ValueError, KgateError):
+            return  # judged once kgate has ended
+        results = (doc or {}).get("results", [])
+        for r in results[self.seen:]:
+            self.progress(Result(r))
+        self.seen = max(self.seen, len(results))
+
+
+def run_cli(args, json_path, timeout=None, env=None, progress=None):
     """Runs `kgate ARGS --json json_path`; returns the Report. A usage,
     candidate, environment or file error raises KgateError, carrying what was
-    measured before it."""
+    measured before it. progress, when given, is called with each Result as
+    kgate writes it, while kgate runs."""
     refuse_in_worker("kgate.run_cli")
     _refuse_if_stopped(f"kgate {args[0] if args else ''}")
     exe = find_kgate()
@@ -321,8 +356,11 @@ def run_cli(args, json_path, timeout=None, env=None):
     # session: a terminal's Ctrl-C reaches it once, from _wait
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                          errors="replace", env=e, start_new_session=True, preexec_fn=_dies_with_parent)
+    poll = _Progress(json_path, progress) if progress else None
     try:
-        err = _wait(p, timeout, CHECK_GRACE_S)[1]
+        err = _wait(p, timeout, CHECK_GRACE_S, poll)[1]
+        if poll:
+            poll()
     except subprocess.TimeoutExpired:
         # kgate rewrites --json after every job: what it measured is kept
         raise KgateError(5, f"kgate: no answer within {timeout} s", Report(_read_results(json_path), 5)) from None
@@ -400,7 +438,7 @@ def read_batch(path):
 
 
 def _check_problem(fn, reference, inputs, op, problem_name, compile, family, *, name, out, summary,
-                   verify_only, diagnose, timeout, options, json_path):
+                   verify_only, diagnose, timeout, options, json_path, progress):
     """kgate.check of fn against a problem made of reference and inputs."""
     if op is not None:
         raise ValueError("kgate.check: give op= (a catalog operator) or reference= and inputs=, not both")
@@ -426,13 +464,13 @@ def _check_problem(fn, reference, inputs, op, problem_name, compile, family, *, 
         cand = os.path.join(d, "candidate.py")
         write_candidate(cand, [(file, qual, k)], problem=spec)
         out_json = json_path or os.path.join(d, "results.json")
-        return run_cli(args + [cand], out_json, timeout=timeout)  # a problem has one shape
+        return run_cli(args + [cand], out_json, timeout=timeout, progress=progress)  # a problem has one shape
 
 
 def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtype=None, reads=(),
           out=False, summary="", params=None, verify_only=False, diagnose=False, timeout=None,
           options=(), json_path=None, reference=None, inputs=None, problem_name=None, compile=False,
-          family=None):
+          family=None, progress=None):
     """Judges callable `fn` against catalog operator `op` at each shape, as
     `kgate check` judges a shared library's kernel: the same worker, checks,
     timing and gate. Returns a Report (its .results are Result dicts, its
@@ -449,6 +487,8 @@ def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtyp
     reads    the scalars fn takes as keyword arguments (eps, dim, ...)
     params   {scalar: value}: scalar values other than the operator's defaults
     options  further kgate check options, e.g. ("--hot",)
+    progress a callable given each Result as soon as it is judged (kgate
+             runs on meanwhile), e.g. lambda r: print(r)
 
     An operator outside the catalog: instead of op=, give reference= (a
     function of the inputs, the fp64 reference's source) and inputs= (a
@@ -463,7 +503,7 @@ def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtyp
     if reference is not None or inputs is not None:
         return _check_problem(fn, reference, inputs, op, problem_name, compile, family, name=name, out=out,
                               summary=summary, verify_only=verify_only, diagnose=diagnose, timeout=timeout,
-                              options=options, json_path=json_path)
+                              options=options, json_path=json_path, progress=progress)
     if not isinstance(op, str) or not op:
         raise ValueError("kgate.check: give op=, a catalog operator (kgate ops lists them), or reference= "
                          "and inputs= for an operator outside the catalog")
@@ -495,7 +535,8 @@ def check(fn, op=None, dtype="fp16", shapes=("large",), *, name=None, index_dtyp
             out_json = os.path.join(d, "results.json")
             if os.path.exists(out_json):
                 os.unlink(out_json)
-            rep = run_cli(base + [cand, "--op", op, "--dtype", dtype, "--shape", sh], out_json, timeout=timeout)
+            rep = run_cli(base + [cand, "--op", op, "--dtype", dtype, "--shape", sh], out_json, timeout=timeout,
+                          progress=progress)
             docs = docs or rep.doc
             results.extend(rep.doc.get("results", []))
             code = max(code, rep.code)

@@ -391,6 +391,49 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertEqual(cm.exception.code, 5)
             self.assertEqual([r["verdict"] for r in cm.exception.report.results], ["OK"])
 
+    def test_progress_gets_each_result_as_kgate_writes_it(self):
+        # kgate rewrites --json after every job: progress sees the first result
+        # while kgate still runs, and each result once
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "fake-kgate")
+            doc = lambda n: ("{\"schema\": \"kgate.results/2\", \"results\": [" +
+                             ", ".join("{\"kernel\": \"k%d\", \"verdict\": \"OK\"}" % i for i in range(n)) + "]}")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nfor a; do last=$a; done\n"
+                        f"echo '{doc(1)}' > \"$last.t\" && mv \"$last.t\" \"$last\"\n"
+                        f"while [ ! -e \"$last.seen\" ]; do sleep 0.1; done\n"
+                        f"echo '{doc(2)}' > \"$last.t\" && mv \"$last.t\" \"$last\"\n")
+            os.chmod(fake, 0o755)
+            out = os.path.join(d, "r.json")
+            got = []
+
+            def progress(r):
+                got.append(r["kernel"])
+                open(out + ".seen", "w").close()  # the fake goes on only once this was called
+
+            with mock.patch.dict(os.environ, {"KGATE_BIN": fake}):
+                rep = api.run_cli(["check", "x.py"], out, timeout=60, progress=progress)
+            self.assertEqual(got, ["k0", "k1"])
+            self.assertEqual([r["kernel"] for r in rep.results], ["k0", "k1"])
+
+    def test_a_failing_progress_ends_kgate(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "fake-kgate")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nfor a; do last=$a; done\n"
+                        "echo '{\"schema\": \"kgate.results/2\", \"results\": [{\"kernel\": \"k\"}]}' > \"$last\"\n"
+                        "exec sleep 30\n")
+            os.chmod(fake, 0o755)
+
+            def progress(r):
+                raise RuntimeError("stop here")
+
+            t0 = time.monotonic()
+            with mock.patch.dict(os.environ, {"KGATE_BIN": fake}):
+                with self.assertRaisesRegex(RuntimeError, "stop here"):
+                    api.run_cli(["check", "x.py"], os.path.join(d, "r.json"), timeout=60, progress=progress)
+            self.assertLess(time.monotonic() - t0, 20)
+
     def test_results_of_another_schema_are_refused(self):
         with tempfile.TemporaryDirectory() as d:
             fake = os.path.join(d, "fake-kgate")
