@@ -14,12 +14,15 @@ FUZZ_SECONDS ?= 20
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:abort_on_error=1 \
           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
-.PHONY: all deps build install run test test-cpu test-gpu test-sanitize sass triton tilelang-gen clean
+.PHONY: all deps deps-test build install run test test-cpu test-gpu test-sanitize sass triton tilelang-gen clean
 
 all: build
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh run
+
+deps-test:
+	@scripts/deps.sh test
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
@@ -31,13 +34,13 @@ install: build
 run: build
 	$(BUILD)/kgate run --json $(BUILD)/run.json
 
-test: build
+test: deps-test build
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	@$(MAKE) --no-print-directory test-sanitize
 
 # The host code under AddressSanitizer and UBSan (clang): the CPU tests, then
 # every fuzz target for FUZZ_SECONDS on a copy of its corpus.
-test-sanitize: deps
+test-sanitize: deps-test
 	@cmake -S . -B $(SAN_BUILD) $(CMAKE_FLAGS) -DCMAKE_C_COMPILER=clang -DKG_SANITIZE=ON -DKG_FUZZ=ON >/dev/null
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j 2 -L cpu
@@ -51,10 +54,10 @@ test-sanitize: deps
 	    grep -E "stat::number_of_executed_units" $(SAN_BUILD)/fuzz_$$f.log; rm -rf $$d; \
 	done
 
-test-cpu: build
+test-cpu: deps-test build
 	cd $(BUILD) && ctest --output-on-failure -L cpu
 
-test-gpu: build
+test-gpu: deps-test build
 	cd $(BUILD) && ctest --output-on-failure -L gpu
 
 sass: build
