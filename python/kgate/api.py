@@ -265,7 +265,11 @@ def _callable_source(fn):
     mod = sys.modules.get(getattr(fn, "__module__", None) or "")
     path = getattr(mod, "__file__", None)
     qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    if not path or not qual or not os.path.isfile(path):  # the prompt, python3 - (<stdin>), exec'd text
+    if not path and getattr(fn, "__module__", None) == "__main__" and (hasattr(sys, "ps1") or sys.flags.interactive):
+        raise ValueError(f"kgate.check: {qual or repr(fn)} was defined at the interactive prompt; kgate runs it "
+                         "in a worker process, which imports it from its file: put it in a .py file (say "
+                         f"kernels.py), then `from kernels import {qual or 'fn'}` and check that")
+    if not path or not qual or not os.path.isfile(path):  # python3 - (<stdin>), exec'd text
         raise ValueError(f"kgate.check: {qual or repr(fn)} was not defined in a Python file"
                          f"{f' ({path})' if path else ''}: it runs in a worker process, which imports that "
                          "file; define it in a .py file")

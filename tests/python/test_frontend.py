@@ -391,6 +391,17 @@ class ImportsAndArguments(unittest.TestCase):
             self.assertEqual(cm.exception.code, 5)
             self.assertEqual([r["verdict"] for r in cm.exception.report.results], ["OK"])
 
+    def test_the_interactive_prompt_gets_its_own_message(self):
+        ns = {"__name__": "__main__"}
+        exec("def my_relu(x):\n    return x\n", ns)  # as typed at the prompt: no file behind __main__
+        fake_main = type(sys)("__main__")
+        with mock.patch.dict(sys.modules, {"__main__": fake_main}), mock.patch.object(sys, "ps1", ">>> ", create=True):
+            with self.assertRaisesRegex(ValueError, "interactive prompt.*from kernels import my_relu"):
+                kgate.check(ns["my_relu"], op="relu")
+        with mock.patch.dict(sys.modules, {"__main__": fake_main}):  # python3 - < file: no prompt
+            with self.assertRaisesRegex(ValueError, "was not defined in a Python file"):
+                kgate.check(ns["my_relu"], op="relu")
+
     def test_progress_gets_each_result_as_kgate_writes_it(self):
         # kgate rewrites --json after every job: progress sees the first result
         # while kgate still runs, and each result once
