@@ -601,7 +601,7 @@ static int resolve_command(kg_options *o, const raw_options *w, kg_err *err)
         o->lib_cache_age_s = w->lib_cache_age;
     if (o->gate.host_allowance < 0) {
         /* the launch path of the file the workers will open: a link's target
-         * decides, as it decides which worker runs (app/commands.c) */
+         * decides, as it decides which worker runs (app/check_targets.c) */
         char path[PATH_MAX], kernel[96], real[PATH_MAX];
         const char *file = NULL;
         if (o->candidate) {

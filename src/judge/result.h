@@ -128,7 +128,7 @@ typedef struct kg_libref {
                           * store/lib_cache.h does not keep */
     double foreign;      /* of disturbed, the kernels and copies on other streams (time/foreign):
                           * a candidate's code loaded in the library job (a problem's file) at
-                          * work beside it; such library times are not used (app/commands.c) */
+                          * work beside it; such library times are not used (judge/judge.c, kg_judge_kernel) */
     char timing_note[160]; /* the note of the first library path whose timing saw foreign work
                             * (gpu/timer.h: the record first seen; what a first timing saw when
                             * it was timed again), for baseline_note */

@@ -1,5 +1,5 @@
 /* Batch judging: the manifest, sharding, and the results file (plain C, no
- * GPU; `kgate batch` in src/app/batch_cmd.c runs the jobs).
+ * GPU; `kgate batch`, src/app/batch_*.c, runs the jobs).
  *
  * The rules:
  *   - a manifest is JSON Lines, one job a line: {"candidate": path, and

@@ -55,7 +55,7 @@ int kg_python_package_version(const char *python, const char *package, char *buf
 /* Starts, when job would use it, the Python workers' fork server (which
  * imports torch and the worker host, seconds, and puts no work on a GPU),
  * so that a caller can have that done before it takes the GPU's lock
- * (app/commands.c); kg_job_run would start it anyway. */
+ * (app/check_targets.c); kg_job_run would start it anyway. */
 void kg_job_warm(const char *exe, const kg_job *job);
 
 /* kgate batch starts the next job's fork server before the job's `kgate
@@ -88,7 +88,7 @@ int kg_worker_exits_normally(int argc, char *const argv[]);
  * has fn(ud, its pid) called about every period_s seconds while it runs
  * (at jittered times, half to one and a half periods apart),
  * from the loop that reads its events (the caller watches the GPU beside
- * it: app/commands.c). kg_job_watch(NULL, NULL, 0) ends it. */
+ * it: app/cmd_gpu.c). kg_job_watch(NULL, NULL, 0) ends it. */
 typedef void (*kg_job_tick)(void *ud, long worker_pid);
 void kg_job_watch(kg_job_tick fn, void *ud, double period_s);
 
