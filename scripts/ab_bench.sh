@@ -49,7 +49,7 @@ for step in A:fill B:fill A:warm B:warm; do
     rm -f "$out/$side-$run.jsonl"
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086 # the options are words
-    XDG_CACHE_HOME=$out/xdg-$side "$k" batch "$m" -o "$out/$side-$run.jsonl" --gpus 0 --timeout 300 $bopts -- $opts \
+    XDG_CACHE_HOME=$out/xdg-$side "$k" batch "$m" -o "$out/$side-$run.jsonl" --gpus 0 --job-timeout 300 $bopts -- $opts \
         >"$out/$side-$run.txt" 2>"$out/$side-$run.err"
     echo "$side $run: exit $? after $(echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}') s" |
         tee "$out/$side-$run.wall"

@@ -80,7 +80,7 @@ for op in $(echo "$ops" | head -10); do
 done
 # every batch's limits: each job's, and each check's (word-split on use),
 # with BENCH_CHECK_OPTS added to every check of every phase
-base="--timeout 300 -- --timeout 20${BENCH_CHECK_OPTS:+ $BENCH_CHECK_OPTS}"
+base="--job-timeout 300 -- --timeout 20${BENCH_CHECK_OPTS:+ $BENCH_CHECK_OPTS}"
 judge=$base
 # BENCH_LIB_CACHE=1: every job of phases one, two, pinned and resume with
 # --lib-cache, each phase from an empty cache of its own (OUT/xdg-PHASE, the

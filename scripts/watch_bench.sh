@@ -54,7 +54,7 @@ EOF
     lister_pid=$!
 }
 # shellcheck disable=SC2086 # the options are words
-"$b/kgate" batch "$m" -o "$out/fill.jsonl" --gpus 0 --timeout 300 -- $opts >"$out/fill.txt" 2>&1
+"$b/kgate" batch "$m" -o "$out/fill.jsonl" --gpus 0 --job-timeout 300 -- $opts >"$out/fill.txt" 2>&1
 echo "fill: exit $?"
 i=0
 for rate in 0 2 200 0 2 200; do
@@ -65,7 +65,7 @@ for rate in 0 2 200 0 2 200; do
     kill -0 "$lister_pid" 2>/dev/null || { echo "watch_bench: the NVML lister stopped: $(tail -1 "$out/$name.lister.log")" >&2; exit 5; }
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086 # the options are words
-    "$b/kgate" batch "$m" -o "$out/$name.jsonl" --gpus 0 --timeout 300 -- $opts >"$out/$name.txt" 2>&1
+    "$b/kgate" batch "$m" -o "$out/$name.jsonl" --gpus 0 --job-timeout 300 -- $opts >"$out/$name.txt" 2>&1
     rc=$?
     echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' >"$out/$name.wall"
     kill "$lister_pid"

@@ -72,16 +72,22 @@ echo '{"schema":"kgate.batch/1","id":"x","check":{"schema":"kgate.results/7"}}' 
 "$kgate" report bad_check.jsonl -o x.md >bad_check.txt 2>&1
 expect "a batch line whose check is of another schema: exit" 6 "$?"
 
-# 1c. a job killed at --timeout leaves nothing running into the next one:
+# 1b2. --timeout before -- is a check's option in the wrong place: refused, naming both
+KG_BATCH_GPUS=1 "$kgate" batch ml.jsonl -o rt.jsonl --timeout 2 >outt.txt 2>&1
+expect "batch --timeout: exit" 3 "$?"
+expect "... names --job-timeout and where a check's --timeout goes" 1 \
+    "$(grep -c "each job's limit is --job-timeout S; a check's --timeout (each candidate's) goes after --" outt.txt)"
+expect "... ran nothing" 0 "$(cat rt.jsonl 2>/dev/null | wc -l)"
+# 1c. a job killed at --job-timeout leaves nothing running into the next one:
 # what it left (here a process in a session of its own) is killed and
 # reaped before the next job starts
 : >c_leaver.so
 { echo '{"candidate":"c_leaver.so"}'; echo '{"candidate":"c1.so"}'; } >ml.jsonl
-KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch ml.jsonl -o rl.jsonl --timeout 2 >outl.txt 2>&1
+KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch ml.jsonl -o rl.jsonl --job-timeout 2 >outl.txt 2>&1
 expect "a killed job: both recorded" 2 "$(wc -l <rl.jsonl)"
 expect "a killed job's leftover was gone when the next job started" gone "$(cat "$t/left.seen" 2>/dev/null)"
 expect "a killed job's leftover is gone" 0 "$(kill -0 "$(cat "$t/left")" 2>/dev/null && echo 1 || echo 0)"
-expect "a job past --timeout is asked to stop (SIGTERM) before it is killed" term "$(cat "$t/left.term" 2>/dev/null)"
+expect "a job past --job-timeout is asked to stop (SIGTERM) before it is killed" term "$(cat "$t/left.term" 2>/dev/null)"
 
 # 1c2. a leftover that forks and exits as fast as it can, in a session of
 # its own: its process group is killed with it, and it is gone before the
@@ -89,17 +95,17 @@ expect "a job past --timeout is asked to stop (SIGTERM) before it is killed" ter
 : >c_forker.so
 { echo '{"candidate":"c_forker.so"}'; echo '{"candidate":"c1.so"}'; } >mf.jsonl
 rm -f "$t/left" "$t/left.seen"
-KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch mf.jsonl -o rf.jsonl --timeout 1 >outf.txt 2>&1
+KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch mf.jsonl -o rf.jsonl --job-timeout 1 >outf.txt 2>&1
 expect "a fast-forking leftover: both recorded" 2 "$(wc -l <rf.jsonl)"
 expect "a fast-forking leftover was gone when the next job started" gone "$(cat "$t/left.seen" 2>/dev/null)"
 rm -f "$t/left.run"
 
-# 1c3. a job past --timeout is followed by a health check: a GPU it wedged
+# 1c3. a job past --job-timeout is followed by a health check: a GPU it wedged
 # is drained and the job moved on (once), like any other drain
 mkdir wdg
 : >c_wedge.so
 { echo '{"candidate":"c_wedge.so"}'; for i in $(seq 1 6); do echo "{\"candidate\":\"c$i.so\"}"; done; } >mw.jsonl
-KG_BATCH_GPUS=3 KG_FAKE_BREAK_DIR=$t/wdg "$kgate" batch mw.jsonl -o rw.jsonl --timeout 1 >outw.txt 2>&1
+KG_BATCH_GPUS=3 KG_FAKE_BREAK_DIR=$t/wdg "$kgate" batch mw.jsonl -o rw.jsonl --job-timeout 1 >outw.txt 2>&1
 expect "a wedging job: exit (left undone)" 5 "$?"
 expect "a wedging job: two GPUs drained, not three; named" "2 1" \
     "$(ls wdg | wc -l) $(grep -c 'c_wedge.so.*, the second GPU it drained: drained, the job left undone' outw.txt)"

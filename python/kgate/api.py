@@ -414,7 +414,7 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
         if shard:
             cmd += ["--shard", shard]
         if timeout:
-            cmd += ["--timeout", str(timeout)]
+            cmd += ["--job-timeout", str(timeout)]
         if jobs_per_gpu != 1:
             cmd += ["--jobs-per-gpu", str(jobs_per_gpu)]
         if options:

@@ -123,7 +123,7 @@ static int merge_cmd(int argc, char **argv)
 }
 
 /* SIGINT and SIGTERM stop the batch (exit 7): the dispatcher passes SIGTERM
- * to its supervisors, each stops its job as at --timeout, and the summary of
+ * to its supervisors, each stops its job as at --job-timeout, and the summary of
  * what was recorded is printed. The supervisors inherit the handler; a
  * second signal only records too (a stop of the process group, then the
  * batch's SIGTERM, reach each supervisor). SIGPIPE (a write to a supervisor
@@ -147,7 +147,7 @@ static int batch_args(int argc, char **argv, kg_batch_cfg *c, const char **gpus)
             return -1;
         }
         if (i + 1 == argc && (strcmp(a, "-o") == 0 || strcmp(a, "--gpus") == 0 || strcmp(a, "--done") == 0 ||
-                              strcmp(a, "--shard") == 0 || strcmp(a, "--timeout") == 0 ||
+                              strcmp(a, "--shard") == 0 || strcmp(a, "--job-timeout") == 0 ||
                               strcmp(a, "--jobs-per-gpu") == 0)) {
             fprintf(stderr, "kgate: batch: option %s needs a value\n", a);
             return KG_EXIT_USAGE;
@@ -166,11 +166,15 @@ static int batch_args(int argc, char **argv, kg_batch_cfg *c, const char **gpus)
             c->done[c->n_done++] = argv[++i];
         } else if (strcmp(a, "--shard") == 0 && i + 1 < argc) {
             c->shard = argv[++i];
-        } else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
+        } else if (strcmp(a, "--timeout") == 0 || strncmp(a, "--timeout=", 10) == 0) {
+            /* a check's --timeout (each kernel's) goes after --: said, not guessed */
+            return usage("batch: each job's limit is --job-timeout S; a check's --timeout (each "
+                         "candidate's) goes after -- (kgate help batch)");
+        } else if (strcmp(a, "--job-timeout") == 0 && i + 1 < argc) {
             char *e;
             c->timeout_s = strtod(argv[++i], &e);
             if (*e || !(c->timeout_s > 0) || c->timeout_s > 1e6)
-                return usage("--timeout: seconds, a positive number");
+                return usage("--job-timeout: seconds, a positive number");
         } else if (strcmp(a, "--jobs-per-gpu") == 0 && i + 1 < argc) {
             char *e;
             long v = strtol(argv[++i], &e, 10);
@@ -188,7 +192,7 @@ static int batch_args(int argc, char **argv, kg_batch_cfg *c, const char **gpus)
     }
     if (!c->input || !c->out)
         return usage("batch: usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1] "
-                     "[--jobs-per-gpu N] [--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]");
+                     "[--jobs-per-gpu N] [--shard I/N] [--done R.jsonl]... [--job-timeout S] [-- CHECK OPTIONS]");
     return 0;
 }
 

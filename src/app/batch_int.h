@@ -30,7 +30,7 @@
 #define MAX_GPUS 64
 #define MAX_PER_GPU 4 /* --jobs-per-gpu */
 #define MAX_DONE 64 /* --done files */
-#define KG_STOP_GRACE_S 5.0 /* a job past --timeout, or stopped: from SIGTERM to SIGKILL */
+#define KG_STOP_GRACE_S 5.0 /* a job past --job-timeout, or stopped: from SIGTERM to SIGKILL */
 #define KG_BATCH_KILL_WAIT_S 10.0 /* a job's exit after SIGKILL (then it is given up on, its GPU drained) */
 #define KG_SLOT_END_S 2.0 /* a dropped slot's exit: it stops its fork server, milliseconds */
 

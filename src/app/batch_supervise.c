@@ -232,7 +232,7 @@ void kg_batch_supervise(const kg_batch_cfg *c, const kg_batch_jobs *jobs, int sl
         if (rc == RUN_STOPPED)
             break;
         int h = H_OK;
-        /* an environment failure, a killed check or one past --timeout: is
+        /* an environment failure, a killed check or one past --job-timeout: is
          * it the GPU? Then the job is not recorded here but handed to
          * another GPU */
         if (rc == KG_EXIT_ENV || rc == 124 || rc > 128)

@@ -173,7 +173,7 @@ static const char version_help[] =
 
 static const char batch_help[] =
     "usage: kgate batch MANIFEST.jsonl|DIR -o RESULTS.jsonl [--gpus all|0,1,..] [--jobs-per-gpu N]\n"
-    "                   [--shard I/N] [--done R.jsonl]... [--timeout S] [-- CHECK OPTIONS]\n"
+    "                   [--shard I/N] [--done R.jsonl]... [--job-timeout S] [-- CHECK OPTIONS]\n"
     "       kgate batch --merge -o MERGED.jsonl PART.jsonl...\n"
     "  Judges many candidates, each job a `kgate check` on one GPU: one supervisor per GPU\n"
     "  (or --jobs-per-gpu) pulls jobs; every finished job is one line of RESULTS.jsonl, so\n"
@@ -186,7 +186,7 @@ static const char batch_help[] =
     "  not run again, so a batch resumes under another rank count (repeatable, 64 files).\n"
     "  --jobs-per-gpu N (1-4, default 1): N jobs a GPU at once, each job's GPU work still\n"
     "  alone on it (the GPU lock), the rest of one job beside another's GPU work.\n"
-    "  --timeout S is each job's limit (default 600); exit 3 when lines or candidates were\n"
+    "  --job-timeout S is each job's limit (default 600); exit 3 when lines or candidates were\n"
     "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use or\n"
     "  write, 7 when stopped by SIGINT or SIGTERM (what was recorded stays).\n";
 

@@ -35,7 +35,7 @@ cat >"$t/runner.sh" <<EOF
 exec "$kgate" "\$@"
 EOF
 chmod +x "$t/runner.sh"
-KG_BATCH_RUNNER=$t/runner.sh "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out.txt" 2>&1
+KG_BATCH_RUNNER=$t/runner.sh "$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --job-timeout 300 -- --max-time 1 >"$t/out.txt" 2>&1
 rc=$?
 cat "$t/out.txt"
 expect "exit code (a candidate line skipped)" 3 "$rc"
@@ -81,7 +81,7 @@ expect "every job ran with CUDA_VISIBLE_DEVICES one of this machine's GPU UUIDs"
     "$(cut -d' ' -f2 "$t/uuids.txt" | grep -cxFf - "$t/cvd.log")"
 # --jobs-per-gpu 2: the same verdicts, two jobs a GPU at once taking turns
 # on its lock, and no result flagged for sharing the GPU with the other
-"$kgate" batch "$t/m.jsonl" -o "$t/r2.jsonl" --jobs-per-gpu 2 --timeout 300 -- --max-time 1 >"$t/out-2.txt" 2>&1
+"$kgate" batch "$t/m.jsonl" -o "$t/r2.jsonl" --jobs-per-gpu 2 --job-timeout 300 -- --max-time 1 >"$t/out-2.txt" 2>&1
 expect "--jobs-per-gpu 2: exit (the missing candidate again)" 3 "$?"
 expect "--jobs-per-gpu 2: the same verdicts, none shared-gpu" "same 0" "$(python3 - "$t/r.jsonl" "$t/r2.jsonl" <<'PY'
 import json, sys
@@ -99,7 +99,7 @@ print("same" if a == b else "differ: %s against %s" % (a, b), shared)
 PY
 )"
 n1=$(wc -l <"$t/r.jsonl")
-"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
+"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --job-timeout 300 -- --max-time 1 >"$t/out2.txt" 2>&1
 expect "a rerun: exit (the missing candidate again)" 3 "$?"
 expect "a rerun runs nothing" 1 "$(grep -c '^batch: 0 job(s) run' "$t/out2.txt")"
 expect "a rerun adds no line" "$n1" "$(wc -l <"$t/r.jsonl")"
@@ -112,7 +112,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 for i in 1 2 3; do
     echo "{\"id\": \"jit-$i\", \"candidate\": \"$src/tests/python/triton_jit.py\", \"kernel\": \"jit_layer_norm_bf16\", \"shape\": \"small\"}"
 done >"$t/py.jsonl"
-"$kgate" batch "$t/py.jsonl" -o "$t/rpy.jsonl" --gpus 0 --timeout 300 -- --max-time 1 >"$t/outpy.txt" 2>&1
+"$kgate" batch "$t/py.jsonl" -o "$t/rpy.jsonl" --gpus 0 --job-timeout 300 -- --max-time 1 >"$t/outpy.txt" 2>&1
 expect "Python jobs: exit" 0 "$?"
 grep '^job time' "$t/outpy.txt"
 warm=$(python3 - "$t/rpy.jsonl" <<'PY'

@@ -87,7 +87,7 @@ rm -rf "$t/cache"
 for id in v1-a v1-b v1-c v2-a v2-b v2-c; do
     echo "{\"candidate\": \"$b\", \"kernel\": \"layer_norm_${id%-*}_fp16\", \"shape\": \"small\", \"id\": \"$id\"}"
 done >"$t/m.jsonl"
-"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --timeout 300 -- $common --lib-cache >"$t/batch.txt" 2>&1
+"$kgate" batch "$t/m.jsonl" -o "$t/r.jsonl" --job-timeout 300 -- $common --lib-cache >"$t/batch.txt" 2>&1
 expect "the batch: exit" 0 "$?"
 expect "the batch recorded every job" 6 "$(wc -l <"$t/r.jsonl")"
 measured=$(python3 -c "
