@@ -33,9 +33,8 @@
 #include "timer.h"
 #include "trace.h"
 
-#define MAX_SETS 8
+#include "bench.h"
 
-static FILE *ev_out;
 static char watch_note[400]; /* why launches could not be watched (--diagnose) */
 static const kg_provider *py_provider; /* set by the Python host (kg_worker_main_with) */
 static const char *opening;            /* kg_worker_opening() */
@@ -48,618 +47,11 @@ static const kgate_tunables *so_tunables; /* its configuration spaces (kgate tun
  * hello, and the seconds opening the candidate and creating the context took */
 static double t_hello, phase_open_s, phase_context_s;
 
-/* ---------------------------------------------------------------- events */
-
-/* One event line already serialized (kg_event_to_json's). */
-static void emit_line(const char *s)
-{
-    if (s && ev_out) {
-        fprintf(ev_out, "%s\n", s);
-        fflush(ev_out);
-    }
-}
-
-static void emit(const kg_event *e)
-{
-    char *s = kg_event_to_json(e);
-    emit_line(s);
-    free(s);
-}
-
-static kg_event ev(kg_ev_kind kind, kg_subject who, const char *path)
-{
-    kg_event e;
-    memset(&e, 0, sizeof e);
-    e.kind = kind;
-    e.subject = who;
-    if (path)
-        snprintf(e.path, sizeof e.path, "%s", path);
-    return e;
-}
-
-/* ------------------------------------------------------------ the bench */
-
-/* One job's tensors, scalars and the subject being measured. */
-typedef struct bench {
-    const kg_job *job;
-    const kg_op *op;
-    kg_types types;
-    kg_shape shape; /* the job's, or one of its extra shapes */
-    cudaStream_t s;
-    int n_sets, n_in, n_out;
-    DLTensor in[MAX_SETS][KG_MAX_TENSORS], out[MAX_SETS][KG_MAX_TENSORS];
-    /* fp64 references: set 0 always, the others for re-checks. Computed
-     * only after the subject's call and overwritten once compared, so that
-     * no reference of the inputs a call is given exists while it runs. */
-    double *ref[MAX_SETS][KG_MAX_TENSORS];
-    char verify_msg[900];
-    char collect_msg[400]; /* why returned results were refused (provider collect) */
-    unsigned long long refill_seed; /* a timing's inputs: a secret per subject (refill_cb) */
-    unsigned char extra_ok[KG_MAX_EXTRA]; /* the kernel's supports() of each extra shape, asked once */
-    int failed; /* a fail event was sent: stop */
-    kg_scalars scalars;
-    kgate_params params;
-    char msg[512];
-    /* the subject */
-    kg_subject who;
-    char path[40];
-    const kgate_kernel *kernel;
-    const kg_provider *prov; /* the kernel's provider */
-    double glue_sum;         /* host time the provider said was its glue, over a timing's samples */
-    long glue_n, glue_over;  /* those samples, and those whose glue passed KG_PROVIDER_GLUE_MAX_S */
-    const kgate_tunable *tunable; /* the job's configuration of it (kgate tune), or NULL */
-    /* a problem outside the catalog: its provider gives inputs and references */
-    const kg_problem *problem;
-    const kg_provider *src;
-    double ref_scale[MAX_SETS]; /* RMS of each set's reference (tolerance scaling) */
-    double max_scaled_err;      /* max |out - ref| / (1 + |ref|) over the kernel's checks */
-    const kg_baseline *baseline;
-    void *bctx;
-} bench;
-
-static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
-                      int *pass, char *desc, size_t desc_size, kg_err *err);
-
-/* An event about the bench's current subject (a library path or the
- * bundled variant carries its name). */
-static kg_event subject_ev(const bench *b, kg_ev_kind kind)
-{
-    return ev(kind, b->who, b->who == KG_SUBJ_KERNEL ? NULL : b->path);
-}
-
-static void set_scalars(bench *b, int alt)
-{
-    kg_scalars_for_trial(b->op, &b->job->scalars, alt, &b->scalars);
-    kg_scalars_bind(b->op, &b->shape, &b->scalars); /* stride, padding: this shape's */
-    b->params.struct_size = sizeof b->params;
-    b->params.n_scalars = (uint32_t)b->scalars.n;
-    b->params.scalars = b->scalars.v;
-    b->params.error = b->msg;
-    b->params.error_size = sizeof b->msg;
-}
-
-static const char *subject_name(const bench *b)
-{
-    return b->who == KG_SUBJ_KERNEL ? b->job->kernel : b->path;
-}
-
-static int launch_cb(void *p, int set, kgate_stream s, kg_err *err)
-{
-    bench *b = p;
-    if (b->baseline)
-        return b->baseline->launch(b->bctx, s, err);
-    b->msg[0] = '\0';
-    int rc = b->tunable ? b->tunable->launch(b->in[set], b->n_in, b->out[set], b->n_out, &b->params,
-                                             b->job->config, s)
-                        : b->kernel->launch(b->in[set], b->n_in, b->out[set], b->n_out, &b->params, s);
-    if (rc) {
-        b->msg[sizeof b->msg - 1] = '\0';
-        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s' returned error %d%s%.400s", b->kernel->name,
-                          rc, b->msg[0] ? ": " : "", b->msg);
-    }
-    return 0;
-}
-
-/* Frees one buffer and forgets it (kg_err_set keeps the first failure). */
-static int free_ref(double **p, kg_err *err)
-{
-    double *q = *p;
-    *p = NULL;
-    KG_CUDA(cudaFree(q));
-out:
-    return err->code;
-}
-
-/* Frees the fp64 references, every one; err gets the first failure. */
-static int free_refs(bench *b, kg_err *err)
-{
-    for (int s = 0; s < MAX_SETS; s++)
-        for (int i = 0; i < KG_MAX_TENSORS; i++)
-            if (b->ref[s][i])
-                free_ref(&b->ref[s][i], err);
-    return err->code;
-}
-
-static void free_bench(bench *b)
-{
-    for (int s = 0; s < b->n_sets; s++) {
-        for (int i = 0; i < b->n_in; i++)
-            kg_tensor_free(&b->in[s][i]);
-        for (int i = 0; i < b->n_out; i++)
-            kg_tensor_free(&b->out[s][i]);
-    }
-    kg_err ignored = {0, ""};
-    free_refs(b, &ignored);
-}
-
-static int alloc_bench(bench *b, kg_err *err)
-{
-    int64_t ext[KG_MAX_RANK];
-    const kg_op *op = b->op;
-    b->n_in = op->n_inputs;
-    b->n_out = op->n_outputs;
-    for (int s = 0; s < b->n_sets; s++) {
-        for (int i = 0; i < op->n_inputs; i++) {
-            kg_tensor_extents(&op->in[i], &b->shape, ext);
-            if (kg_tensor_alloc(&b->in[s][i], kg_tensor_dtype_of(&op->in[i], b->types),
-                                op->in[i].rank, ext, err))
-                return err->code;
-            b->in[s][i].device.device_id = b->job->device;
-        }
-        for (int i = 0; i < op->n_outputs; i++) {
-            kg_tensor_extents(&op->out[i], &b->shape, ext);
-            if (kg_tensor_alloc(&b->out[s][i], kg_tensor_dtype_of(&op->out[i], b->types),
-                                op->out[i].rank, ext, err))
-                return err->code;
-            b->out[s][i].device.device_id = b->job->device;
-        }
-    }
-    for (int i = 0; i < op->n_outputs; i++)
-        KG_CUDA(cudaMalloc((void **)&b->ref[0][i], sizeof(double) * (size_t)kg_tensor_numel(&b->out[0][i])));
-    return 0;
-out:
-    return err->code;
-}
-
-/* Fresh inputs for a set, queued on stream s: index inputs uniform over
- * their range, input 0 from distribution `dist` (kg_dist), the other data
- * inputs uniform; deterministic in the seed. */
-static int fill_on(bench *b, int set, unsigned long long seed, int dist, kgate_stream s, kg_err *err)
-{
-    const kg_op *op = b->op;
-    int64_t rows, cols;
-    if (b->problem) {
-        char msg[600] = "";
-        if (b->src->inputs(b->src->self, seed, b->in[set], b->n_in, s, msg, sizeof msg)) {
-            msg[sizeof msg - 1] = '\0';
-            return kg_err_set(err, KG_EXIT_CANDIDATE, "the problem's inputs: %s", msg[0] ? msg : "failed");
-        }
-        return 0;
-    }
-    kg_input0_matrix(op, &b->shape, &rows, &cols);
-    for (int i = 0; i < op->n_inputs; i++) {
-        unsigned long long sd = seed * 1000003ull + (unsigned long long)i;
-        int rc = op->in[i].gen == KG_GEN_INDEX
-                     ? kg_tensor_fill_index(&b->in[set][i], b->shape.d[op->in[i].range_dim], sd, s, err)
-                     : kg_tensor_fill_dist(&b->in[set][i], i == 0 ? dist : KG_DIST_UNIFORM,
-                                           op->in[i].lo, op->in[i].hi, i == 0 ? cols : 1, sd, s, err);
-        if (rc)
-            return err->code;
-    }
-    return 0;
-}
-
-static int fill_dist(bench *b, int set, unsigned long long seed, int dist, kg_err *err)
-{
-    return fill_on(b, set, seed, dist, (kgate_stream)b->s, err);
-}
-
-static int fill_inputs(bench *b, int set, unsigned long long seed, kg_err *err)
-{
-    return fill_dist(b, set, seed, KG_DIST_UNIFORM, err);
-}
-
-static int plant_edges(bench *b, kg_err *err)
-{
-    const kg_op *op = b->op;
-    int64_t rows, cols;
-    kg_input0_matrix(op, &b->shape, &rows, &cols);
-    if (op->in[0].type == KG_T_DATA &&
-        kg_tensor_plant_edges(&b->in[0][0], rows, cols, (kgate_stream)b->s, err))
-        return err->code;
-    for (int i = 0; i < op->n_inputs; i++)
-        if (op->in[i].gen == KG_GEN_INDEX &&
-            kg_tensor_plant_index_edges(&b->in[0][i], b->shape.d[op->in[i].range_dim],
-                                        (kgate_stream)b->s, err))
-            return err->code;
-    return 0;
-}
-
-static int prepare_on(bench *b, int set, kgate_stream s, kg_err *err)
-{
-    const kg_op *op = b->op;
-    int rc = op->prepare ? op->prepare(b->in[set], b->n_in, &b->shape, &b->params, s) : 0;
-    if (rc)
-        return kg_err_set(err, KG_EXIT_ENV, "%s: preparing its inputs failed: %s", op->name,
-                          cudaGetErrorString((cudaError_t)rc));
-    return 0;
-}
-
-static int prepare_inputs(bench *b, int set, kg_err *err)
-{
-    return prepare_on(b, set, (kgate_stream)b->s, err);
-}
-
-static uint64_t inputs_checksum(bench *b, int set, kg_err *err)
-{
-    uint64_t sum = 0, one;
-    for (int i = 0; i < b->n_in; i++) {
-        if (kg_tensor_checksum(&b->in[set][i], &one, (kgate_stream)b->s, err))
-            return 0;
-        sum = sum * 31 + one;
-    }
-    return sum;
-}
-
-/* Computes a set's fp64 references from its inputs. Called only after the
- * subject's call on that set: a kernel that searched device memory for
- * kgate's reference (cuMemGetAddressRange walks) and copied it into its
- * output would otherwise pass without computing anything. */
-static int compute_refs(bench *b, int set, kg_err *err)
-{
-    if (b->problem) {
-        char msg[600] = "";
-        KG_CUDA(cudaDeviceSynchronize());
-        if (b->src->reference(b->src->self, b->in[set], b->n_in, b->ref[set], b->n_out, (kgate_stream)b->s,
-                              &b->ref_scale[set], msg, sizeof msg)) {
-            msg[sizeof msg - 1] = '\0';
-            return kg_err_set(err, KG_EXIT_CANDIDATE, "the problem's reference: %s", msg[0] ? msg : "failed");
-        }
-        if (!isfinite(b->ref_scale[set]) || b->ref_scale[set] < 0)
-            b->ref_scale[set] = 0;
-        return 0;
-    out:
-        return err->code;
-    }
-    int rc = b->op->reference(b->in[set], b->n_in, b->ref[set], &b->params, (kgate_stream)b->s);
-    if (rc)
-        return kg_err_set(err, KG_EXIT_ENV, "the %s reference failed: %s", b->op->name,
-                          cudaGetErrorString(rc > 0 ? (cudaError_t)rc : cudaGetLastError()));
-    return 0;
-}
-
-/* Overwrites a set's references with NaN once they have been compared, so
- * that the next call finds none. */
-static int hide_refs(bench *b, int set, kg_err *err)
-{
-    for (int o = 0; o < b->n_out; o++)
-        KG_CUDA(cudaMemsetAsync(b->ref[set][o], 0xFF,
-                                sizeof(double) * (size_t)kg_tensor_numel(&b->out[set][o]), b->s));
-out:
-    return err->code;
-}
-
-/* Results returned rather than written (a provider's collect): fetched into
- * the output buffers of `set` outside any timed call, and before the inputs'
- * checksum and the references, since the provider runs in the candidate's
- * process: whatever it runs then can neither change the inputs unseen nor
- * meet a reference in memory. Results refused as wrong in kind leave their
- * reason in b->collect_msg for compare_outputs. */
-static int collect_outputs(bench *b, int set, kg_err *err)
-{
-    b->collect_msg[0] = '\0';
-    if (!(b->kernel && b->prov && b->prov->collect))
-        return 0;
-    char msg[400] = "";
-    int rc = b->prov->collect(b->prov->self, b->kernel, b->out[set], b->n_out, (kgate_stream)b->s, msg, sizeof msg);
-    msg[sizeof msg - 1] = '\0';
-    if (rc == 1)
-        snprintf(b->collect_msg, sizeof b->collect_msg, "%s", msg[0] ? msg : "wrong results");
-    else if (rc)
-        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s': %s", b->kernel->name,
-                          msg[0] ? msg : "its results could not be fetched");
-    /* the whole device, as after a call: the copies, and anything else */
-    cudaError_t ce = cudaDeviceSynchronize();
-    if (ce == cudaSuccess)
-        ce = cudaGetLastError();
-    if (ce != cudaSuccess)
-        return kg_err_set(err, KG_EXIT_FAIL, "kernel '%s', collecting its results: %s (%s)", b->kernel->name,
-                          cudaGetErrorString(ce), cudaGetErrorName(ce));
-    return 0;
-}
-
-/* Compares every output of a set with its reference; *cmp gets the first
- * failing output's comparison (or the last one), *which its index. Results
- * that collect_outputs refused compare as wrong. */
-static int compare_outputs(bench *b, int set, kg_cmp *cmp, int *which, kg_err *err)
-{
-    const kg_op *op = b->op;
-    *which = 0;
-    if (b->collect_msg[0]) {
-        memset(cmp, 0, sizeof *cmp);
-        cmp->rel_l2 = cmp->max_abs_err = NAN;
-        return 0;
-    }
-    for (int o = 0; o < b->n_out; o++) {
-        kg_cmp c;
-        int rc;
-        if (op->out[o].cmp == KG_CMP_ARG) {
-            rc = kg_tensor_compare_arg(&b->out[set][o], &b->in[set][0], b->ref[set][o], &c,
-                                       (kgate_stream)b->s, err);
-        } else {
-            kg_tol tol = kg_op_tol(op, kg_tensor_dtype(&b->out[set][o]));
-            if (b->problem && !kg_dtype_is_int(kg_tensor_dtype(&b->out[set][o])))
-                kg_tol_scale(&tol, b->ref_scale[set]); /* outputs of large sums (catalog/problem.h) */
-            rc = kg_tensor_compare(&b->out[set][o], b->ref[set][o], &tol, &c, (kgate_stream)b->s, err);
-            if (!rc && !c.pass && op->tol_rms && !b->problem && kg_cmp_ref_rms(&c) > 1) {
-                /* long sums: the same comparison with atol on the reference's scale */
-                kg_tol_scale(&tol, kg_cmp_ref_rms(&c));
-                rc = kg_tensor_compare(&b->out[set][o], b->ref[set][o], &tol, &c, (kgate_stream)b->s, err);
-            }
-            if (!rc && b->who == KG_SUBJ_KERNEL && !(c.max_scaled_err <= b->max_scaled_err))
-                b->max_scaled_err = c.max_scaled_err;
-        }
-        if (rc)
-            return err->code;
-        if (o == 0 || !c.pass) {
-            *cmp = c;
-            *which = o;
-        }
-        if (!c.pass)
-            break;
-    }
-    return 0;
-}
-
-/* What a comparison found, or why returned results were refused. */
-static void describe_cmp(const bench *b, const kg_cmp *cmp, char *d, size_t size)
-{
-    if (b->collect_msg[0])
-        snprintf(d, size, "%s", b->collect_msg);
-    else
-        kg_cmp_describe(cmp, d, size);
-}
-
-/* Checks the guard regions of every tensor of a set: 1 (and desc) when a
- * write went out of bounds. */
-static int check_guards(bench *b, int set, char *desc, size_t size, kg_err *err)
-{
-    for (int t = 0; t < b->n_in + b->n_out; t++) {
-        const DLTensor *x = t < b->n_in ? &b->in[set][t] : &b->out[set][t - b->n_in];
-        const kg_tensor_spec *sp = t < b->n_in ? &b->op->in[t] : &b->op->out[t - b->n_in];
-        int64_t before = 0, after = 0;
-        if (kg_tensor_guard_check(x, &before, &after, (kgate_stream)b->s, err))
-            return -1;
-        if (before || after) {
-            snprintf(desc, size, "wrote out of bounds: %lld byte(s) changed %s %s %s", (long long)(before + after),
-                     before ? "before" : "after", t < b->n_in ? "input" : "output", sp->name);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Runs the subject once on set 0 against a fresh reference and reports a
- * check event. Returns 0 when the check ran (*pass says how it went), else
- * the error (a crash of the subject is KG_EXIT_FAIL). */
-static int check_dist(bench *b, const char *what, unsigned long long seed, int edge, int alt,
-                      int dist, int *pass, char *desc, size_t desc_size, kg_err *err)
-{
-    uint64_t before, after;
-    kg_cmp cmp;
-    int which = 0;
-    set_scalars(b, alt);
-    if (fill_dist(b, 0, seed, dist, err))
-        return err->code;
-    if ((edge && plant_edges(b, err)) || prepare_inputs(b, 0, err))
-        return err->code;
-    before = inputs_checksum(b, 0, err);
-    if (err->code)
-        return err->code;
-    for (int i = 0; i < b->n_out; i++)
-        if (kg_tensor_poison(&b->out[0][i], (kgate_stream)b->s, err))
-            return err->code;
-    if (launch_cb(b, 0, (kgate_stream)b->s, err))
-        return err->code;
-    {
-        /* the whole device: work the subject left on another stream must
-         * finish before its output is read and the reference is computed */
-        cudaError_t rc = cudaDeviceSynchronize();
-        if (rc == cudaSuccess)
-            rc = cudaGetLastError();
-        if (rc != cudaSuccess)
-            return kg_err_set(err, KG_EXIT_FAIL, "%s, %s: %s (%s)", subject_name(b), what,
-                              cudaGetErrorString(rc), cudaGetErrorName(rc));
-    }
-    if (collect_outputs(b, 0, err))
-        return err->code;
-    after = inputs_checksum(b, 0, err);
-    if (err->code || compute_refs(b, 0, err) || compare_outputs(b, 0, &cmp, &which, err) ||
-        hide_refs(b, 0, err))
-        return err->code;
-    int mutated = before != after;
-    char d[800];
-    describe_cmp(b, &cmp, d, sizeof d);
-    if (b->n_out > 1 && !b->collect_msg[0])
-        snprintf(desc, desc_size, "output %s: %s", b->op->out[which].name, d);
-    else
-        snprintf(desc, desc_size, "%s", d);
-    if (mutated)
-        snprintf(desc, desc_size, "the kernel modified its inputs");
-    int oob = check_guards(b, 0, d, sizeof d, err);
-    if (oob < 0)
-        return err->code;
-    if (oob) {
-        cmp.pass = 0;
-        snprintf(desc, desc_size, "%s", d);
-    }
-    if (alt) {
-        size_t u = strlen(desc);
-        for (int i = 0; i < b->scalars.n && u < desc_size; i++)
-            if (b->scalars.v[i].value != b->job->scalars.v[i].value &&
-                kg_op_scalar_extent(b->op, b->scalars.v[i].name) < 0) /* not a shape's stride */
-                u += (size_t)snprintf(desc + u, desc_size - u, " [with %s = %g]",
-                                      b->scalars.v[i].name, b->scalars.v[i].value);
-    }
-    *pass = cmp.pass && !mutated;
-    kg_event e = subject_ev(b, KG_EV_CHECK);
-    snprintf(e.what, sizeof e.what, "%s", what);
-    e.pass = *pass;
-    e.rel_l2 = cmp.rel_l2;
-    e.max_abs_err = cmp.max_abs_err;
-    e.mutated = mutated;
-    snprintf(e.text, sizeof e.text, "%s", desc);
-    emit(&e);
-    return 0;
-}
-
-static void emit_sum(const bench *b, const char *name, double v)
-{
-    if (!isfinite(v)) /* e.g. the statistics of no kept sample: absent, not NaN */
-        return;
-    kg_event e = subject_ev(b, KG_EV_SUM);
-    snprintf(e.name, sizeof e.name, "%s", name);
-    snprintf(e.unit, sizeof e.unit, "%s", kg_summary_unit(name));
-    e.value = v;
-    emit(&e);
-}
-
-static void emit_fail(const bench *b, const char *kind, const char *msg)
-{
-    kg_event e = subject_ev(b, KG_EV_FAIL);
-    snprintf(e.fail_kind, sizeof e.fail_kind, "%s", kind);
-    snprintf(e.text, sizeof e.text, "%s", msg);
-    emit(&e);
-}
-
-static void emit_timing(const bench *b, const kg_timing *t)
-{
-    emit_sum(b, "time/gpu/median", t->st.median);
-    emit_sum(b, "time/gpu/ci_lo", t->st.ci_lo);
-    emit_sum(b, "time/gpu/ci_hi", t->st.ci_hi);
-    if (b->who != KG_SUBJ_KERNEL) {
-        /* what disturbed a library path's timing: such a time is not kept (store/lib_cache.h),
-         * and work of its process beside it (a trace without kgate's own records counts as
-         * such) is not used */
-        emit_sum(b, "time/throttled", t->n_throttled);
-        emit_sum(b, "time/foreign", t->n_foreign + t->n_deferred + t->trace_lost);
-    } else {
-        emit_sum(b, "time/gpu/min", t->st.min);
-        emit_sum(b, "time/gpu/p10", t->st.p10);
-        emit_sum(b, "time/gpu/p90", t->st.p90);
-        emit_sum(b, "time/gpu/relstd", t->st.relstd);
-        emit_sum(b, "time/gpu/spread", t->st.spread);
-        emit_sum(b, "time/samples", t->st.n);
-        emit_sum(b, "time/throttled", t->n_throttled);
-        emit_sum(b, "time/wall", t->wall_s);
-        emit_sum(b, "time/event/median", t->event_median_s);
-        emit_sum(b, "time/traced", t->n_traced);
-        if (t->clock_mhz > 0)
-            emit_sum(b, "time/clock", t->clock_mhz);
-        if (t->batched)
-            emit_sum(b, "time/batch/mean", t->batch_mean_s);
-        if (t->escaped)
-            emit_sum(b, "time/escaped", t->escaped_s);
-        emit_sum(b, "time/foreign", t->n_foreign);
-        if (t->n_deferred)
-            emit_sum(b, "time/deferred", t->n_deferred);
-        if (t->trace_lost)
-            emit_sum(b, "time/trace_lost", 1);
-        emit_sum(b, "time/host/median", t->host_median_s);
-        if (b->glue_n) {
-            emit_sum(b, "time/host/glue", b->glue_sum / (double)b->glue_n);
-            emit_sum(b, "time/host/glue_over", b->glue_over / (double)b->glue_n);
-        }
-        if (t->span_median_s > 0)
-            emit_sum(b, "time/span/median", t->span_median_s);
-        if (t->n_blocker_timeouts)
-            emit_sum(b, "time/blocking", t->n_blocker_timeouts);
-        emit_sum(b, "time/verified", t->n_verified);
-        if (t->n_persist_reset)
-            emit_sum(b, "time/persist_reset", t->n_persist_reset);
-        if (t->vendor_seen) { /* always, so that a result says how much was the library's */
-            emit_sum(b, "time/vendor", t->n_vendor);
-            emit_sum(b, "time/vendor_share", t->vendor_share);
-            emit_sum(b, "time/vendor_compute_share", t->vendor_compute_share);
-        }
-    }
-    kg_event e = subject_ev(b, KG_EV_TIMING);
-    snprintf(e.stop, sizeof e.stop, "%s", kg_stop_name(t->stop));
-    e.escaped = t->escaped;
-    e.throttled = t->n_throttled;
-    snprintf(e.text, sizeof e.text, "%s", t->note);
-    emit(&e);
-}
-
-/* Checks the kernel, without timing, at the job's extra shapes (unaligned,
- * tiny, unnamed): one random trial each, plus the edge rows where the shape
- * has room for them. A shape the kernel declares unsupported is counted and
- * skipped. Returns non-zero on an error; a wrong result is a fail event and
- * stops the subject (the caller sees b->failed). */
-static int check_extra_shapes(bench *b, kg_err *err)
-{
-    const kg_job *j = b->job;
-    int checked = 0, skipped = 0;
-    for (int k = 0; k < j->n_extra && !b->failed; k++) {
-        const kg_shape *sh = &j->extra[k];
-        char txt[96], what[32], desc[1024];
-        int pass = 0;
-        kg_shape_format(sh, txt, sizeof txt);
-        if (!b->extra_ok[k]) { /* asked before any call (ask_supports) */
-            skipped++;
-            continue;
-        }
-        bench x;
-        memset(&x, 0, sizeof x);
-        x.job = j;
-        x.op = b->op;
-        x.types = b->types;
-        x.shape = *sh;
-        x.s = b->s;
-        x.n_sets = 1;
-        x.who = b->who;
-        x.kernel = b->kernel;
-        x.prov = b->prov;
-        x.tunable = b->tunable;
-        int rc = alloc_bench(&x, err);
-        for (int edge = 0; edge < 2 && !rc; edge++) {
-            int64_t rows, cols;
-            kg_input0_matrix(x.op, sh, &rows, &cols);
-            if (edge && (!j->edge || rows < x.op->min_rows || x.op->in[0].type != KG_T_DATA))
-                break;
-            snprintf(what, sizeof what, "shape %.20s%s", txt, edge ? " edges" : "");
-            rc = check_once(&x, what, j->seed + 31 * (unsigned long long)(k + 1), edge, 0, &pass, desc,
-                            sizeof desc, err);
-            if (!rc && !pass) {
-                char m[1024];
-                snprintf(m, sizeof m, "at the extra shape %.40s%s: %.900s", txt,
-                         edge ? " (edge rows)" : "", desc);
-                emit_fail(b, "incorrect", m);
-                b->failed = 1;
-                break;
-            }
-        }
-        free_bench(&x);
-        if (rc)
-            return rc;
-        checked++;
-    }
-    emit_sum(b, "check/shapes", checked);
-    emit_sum(b, "check/shapes_skipped", skipped);
-    return 0;
-}
-
-static int check_once(bench *b, const char *what, unsigned long long seed, int edge, int alt,
-                      int *pass, char *desc, size_t desc_size, kg_err *err)
-{
-    return check_dist(b, what, seed, edge, alt, KG_DIST_UNIFORM, pass, desc, desc_size, err);
-}
-
 /* Timer hooks for the kernel: poison the outputs before every call, and
  * re-check chosen timed calls against the references of their input set. */
 static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
 {
-    bench *b = p;
+    kg_bench *b = p;
     for (int i = 0; i < b->n_out; i++)
         if (kg_tensor_poison(&b->out[set][i], s, err))
             return err->code;
@@ -674,7 +66,7 @@ static int before_cb(void *p, int set, kgate_stream s, kg_err *err)
  * bound: beyond it, an honest candidate is charged glue too. */
 static double host_time_cb(void *p, double measured_s)
 {
-    bench *b = p;
+    kg_bench *b = p;
     double claimed = b->prov->host_seconds(b->prov->self);
     if (claimed >= 0 && claimed <= measured_s) {
         b->glue_sum += measured_s - claimed;
@@ -691,7 +83,7 @@ static double host_time_cb(void *p, double measured_s)
  * all of it, or of a few sampled elements) then never replays one: it is
  * timed computing, and a replayed answer is wrong where a re-check looks.
  * Library paths get the same, so that E compares like with like. */
-static unsigned long long call_seed(const bench *b, long call)
+static unsigned long long call_seed(const kg_bench *b, long call)
 {
     unsigned long long x = b->refill_seed + (unsigned long long)call * 0x9E3779B97F4A7C15ull;
     return kg_splitmix64(&x);
@@ -699,8 +91,8 @@ static unsigned long long call_seed(const bench *b, long call)
 
 static int refill_cb(void *p, int set, long call, kgate_stream s, kg_err *err)
 {
-    bench *b = p;
-    if (fill_on(b, set, call_seed(b, call), KG_DIST_UNIFORM, s, err) || prepare_on(b, set, s, err))
+    kg_bench *b = p;
+    if (kg_bench_fill_on(b, set, call_seed(b, call), KG_DIST_UNIFORM, s, err) || kg_bench_prepare_on(b, set, s, err))
         return err->code;
     return 0;
 }
@@ -711,16 +103,16 @@ static int refill_cb(void *p, int set, long call, kgate_stream s, kg_err *err)
  * inputs. */
 static int verify_cb(void *p, int set, long call, kg_err *err)
 {
-    bench *b = p;
+    kg_bench *b = p;
     kg_cmp cmp;
     int which = 0;
     char d[800];
-    if (collect_outputs(b, set, err))
+    if (kg_bench_collect(b, set, err))
         return -1;
-    uint64_t now = inputs_checksum(b, set, err);
+    uint64_t now = kg_bench_inputs_checksum(b, set, err);
     if (err->code || refill_cb(b, set, call, (kgate_stream)b->s, err))
         return -1;
-    uint64_t given = inputs_checksum(b, set, err);
+    uint64_t given = kg_bench_inputs_checksum(b, set, err);
     if (err->code)
         return -1;
     if (now != given) {
@@ -728,15 +120,15 @@ static int verify_cb(void *p, int set, long call, kg_err *err)
                  b->problem ? " (or the problem's input factory does not give the same inputs for a seed)" : "");
         return 1;
     }
-    if (compute_refs(b, set, err) || compare_outputs(b, set, &cmp, &which, err) || hide_refs(b, set, err))
+    if (kg_bench_compute_refs(b, set, err) || kg_bench_compare(b, set, &cmp, &which, err) || kg_bench_hide_refs(b, set, err))
         return -1;
     if (!cmp.pass) {
-        describe_cmp(b, &cmp, d, sizeof d);
+        kg_bench_describe_cmp(b, &cmp, d, sizeof d);
         snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call's output %s is wrong (it was right "
                  "in the checks before timing): %.700s", b->op->out[which].name, d);
         return 1;
     }
-    int oob = check_guards(b, set, d, sizeof d, err);
+    int oob = kg_bench_check_guards(b, set, d, sizeof d, err);
     if (oob > 0)
         snprintf(b->verify_msg, sizeof b->verify_msg, "a timed call %s", d);
     return oob;
@@ -748,17 +140,17 @@ static int verify_cb(void *p, int set, long call, kg_err *err)
  * timing: this call comes after it and is not timed. */
 static int diag_launch(void *p, kg_err *err)
 {
-    bench *b = p; /* nothing of kgate's in the profiled call: its memsets would be ranges too */
-    return launch_cb(b, 0, (kgate_stream)b->s, err);
+    kg_bench *b = p; /* nothing of kgate's in the profiled call: its memsets would be ranges too */
+    return kg_bench_launch(b, 0, (kgate_stream)b->s, err);
 }
 
-static int diagnose_subject(bench *b, kg_err *err)
+static int diagnose_subject(kg_bench *b, kg_err *err)
 {
     kg_diagnosis *d = malloc(sizeof *d);
     if (!d)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
     const int ext = b->job->diagnose == 2;
-    set_scalars(b, 0);
+    kg_bench_set_scalars(b, 0);
     if (kg_kf_describe(diag_launch, b, ext ? kg_prof_extended_metrics : kg_prof_default_metrics,
                        ext ? kg_prof_n_extended : kg_prof_n_default, b->job->patched_max_s, b->job->scratch, d,
                        err)) {
@@ -767,33 +159,33 @@ static int diagnose_subject(bench *b, kg_err *err)
     }
     /* where the diagnosis's wall time went (the profiler's parts only when
      * it ran) */
-    emit_sum(b, "time/phase/diagnose", d->wall_s);
+    kg_wev_sum(b, "time/phase/diagnose", d->wall_s);
     if (d->passes > 0) {
         double setup, passes, eval;
         kg_prof_last_times(&setup, &passes, &eval);
-        emit_sum(b, "time/diagnose/profiler-setup", setup);
-        emit_sum(b, "time/diagnose/passes", passes);
-        emit_sum(b, "time/diagnose/evaluate", eval);
+        kg_wev_sum(b, "time/diagnose/profiler-setup", setup);
+        kg_wev_sum(b, "time/diagnose/passes", passes);
+        kg_wev_sum(b, "time/diagnose/evaluate", eval);
     }
-    emit_sum(b, "time/diagnose/sass", kg_kf_last_sass_s());
+    kg_wev_sum(b, "time/diagnose/sass", kg_kf_last_sass_s());
     for (int i = 0; i < d->n_kernels; i++) {
-        kg_event e = subject_ev(b, KG_EV_KERNEL);
+        kg_event e = kg_wev_subject(b, KG_EV_KERNEL);
         e.kf = &d->kernels[i];
-        emit(&e);
+        kg_wev_emit(&e);
     }
-    kg_event e = subject_ev(b, KG_EV_DIAG);
+    kg_event e = kg_wev_subject(b, KG_EV_DIAG);
     snprintf(e.text, sizeof e.text, "%s%s%.500s", watch_note, watch_note[0] && d->note[0] ? "; " : "", d->note);
     e.passes = d->passes;
     e.launches = d->launches;
     e.busy_s = d->busy_s;
     e.wall_s = d->wall_s;
-    emit(&e);
+    kg_wev_emit(&e);
     free(d);
     return 0;
 }
 
 /* Whether the kernel (and its configuration, in kgate tune) takes a shape. */
-static int shape_supported(const bench *b, const kg_shape *sh)
+static int shape_supported(const kg_bench *b, const kg_shape *sh)
 {
     if (b->tunable && b->tunable->valid && !b->tunable->valid(b->job->config, sh->d, sh->n))
         return 0;
@@ -804,7 +196,7 @@ static int shape_supported(const bench *b, const kg_shape *sh)
  * any call: when and how often supports() is called would otherwise tell it
  * which phase it is in (the extra shapes come between the checks and the
  * timing). Returns whether it takes the job's shape. */
-static int ask_supports(bench *b)
+static int ask_supports(kg_bench *b)
 {
     int ok = shape_supported(b, &b->job->shape);
     for (int k = 0; k < b->job->n_extra && k < KG_MAX_EXTRA; k++)
@@ -820,7 +212,7 @@ static unsigned long long secret_seed(void) { return kg_random64(); }
  * operator lists; at least `trials` in all for the kernel, one for a library
  * path or the bundled variant. *done = 1 when one failed (the kernel's fail
  * event sent; a wrong library path is marked by its check event). */
-static int subject_trials(bench *b, int *done, kg_err *err)
+static int subject_trials(kg_bench *b, int *done, kg_err *err)
 {
     const kg_job *j = b->job;
     int kernel = b->who == KG_SUBJ_KERNEL, has_alt = 0, pass = 0;
@@ -840,26 +232,26 @@ static int subject_trials(bench *b, int *done, kg_err *err)
     for (int t = 0; t < trials; t++) {
         char what[32];
         snprintf(what, sizeof what, "trial %d (%s)", t + 1, kg_dist_name((kg_dist)dist[t]));
-        if (check_dist(b, what, j->seed + (unsigned long long)t, 0, has_alt && t == 1, dist[t], &pass,
+        if (kg_bench_check_dist(b, what, j->seed + (unsigned long long)t, 0, has_alt && t == 1, dist[t], &pass,
                        desc, sizeof desc, err))
             return err->code;
         if (!pass) {
             char m[1024];
             snprintf(m, sizeof m, "%s: %.990s", what, desc);
             if (b->who != KG_SUBJ_LIB) /* a wrong library path is marked by its check event */
-                emit_fail(b, "incorrect", m);
+                kg_wev_fail(b, "incorrect", m);
             *done = 1;
             return 0;
         }
     }
     if (kernel)
-        emit_sum(b, "check/trials", trials);
+        kg_wev_sum(b, "check/trials", trials);
     return 0;
 }
 
 /* The kernel's edge rows, where the operator has them. *done = 1 when they
  * failed (the fail event sent). */
-static int subject_edge(bench *b, int *done, kg_err *err)
+static int subject_edge(kg_bench *b, int *done, kg_err *err)
 {
     const kg_job *j = b->job;
     int64_t rows, cols;
@@ -868,13 +260,13 @@ static int subject_edge(bench *b, int *done, kg_err *err)
     kg_input0_matrix(b->op, &b->shape, &rows, &cols);
     if (!(j->edge && !b->problem && rows >= b->op->min_rows && b->op->in[0].type == KG_T_DATA))
         return 0;
-    if (check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
+    if (kg_bench_check_once(b, "edge cases", j->seed + 7777, 1, 0, &pass, desc, sizeof desc, err))
         return err->code;
-    emit_sum(b, "check/edge", pass);
+    kg_wev_sum(b, "check/edge", pass);
     if (!pass) {
         char m[1024];
         snprintf(m, sizeof m, "edge cases (%.200s): %.780s", b->op->edge_semantics, desc);
-        emit_fail(b, "incorrect", m);
+        kg_wev_fail(b, "incorrect", m);
         *done = 1;
     }
     return 0;
@@ -883,7 +275,7 @@ static int subject_edge(bench *b, int *done, kg_err *err)
 /* The timer's configuration for the subject: fresh inputs every call
  * (refill_cb), and for the kernel the re-checks of timed calls, with room
  * for the references of every input set. */
-static int subject_timer_cfg(bench *b, kg_timer_cfg *tc, kg_err *err)
+static int subject_timer_cfg(kg_bench *b, kg_timer_cfg *tc, kg_err *err)
 {
     const kg_job *j = b->job;
     int kernel = b->who == KG_SUBJ_KERNEL;
@@ -891,7 +283,7 @@ static int subject_timer_cfg(bench *b, kg_timer_cfg *tc, kg_err *err)
     tc->stop = j->stop;
     tc->flush = j->hot ? KG_FLUSH_NONE : j->flush;
     tc->n_sets = kernel ? b->n_sets : 1;
-    set_scalars(b, 0);
+    kg_bench_set_scalars(b, 0);
     /* every call, warm-up included, gets fresh inputs (refill_cb) */
     b->refill_seed = secret_seed();
     tc->refill = refill_cb;
@@ -921,7 +313,7 @@ static int subject_timer_cfg(bench *b, kg_timer_cfg *tc, kg_err *err)
  * disturb both timings; time/retimed keeps such a time out of --lib-cache);
  * a kernel is timed once, since what it did is what is judged. *done = 1
  * when a re-check of a timed call failed (the fail event sent). */
-static int subject_time(bench *b, int *done, kg_err *err)
+static int subject_time(kg_bench *b, int *done, kg_err *err)
 {
     int kernel = b->who == KG_SUBJ_KERNEL;
     kg_timer_cfg tc;
@@ -930,7 +322,7 @@ static int subject_time(bench *b, int *done, kg_err *err)
         return err->code;
     char again[230] = ""; /* what the first timing saw, when there was a second */
     for (int tries = kernel ? 1 : 2;; tries--) {
-        if (kg_time(&tc, launch_cb, b, (kgate_stream)b->s, &tm, err)) {
+        if (kg_time(&tc, kg_bench_launch, b, (kgate_stream)b->s, &tm, err)) {
             /* a fault of the subject inside the timed loop surfaces as a
              * failed CUDA call of the timer: the context is then broken */
             if (err->code == KG_EXIT_ENV && cudaDeviceSynchronize() != cudaSuccess)
@@ -943,16 +335,16 @@ static int subject_time(bench *b, int *done, kg_err *err)
     }
     if (again[0]) {
         kg_timing_note(&tm, "%s", again);
-        emit_sum(b, "time/retimed", 1);
+        kg_wev_sum(b, "time/retimed", 1);
     }
     if (kernel && tm.n_vendor) /* a library path's are the library's own */
         kg_timing_note(&tm, "%d kernel(s) named like %s's (%.0f%% of its kernel time, %.0f%% computing, the "
                        "rest fills, copies or casts), the first %s",
                        tm.n_vendor, tm.vendor_lib ? tm.vendor_lib : "a library", 100 * tm.vendor_share,
                        100 * tm.vendor_compute_share, tm.vendor_first);
-    emit_timing(b, &tm);
+    kg_wev_timing(b, &tm);
     if (kernel && tm.verify_failed) {
-        emit_fail(b, "incorrect", b->verify_msg);
+        kg_wev_fail(b, "incorrect", b->verify_msg);
         *done = 1;
     }
     return 0;
@@ -961,20 +353,20 @@ static int subject_time(bench *b, int *done, kg_err *err)
 /* A kernel that caches results by pointer would pass the trials and then
  * time a no-op: the kernel is checked again on fresh inputs after timing.
  * *done = 1 when that failed (the fail event sent). */
-static int subject_recheck(bench *b, int *done, kg_err *err)
+static int subject_recheck(kg_bench *b, int *done, kg_err *err)
 {
     int pass = 0;
     char desc[1024];
     double t_recheck = kg_mono();
-    if (check_once(b, "after timing", b->job->seed + 4242, 0, 0, &pass, desc, sizeof desc, err))
+    if (kg_bench_check_once(b, "after timing", b->job->seed + 4242, 0, 0, &pass, desc, sizeof desc, err))
         return err->code;
     if (!pass) {
-        emit_fail(b, "incorrect", desc);
+        kg_wev_fail(b, "incorrect", desc);
         *done = 1;
         return 0;
     }
-    emit_sum(b, "check/max_scaled_err", isfinite(b->max_scaled_err) ? b->max_scaled_err : 1e300);
-    emit_sum(b, "time/phase/recheck", kg_mono() - t_recheck);
+    kg_wev_sum(b, "check/max_scaled_err", isfinite(b->max_scaled_err) ? b->max_scaled_err : 1e300);
+    kg_wev_sum(b, "time/phase/recheck", kg_mono() - t_recheck);
     return 0;
 }
 
@@ -983,33 +375,33 @@ static int subject_recheck(bench *b, int *done, kg_err *err)
  * edge rows, timing, and a check after timing; a library path or the
  * bundled variant one trial and timing. Returns non-zero on an error (a
  * crash of the subject is KG_EXIT_FAIL); a wrong result is a fail event. */
-static int run_subject(bench *b, kg_err *err)
+static int run_subject(kg_bench *b, kg_err *err)
 {
     const kg_job *j = b->job;
     int kernel = b->who == KG_SUBJ_KERNEL, done = 0;
     double t_checks = kg_mono(); /* where a kernel job's time goes: time/phase/... */
     if (kernel) {
-        emit_sum(b, "time/phase/setup", t_checks - t_hello);
-        emit_sum(b, "time/phase/open", phase_open_s);
-        emit_sum(b, "time/phase/context", phase_context_s);
+        kg_wev_sum(b, "time/phase/setup", t_checks - t_hello);
+        kg_wev_sum(b, "time/phase/open", phase_open_s);
+        kg_wev_sum(b, "time/phase/context", phase_context_s);
     }
     if (subject_trials(b, &done, err) || done)
         return err->code;
     if (kernel && (subject_edge(b, &done, err) || done))
         return err->code;
-    if (kernel && check_extra_shapes(b, err))
+    if (kernel && kg_bench_check_extra_shapes(b, err))
         return err->code;
     if (b->failed)
         return 0;
     if (kernel)
-        emit_sum(b, "time/phase/checks", kg_mono() - t_checks);
+        kg_wev_sum(b, "time/phase/checks", kg_mono() - t_checks);
     if (j->verify_only && kernel) /* checks only; a diagnosis still describes the kernel */
         return j->diagnose ? diagnose_subject(b, err) : 0;
     double t_timing = kg_mono();
     if (subject_time(b, &done, err) || done)
         return err->code;
     if (kernel) {
-        emit_sum(b, "time/phase/timing", kg_mono() - t_timing);
+        kg_wev_sum(b, "time/phase/timing", kg_mono() - t_timing);
         if (subject_recheck(b, &done, err) || done)
             return err->code;
     }
@@ -1017,7 +409,7 @@ static int run_subject(bench *b, kg_err *err)
         /* the references are done with: the profiler's kernel replay saves
          * and restores device memory, so less of it is less time (conv2d's
          * fp64 output reference alone is 1 GB at its large preset) */
-        if (free_refs(b, err))
+        if (kg_bench_free_refs(b, err))
             return err->code;
         return diagnose_subject(b, err);
     }
@@ -1109,7 +501,7 @@ static int do_list(const kg_job *j, kg_err *err)
     const kg_provider *pv;
     if (open_source(j->plugin, &p, &pv, err))
         return err->code;
-    kg_event e = ev(KG_EV_TABLE, KG_SUBJ_NONE, NULL);
+    kg_event e = kg_wev_new(KG_EV_TABLE, KG_SUBJ_NONE, NULL);
     e.entries = calloc(p->n_kernels, sizeof *e.entries);
     if (!e.entries)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory");
@@ -1145,7 +537,7 @@ static int do_list(const kg_job *j, kg_err *err)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: its table is %zu bytes as an event, over %d", j->plugin, len,
                           KG_EVENT_MAX);
     }
-    emit_line(line); /* serialized once */
+    kg_wev_line(line); /* serialized once */
     free(line);
     return 0;
 }
@@ -1171,7 +563,7 @@ static const kgate_kernel *find_fast(const kgate_plugin *p, const kg_op *op, kg_
 
 /* Library paths a provider offers as a kernel table (a problem's, or
  * PyTorch's): each checked and timed as a vendor path is. At most 16. */
-static int time_library_table(bench *b, const kgate_plugin *lib, const kg_provider *pv, kg_err *err)
+static int time_library_table(kg_bench *b, const kgate_plugin *lib, const kg_provider *pv, kg_err *err)
 {
     if (lib->abi_version != KGATE_ABI_VERSION || lib->kernel_size < sizeof(kgate_kernel) || lib->n_kernels > 16)
         return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: a malformed table of library paths", b->op->name);
@@ -1182,10 +574,10 @@ static int time_library_table(bench *b, const kgate_plugin *lib, const kg_provid
         b->prov = pv;
         b->baseline = NULL;
         snprintf(b->path, sizeof b->path, "%.39s", k->name ? k->name : "?");
-        set_scalars(b, 0);
-        kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_LIB, b->path);
+        kg_bench_set_scalars(b, 0);
+        kg_event e = kg_wev_new(KG_EV_SUBJECT, KG_SUBJ_LIB, b->path);
         snprintf(e.text, sizeof e.text, "%.1000s", k->summary ? k->summary : "");
-        emit(&e);
+        kg_wev_emit(&e);
         if (run_subject(b, err))
             return err->code;
     }
@@ -1195,7 +587,7 @@ static int time_library_table(bench *b, const kgate_plugin *lib, const kg_provid
 }
 
 /* A problem's library paths: the table its provider offers. */
-static int problem_library(bench *b, kg_err *err)
+static int problem_library(kg_bench *b, kg_err *err)
 {
     const kgate_plugin *lib = NULL;
     char msg[600] = "";
@@ -1207,7 +599,7 @@ static int problem_library(bench *b, kg_err *err)
     return time_library_table(b, lib, b->src, err);
 }
 
-static int do_library(bench *b, kg_err *err)
+static int do_library(kg_bench *b, kg_err *err)
 {
     const kg_job *j = b->job;
     const kg_op *op = b->op;
@@ -1224,21 +616,21 @@ static int do_library(bench *b, kg_err *err)
         snprintf(b->path, sizeof b->path, "%s", bl->name);
         b->baseline = NULL;
         b->kernel = NULL;
-        set_scalars(b, 0);
-        if (fill_inputs(b, 0, j->seed, err) || prepare_inputs(b, 0, err))
+        kg_bench_set_scalars(b, 0);
+        if (kg_bench_fill_inputs(b, 0, j->seed, err) || kg_bench_prepare_inputs(b, 0, err))
             return err->code;
         if (bl->setup(op, b->in[0], b->out[0], &b->params, (kgate_stream)b->s, &b->bctx, note,
                       sizeof note, &serr)) {
-            kg_event e = ev(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, bl->name);
+            kg_event e = kg_wev_new(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, bl->name);
             snprintf(e.text, sizeof e.text, "%s", serr.msg[0] ? serr.msg : "unsupported");
-            emit(&e);
+            kg_wev_emit(&e);
             cudaGetLastError(); /* a refused setup leaves no sticky error behind */
             continue;
         }
         b->baseline = bl;
-        kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_LIB, bl->name);
+        kg_event e = kg_wev_new(KG_EV_SUBJECT, KG_SUBJ_LIB, bl->name);
         snprintf(e.text, sizeof e.text, "%s", note);
-        emit(&e);
+        kg_wev_emit(&e);
         int rc = run_subject(b, err);
         bl->teardown(b->bctx);
         b->baseline = NULL;
@@ -1256,9 +648,9 @@ static int do_library(bench *b, kg_err *err)
                                        kg_dtype_name(b->types.index), j->torch > 1, &tl, msg, sizeof msg) ||
             !tl) {
             msg[sizeof msg - 1] = '\0';
-            kg_event e = ev(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, "torch");
+            kg_event e = kg_wev_new(KG_EV_UNSUPPORTED, KG_SUBJ_LIB, "torch");
             snprintf(e.text, sizeof e.text, "%s", msg[0] ? msg : "PyTorch could not be loaded");
-            emit(&e);
+            kg_wev_emit(&e);
         } else if (time_library_table(b, tl, py_provider, err)) {
             return err->code;
         }
@@ -1270,10 +662,10 @@ static int do_library(bench *b, kg_err *err)
     kg_err perr = {0, ""};
     b->who = KG_SUBJ_BEST;
     b->path[0] = '\0';
-    kg_event e = ev(KG_EV_SUBJECT, KG_SUBJ_BEST, NULL);
+    kg_event e = kg_wev_new(KG_EV_SUBJECT, KG_SUBJ_BEST, NULL);
     if (open_source(j->plugin, &p, &pv, &perr)) {
         snprintf(e.text, sizeof e.text, KG_BUNDLED_UNLOADED ": %.900s", perr.msg);
-        emit(&e);
+        kg_wev_emit(&e);
         return 0;
     }
     b->kernel = find_fast(p, op, b->types);
@@ -1281,20 +673,20 @@ static int do_library(bench *b, kg_err *err)
     if (!b->kernel) {
         snprintf(e.text, sizeof e.text, "no bundled %s_%s kernel for %s", op->name,
                  op->fast ? op->fast : "(none)", kg_dtype_name(b->types.data));
-        emit(&e);
+        kg_wev_emit(&e);
         return 0;
     }
     snprintf(b->path, sizeof b->path, "%s", b->kernel->name);
     snprintf(e.path, sizeof e.path, "%s", b->kernel->name);
     snprintf(e.text, sizeof e.text, "bundled %s: %s", b->kernel->name,
              b->kernel->summary ? b->kernel->summary : "");
-    emit(&e);
+    kg_wev_emit(&e);
     return run_subject(b, err);
 }
 
 static int do_measure(const kg_job *j, kg_err *err)
 {
-    bench b;
+    kg_bench b;
     const kgate_plugin *plug = NULL;
     memset(&b, 0, sizeof b);
     b.job = j;
@@ -1372,11 +764,11 @@ static int do_measure(const kg_job *j, kg_err *err)
         KG_CUDA(cudaGetDeviceProperties(&prop, j->device));
         kg_op_work(j->op, &j->shape, j->types, &w);
         b.n_sets = (int)(2.0 * prop.l2CacheSize / w.bytes) + 1;
-        b.n_sets = b.n_sets < 1 ? 1 : b.n_sets > MAX_SETS ? MAX_SETS : b.n_sets;
+        b.n_sets = b.n_sets < 1 ? 1 : b.n_sets > KG_BENCH_SETS ? KG_BENCH_SETS : b.n_sets;
     }
     /* a guard byte the candidate cannot count on (never 0x00 or 0xFF) */
     kg_tensor_guard_pattern((unsigned char)(1 + secret_seed() % 254));
-    if (alloc_bench(&b, err))
+    if (kg_bench_alloc(&b, err))
         goto out;
     if (j->mode == KG_JOB_LIBRARY)
         do_library(&b, err);
@@ -1384,10 +776,10 @@ static int do_measure(const kg_job *j, kg_err *err)
         run_subject(&b, err);
 out:
     if (err->code == KG_EXIT_FAIL) /* the subject crashed: say which */
-        emit_fail(&b, "crash", err->msg);
+        kg_wev_fail(&b, "crash", err->msg);
     if (b.baseline)
         b.baseline->teardown(b.bctx);
-    free_bench(&b);
+    kg_bench_free(&b);
     if (b.s)
         cudaStreamDestroy(b.s);
     return err->code;
@@ -1420,14 +812,16 @@ int kg_worker_main(int argc, char **argv)
 {
     kg_job j;
     kg_err err = {0, ""};
+    FILE *events = NULL;
     for (int i = 0; i + 1 < argc; i++)
         if (strcmp(argv[i], "--fd") == 0) {
             char *end;
             long fd = strtol(argv[i + 1], &end, 10);
             if (*end == '\0' && fd > 2 && fd < 65536)
-                ev_out = fdopen((int)fd, "w");
+                events = fdopen((int)fd, "w");
         }
-    if (!ev_out) {
+    kg_wev_open(events);
+    if (!events) {
         fprintf(stderr, "kgate __worker: needs --fd N (N > 2), an open descriptor for its events\n");
         return KG_EXIT_USAGE;
     }
@@ -1439,7 +833,7 @@ int kg_worker_main(int argc, char **argv)
         kg_sandbox_apply(j.budget_s > 0 ? j.budget_s + 30 : 3600, j.scratch,
                          KG_SANDBOX_PROCESS | (j.mode == KG_JOB_LIST ? KG_SANDBOX_FILES : 0), &err);
     {
-        kg_event e = ev(KG_EV_HELLO, KG_SUBJ_NONE, NULL);
+        kg_event e = kg_wev_new(KG_EV_HELLO, KG_SUBJ_NONE, NULL);
         e.pid = (long)getpid();
         if (have_job && j.mode != KG_JOB_LIST) {
             int n = 0;
@@ -1453,7 +847,7 @@ int kg_worker_main(int argc, char **argv)
             else if (cudaGetDeviceProperties(&prop, j.device) == cudaSuccess)
                 snprintf(e.device, sizeof e.device, "%s", prop.name);
         }
-        emit(&e);
+        kg_wev_emit(&e);
         t_hello = kg_mono();
     }
     if (!err.code)
@@ -1469,21 +863,21 @@ int kg_worker_main(int argc, char **argv)
              * context that cannot be made, a throttled GPU) stays one: it
              * may be the GPU's, and the command stops, as a batch then
              * checks the GPU's health */
-            e = ev(KG_EV_FAIL, KG_SUBJ_KERNEL, NULL);
+            e = kg_wev_new(KG_EV_FAIL, KG_SUBJ_KERNEL, NULL);
             snprintf(e.fail_kind, sizeof e.fail_kind, "crash");
             err.code = KG_EXIT_FAIL;
         } else {
-            e = ev(KG_EV_ERROR, KG_SUBJ_NONE, NULL);
+            e = kg_wev_new(KG_EV_ERROR, KG_SUBJ_NONE, NULL);
             e.code = err.code;
             snprintf(e.nonce, sizeof e.nonce, "%s", have_job ? j.nonce : "");
         }
         snprintf(e.text, sizeof e.text, "%s", err.msg);
-        emit(&e);
+        kg_wev_emit(&e);
     }
-    kg_event e = ev(KG_EV_DONE, KG_SUBJ_NONE, NULL);
+    kg_event e = kg_wev_new(KG_EV_DONE, KG_SUBJ_NONE, NULL);
     e.code = err.code;
     e.unsupported = job_unsupported && !err.code;
     snprintf(e.nonce, sizeof e.nonce, "%s", have_job ? j.nonce : "");
-    emit(&e);
+    kg_wev_emit(&e);
     return err.code ? 3 : 0;
 }
