@@ -78,6 +78,8 @@ expect "batch --timeout: exit" 3 "$?"
 expect "... names --job-timeout and where a check's --timeout goes" 1 \
     "$(grep -c "each job's limit is --job-timeout S; a check's --timeout (each candidate's) goes after --" outt.txt)"
 expect "... ran nothing" 0 "$(cat rt.jsonl 2>/dev/null | wc -l)"
+KG_BATCH_GPUS=1 "$kgate" batch ml.jsonl -o rt.jsonl --timeout=2 >outt.txt 2>&1
+expect "batch --timeout=2: exit" 3 "$?"
 # 1c. a job killed at --job-timeout leaves nothing running into the next one:
 # what it left (here a process in a session of its own) is killed and
 # reaped before the next job starts
@@ -95,7 +97,7 @@ expect "a job past --job-timeout is asked to stop (SIGTERM) before it is killed"
 : >c_forker.so
 { echo '{"candidate":"c_forker.so"}'; echo '{"candidate":"c1.so"}'; } >mf.jsonl
 rm -f "$t/left" "$t/left.seen"
-KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch mf.jsonl -o rf.jsonl --job-timeout 1 >outf.txt 2>&1
+KG_FAKE_LEFT=$t/left KG_BATCH_GPUS=1 "$kgate" batch mf.jsonl -o rf.jsonl --job-timeout=1 >outf.txt 2>&1
 expect "a fast-forking leftover: both recorded" 2 "$(wc -l <rf.jsonl)"
 expect "a fast-forking leftover was gone when the next job started" gone "$(cat "$t/left.seen" 2>/dev/null)"
 rm -f "$t/left.run"

@@ -140,47 +140,60 @@ static void catch_stops(void)
  * (-1: --help was printed). */
 static int batch_args(int argc, char **argv, kg_batch_cfg *c, const char **gpus)
 {
+    static const char *const valued[] = {"-o", "--gpus", "--done", "--shard", "--job-timeout", "--jobs-per-gpu"};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
+        char name[32];
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq && (size_t)(eq - a) < sizeof name) { /* --name=value */
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            a = name;
+            v = eq + 1;
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(kg_usage("batch"), stdout);
             return -1;
         }
-        if (i + 1 == argc && (strcmp(a, "-o") == 0 || strcmp(a, "--gpus") == 0 || strcmp(a, "--done") == 0 ||
-                              strcmp(a, "--shard") == 0 || strcmp(a, "--job-timeout") == 0 ||
-                              strcmp(a, "--jobs-per-gpu") == 0)) {
-            fprintf(stderr, "kgate: batch: option %s needs a value\n", a);
-            return KG_EXIT_USAGE;
+        int takes = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            takes |= strcmp(a, valued[k]) == 0;
+        if (takes && !v) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "kgate: batch: option %s needs a value\n", a);
+                return KG_EXIT_USAGE;
+            }
+            v = argv[++i];
         }
-        if (strcmp(a, "--") == 0) {
+        if (strcmp(argv[i], "--") == 0 && !takes) {
             c->check = argv + i + 1;
             c->n_check = argc - i - 1;
             break;
-        } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
-            c->out = argv[++i];
-        } else if (strcmp(a, "--gpus") == 0 && i + 1 < argc) {
-            *gpus = argv[++i];
-        } else if (strcmp(a, "--done") == 0 && i + 1 < argc) {
+        } else if (strcmp(a, "-o") == 0) {
+            c->out = v;
+        } else if (strcmp(a, "--gpus") == 0) {
+            *gpus = v;
+        } else if (strcmp(a, "--done") == 0) {
             if (c->n_done == MAX_DONE)
                 return usage("--done: at most 64 files (merge them first: kgate batch --merge)");
-            c->done[c->n_done++] = argv[++i];
-        } else if (strcmp(a, "--shard") == 0 && i + 1 < argc) {
-            c->shard = argv[++i];
-        } else if (strcmp(a, "--timeout") == 0 || strncmp(a, "--timeout=", 10) == 0) {
+            c->done[c->n_done++] = v;
+        } else if (strcmp(a, "--shard") == 0) {
+            c->shard = v;
+        } else if (strcmp(a, "--timeout") == 0) {
             /* a check's --timeout (each kernel's) goes after --: said, not guessed */
             return usage("batch: each job's limit is --job-timeout S; a check's --timeout (each "
                          "candidate's) goes after -- (kgate help batch)");
-        } else if (strcmp(a, "--job-timeout") == 0 && i + 1 < argc) {
+        } else if (strcmp(a, "--job-timeout") == 0) {
             char *e;
-            c->timeout_s = strtod(argv[++i], &e);
-            if (*e || !(c->timeout_s > 0) || c->timeout_s > 1e6)
+            c->timeout_s = strtod(v, &e);
+            if (*e || e == v || !(c->timeout_s > 0) || c->timeout_s > 1e6)
                 return usage("--job-timeout: seconds, a positive number");
-        } else if (strcmp(a, "--jobs-per-gpu") == 0 && i + 1 < argc) {
+        } else if (strcmp(a, "--jobs-per-gpu") == 0) {
             char *e;
-            long v = strtol(argv[++i], &e, 10);
-            if (*e || argv[i] == e || v < 1 || v > MAX_PER_GPU)
+            long n = strtol(v, &e, 10);
+            if (*e || v == e || n < 1 || n > MAX_PER_GPU)
                 return usage("--jobs-per-gpu: a whole number from 1 to 4");
-            c->per_gpu = (int)v;
+            c->per_gpu = (int)n;
         } else if (a[0] == '-') {
             fprintf(stderr, "kgate: batch: unknown option '%s' (kgate help batch)\n", a);
             return KG_EXIT_USAGE;
