@@ -130,11 +130,13 @@ static const char explain_help[] =
 
 static const char compare_help[] =
     "usage: kgate compare A.json B.json [--same X] [--regress X] [--json F]\n"
+    "       kgate compare --ledger results/ledger.jsonl B.json [...]\n"
     "  per kernel, operator, dtype and shape of two results (two runs, commits or GPUs):\n"
     "  B/A of the median times, and FASTER, SLOWER or SAME when the medians differ by more\n"
     "  than --same (default 0.02) and the confidence intervals agree, AMBIGUOUS when they\n"
     "  overlap; a verdict change is shown. Exit 1 when a kernel is SLOWER by more than\n"
-    "  --regress (default 0.05) or its verdict got worse, 0 otherwise (3 usage, 6 files).\n";
+    "  --regress (default 0.05) or its verdict got worse, 0 otherwise (3 usage, 6 files).\n"
+    "  --ledger L: A is the newest suite run (kgate run) on B's GPU that ledger L records.\n";
 
 static const char rejudge_help[] =
     "usage: kgate rejudge RESULTS.json... [--e-ok X] [--rho-ok X] [--json NEW.json]\n"
@@ -427,6 +429,7 @@ static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_e
         {"-o", STR, &o->output, 0, 0, NULL, "report"},
         {"--format", STR, &o->format, 0, 0, NULL, "report"},
         {"--regress", NUM, &o->regress, 0, 100, NULL, "compare"},
+        {"--ledger", STR, &o->ledger, 0, 0, NULL, "compare"},
         {"--budget", INT, &o->budget, 1, 100000, NULL, "tune"},
         {"--knob", STR, NULL, 0, 0, NULL, "tune"},
         {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL, MEASURING},
@@ -583,7 +586,10 @@ static int resolve_command(kg_options *o, const raw_options *w, kg_err *err)
             return kg_err_set(err, KG_EXIT_USAGE, "--format takes html, md or csv, not '%s'", o->format);
 
     }
-    if (strcmp(o->command, "compare") == 0 && !o->help && !o->second)
+    if (strcmp(o->command, "compare") == 0 && !o->help && o->ledger && (!o->candidate || o->second))
+        return kg_err_set(err, KG_EXIT_USAGE, "compare --ledger takes one results file, the new run: kgate "
+                          "compare --ledger results/ledger.jsonl B.json");
+    if (strcmp(o->command, "compare") == 0 && !o->help && !o->ledger && !o->second)
         return kg_err_set(err, KG_EXIT_USAGE, "compare needs two results: kgate compare A.json B.json");
     if (strcmp(o->command, "tune") == 0 && !o->help && (!o->candidate || o->n_shapes > 1))
         return kg_err_set(err, KG_EXIT_USAGE, "tune needs one kernel and at most one shape: kgate tune "

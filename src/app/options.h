@@ -23,6 +23,7 @@ typedef struct kg_options {
     const char *command;   /* devices, peaks, ops, check, run, help, version */
     const char *candidate; /* check: PATH or PATH:KERNEL; explain: RESULT.json; compare: A.json */
     const char *second;    /* compare: B.json */
+    const char *ledger;    /* compare --ledger: A is its newest suite run on B's GPU */
     const char *inputs[KG_MAX_SHAPES]; /* report: the results files */
     int n_inputs;
     const char *output, *format; /* report: -o FILE (- for stdout), --format html|md|csv */

@@ -2,6 +2,7 @@
  * with report/report_html.h, report). Thin: the logic is report/compare.c. */
 #include "results_cmds.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "../report/compare.h"
 #include "../report/html_report.h"
 #include "../report/report.h"
+#include "../store/ledger.h"
 
 int kg_cmd_compare(const kg_options *o)
 {
@@ -26,13 +28,17 @@ int kg_cmd_compare(const kg_options *o)
     kg_compare_defaults(&cfg);
     cfg.same = o->same;
     cfg.regress = o->regress;
-    const char *inputs[2] = {o->candidate, o->second};
-    if ((o->json && kg_output_path_check("--json", o->json, inputs, 2, &err)) || kg_report_read_json(o->candidate, &a, &err) || kg_report_read_json(o->second, &b, &err) ||
-        kg_compare(&a, &b, &cfg, &rows, &n, &err))
+    /* with --ledger: B is the one file given, A the ledger's newest suite run on B's GPU */
+    char from_ledger[PATH_MAX];
+    const char *pa = o->ledger ? from_ledger : o->candidate, *pb = o->ledger ? o->candidate : o->second;
+    const char *inputs[3] = {o->candidate, o->second, o->ledger};
+    if ((o->json && kg_output_path_check("--json", o->json, inputs, 3, &err)) || kg_report_read_json(pb, &b, &err) ||
+        (o->ledger && kg_ledger_newest_suite(o->ledger, b.device, from_ledger, sizeof from_ledger, &err)) ||
+        kg_report_read_json(pa, &a, &err) || kg_compare(&a, &b, &cfg, &rows, &n, &err))
         goto out;
     rc = kg_compare_print(&a, &b, rows, n, stdout) > 0;
     if (o->json)
-        kg_compare_write_json(&a, &b, o->candidate, o->second, &cfg, rows, n, o->cmdline, o->json, &err);
+        kg_compare_write_json(&a, &b, pa, pb, &cfg, rows, n, o->cmdline, o->json, &err);
 out:
     free(rows);
     kg_report_free(&a);

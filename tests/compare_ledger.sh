@@ -1,0 +1,36 @@
+#!/bin/sh
+# kgate compare --ledger L B.json: A is the newest suite run on B's GPU that
+# ledger L records (store/ledger.h); no such run, a file that is not a
+# ledger, or two results files beside --ledger are refused in one line.
+#   tests/compare_ledger.sh KGATE SOURCE_DIR
+kgate=$1 src=$2
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fails=0 n=0
+expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
+run=$src/results/h200/run-20261201T1656Z.json # an H200 suite run (90 kernels)
+mkdir -p "$t/results/old" "$t/results/new"
+cp "$run" "$t/results/old/r.json"
+cp "$run" "$t/results/new/r.json"
+line() { printf '{"path": "results/%s/r.json", "gpu": "NVIDIA H200", "date": "%s", "suite": %s, "kernels": %s}\n' "$@"; }
+{ line old 2026-12-01T00:00:00Z true 90; line new 2026-12-02T00:00:00Z true 90
+  line old 2026-12-03T00:00:00Z false 90; line old 2026-12-04T00:00:00Z true 0; } >"$t/results/ledger.jsonl"
+"$kgate" compare --ledger "$t/results/ledger.jsonl" "$run" --json "$t/c.json" >"$t/out.txt" 2>&1
+expect "the newest suite run: exit" 0 $?
+expect "... every kernel SAME" 1 "$(grep -c '^90 SAME; 0 regression' "$t/out.txt")"
+expect "... A is the newest suite run with kernels (not a check, not an empty run)" new \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["a"]["file"].split("/")[-2])' "$t/c.json")"
+"$kgate" compare --ledger "$src/results/ledger.jsonl" "$run" >/dev/null 2>&1
+expect "the repository's ledger: exit" 0 $?
+sed 's/NVIDIA H200/NVIDIA H100 80GB HBM3/' "$run" >"$t/h100.json"
+"$kgate" compare --ledger "$t/results/ledger.jsonl" "$t/h100.json" >"$t/out.txt" 2>&1
+expect "no suite run on B's GPU: exit" 6 $?
+expect "... named" 1 "$(grep -c 'no suite run on NVIDIA H100 80GB HBM3 to compare against' "$t/out.txt")"
+printf 'not json\n' >"$t/bad.jsonl"
+"$kgate" compare --ledger "$t/bad.jsonl" "$run" >"$t/out.txt" 2>&1
+expect "not a ledger: exit" 6 $?
+expect "... its line named" 1 "$(grep -c 'bad.jsonl: line 1 is not a ledger entry' "$t/out.txt")"
+"$kgate" compare --ledger "$t/results/ledger.jsonl" "$run" "$run" >"$t/out.txt" 2>&1
+expect "two results files beside --ledger: exit" 3 $?
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
