@@ -1,7 +1,8 @@
 #!/bin/sh
 # results/ledger.jsonl lists every recorded results file (scripts/ledger.py),
 # and docs/performance.md is what scripts/performance_md.py generates from it;
-# each check fails on a tree that breaks it (a file left out, a page edited).
+# the ledger only grows (each committed version begins today's); each check
+# fails on a tree that breaks it (a file left out, a page edited).
 #   tests/results_ledger.sh SOURCE_DIR
 src=$1
 t=$(mktemp -d)
@@ -26,6 +27,17 @@ rm "$t/$first"
 python3 "$src/scripts/ledger.py" --check "$t" >"$t/out.txt"
 expect "a listed file gone: exit" 1 $?
 expect "... named" 1 "$(grep -c "^ledger: $first: in results/ledger.jsonl, but the file is gone" "$t/out.txt")"
+# append-only: every committed version of the ledger begins the current one
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    bad=0
+    for c in $(git -C "$src" log --format=%H -- results/ledger.jsonl); do
+        git -C "$src" show "$c:results/ledger.jsonl" >"$t/old.jsonl" 2>/dev/null || continue
+        head -c "$(wc -c <"$t/old.jsonl")" "$src/results/ledger.jsonl" | cmp -s - "$t/old.jsonl" || bad=$((bad + 1))
+    done
+    expect "every committed ledger is a prefix of today's (append-only): commits that are not" 0 "$bad"
+else
+    echo "note: not a git checkout: the ledger's history is not checked"
+fi
 cp "$src/docs/performance.md" "$t/docs/" && cp "$src/$first" "$t/$first" && echo "edited by hand" >>"$t/docs/performance.md"
 python3 "$src/scripts/performance_md.py" --check "$t" >"$t/out.txt"
 expect "docs/performance.md edited: exit" 1 $?
