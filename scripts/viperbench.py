@@ -435,7 +435,7 @@ def main(argv):
         write(os.path.join(dirs["solutions"], stem + ".py"), solution)
         pairs.append(entry)
     manifest = {"schema": "kgate.viperbench/1", "repository": REPOSITORY, "commit": tree.commit,
-                "dirty": tree.dirty, "source": tree.path, "shapes": a.shapes,
+                "dirty": tree.dirty, "shapes": a.shapes,
                 "cases": "ViperBench/benchmark.py get_test_cases()",
                 "tuning": "untuned: each triton_impl.py's tuning-cache lookup replaced by its hard-coded defaults",
                 "device": "inputs made on torch's default device (the artifact's device='cuda' dropped): "
