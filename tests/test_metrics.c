@@ -62,19 +62,12 @@ static int in_set(const char *const *set, int n, const char *name)
     return 0;
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KG_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KG_ASAN 1
-#endif
+#include "asan.h"
 
 /* Skips (with the reason) when the CUPTI host API cannot run here at all. */
 static int host_api_or_skip(void)
 {
-#ifdef KG_ASAN
+#ifdef KG_UNDER_ASAN
     /* CUPTI dlopens libnvperf_host.so with RTLD_DEEPBIND, which the ASan
      * runtime refuses by ending the process */
     print_message("skipped: CUPTI's host library cannot load under AddressSanitizer (RTLD_DEEPBIND)\n");

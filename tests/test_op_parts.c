@@ -24,14 +24,7 @@
 
 /* The library's CUDA runtime is not instrumented: the bundled table is not
  * loaded under AddressSanitizer (as in test_plugin). */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KG_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KG_UNDER_ASAN 1
-#endif
+#include "asan.h"
 
 static int missing;
 

@@ -29,14 +29,7 @@ static void good_table_loads(void **state)
  * over 255 bytes, an unknown scalar) would refuse every bundled kernel on
  * the GPU. Loading it needs no GPU. Skipped under AddressSanitizer (the
  * library's CUDA runtime is not instrumented). */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KG_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KG_UNDER_ASAN 1
-#endif
+#include "asan.h"
 static void bundled_table_loads(void **state)
 {
     (void)state;
