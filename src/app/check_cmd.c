@@ -42,103 +42,95 @@ void kg_check_checkpoint(const kg_options *o, kg_report *rep, int done, int tota
     memcpy(rep->incomplete, keep, sizeof keep);
 }
 
-/* Checks every target at every shape; results go to rep in order. */
-static int judge_all(const kg_options *o, const char *exe, const char *bundled, kg_check_targets *tg, kg_report *rep,
-                     kg_err *err)
+/* The cliff: stored against the first result of the same candidate,
+ * operator, dtypes and shape. */
+static void judge_cliff(kg_report *rep, kg_result *stored)
+{
+    for (int q = 0; q < rep->n - 1; q++) {
+        const kg_result *first = &rep->results[q];
+        if (strcmp(first->source, stored->source) == 0 && strcmp(first->op, stored->op) == 0 &&
+            strcmp(first->dtype, stored->dtype) == 0 && strcmp(first->shape, stored->shape) == 0 &&
+            strcmp(first->index_dtype, stored->index_dtype) == 0) {
+            kg_judge_cliff(stored, first);
+            return;
+        }
+    }
+}
+
+/* One kernel of a group judged against the group's library times; its
+ * result goes to rep. */
+static int judge_one(const kg_options *o, const char *exe, const kg_check_target *t, const kg_check_group *g,
+                     kg_job *job, const kg_libref *lib, double lib_age, const kg_others *lib_seen, kg_report *rep,
+                     int *done, int total, kg_err *err)
+{
+    kg_result r;
+    kg_others seen;
+    char what[160];
+    memset(&seen, 0, sizeof seen);
+    kg_check_kernel_job(t, t->summary, job, &r);
+    snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
+    kg_cmds_progress((*done)++, total, what);
+    double waited = 0;
+    if (kg_cmds_run_watched(exe, job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
+        if (err->code == KG_EXIT_ENV && r.n_sums)
+            kg_report_add(rep, &r); /* keep what was measured, stop here */
+        kg_cmds_progress(total, total, NULL);
+        return err->code;
+    }
+    if (o->memcheck && r.verdict == KG_V_SKIPPED && kg_check_memcheck(exe, job, o->timeout_s, &r, err))
+        return err->code;
+    kg_check_judge_kernel(o, &r, t, &g->shape, job, &rep->roofs, lib, lib_age, &seen, lib_seen, waited);
+    if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
+        kg_check_diagnose_again(exe, job, o->timeout_s, &r, err))
+        return err->code;
+    kg_explain_result(&r, &o->diag);
+    kg_result *stored = kg_report_add(rep, &r);
+    if (!stored)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+    kg_check_checkpoint(o, rep, *done, total);
+    judge_cliff(rep, stored);
+    return 0;
+}
+
+/* Runs the plan: each group's library job, then its kernels; results go
+ * to rep in order. */
+static int judge_all(const kg_options *o, const char *exe, const char *bundled, const kg_check_targets *tg,
+                     const kg_check_plan *plan, kg_report *rep, kg_err *err)
 {
     double t0 = kg_mono();
+    int total = plan->jobs, done = 0;
     rep->shapes_seed = kg_check_fresh_seed();
-    const char *shapes[KG_MAX_SHAPES] = {"large"};
-    int ns = o->n_shapes ? o->n_shapes : 1;
-    if (o->n_shapes)
-        memcpy(shapes, o->shape_texts, sizeof(char *) * (size_t)ns);
-    /* count the work for the progress bar */
-    int total = 0, done = 0;
-    for (int si = 0; si < ns; si++)
-        for (int i = 0; i < tg->n; i++) {
-            kg_shape sh;
-            kg_err e2 = {0, ""};
-            if (kg_shape_parse(tg->v[i].op, shapes[si], &sh, &e2))
-                continue;
-            int first = 1;
-            for (int k = 0; k < i; k++)
-                first &= !kg_check_same_group(&tg->v[k], &tg->v[i]);
-            total += 1 + (first && !o->verify_only);
-        }
-    for (int si = 0; si < ns; si++) {
-        for (int i = 0; i < tg->n; i++) {
-            int first = 1;
-            for (int k = 0; k < i; k++)
-                first &= !kg_check_same_group(&tg->v[k], &tg->v[i]);
-            if (!first)
-                continue; /* one group an operator, dtypes and shape */
-            kg_shape shape;
-            kg_err serr = {0, ""};
-            if (kg_shape_parse(tg->v[i].op, shapes[si], &shape, &serr))
-                continue; /* this shape names no extent of this operator */
-            kg_job job;
-            kg_libref lib;
-            kg_others lib_seen;
-            double lib_age = -1;
-            char shp[96], what[160];
-            memset(&lib, 0, sizeof lib);
-            memset(&lib_seen, 0, sizeof lib_seen);
-            if (kg_check_group_job(o, tg->v[i].op, tg->v[i].types, &shape, rep->shapes_seed, &job, err))
+    for (int gi = 0; gi < plan->n_groups; gi++) {
+        const kg_check_group *g = &plan->groups[gi];
+        const kg_check_target *lead = &tg->v[g->lead];
+        kg_job job;
+        kg_libref lib;
+        kg_others lib_seen;
+        double lib_age = -1;
+        char shp[96], what[160];
+        memset(&lib, 0, sizeof lib);
+        memset(&lib_seen, 0, sizeof lib_seen);
+        if (kg_check_group_job(o, lead->op, lead->types, &g->shape, rep->shapes_seed, &job, err))
+            return err->code;
+        kg_shape_format(&g->shape, shp, sizeof shp);
+        if (kg_check_out_of_time(o, t0, done, total, rep))
+            goto stop;
+        if (!o->verify_only) {
+            job.mode = KG_JOB_LIBRARY;
+            /* a problem's library paths come with its candidate */
+            snprintf(job.plugin, sizeof job.plugin, "%s", kg_problem_of(job.op) ? lead->plugin : bundled);
+            snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name, kg_dtype_name(job.types.data),
+                     shp);
+            kg_cmds_progress(done++, total, what);
+            if (kg_check_library_job(o, exe, rep, &job, &lib, &lib_age, &lib_seen, err))
                 return err->code;
-            kg_shape_format(&shape, shp, sizeof shp);
+        }
+        for (int m = g->first; m < g->first + g->n; m++) {
             if (kg_check_out_of_time(o, t0, done, total, rep))
                 goto stop;
-            if (!o->verify_only) {
-                job.mode = KG_JOB_LIBRARY;
-                /* a problem's library paths come with its candidate */
-                snprintf(job.plugin, sizeof job.plugin, "%s", kg_problem_of(job.op) ? tg->v[i].plugin : bundled);
-                snprintf(what, sizeof what, "%s %s %s: library paths", job.op->name,
-                         kg_dtype_name(job.types.data), shp);
-                kg_cmds_progress(done++, total, what);
-                if (kg_check_library_job(o, exe, rep, &job, &lib, &lib_age, &lib_seen, err))
-                    return err->code;
-            }
-            /* cliff: against the first kernel of the same candidate in the group */
-            for (int k = i; k < tg->n; k++) {
-                const kg_check_target *t = &tg->v[k];
-                if (!kg_check_same_group(t, &tg->v[i]))
-                    continue;
-                kg_result r;
-                kg_others seen;
-                memset(&seen, 0, sizeof seen);
-                if (kg_check_out_of_time(o, t0, done, total, rep))
-                    goto stop;
-                kg_check_kernel_job(t, t->summary, &job, &r);
-                snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
-                kg_cmds_progress(done++, total, what);
-                double waited = 0;
-                if (kg_cmds_run_watched(exe, &job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
-                    if (err->code == KG_EXIT_ENV && r.n_sums)
-                        kg_report_add(rep, &r); /* keep what was measured, stop here */
-                    kg_cmds_progress(total, total, NULL);
-                    return err->code;
-                }
-                if (o->memcheck && r.verdict == KG_V_SKIPPED && kg_check_memcheck(exe, &job, o->timeout_s, &r, err))
-                    return err->code;
-                kg_check_judge_kernel(o, &r, t, &shape, &job, &rep->roofs, &lib, lib_age, &seen, &lib_seen, waited);
-                if (o->diagnose == KG_DIAG_AUTO && r.verdict == KG_V_SLOW && !r.diag &&
-                    kg_check_diagnose_again(exe, &job, o->timeout_s, &r, err))
-                    return err->code;
-                kg_explain_result(&r, &o->diag);
-                kg_result *stored = kg_report_add(rep, &r);
-                if (!stored)
-                    return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
-                kg_check_checkpoint(o, rep, done, total);
-                for (int q = 0; q < rep->n - 1; q++) {
-                    const kg_result *first = &rep->results[q];
-                    if (strcmp(first->source, stored->source) == 0 && strcmp(first->op, stored->op) == 0 &&
-                        strcmp(first->dtype, stored->dtype) == 0 && strcmp(first->shape, stored->shape) == 0 &&
-                        strcmp(first->index_dtype, stored->index_dtype) == 0) {
-                        kg_judge_cliff(stored, first);
-                        break;
-                    }
-                }
-            }
+            if (judge_one(o, exe, &tg->v[plan->members[m]], g, &job, &lib, lib_age, &lib_seen, rep, &done, total,
+                          err))
+                return err->code;
         }
     }
 stop:
@@ -183,7 +175,7 @@ static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
 
 /* Opens the device, gets the roofs, checks every target, prints and writes
  * the report; returns the exit code. */
-int kg_check_measure(const kg_options *o, const char *exe, kg_check_targets *tg)
+int kg_check_measure(const kg_options *o, const char *exe, const kg_check_targets *tg, const kg_check_plan *plan)
 {
     kg_err err = {0, ""};
     kg_device_info d;
@@ -200,7 +192,7 @@ int kg_check_measure(const kg_options *o, const char *exe, kg_check_targets *tg)
         return kg_cmds_fail(&err);
     }
     kg_cmds_watch_start(&d);
-    rc = judge_all(o, exe, bundled, tg, &rep, &err);
+    rc = judge_all(o, exe, bundled, tg, plan, &rep, &err);
     kg_cmds_watch_stop();
     rc = finish(o, &rep, rc, &err);
     kg_report_free(&rep);
@@ -249,31 +241,13 @@ int kg_cmd_check(const kg_options *o)
                    o->have_dtype ? kg_dtype_name(o->dtype) : "");
         return kg_cmds_fail(&err);
     }
-    /* --sizes all: the presets of the selected kernels' operators, each name once */
-    kg_options all = *o;
-    if (o->all_presets) {
-        for (int i = 0; i < tg.n; i++)
-            if (kg_options_add_presets(&all, tg.v[i].op, &err)) {
-                free(tg.v);
-                return kg_cmds_fail(&err);
-            }
-        o = &all;
+    kg_check_plan plan;
+    if (kg_check_plan_build(o, &tg, &plan, &err)) {
+        free(tg.v);
+        return kg_cmds_fail(&err);
     }
-    /* every shape must fit at least one kernel's operator */
-    for (int si = 0; si < o->n_shapes; si++) {
-        int fits = 0;
-        kg_shape sh;
-        kg_err e2 = {0, ""};
-        for (int i = 0; i < tg.n && !fits; i++)
-            fits = kg_shape_parse(tg.v[i].op, o->shape_texts[si], &sh, &e2) == 0;
-        if (!fits) {
-            kg_err_set(&err, KG_EXIT_USAGE, "shape '%s' fits none of the selected kernels' operators (%s, ...)",
-                       o->shape_texts[si], tg.v[0].op->dims);
-            free(tg.v);
-            return kg_cmds_fail(&err);
-        }
-    }
-    int rc = kg_check_measure(o, exe, &tg);
+    int rc = kg_check_measure(o, exe, &tg, &plan);
+    kg_check_plan_free(&plan);
     free(tg.v);
     return rc;
 }

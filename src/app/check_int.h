@@ -1,7 +1,7 @@
 /* What kgate check, run and tune share (commands.h has the commands):
  * check_targets.c, the kernels a candidate lists (targets); check_jobs.c,
- * the jobs that judge them and their results; check_cmd.c, the judging of
- * every target and the report's end. */
+ * the jobs that judge them and their results; check_plan.c, the groups of
+ * jobs; check_cmd.c, the judging of every target and the report's end. */
 #ifndef KG_CHECK_INT_H
 #define KG_CHECK_INT_H
 
@@ -26,6 +26,30 @@ typedef struct kg_check_targets {
     kg_check_target *v;
 } kg_check_targets;
 
+/* A group: the kernels of one operator and dtypes at one shape, which
+ * share a library job. */
+typedef struct kg_check_group {
+    int lead;       /* the index of its first kernel in the targets */
+    int first, n;   /* its kernels: plan members[first .. first + n) */
+    kg_shape shape; /* parsed once, for the lead's operator */
+} kg_check_group;
+
+/* The work of check and run, resolved once (check_plan.c). */
+typedef struct kg_check_plan {
+    const char *shapes[KG_MAX_SHAPES]; /* as resolved: default large, --sizes all expanded */
+    int n_shapes;
+    kg_check_group *groups; /* in the order they run: shape by shape, target by target */
+    int n_groups;
+    int *members; /* indices into the targets */
+    int n_members;
+    int jobs; /* the progress bar's total: a library job a group (not with --verify-only), a job a kernel */
+} kg_check_plan;
+
+/* check_plan.c: KG_EXIT_USAGE when a shape fits none of the targets'
+ * operators or --sizes all names too many presets. */
+int kg_check_plan_build(const kg_options *o, const kg_check_targets *tg, kg_check_plan *p, kg_err *err);
+void kg_check_plan_free(kg_check_plan *p);
+
 /* check_targets.c */
 int kg_check_collect(const kg_options *o, const char *exe, const char *spec, kg_check_targets *out, kg_err *err);
 int kg_check_same_group(const kg_check_target *a, const kg_check_target *b);
@@ -49,7 +73,7 @@ int kg_check_out_of_time(const kg_options *o, double t0, int done, int total, kg
 void kg_check_checkpoint(const kg_options *o, kg_report *rep, int done, int total);
 void kg_check_finish_print(const kg_options *o, kg_report *rep, int rc, const kg_err *err);
 int kg_check_finish_exit(const kg_options *o, kg_report *rep, int rc, kg_err *err);
-int kg_check_measure(const kg_options *o, const char *exe, kg_check_targets *tg);
+int kg_check_measure(const kg_options *o, const char *exe, const kg_check_targets *tg, const kg_check_plan *plan);
 int kg_check_json_path(const kg_options *o, kg_err *err);
 
 #endif
