@@ -1,51 +1,21 @@
-/* Worker supervision (fork/exec, job on stdin, event pipe, watchdog). The
- * rules for what a worker may say are in protocol/proto.h. */
+/* Worker jobs: the Python fork server, and a worker's events turned into a
+ * result, library times or a kernel table (one process's run is spawn.c's).
+ * The rules for what a worker may say are in protocol/proto.h. */
 #include "job.h"
 
 #include "../diagnose/diag_json.h"
 #include "../catalog/plugin_check.h"
 #include "sandbox.h"
-#include "../base/text.h"
+#include "spawn.h"
 #include "zygote.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-/* Feeds complete lines of buf to the callback; keeps the partial tail.
- * Returns non-zero when the callback asked to stop. */
-static int drain_lines(char *buf, size_t *len, kg_line_fn fn, void *ud)
-{
-    char *start = buf, *nl;
-    int stop = 0;
-    while (!stop && (nl = memchr(start, '\n', *len - (size_t)(start - buf)))) {
-        *nl = '\0';
-        stop = fn(ud, start);
-        start = nl + 1;
-    }
-    size_t rest = *len - (size_t)(start - buf);
-    memmove(buf, start, rest);
-    *len = rest;
-    return stop;
-}
-
 static kg_zygote *py_zygote; /* the Python workers' fork server, once started */
-
-static struct {
-    kg_job_tick fn;
-    void *ud;
-    double period_s;
-} tick;
 
 int kg_worker_exits_normally(int argc, char *const argv[])
 {
@@ -61,229 +31,15 @@ int kg_worker_exits_normally(int argc, char *const argv[])
 #endif
 }
 
-void kg_job_watch(kg_job_tick fn, void *ud, double period_s)
-{
-    tick.fn = fn;
-    tick.ud = ud;
-    tick.period_s = period_s;
-}
+void kg_job_watch(kg_job_tick fn, void *ud, double period_s) { kg_spawn_watch(fn, ud, period_s); }
 
-/* Kills what a worker left behind. kgate is a child subreaper, so a process
- * the candidate forked, even one that called setsid() to leave the worker's
- * process group, becomes kgate's child when the worker dies: every child
- * left once the worker is reaped is killed and reaped, until none is: all
- * but the fork server. One that does not end (stuck in the driver) is named
- * on stderr by kg_reap_children; the job's result stands. */
-static void reap_orphans(void)
-{
-    (void)kg_reap_children(kg_zygote_pid(py_zygote));
-}
-
-/* kg_spawn, with the worker forked by the fork server z when z is given
- * and answers (else forked and exec'd here, into the sandbox's namespaces
- * when `sandbox`: kg_sandbox_fork). */
+/* A worker run by spawn.c, the fork server spared when orphans are reaped. */
 static int spawn_worker(kg_zygote *z, int sandbox, const char *exe, char *const argv[], int fd_index,
                         const char *input, double timeout_s, kg_line_fn on_line, void *ud, kg_child *st,
                         kg_err *err)
 {
-    int evp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
-    char fdbuf[16];
-    char *args[64];
-    int n = 0;
-    const size_t ev_cap = KG_EVENT_MAX + 2;
-    char *evbuf = malloc(ev_cap);
-    size_t evlen = 0;
-    char errbuf[4096 + 1];
-    size_t errlen = 0;
-    memset(st, 0, sizeof *st);
-    if (!evbuf)
-        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the event buffer");
-    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the worker come back to us */
-    if (pipe2(evp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(inp, O_CLOEXEC)) {
-        free(evbuf);
-        return kg_err_set(err, KG_EXIT_ENV, "pipe: %s", strerror(errno));
-    }
-    for (; argv[n] && n < 62; n++)
-        args[n] = argv[n];
-    args[n] = NULL;
-    double t0 = kg_mono();
-    pid_t pid = -1;
-    if (z) {
-        /* the worker's descriptors: stdin, stdout and stderr, events on 3 */
-        int fds[3] = {inp[0], errp[1], evp[1]};
-        kg_err zerr = {0, ""};
-        snprintf(fdbuf, sizeof fdbuf, "%d", 3);
-        if (fd_index >= 0 && fd_index < n)
-            args[fd_index] = fdbuf;
-        if (kg_zygote_spawn(z, args, fds, KG_ZYGOTE_READY_S, &pid, &zerr)) {
-            /* fork and exec it here instead, on fresh pipes: a worker the
-             * server forked before it failed to answer reads no job from
-             * the old ones and exits (and is reaped as an orphan) */
-            pid = -1;
-            int *all[3] = {evp, errp, inp};
-            for (int i = 0; i < 3; i++) {
-                close(all[i][0]);
-                close(all[i][1]);
-            }
-            if (pipe2(evp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(inp, O_CLOEXEC)) {
-                free(evbuf);
-                return kg_err_set(err, KG_EXIT_ENV, "pipe: %s", strerror(errno));
-            }
-        }
-    }
-    if (pid < 0 && (pid = sandbox ? kg_sandbox_fork() : fork()) < 0) {
-        free(evbuf);
-        return kg_err_set(err, KG_EXIT_ENV, "fork%s: %s", sandbox ? " into the sandbox's namespaces" : "",
-                          strerror(errno));
-    }
-    if (pid == 0) {
-        /* child: a session of its own, so no controlling terminal (nothing
-         * to push keystrokes into) and a process group of its own, which
-         * the watchdog kills; the job on stdin, events on a fresh fd number,
-         * stderr to the capture pipe */
-        setsid();
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps the GPU if kgate dies */
-        int hi = fcntl(evp[1], F_DUPFD, 10); /* out of the way of 0..3, without CLOEXEC */
-        dup2(inp[0], 0);
-        dup2(errp[1], 1); /* what a candidate prints must not reach kgate's output */
-        dup2(errp[1], 2);
-        dup2(hi, 3); /* events on descriptor 3 */
-        kg_close_from(4); /* hi, the pipes' other ends, and anything inherited */
-        snprintf(fdbuf, sizeof fdbuf, "%d", 3);
-        if (fd_index >= 0 && fd_index < n)
-            args[fd_index] = fdbuf;
-        execv(exe, args);
-        fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
-        _exit(127);
-    }
-    close(evp[1]);
-    close(errp[1]);
-    close(inp[0]);
-    if (input) {
-        /* a job is at most KG_JOB_MAX bytes: it fits in the pipe */
-        signal(SIGPIPE, SIG_IGN);
-        size_t len = strlen(input), off = 0;
-        while (off < len) {
-            ssize_t k = write(inp[1], input + off, len - off);
-            if (k <= 0)
-                break;
-            off += (size_t)k;
-        }
-    }
-    close(inp[1]);
-    int open_fds = 2, status = 0, reaped = 0, last_round = 0;
-    double next_tick = kg_mono();
-    /* the ticks' times are jittered (half to one and a half periods apart),
-     * so that a process cannot time its work between two of them */
-    unsigned jitter = (unsigned)pid * 2654435761u ^ (unsigned)(unsigned long long)(kg_mono() * 1e9);
-    while (open_fds > 0) {
-        if (tick.fn && !reaped && kg_mono() >= next_tick) {
-            tick.fn(tick.ud, (long)pid);
-            jitter = jitter * 1664525u + 1013904223u;
-            next_tick = kg_mono() + tick.period_s * (0.5 + (jitter >> 8) / 16777216.0);
-        }
-        double left = timeout_s - (kg_mono() - t0);
-        if (left <= 0) {
-            st->timed_out = 1;
-            break;
-        }
-        if (kg_stop_requested()) {
-            st->interrupted = 1;
-            break;
-        }
-        /* once the worker is gone, what is left in the pipes is read without
-         * waiting: a process it left behind may hold them open */
-        if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
-            reaped = 1;
-        struct pollfd p[2] = {{evp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-        double wait_ms = fmin(left * 1000 + 1, 100);
-        if (tick.fn && !reaped)
-            wait_ms = fmin(wait_ms, fmax(0, (next_tick - kg_mono()) * 1000) + 1);
-        int rc = poll(p, 2, reaped ? 0 : (int)wait_ms);
-        if (rc < 0 && errno != EINTR)
-            break;
-        if (reaped && rc == 0) {
-            if (last_round++)
-                break;
-            continue;
-        }
-        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t k = read(evp[0], evbuf + evlen, ev_cap - 1 - evlen);
-            if (k <= 0) {
-                close(evp[0]);
-                evp[0] = -1;
-                open_fds--;
-            } else {
-                evlen += (size_t)k;
-                if (drain_lines(evbuf, &evlen, on_line, ud) || evlen >= ev_cap - 1) {
-                    st->stopped = 1; /* a violation, or a line too long to be an event */
-                    break;
-                }
-            }
-        }
-        if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            char tmp[1024];
-            ssize_t k = read(errp[0], tmp, sizeof tmp);
-            if (k <= 0) {
-                close(errp[0]);
-                errp[0] = -1;
-                open_fds--;
-            } else {
-                /* keep the tail */
-                if (errlen + (size_t)k > sizeof errbuf - 1) {
-                    size_t drop = errlen + (size_t)k - (sizeof errbuf - 1);
-                    memmove(errbuf, errbuf + drop, errlen - drop);
-                    errlen -= drop;
-                }
-                memcpy(errbuf + errlen, tmp, (size_t)k);
-                errlen += (size_t)k;
-            }
-        }
-    }
-    if (st->timed_out || st->stopped || st->interrupted) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-    }
-    if (evp[0] >= 0)
-        close(evp[0]);
-    if (errp[0] >= 0)
-        close(errp[0]);
-    /* the pipes are closed: the child exits; a worker that closed them and
-     * lives on is killed after a short grace */
-    if (!reaped && kg_wait_child(pid, &status, 2.0) == 0) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        /* a process in the driver's uninterruptible sleep may not die at
-         * once, or ever: waited for KG_KILL_WAIT_S, then said */
-        if (kg_wait_child(pid, &status, KG_KILL_WAIT_S) != 1) {
-            free(evbuf);
-            return kg_err_set(err, KG_EXIT_ENV, "worker pid %ld did not exit %.0f s after SIGKILL (stuck in the driver?)",
-                              (long)pid, KG_KILL_WAIT_S);
-        }
-        if (!st->stopped && !st->interrupted)
-            st->timed_out = st->timed_out || kg_mono() - t0 >= timeout_s;
-    }
-    kill(-pid, SIGKILL); /* whatever of its group is left */
-    reap_orphans();      /* and whatever left the group */
-    free(evbuf);
-    st->wall_s = kg_mono() - t0;
-    if (WIFEXITED(status)) {
-        st->exited = 1;
-        st->code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        st->signaled = 1;
-        st->sig = WTERMSIG(status);
-    }
-    /* last line of stderr, printable characters only */
-    while (errlen && (errbuf[errlen - 1] == '\n' || errbuf[errlen - 1] == ' '))
-        errlen--;
-    errbuf[errlen] = '\0';
-    for (size_t i = 0; i < errlen; i++)
-        if ((unsigned char)errbuf[i] < 32 && errbuf[i] != '\n')
-            errbuf[i] = '?';
-    char *last = strrchr(errbuf, '\n');
-    kg_text_clean(st->stderr_tail, sizeof st->stderr_tail, last ? last + 1 : errbuf); /* UTF-8, no controls */
-    return 0;
+    kg_spawn_req q = {z, sandbox, exe, argv, fd_index, input, timeout_s, on_line, ud, kg_zygote_pid(py_zygote)};
+    return kg_spawn_run(&q, st, err);
 }
 
 int kg_spawn(const char *exe, char *const argv[], int fd_index, const char *input, double timeout_s,

@@ -16,25 +16,11 @@
 #include "../judge/result.h"
 #include "../measure/stats.h"
 #include "../judge/verdict.h"
+#include "spawn.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct kg_child {
-    int exited, code;   /* normal exit and its status */
-    int signaled, sig;  /* killed by a signal */
-    int timed_out;      /* killed by the watchdog */
-    int stopped;        /* killed because the line callback asked */
-    int interrupted;    /* killed because kgate was asked to stop (kg_stop_requested) */
-    double wall_s;
-    char stderr_tail[1024];
-} kg_child;
-
-#define KG_KILL_WAIT_S 30.0 /* how long a child killed with SIGKILL is waited for (kg_spawn) */
-
-/* Called for each complete event line; non-zero kills the child. */
-typedef int (*kg_line_fn)(void *ud, const char *line);
 
 /* Runs `exe` with argv (argv[0] included, NULL-terminated); argv[fd_index]
  * is replaced by the number of the event descriptor. `input`, when not NULL,
@@ -89,7 +75,7 @@ int kg_worker_exits_normally(int argc, char *const argv[]);
  * (at jittered times, half to one and a half periods apart),
  * from the loop that reads its events (the caller watches the GPU beside
  * it: app/cmd_gpu.c). kg_job_watch(NULL, NULL, 0) ends it. */
-typedef void (*kg_job_tick)(void *ud, long worker_pid);
+typedef kg_spawn_tick kg_job_tick;
 void kg_job_watch(kg_job_tick fn, void *ud, double period_s);
 
 /* Runs one worker for job. KERNEL: the result goes to *r (its verdict is
