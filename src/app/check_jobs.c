@@ -15,6 +15,7 @@
 #include "../catalog/problem.h"
 #include "../gpu/cudnn_api.h"
 #include "../judge/judge.h"
+#include "../judge/worker_end.h"
 #include "../store/lib_cache.h"
 #include "kgate_build.h"
 
@@ -148,9 +149,7 @@ int kg_check_memcheck(const char *exe, const kg_job *base, double timeout_s, kg_
         if (kg_cmds_run_locked(wrap, exe, &j, timeout_s * 10, &x, NULL, NULL, err))
             return err->code;
         if (x.wrapper_exit == 86 || (x.verdict == KG_V_CRASH && x.wrapper_exit != 0)) {
-            r->verdict = KG_V_INCORRECT;
-            snprintf(r->reason, sizeof r->reason, "compute-sanitizer %s found an error", tools[t]);
-            snprintf(r->detail, sizeof r->detail, "%.1000s", x.wrapper_tail[0] ? x.wrapper_tail : x.reason);
+            kg_judge_sanitizer(r, tools[t], x.wrapper_tail[0] ? x.wrapper_tail : x.reason);
             return 0;
         }
     }

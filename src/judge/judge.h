@@ -1,7 +1,7 @@
 /* Judging: from a kernel's evidence (its summaries, the library's times,
  * its flags) to its verdict, reason and flags. Every verdict the gate makes
- * is made here, through kg_decide (verdict.h); the worker's events only
- * ever make a kernel INCORRECT, CRASH or TIMEOUT (supervise/job.c). */
+ * is made here, through kg_decide (verdict.h); how a worker ended makes a
+ * kernel INCORRECT, CRASH or TIMEOUT (worker_end.h). */
 #ifndef KG_JUDGE_H
 #define KG_JUDGE_H
 

@@ -5,6 +5,7 @@
 
 #include "../diagnose/diag_json.h"
 #include "../catalog/plugin_check.h"
+#include "../judge/worker_end.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "zygote.h"
@@ -650,31 +651,8 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     if (js.hello)
         kg_result_set(r, "job/startup", js.hello_s);
     snprintf(r->wrapper_tail, sizeof r->wrapper_tail, "%s", ch.stderr_tail);
-    if (js.violation[0]) {
-        r->verdict = KG_V_CRASH;
-        snprintf(r->reason, sizeof r->reason, "worker protocol violation: %.400s", js.violation);
-    } else if (ch.timed_out) {
-        r->verdict = KG_V_TIMEOUT;
-        snprintf(r->reason, sizeof r->reason, "no result within %.0f s: killed", timeout_s);
-    } else if (js.crashed) {
-        r->verdict = KG_V_CRASH;
-        snprintf(r->reason, sizeof r->reason, "%.500s", js.crash);
-    } else if (ch.signaled) {
-        r->verdict = KG_V_CRASH;
-        snprintf(r->reason, sizeof r->reason, "worker killed by signal %d (%s)%s%.300s", ch.sig,
-                 strsignal(ch.sig), ch.stderr_tail[0] ? ": " : "", ch.stderr_tail);
-    } else if (js.incorrect) {
-        r->verdict = KG_V_INCORRECT;
-    } else if (!js.done) {
-        r->verdict = KG_V_CRASH;
-        snprintf(r->reason, sizeof r->reason, "worker exited with %d before finishing%s%.300s",
-                 ch.code, ch.stderr_tail[0] ? ": " : "", ch.stderr_tail);
-    } else {
-        r->verdict = KG_V_SKIPPED; /* judged later */
-        if (js.unsupported) /* said in the done event, never by a summary */
-            kg_result_set(r, "check/unsupported", 1);
-        else if (job->verify_only)
-            r->flags |= KG_FLAG(VERIFIED);
-    }
+    kg_worker_end w = {js.violation, ch.timed_out, timeout_s, js.crashed, js.crash, ch.signaled, ch.sig, ch.code,
+                       ch.stderr_tail, js.incorrect, js.done, js.unsupported, job->verify_only};
+    kg_judge_worker_end(&w, r);
     return 0;
 }
