@@ -523,21 +523,24 @@ int kg_job_run(const char *exe, const kg_job *job, double timeout_s, kg_result *
     return kg_job_run_under(NULL, exe, job, timeout_s, r, lib, table, n_table, err);
 }
 
-int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
-                     kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err)
+/* The worker's command line in argv: under `wrapper` (its argv) when given;
+ * the Python host for a Python candidate or PyTorch's library paths, else
+ * this executable's __worker. *run is what to exec. Returns the index of
+ * the --fd value, or -1 with err set. */
+static int worker_argv(const char *const *wrapper, const char *exe, const kg_job *job, char **argv, char *python,
+                       size_t python_size, const char **run, kg_err *err)
 {
-    char *argv[24], python[PATH_MAX];
     int na = 0;
     for (; wrapper && wrapper[na] && na < 16; na++)
         argv[na] = (char *)wrapper[na];
-    const char *run = na ? argv[0] : exe;
+    *run = na ? argv[0] : exe;
     if (kg_source_is_python(job->plugin) || (job->mode == KG_JOB_LIBRARY && job->torch)) {
         /* a Python candidate: the worker is the Python host, which loads
          * the libkgate.so shipped with this executable */
-        if (python_worker_env(exe, python, sizeof python, err))
-            return err->code;
+        if (python_worker_env(exe, python, python_size, err))
+            return -1;
         if (!na)
-            run = python;
+            *run = python;
         argv[na++] = python;
         argv[na++] = "-m";
         argv[na++] = "kgate._worker";
@@ -551,6 +554,105 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     int fd_index = na;
     argv[na++] = "-1";
     argv[na] = NULL;
+    return fd_index;
+}
+
+/* The job as sent: the watchdog's budget, a fresh nonce that the done
+ * event must carry, and a scratch directory, removed however the worker
+ * ends: the sandbox's only writable place, and where a diagnosis writes
+ * cubins for cuobjdump (so that a worker killed mid-way leaves none
+ * behind). NULL with err set. */
+static kg_job *job_to_send(const kg_job *job, double timeout_s, kg_err *err)
+{
+    kg_job *sent = malloc(sizeof *sent);
+    if (!sent) {
+        kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
+        return NULL;
+    }
+    *sent = *job;
+    sent->budget_s = timeout_s;
+    kg_random_hex(sent->nonce, 33);
+    sent->scratch[0] = '\0';
+    if (sent->sandbox && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
+        free(sent);
+        return NULL;
+    }
+    if (!sent->sandbox && sent->diagnose) {
+        kg_err serr = {0, ""};
+        if (kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, &serr))
+            sent->scratch[0] = '\0'; /* the worker's TMPDIR then, as it would have been */
+    }
+    return sent;
+}
+
+/* A list job's end: its kernel table, or why there is none. */
+static int list_end(const kg_job *job, job_state *js, const kg_child *ch, kg_table_entry **table, int *n_table,
+                    kg_err *err)
+{
+    if (js->fatal.code) {
+        free(js->table);
+        *err = js->fatal;
+        return err->code;
+    }
+    if (!js->table || js->violation[0] || ch->timed_out || ch->signaled || !js->done) {
+        free(js->table);
+        return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: loading it did not give a kernel table: %s", job->plugin,
+                          worker_failure(js, ch, "the worker exited without one"));
+    }
+    if (table) {
+        *table = js->table;
+        *n_table = js->n_table;
+    } else {
+        free(js->table);
+    }
+    return 0;
+}
+
+/* A library job's end: the library failed, or its times are in js->lib. */
+static int library_end(const kg_job *job, job_state *js, const kg_child *ch, kg_err *err)
+{
+    if (js->fatal.code) {
+        *err = js->fatal;
+        return err->code;
+    }
+    if (js->violation[0] || ch->timed_out || ch->signaled || !js->done)
+        return kg_err_set(err, KG_EXIT_ENV, "the library measurement of %s failed: %s", job->op->name,
+                          worker_failure(js, ch, ""));
+    return 0;
+}
+
+/* A kernel job's end: what stops the command, else the result's verdict
+ * from how its worker ended (judge/worker_end.h). */
+static int kernel_end(const kg_job *job, const job_state *js, const kg_child *ch, double timeout_s, kg_result *r,
+                      kg_err *err)
+{
+    if (js->fatal.code && !js->crashed && !js->incorrect) {
+        /* the command cannot go on: bad candidate, no GPU, library failure;
+         * what was measured is already in *r for the caller */
+        *err = js->fatal;
+        return err->code;
+    }
+    if (!r)
+        return 0;
+    r->wrapper_exit = ch->exited ? ch->code : -1;
+    kg_result_set(r, "job/wall", ch->wall_s);
+    if (js->hello)
+        kg_result_set(r, "job/startup", js->hello_s);
+    snprintf(r->wrapper_tail, sizeof r->wrapper_tail, "%s", ch->stderr_tail);
+    kg_worker_end w = {js->violation, ch->timed_out, timeout_s, js->crashed, js->crash, ch->signaled, ch->sig,
+                       ch->code, ch->stderr_tail, js->incorrect, js->done, js->unsupported, job->verify_only};
+    kg_judge_worker_end(&w, r);
+    return 0;
+}
+
+int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *job, double timeout_s,
+                     kg_result *r, kg_libref *lib, kg_table_entry **table, int *n_table, kg_err *err)
+{
+    char *argv[24], python[PATH_MAX];
+    const char *run;
+    int fd_index = worker_argv(wrapper, exe, job, argv, python, sizeof python, &run, err);
+    if (fd_index < 0)
+        return err->code;
     job_state js;
     kg_child ch;
     kg_result dummy_r;
@@ -558,33 +660,16 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
     memset(&js, 0, sizeof js);
     memset(&dummy_r, 0, sizeof dummy_r);
     memset(&dummy_lib, 0, sizeof dummy_lib);
-    js.job = job;
     js.r = r ? r : &dummy_r;
     js.lib = lib ? lib : &dummy_lib;
     if (table)
         *table = NULL;
     if (n_table)
         *n_table = 0;
-    kg_job *sent = malloc(sizeof *sent);
+    kg_job *sent = job_to_send(job, timeout_s, err);
     if (!sent)
-        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the job");
-    *sent = *job;
-    sent->budget_s = timeout_s;
-    kg_random_hex(sent->nonce, 33);
-    js.job = sent; /* the nonce the done event must carry */
-    /* a scratch directory, removed below however the worker ends: the
-     * sandbox's only writable place, and where a diagnosis writes cubins
-     * for cuobjdump (so that a worker killed mid-way leaves none behind) */
-    sent->scratch[0] = '\0';
-    if (sent->sandbox && kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, err)) {
-        free(sent);
         return err->code;
-    }
-    if (!sent->sandbox && sent->diagnose) {
-        kg_err serr = {0, ""};
-        if (kg_sandbox_scratch(sent->scratch, sizeof sent->scratch, &serr))
-            sent->scratch[0] = '\0'; /* the worker's TMPDIR then, as it would have been */
-    }
+    js.job = sent; /* the nonce the done event must carry */
     char *text = kg_job_to_json(sent);
     js.t_start = kg_mono();
     kg_zygote *z = run == python ? python_zygote(python, sent->sandbox) : NULL;
@@ -608,51 +693,10 @@ int kg_job_run_under(const char *const *wrapper, const char *exe, const kg_job *
         js.lib->job_wall_s = ch.wall_s;
         js.lib->job_startup_s = js.hello_s;
     }
-    if (job->mode == KG_JOB_LIST) {
-        if (js.fatal.code) {
-            free(js.table);
-            *err = js.fatal;
-            return err->code;
-        }
-        if (!js.table || js.violation[0] || ch.timed_out || ch.signaled || !js.done) {
-            free(js.table);
-            return kg_err_set(err, KG_EXIT_CANDIDATE, "%s: loading it did not give a kernel table: %s",
-                              job->plugin, worker_failure(&js, &ch, "the worker exited without one"));
-        }
-        if (table) {
-            *table = js.table;
-            *n_table = js.n_table;
-        } else {
-            free(js.table);
-        }
-        return 0;
-    }
+    if (job->mode == KG_JOB_LIST)
+        return list_end(job, &js, &ch, table, n_table, err);
     free(js.table);
-    if (job->mode == KG_JOB_LIBRARY) {
-        if (js.fatal.code) {
-            *err = js.fatal;
-            return err->code;
-        }
-        if (js.violation[0] || ch.timed_out || ch.signaled || !js.done)
-            return kg_err_set(err, KG_EXIT_ENV, "the library measurement of %s failed: %s",
-                              job->op->name, worker_failure(&js, &ch, ""));
-        return 0;
-    }
-    if (js.fatal.code && !js.crashed && !js.incorrect) {
-        /* the command cannot go on: bad candidate, no GPU, library failure;
-         * what was measured is already in *r for the caller */
-        *err = js.fatal;
-        return err->code;
-    }
-    if (!r)
-        return 0;
-    r->wrapper_exit = ch.exited ? ch.code : -1;
-    kg_result_set(r, "job/wall", ch.wall_s);
-    if (js.hello)
-        kg_result_set(r, "job/startup", js.hello_s);
-    snprintf(r->wrapper_tail, sizeof r->wrapper_tail, "%s", ch.stderr_tail);
-    kg_worker_end w = {js.violation, ch.timed_out, timeout_s, js.crashed, js.crash, ch.signaled, ch.sig, ch.code,
-                       ch.stderr_tail, js.incorrect, js.done, js.unsupported, job->verify_only};
-    kg_judge_worker_end(&w, r);
-    return 0;
+    if (job->mode == KG_JOB_LIBRARY)
+        return library_end(job, &js, &ch, err);
+    return kernel_end(job, &js, &ch, timeout_s, r, err);
 }
