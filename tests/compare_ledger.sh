@@ -8,20 +8,27 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fails=0 n=0
 expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
-run=$src/results/h200/run-20261201T1656Z.json # an H200 suite run (90 kernels)
+run=$src/tests/data/recorded/run-h200-2.json # an H200 suite run (57 kernels)
 mkdir -p "$t/results/old" "$t/results/new"
 cp "$run" "$t/results/old/r.json"
 cp "$run" "$t/results/new/r.json"
 line() { printf '{"path": "results/%s/r.json", "gpu": "NVIDIA H200", "date": "%s", "suite": %s, "kernels": %s}\n' "$@"; }
-{ line old 2026-12-01T00:00:00Z true 90; line new 2026-12-02T00:00:00Z true 90
-  line old 2026-12-03T00:00:00Z false 90; line old 2026-12-04T00:00:00Z true 0; } >"$t/results/ledger.jsonl"
+{ line old 2026-12-01T00:00:00Z true 57; line new 2026-12-02T00:00:00Z true 57
+  line old 2026-12-03T00:00:00Z false 57; line old 2026-12-04T00:00:00Z true 0; } >"$t/results/ledger.jsonl"
 "$kgate" compare --ledger "$t/results/ledger.jsonl" "$run" --json "$t/c.json" >"$t/out.txt" 2>&1
 expect "the newest suite run: exit" 0 $?
-expect "... every kernel SAME" 1 "$(grep -c '^90 SAME; 0 regression' "$t/out.txt")"
+expect "... every kernel SAME" 1 "$(grep -c '^57 SAME; 0 regression' "$t/out.txt")"
 expect "... A is the newest suite run with kernels (not a check, not an empty run)" new \
     "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["a"]["file"].split("/")[-2])' "$t/c.json")"
-"$kgate" compare --ledger "$src/results/ledger.jsonl" "$run" >/dev/null 2>&1
-expect "the repository's ledger: exit" 0 $?
+# the repository's ledger: A is the run docs/performance.md shows for the
+# H200, in the tree (exit 0, or 1 where B, an older run, has a regression)
+"$kgate" compare --ledger "$src/results/ledger.jsonl" "$run" --json "$t/repo.json" >/dev/null 2>&1
+expect "the repository's ledger: compared (exit 0 or 1)" yes "$([ $? -le 1 ] && echo yes)"
+shown=$(sed -n '/^## NVIDIA H200$/,/^## /s/^Commit .* (`\(results\/[^`]*\)`)\.$/\1/p' "$src/docs/performance.md")
+expect "... A is the H200 run docs/performance.md shows" yes "$(python3 -c '
+import json, os, sys
+a = json.load(open(sys.argv[1]))["a"]["file"]
+print("yes" if sys.argv[3] and os.path.samefile(a, os.path.join(sys.argv[2], sys.argv[3])) else a)' "$t/repo.json" "$src" "$shown")"
 sed 's/NVIDIA H200/NVIDIA H100 80GB HBM3/' "$run" >"$t/h100.json"
 "$kgate" compare --ledger "$t/results/ledger.jsonl" "$t/h100.json" >"$t/out.txt" 2>&1
 expect "no suite run on B's GPU: exit" 6 $?

@@ -15,7 +15,7 @@ status() { # status NAME WANT GOT
     n=$((n + 1))
     if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi
 }
-run=$src/results/h200/diagnosis-20261201T0052Z/run-diagnose.json
+run=$src/tests/data/recorded/run-h200-diagnose.json
 
 "$kgate" explain --from-ncu "$src/tests/data/ncu/h200_layer_norm_v1.csv" --op layer_norm --shape medium >"$out/ncu.txt" 2>&1
 status "explain --from-ncu: exit" 0 $?

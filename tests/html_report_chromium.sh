@@ -14,7 +14,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fails=0 n=0
 expect() { n=$((n + 1)); if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi; }
-"$kgate" report "$repo/results/h200/diagnosis-20261201T0052Z/run-diagnose.json" -o "$out/report.html"
+"$kgate" report "$repo/tests/data/recorded/run-h200-diagnose.json" -o "$out/report.html"
 expect "kgate report: exit" 0 $?
 flags="--headless --disable-gpu --no-sandbox --hide-scrollbars --user-data-dir=$out/profile"
 # shellcheck disable=SC2086

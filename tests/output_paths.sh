@@ -13,7 +13,7 @@ mkdir adir
 mkfifo fifo
 cp "$plug/libcand_good.so" cand.so
 ln -s cand.so link.so
-cp "$(ls "$src"/results/h200/run-*.json | head -1)" r.json
+cp "$src/tests/data/recorded/run-h200-1.json" r.json
 cp r.json r2.json
 sum() { cksum <"$1"; }
 cand_sum=$(sum cand.so) r_sum=$(sum r.json) r2_sum=$(sum r2.json)
@@ -71,7 +71,7 @@ fi
 json_on_stdout() { python3 -c 'import json, sys; json.load(sys.stdin); print("json")' 2>/dev/null; }
 expect "compare --json -: JSON on stdout" "json" "$("$kgate" compare r.json r2.json --json - 2>/dev/null | json_on_stdout)"
 expect "rejudge --json -: JSON on stdout" "json" "$("$kgate" rejudge r.json --json - 2>/dev/null | json_on_stdout)"
-cp "$src/results/h200/diagnosis-20261201T0052Z/run-diagnose.json" d.json
+cp "$src/tests/data/recorded/run-h200-diagnose.json" d.json
 expect "explain --json -: JSON on stdout" "json" "$("$kgate" explain d.json --json - 2>/dev/null | json_on_stdout)"
 expect "no file named -" no "$([ -e ./- ] && echo yes || echo no)"
 expect "report without -o: Markdown on stdout" 1 "$("$kgate" report r.json 2>/dev/null | grep -c '^| kernel | op |')"

@@ -16,7 +16,7 @@ status() { # status NAME WANT GOT
     n=$((n + 1))
     if [ "$2" = "$3" ]; then echo "ok: $1 = $3"; else echo "FAIL: $1 = $3, want $2"; fails=$((fails + 1)); fi
 }
-run=$src/results/h200/diagnosis-20261201T0052Z/run-diagnose.json
+run=$src/tests/data/recorded/run-h200-diagnose.json
 
 "$kgate" rejudge "$run" --rho-ok 0.5 >"$out/old.txt" 2>&1
 status "rejudge at the recorded gate: exit" 0 $?

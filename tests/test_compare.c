@@ -175,15 +175,15 @@ static void host_work_compares_the_time_judged(void **state)
     kg_report_free(&b);
 }
 
-/* The suite on two H200s, 3.5 hours apart (session 2's run on one GPU,
- * session 3's on another): no regression, nearly everything SAME. */
+/* The suite on two H200s, 3.5 hours apart (two recorded runs, each on
+ * another GPU): no regression, nearly everything SAME. */
 static void recorded_runs_on_two_h200s(void **state)
 {
     (void)state;
     kg_report a, b;
     kg_err e = {0, ""};
-    assert_int_equal(kg_report_read_json(KG_TEST_SRC "/../results/h200/run-20261130T2050Z.json", &a, &e), 0);
-    assert_int_equal(kg_report_read_json(KG_TEST_SRC "/../results/h200/run-20261201T0001Z.json", &b, &e), 0);
+    assert_int_equal(kg_report_read_json(KG_TEST_SRC "/data/recorded/run-h200-1.json", &a, &e), 0);
+    assert_int_equal(kg_report_read_json(KG_TEST_SRC "/data/recorded/run-h200-2.json", &b, &e), 0);
     assert_string_not_equal(a.device_uuid, b.device_uuid);
     kg_compare_cfg cfg;
     kg_compare_defaults(&cfg);

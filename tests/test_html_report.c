@@ -90,8 +90,7 @@ static void recorded_run(void **state)
     (void)state;
     kg_report r;
     kg_err e = {0, ""};
-    assert_int_equal(
-        kg_report_read_json(KG_TEST_SRC "/../results/h200/diagnosis-20261201T0052Z/run-diagnose.json", &r, &e), 0);
+    assert_int_equal(kg_report_read_json(KG_TEST_SRC "/data/recorded/run-h200-diagnose.json", &r, &e), 0);
     char *html = render(kg_report_html, &r);
     assert_int_equal(count(html, "<svg id=\"roofline-0\""), 1);
     assert_int_equal(count(html, "<circle class=\"kernel\""), r.n);

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Validates kgate JSON reports against docs/results.schema.json: the sample
-the unit tests write, and every recorded run under results/h200/."""
+the unit tests write, then each further file, and the recorded runs
+(run-*, check-*, dc-*.json) under each further folder.
+
+    validate_schema.py SCHEMA SAMPLE [FILE|FOLDER]..."""
 import glob
 import json
 import os
@@ -12,11 +15,15 @@ except ImportError:
     print("python3-jsonschema is missing: run scripts/deps.sh", file=sys.stderr)
     sys.exit(1)
 
-schema_path, sample, recorded_dir = sys.argv[1:4]
+schema_path, sample = sys.argv[1:3]
 schema = json.load(open(schema_path))
-files = [sample] + sorted(glob.glob(os.path.join(recorded_dir, "**", "run-*.json"), recursive=True) +
-                          glob.glob(os.path.join(recorded_dir, "**", "check-*.json"), recursive=True) +
-                          glob.glob(os.path.join(recorded_dir, "**", "dc-*.json"), recursive=True))
+files = [sample]
+for arg in sys.argv[3:]:
+    if not os.path.isdir(arg):
+        files.append(arg)
+        continue
+    files += sorted(f for pattern in ("run-*.json", "check-*.json", "dc-*.json")
+                    for f in glob.glob(os.path.join(arg, "**", pattern), recursive=True))
 bad = 0
 for f in files:
     try:
