@@ -5,7 +5,8 @@
 # its place; RUNPATHs that name $ORIGIN or the CUDA toolkit, never the build
 # or source tree, and the carried libraries found by them; no path of the
 # build tree in what the binaries load; README's commands that need no GPU,
-# with their documented exit codes; a C candidate built against the
+# with their documented exit codes (`kgate run` without one shows the
+# sample run shipped in share/kgate); a C candidate built against the
 # installed headers alone; a Python candidate validated through the
 # installed package and libkgate.so; and `pip install` of the installed
 # package, whose `kgate` command runs the installed kgate.
@@ -37,7 +38,7 @@ echo "installed:"; sed 's/^/  /' "$t/files"
 lib=$(dirname "$(find "$p" -name libkgate.so | head -1)")
 for f in bin/kgate include/kgate/plugin.h include/kgate/kgate.h include/kgate/dlpack/dlpack.h share/kgate/python/pyproject.toml \
     share/kgate/python/kgate/__init__.py share/kgate/python/kgate/_cli.py share/kgate/python/kgate/_worker.py \
-    share/kgate/python/kgate/VERSION; do
+    share/kgate/python/kgate/VERSION share/kgate/sample-run.json; do
     if [ -f "$p/$f" ]; then ok "installed: $f"; else bad "not installed: $f"; fi
 done
 for f in libkgate.so kgate/libkgate_bundled.so kgate/libkgate_ablation.so kgate/libcjson.so.1 kgate/libseccomp.so.2; do
@@ -134,6 +135,8 @@ else
             --sizes small,large --json "$t/out.json"
     fi
     run 5 "kgate run --live (no GPU)" run --live
+    run 0 "kgate run (no GPU)" run
+    has "kgate run: the recorded sample shipped in the moved tree" "$t/out" "^  file: +.*/prefix/share/kgate/sample-run\.json$"
 fi
 
 # --- a C candidate against the installed headers alone, which kgate validates

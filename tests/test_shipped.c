@@ -78,6 +78,7 @@ static void in_a_build_tree_beside_the_executable(void **state)
     make("b/build/libkgate_bundled.so");
     make("b/build/tilelang/libkgate_tilelang.so");
     make("b/python/kgate/");
+    make("b/build/sample-run.json");
     snprintf(exe, sizeof exe, "%s/b/build/kgate", root);
     assert_int_equal(kg_shipped(exe, KG_SHIP_LIB, "libkgate.so", got, sizeof got), 0);
     assert_at(got, "b/build/libkgate.so");
@@ -87,10 +88,13 @@ static void in_a_build_tree_beside_the_executable(void **state)
     assert_at(got, "b/build/tilelang/libkgate_tilelang.so");
     assert_int_equal(kg_shipped(exe, KG_SHIP_PYTHON, "", got, sizeof got), 0);
     assert_at(got, "b/build/../python");
+    assert_int_equal(kg_shipped(exe, KG_SHIP_DATA, "sample-run.json", got, sizeof got), 0);
+    assert_at(got, "b/build/sample-run.json");
 }
 
-/* An installed tree as CMakeLists.txt lays it out (lib, lib/kgate and
- * share/kgate/python by default): each file found there, its path resolved. */
+/* An installed tree as CMakeLists.txt lays it out (lib, lib/kgate,
+ * share/kgate/python and share/kgate by default): each file found there,
+ * its path resolved. */
 static void in_an_installed_tree_under_its_prefix(void **state)
 {
     (void)state;
@@ -100,6 +104,7 @@ static void in_an_installed_tree_under_its_prefix(void **state)
     make("p/bin/" KG_INSTALL_CANDIDATES "/libkgate_bundled.so");
     make("p/bin/" KG_INSTALL_CANDIDATES "/tilelang/libkgate_tilelang.so");
     make("p/bin/" KG_INSTALL_PYTHON "/kgate/");
+    make("p/bin/" KG_INSTALL_DATA "/sample-run.json");
     snprintf(exe, sizeof exe, "%s/p/bin/kgate", root);
     assert_int_equal(kg_shipped(exe, KG_SHIP_LIB, "libkgate.so", got, sizeof got), 0);
     assert_string_equal(got, real("p/bin/" KG_INSTALL_LIB "/libkgate.so", want));
@@ -110,6 +115,9 @@ static void in_an_installed_tree_under_its_prefix(void **state)
     assert_string_equal(got, real("p/bin/" KG_INSTALL_CANDIDATES "/tilelang/libkgate_tilelang.so", want));
     assert_int_equal(kg_shipped(exe, KG_SHIP_PYTHON, "", got, sizeof got), 0);
     assert_string_equal(got, real("p/bin/" KG_INSTALL_PYTHON, want));
+    assert_int_equal(kg_shipped(exe, KG_SHIP_DATA, "sample-run.json", got, sizeof got), 0);
+    assert_string_equal(got, real("p/bin/" KG_INSTALL_DATA "/sample-run.json", want));
+    assert_null(strstr(got, "/bin/../"));
 }
 
 static void the_build_tree_comes_first(void **state)
@@ -133,6 +141,8 @@ static void missing_gives_the_build_tree_path(void **state)
     assert_at(got, "none/bin/libkgate_bundled.so");
     assert_int_equal(kg_shipped(exe, KG_SHIP_PYTHON, "", got, sizeof got), -1);
     assert_at(got, "none/bin/../python");
+    assert_int_equal(kg_shipped(exe, KG_SHIP_DATA, "sample-run.json", got, sizeof got), -1);
+    assert_at(got, "none/bin/sample-run.json");
 }
 
 int main(void)

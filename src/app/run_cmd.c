@@ -1,39 +1,17 @@
 /* kgate run: the bundled suite judged live, or, on a machine without a
- * GPU, the latest recorded run shown as recorded. */
+ * GPU, the recorded run shipped with kgate shown as recorded. */
 #include "commands.h"
 #include "check_int.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
-#include "kgate_build.h"
-
-/* Newest run-*.json under results/h200 (relative to the source tree). */
-static int latest_recorded(char *out, size_t size)
-{
-    const char *dirs[] = {"results/h200", KG_SOURCE_DIR "/results/h200"};
-    for (int i = 0; i < 2; i++) {
-        DIR *dp = opendir(dirs[i]);
-        struct dirent *e;
-        char best[256] = "";
-        if (!dp)
-            continue;
-        while ((e = readdir(dp)))
-            if (strncmp(e->d_name, "run-", 4) == 0 && strstr(e->d_name, ".json") &&
-                strcmp(e->d_name, best) > 0)
-                snprintf(best, sizeof best, "%s", e->d_name);
-        closedir(dp);
-        if (best[0]) {
-            snprintf(out, size, "%s/%s", dirs[i], best);
-            return 0;
-        }
-    }
-    return -1;
-}
+/* The recorded suite run shipped with kgate (docs/sample-run.json, a
+ * `kgate run --json` on an H200), shown where there is no GPU. */
+#define SAMPLE_RUN "sample-run.json"
 
 /* The candidates of the bundled suite, shipped with the kgate executable. */
 static const char *suite_plugins[] = {"libkgate_bundled.so", "triton/libkgate_triton.so",
@@ -50,18 +28,20 @@ int kg_cmd_run(const kg_options *o)
     kg_err derr = {0, ""};
     if (kg_check_json_path(o, &err))
         return kg_cmds_fail(&err);
+    kg_self_exe(exe, sizeof exe);
     if (kg_device_count(&n, &derr)) {
         cudaGetLastError();
         char rec[PATH_MAX];
-        if (o->live || latest_recorded(rec, sizeof rec)) {
+        if (o->live || kg_shipped(exe, KG_SHIP_DATA, SAMPLE_RUN, rec, sizeof rec)) {
             kg_err_set(&err, KG_EXIT_ENV,
                        "%s%s: a live run needs an NVIDIA GPU with its driver "
-                       "(sm_90a kernels: H100/H200)", derr.msg, o->live ? "" : ", and no recorded run under results/h200");
+                       "(sm_90a kernels: H100/H200)", derr.msg, o->live ? "" : ", and no recorded " SAMPLE_RUN
+                       " shipped with kgate");
             return kg_cmds_fail(&err);
         }
         if (kg_report_read_json(rec, &rep, &err))
             return kg_cmds_fail(&err);
-        printf("No CUDA GPU on this machine: showing the latest RECORDED run, not a live one.\n"
+        printf("No CUDA GPU on this machine: showing a RECORDED run shipped with kgate, not a live one.\n"
                "  file:   %s\n  date:   %s\n  commit: %s\n  device: %s\n  command: %s\n"
                "A live run needs an NVIDIA H100/H200 (sm_90a) with its driver; then `make run`.\n\n",
                rec, rep.date, rep.commit, rep.device, rep.command);
@@ -76,7 +56,6 @@ int kg_cmd_run(const kg_options *o)
         kg_report_free(&rep);
         return 0;
     }
-    kg_self_exe(exe, sizeof exe);
     for (size_t i = 0; i < sizeof suite_plugins / sizeof suite_plugins[0]; i++) {
         if (kg_shipped(exe, KG_SHIP_CANDIDATE, suite_plugins[i], path, sizeof path)) {
             if (i == 0) {

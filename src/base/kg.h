@@ -120,14 +120,15 @@ const char *kg_find_tool(const char *name, const char *env, char *buf, size_t si
 /* buf = the path `name` in the directory of executable `exe`. */
 void kg_beside(const char *exe, const char *name, char *buf, size_t size);
 /* The kinds of file kgate ships beside its executable: libkgate.so, the
- * bundled candidates, the Python package's directory. */
-typedef enum { KG_SHIP_LIB, KG_SHIP_CANDIDATE, KG_SHIP_PYTHON } kg_ship;
+ * bundled candidates, the Python package's directory, data (the sample run
+ * `kgate run` shows without a GPU). */
+typedef enum { KG_SHIP_LIB, KG_SHIP_CANDIDATE, KG_SHIP_PYTHON, KG_SHIP_DATA } kg_ship;
 /* buf = where file `name` (a path relative to its kind's directory; "" for
  * the directory) of kind `kind` lies for executable `exe`: in the build tree
  * (beside exe; the package in EXE_DIR/../python), else in the installed
- * tree (EXE_DIR/../lib, ../lib/kgate, ../share/kgate/python: CMake's install
- * directories). Returns 0 when one exists, else -1 with buf the build-tree
- * path. */
+ * tree (EXE_DIR/../lib, ../lib/kgate, ../share/kgate/python, ../share/kgate:
+ * CMake's install directories). Returns 0 when one exists, else -1 with buf
+ * the build-tree path. */
 int kg_shipped(const char *exe, kg_ship kind, const char *name, char *buf, size_t size);
 /* The Python that kgate's Python side runs in (KGATE_PYTHON, else python3 on
  * PATH) into python, and the package shipped with executable `exe`

@@ -53,8 +53,9 @@ void kg_beside(const char *exe, const char *name, char *buf, size_t size)
 
 /* The installed tree's directories, relative to its bin directory, come
  * from CMake's install directories (CMakeLists.txt). */
-#if !defined(KG_INSTALL_LIB) || !defined(KG_INSTALL_CANDIDATES) || !defined(KG_INSTALL_PYTHON)
-#error "KG_INSTALL_LIB, KG_INSTALL_CANDIDATES and KG_INSTALL_PYTHON come from CMakeLists.txt"
+#if !defined(KG_INSTALL_LIB) || !defined(KG_INSTALL_CANDIDATES) || !defined(KG_INSTALL_PYTHON) ||                   \
+    !defined(KG_INSTALL_DATA)
+#error "KG_INSTALL_LIB, KG_INSTALL_CANDIDATES, KG_INSTALL_PYTHON and KG_INSTALL_DATA come from CMakeLists.txt"
 #endif
 static const struct {
     const char *build, *installed;
@@ -62,6 +63,7 @@ static const struct {
     [KG_SHIP_LIB] = {"", KG_INSTALL_LIB},
     [KG_SHIP_CANDIDATE] = {"", KG_INSTALL_CANDIDATES},
     [KG_SHIP_PYTHON] = {"../python", KG_INSTALL_PYTHON},
+    [KG_SHIP_DATA] = {"", KG_INSTALL_DATA},
 };
 
 /* buf = EXE_DIR/dir/name, either part possibly empty. */
