@@ -1,7 +1,8 @@
 #!/bin/sh
 # kgate compare --ledger L B.json: A is the newest suite run on B's GPU that
-# ledger L records (store/ledger.h); no such run, a file that is not a
-# ledger, or two results files beside --ledger are refused in one line.
+# ledger L records (store/ledger.h), archive records of other files
+# skipped; no such run, that run archived, a file that is not a ledger, or
+# two results files beside --ledger are refused in one line.
 #   tests/compare_ledger.sh KGATE SOURCE_DIR
 kgate=$1 src=$2
 t=$(mktemp -d)
@@ -29,6 +30,25 @@ expect "... A is the H200 run docs/performance.md shows" yes "$(python3 -c '
 import json, os, sys
 a = json.load(open(sys.argv[1]))["a"]["file"]
 print("yes" if sys.argv[3] and os.path.samefile(a, os.path.join(sys.argv[2], sys.argv[3])) else a)' "$t/repo.json" "$src" "$shown")"
+# archive records ({"archived": PATH, "commit": SHA}, scripts/ledger.py)
+sha=1234567890abcdef1234567890abcdef12345678
+archived() { printf '{"archived": "results/%s/r.json", "commit": "%s"}\n' "$1" "$2"; }
+cp "$t/results/ledger.jsonl" "$t/entries.jsonl"
+archived old $sha >>"$t/results/ledger.jsonl"
+"$kgate" compare --ledger "$t/results/ledger.jsonl" "$run" --json "$t/c.json" >"$t/out.txt" 2>&1
+expect "an older run archived: exit" 0 $?
+expect "... A still the newest suite run" new \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["a"]["file"].split("/")[-2])' "$t/c.json")"
+archived new $sha >>"$t/results/ledger.jsonl"
+"$kgate" compare --ledger "$t/results/ledger.jsonl" "$run" >"$t/out.txt" 2>&1
+expect "the newest suite run archived: exit" 6 $?
+expect "... one line, the git command that gives it" "1 1" "$(wc -l <"$t/out.txt" | tr -d ' ') $(grep -c \
+    "results/new/r.json, left the tree (archived at commit 1234567890ab): git show $sha:results/new/r.json >A.json" "$t/out.txt")"
+{ cat "$t/entries.jsonl"; archived old 1234567; } >"$t/short.jsonl"
+"$kgate" compare --ledger "$t/short.jsonl" "$run" >"$t/out.txt" 2>&1
+expect "an archive record whose commit is not 40 hex digits: exit" 6 $?
+expect "... its line named" 1 "$(grep -c 'short.jsonl: line 5 is not a ledger entry' "$t/out.txt")"
+cp "$t/entries.jsonl" "$t/results/ledger.jsonl"
 sed 's/NVIDIA H200/NVIDIA H100 80GB HBM3/' "$run" >"$t/h100.json"
 "$kgate" compare --ledger "$t/results/ledger.jsonl" "$t/h100.json" >"$t/out.txt" 2>&1
 expect "no suite run on B's GPU: exit" 6 $?
