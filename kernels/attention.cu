@@ -11,7 +11,7 @@
 //            the algorithm the library does not use). Its two GEMMs are 64x64
 //            tiles of fp32 FMAs on converted operands (no tensor cores, NOTC).
 //            NOTC first, as measured by the single-fix ablation
-//            (kernels/ablation/single_fix.cu, session 10, fp16 large):
+//            (kernels/ablation/single_fix.cu, on the H200, fp16 large):
 //            33.74 ms; the GEMMs alone on tensor cores 14.21 ms; the fused
 //            algorithm alone on FMAs 20.11 ms. Handles every shape; v2's
 //            fallback.

@@ -10,8 +10,8 @@
 //            presets), and at each step the 32 lanes of a warp touch 32 rows,
 //            D elements apart in out and scattered in src: every warp access
 //            is 32 separate sectors for 64 or 128 useful bytes. The labels'
-//            order is measured (kernels/ablation/single_fix.cu, session 10 on
-//            the H200, fp16 65536 x 2048, 4096 rows): v1 838.0 us; coalesced
+//            order is measured (kernels/ablation/single_fix.cu, on the H200,
+//            fp16 65536 x 2048, 4096 rows): v1 838.0 us; coalesced
 //            with as many threads 213.3 us; 64 threads a row but still
 //            uncoalesced 135.3 us, so the launch configuration (RC2a) costs
 //            more than the access pattern (RC1).

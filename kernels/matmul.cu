@@ -18,7 +18,7 @@
 //            this one's epilogue), one wgmma group kept in flight per
 //            consumer, and the epilogue staged through shared memory for
 //            16-byte stores. conv2d v3's pipeline on v2's operands. On the
-//            H200 (session 8): 0.99-1.00 of cuBLASLt at 4096^3, 0.97-0.98 at
+//            H200: 0.99-1.00 of cuBLASLt at 4096^3, 0.97-0.98 at
 //            8192^3, 0.95-0.96 at 16384^3; at 1024^3 its 32 tiles leave most
 //            SMs idle (0.42).
 #include <cuda.h>

@@ -8,8 +8,8 @@
 //            instruction are also COLS elements apart (32 different cache
 //            lines, a few bytes used of each per instruction) and each thread
 //            has one 2- or 4-byte load in flight. The labels' order is
-//            measured (kernels/ablation/single_fix.cu, session 10 on the H200,
-//            fp16 8192 x 32768): v1 2.134 ms; coalesced but still a thread a
+//            measured (kernels/ablation/single_fix.cu, on the H200, fp16
+//            8192 x 32768): v1 2.134 ms; coalesced but still a thread a
 //            row 2.038 ms; 32 threads a row but still uncoalesced 1.066 ms, so
 //            the serial walk (RC0a) costs more than the access pattern (RC1).
 // v2 fast:   a group of 32..512 threads per row (at most 16 vectors of 16

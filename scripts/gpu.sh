@@ -414,9 +414,8 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
     suite2-verify) suite2_run verify ;;
     suite2-time) suite2_run time ;;
     v3)
-        # the Hopper v3 kernels written without a GPU (conv2d and attention in session 6, verified
-        # in 7; matmul in 7): each alone, short timeouts (a wrong TMA byte count or barrier parity
-        # hangs rather than fails), simplest case first
+        # the Hopper v3 kernels (conv2d, attention, matmul): each alone, short timeouts (a wrong
+        # TMA byte count or barrier parity hangs rather than fails), simplest case first
         log v3
         for spec in ${V3_SPECS:-matmul:small matmul:medium matmul:large matmul:xl conv2d_nhwc:large conv2d_nhwc:medium \
             conv2d_nhwc:s2 conv2d:large conv2d:f1x1 attention:d64 attention:large attention:small attention:seq4096}; do

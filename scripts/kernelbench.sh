@@ -6,7 +6,7 @@
 # local checkout (CHECKOUT), or clones ScalingIntelligence/KernelBench, into
 # .cache/kernelbench (ignored by git; scripts/gpu.sh carries it).
 set -e
-COMMIT=423217d  # the commit results/h200/ records
+COMMIT=423217d  # the commit kgate's recorded KernelBench runs used
 URL=https://github.com/ScalingIntelligence/KernelBench
 dest=$(cd "$(dirname "$0")/.." && pwd)/.cache/kernelbench
 case ${1:-} in

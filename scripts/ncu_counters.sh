@@ -11,7 +11,7 @@
 # one uniform, the alt scalars, the operator's distributions) with the
 # default metric set (kgate explain --rules prints it); rows are matched to
 # kgate's kernels by mangled name, and each kernel's last row is compared,
-# a warm call like kgate's, which profiles after timing (session 9: the
+# a warm call like kgate's, which profiles after timing (on the H200 the
 # first row gave the same agreement). Percentages also get their
 # difference in points. ncu leaves the caches alone between
 # its passes (--cache-control none), as the Range Profiler's kernel replay

@@ -87,7 +87,7 @@ static void serial_reduce_is_rc0a(void **state)
         assert_string_not_equal(out[i].id, "RC2a");
 }
 
-/* Recorded on the H200 (results/h200, run --diagnose): layer_norm v1's row
+/* Recorded on the H200 (run --diagnose): layer_norm v1's row
  * kernel, one 128-thread block a row in which one thread reduces while
  * the others wait: barrier 0.71 of warp latency, DRAM 4%. */
 static void block_waiting_on_one_thread_is_rc0a(void **state)
@@ -128,7 +128,7 @@ static void local_latency_is_rc3_not_rc0a(void **state)
     }
 }
 
-/* Recorded on the H200 (session 8, run --diagnose): TileLang's naive
+/* Recorded on the H200 (run --diagnose): TileLang's naive
  * layer_norm, T.serial over a row-sized fp32 fragment: 32768 B of local
  * memory per thread for bf16 rows of 8192, 8216 global load instructions
  * per warp (the walk), 92% of the L1 sectors local, DRAM 87% busy with the

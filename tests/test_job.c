@@ -625,9 +625,9 @@ static void own_clock_and_host_holds(void **state)
     judge_softmax(&r, NULL);
     assert_int_equal(r.verdict, KG_V_IMPOSSIBLE);
     assert_true(r.flags & KG_FLAG(TIMER_MISMATCH));
-    /* recorded on the H200 (results/h200/verify-20261130T2112Z/): the
-     * adversarial timer_hook reported 5.46 us in a 35.7 us span; the bundled
-     * layer_norm v2 and v1 at 1024x1024 3.30 us in 9.25 and 33.3 in 40.0 */
+    /* recorded on the H200: the adversarial timer_hook reported 5.46 us in
+     * a 35.7 us span; the bundled layer_norm v2 and v1 at 1024x1024 3.30 us
+     * in 9.25 and 33.3 in 40.0 */
     const double rows[][3] = {{5.462e-6, 3.5744e-5, 1}, {3.296e-6, 9.248e-6, 0}, {3.3344e-5, 3.9968e-5, 0}};
     for (int i = 0; i < 3; i++) {
         memset(&r, 0, sizeof r);
@@ -644,12 +644,11 @@ static void own_clock_and_host_holds(void **state)
 }
 
 /* The host time of a launch call beyond the launch path's allowance is
- * charged, continuously. Recorded on the H200 (results/h200/session14-
- * 20261202T0026Z/ab-jobs-per-gpu-python/): the Triton JIT matmul at
- * 1024^3 fp16, 14.1 us on the GPU against cuBLASLt's 5.6 us, with launch
- * host medians from 28.4 to 51.5 us over twelve runs; the earlier rule
- * (all of the host time once over 2 t and 50 us) judged the 51.5 us run at
- * E_lib 0.11 and the rest at 0.40. */
+ * charged, continuously. Recorded on the H200 (docs/cli.md): the Triton JIT
+ * matmul at 1024^3 fp16, 14.1 us on the GPU against cuBLASLt's 5.6 us, with
+ * launch host medians from 28.4 to 51.5 us over twelve runs; the earlier
+ * rule (all of the host time once over 2 t and 50 us) judged the 51.5 us
+ * run at E_lib 0.11 and the rest at 0.40. */
 static double judged_elib_with(double gpu, double host, double allowance, unsigned *flags, double *judged)
 {
     kg_roofs roofs = {"measured", 4.27e12, 0, 0, {775.6e12, 805.5e12, 407.8e12}, 66.9e12, 0, 0};

@@ -171,9 +171,9 @@ static void datasheet_table(void **state)
     assert_true(fabs(r.bw - 2.0 * 2619e6 * 6144 / 8) < 1);
 }
 
-/* The roofs measured on the H200 (results/h200/peaks-20261130T2050Z.json)
- * pass; a cache file with a roof cut to a third (rho tripled) or doubled
- * does not, and says which roof. */
+/* The roofs measured on the H200 (kgate peaks) pass; a cache file with a
+ * roof cut to a third (rho tripled) or doubled does not, and says which
+ * roof. */
 static void cached_roofs_must_be_plausible(void **state)
 {
     (void)state;

@@ -38,14 +38,11 @@
 //   attention_fix_rc4:      the fused algorithm on fp32 FMAs, its loops
 //                           tighter than v1's (an upper bound on the fix).
 //
-// Measured in session 10 (results/h200/session10-*/ablation/, fp16, large
-// preset): max_reduction v1 2.134 ms, fix_rc1 2.038, fix_rc0a 1.066;
-// index_select v1 838.0 us, fix_rc1 213.3, fix_rc2a 135.3; attention v1
-// 33.74 ms, fix_notc 14.21, fix_rc4 20.11. So the v1s' labels read (RC0a,
-// RC1), (RC2a, RC1) and (NOTC, RC4). Session 9 measured a first version, in
-// which the RC1 fixes had fewer loads in flight than v1 and the index_select
-// ones lacked __restrict__ (results/h200/session9-*/ablation/, not a fair
-// comparison).
+// Measured on the H200 (fp16, large preset; docs/diagnosis.md): max_reduction
+// v1 2.134 ms, fix_rc1 2.038, fix_rc0a 1.066; index_select v1 838.0 us,
+// fix_rc1 213.3, fix_rc2a 135.3; attention v1 33.74 ms, fix_notc 14.21,
+// fix_rc4 20.11. So the v1s' labels read (RC0a, RC1), (RC2a, RC1) and (NOTC,
+// RC4).
 #include <math.h>
 #include <stdint.h>
 

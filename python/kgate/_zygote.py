@@ -1,7 +1,7 @@
 """The Python workers' fork server: `python3 -m kgate._zygote --fd N`.
 
 A Python worker spends about 3 s importing torch before it can do anything
-(measured on the H200 machine: results/README.md), and a verdict takes
+(measured on the H200 machine: docs/python.md), and a verdict takes
 three of them (list, library paths, kernel). The supervisor (src/supervise/
 zygote.c) starts this process once; it imports torch and the worker host
 without touching CUDA, and then forks a fresh worker for each job, so each

@@ -75,9 +75,8 @@ const char *kg_cmds_relative(const char *path)
 /* The device's facts, without a CUDA context: the workers do the GPU work.
  * A context made here was part of the 0.24-0.26 s this took and of the
  * 0.20 s exit of a check whose library times came from --lib-cache, a
- * 1.24 s verdict (H200:
- * results/h200/session12-20261201T1956Z/startup-profile). Only measuring the
- * roofs makes one (use_device). */
+ * 1.24 s verdict (H200: docs/scale.md). Only measuring the roofs makes one
+ * (use_device). */
 int kg_cmds_open_device(const kg_options *o, kg_device_info *d, kg_err *err)
 {
     int n;

@@ -148,7 +148,7 @@ static void watch_tick(void *ud, long worker)
 }
 
 /* A listing takes 0.4 to 1.5 ms (H200); at 200 Hz from another process the
- * timed medians did not move (results/h200/session13-20261201T2159Z/watch) */
+ * timed medians did not move (docs/scale.md) */
 #define KG_WATCH_PERIOD_S 0.05
 
 /* kg_job_run holding the GPU's lock, with the GPU's processes listed

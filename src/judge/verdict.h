@@ -130,8 +130,8 @@ typedef struct kg_evidence {
  * launch host median the path showed on the H200 beside small GPU times
  * (under 15 us, where A decides), so that its noise stays below F:
  *   - a C launch (a .so, a CUDA source): 4-27 us, A = 50 us;
- *   - a Python callable (a Triton JIT launch): 20-54 us (results/h200/
- *     session14-20261202T0026Z/, session15-20261202T0219Z/), A = 100 us.
+ *   - a Python callable (a Triton JIT launch): 20-54 us (docs/cli.md),
+ *     A = 100 us.
  *     At 50 us, 2.4 us Triton kernels with host medians of 49.7 and 54.2 us
  *     were 3 us from SLOW and 1.8 us past F (judged on 5.9 us).
  *     (Beside long GPU times the host medians are larger, to 93 us beside a

@@ -7,7 +7,7 @@
 //
 // With its default math mode, cuBLAS failed kgate's check on the H200 at an
 // unaligned extra shape (1792x1175x1151: 3 elements of 2.1 million, about 7
-// fp16 ulp off; session 18). cuBLAS may reduce split-K partial sums in the
+// fp16 ulp off). cuBLAS may reduce split-K partial sums in the
 // output type unless told not to, the likely cause, so it is told (not yet
 // run on the H200 so).
 #include <cublas_v2.h>
