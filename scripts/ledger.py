@@ -17,8 +17,9 @@ archived.
 
 --check: exit 1, naming them, when files are missing from the ledger, lines
 name files that are gone and not archived, or an archive record's commit
-lacks its file (tests/results_ledger.sh runs it in CI); a commit this clone
-lacks (a shallow clone) or a tree outside git is said and not checked.
+lacks its file or is not in the repository (tests/results_ledger.sh runs it
+in CI); in a shallow clone that lacks the commit, or a tree outside git,
+the records are said and not checked.
 --archive COMMIT: appends an archive record at COMMIT for each listed file
 that is gone from the tree, once COMMIT holds every one of them."""
 import glob
@@ -91,8 +92,7 @@ def git(root, *args, stdin=None):
 
 
 def not_held(root, commit, paths):
-    """The paths commit does not hold, or None when it cannot be asked (not
-    a git checkout, or a commit this clone lacks)."""
+    """The paths commit does not hold, or None when the commit is not here."""
     if git(root, "cat-file", "-e", commit + "^{commit}").returncode != 0:
         return None
     out = git(root, "cat-file", "--batch-check", stdin="".join("%s:%s\n" % (commit, p) for p in paths)).stdout
@@ -101,18 +101,23 @@ def not_held(root, commit, paths):
 
 def check_archived(root, archived):
     """Problems with the archive records: each names a file the ledger
-    lists (checked by the caller) that its commit holds."""
+    lists (checked by the caller) that its commit, in this repository,
+    holds. A shallow clone or a tree outside git cannot tell: said."""
     problems = []
     by_commit = {}
     for p, c in archived.items():
         by_commit.setdefault(c, []).append(p)
+    shallow = git(root, "rev-parse", "--is-shallow-repository").stdout.strip()
     for c, paths in sorted(by_commit.items()):
         missing = not_held(root, c, paths)
-        if missing is None:
-            print("note: commit %s is not in this clone (a shallow clone, or not a git checkout): "
-                  "%d archived files not checked" % (c, len(paths)))
-            continue
-        problems += ["ledger: %s: archived at %s, which does not hold it" % (p, c) for p in missing]
+        if missing is None and shallow != "false":
+            print("note: commit %s is not in this clone (%s): %d archived files not checked"
+                  % (c, "a shallow clone" if shallow == "true" else "not a git checkout", len(paths)))
+        elif missing is None:
+            problems.append("ledger: %d archived files: commit %s is not in this repository (rebased away?)"
+                            % (len(paths), c))
+        else:
+            problems += ["ledger: %s: archived at %s, which does not hold it" % (p, c) for p in missing]
     return problems
 
 

@@ -79,11 +79,15 @@ else
     ledger --check "$g" >"$t/out.txt"
     expect "archived at a commit that lacks the file: exit" 1 $?
     expect "... named" 1 "$(grep -c "^ledger: results/r/a.json: archived at $two, which does not hold it" "$t/out.txt")"
+    git clone -q --depth 1 "file://$g" "$t/shallow" 2>/dev/null
+    ledger --check "$t/shallow" >"$t/out.txt"
+    expect "archived at a commit a shallow clone lacks: exit" 0 $?
+    expect "... said" 1 "$(grep -c "^note: commit $one is not in this clone (a shallow clone): 1 archived files" "$t/out.txt")"
     cp "$t/good.jsonl" "$g/results/ledger.jsonl"
     printf '{"archived": "results/r/a.json", "commit": "%s"}\n' 1111111111111111111111111111111111111111 >>"$g/results/ledger.jsonl"
     ledger --check "$g" >"$t/out.txt"
-    expect "archived at a commit this clone lacks (shallow): exit" 0 $?
-    expect "... said" 1 "$(grep -c '^note: commit 1111111111111111111111111111111111111111 is not in this clone' "$t/out.txt")"
+    expect "archived at a commit the repository lacks (rebased away): exit" 1 $?
+    expect "... named" 1 "$(grep -c '^ledger: 1 archived files: commit 1111111111111111111111111111111111111111 is not in this repository' "$t/out.txt")"
     cp "$t/good.jsonl" "$g/results/ledger.jsonl"
     printf '{"archived": "results/r/a.json"}\n' >>"$g/results/ledger.jsonl"
     ledger --check "$g" >"$t/out.txt"
