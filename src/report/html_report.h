@@ -1,18 +1,22 @@
 /* Reports of recorded results for people and tools other than the terminal:
- * one self-contained HTML page (an SVG roofline per device, the verdict
- * table, the per-family summary, the diagnoses), Markdown for pull-request
- * comments, and CSV. `kgate report` writes them (docs/cli.md).
+ * one self-contained HTML page, Markdown for pull-request comments, and
+ * CSV. `kgate report` writes them (docs/cli.md).
  *
- * The roofline: log-log, arithmetic intensity (FLOP/B) across, FLOP/s up;
- * the measured memory roof rising to the ridge and the fp16 matrix roof
- * flat after it. A timed kernel sits at its intensity and at rho x the roof
- * there, which is its attained FLOP/s when it does FLOPs; kernels without
- * FLOPs (copies, gathers) sit at the left edge at rho x the memory roof
- * there. An arrow runs from each naive variant to the variants of the same
- * operator, dtype and shape that it is the cliff of.
+ * The page: per report its run (command, commit, GPU, roofs, gate) and its
+ * plots (report/html_roofline.h: a legend, the roofline, the bandwidth
+ * panel of the kernels without FLOPs, the key of the numbered points); then
+ * the verdict table, one row per result, numbered as its point: the kernel
+ * (its operator, dtype and shape under it), the verdict and its flags, the
+ * time, what t_best is (a library path, a bundled kernel, or the kernel
+ * itself) and its time, E_best, E_lib, rho, the cliff, the top cause and
+ * the reason; the per-family summary; the diagnoses. Long names are
+ * shortened with the full text in a title. The page fits its window: the
+ * plots scale, the reason wraps, and below 1000 px each row's reason goes
+ * under it, across the table.
  *
  * Everything a candidate wrote (kernel names, summaries, details) is
- * escaped; the page loads nothing from anywhere. Plain C; no GPU. */
+ * escaped; the page loads nothing from anywhere and runs no script. Plain
+ * C; no GPU. */
 #ifndef KG_HTML_REPORT_H
 #define KG_HTML_REPORT_H
 
@@ -24,8 +28,9 @@
 extern "C" {
 #endif
 
-/* The page for reps[0..n) (one roofline per report). KG_EXIT_IO when the
- * stream fails. Element ids: roofline-I, verdicts, families, diagnosis. */
+/* The page for reps[0..n) (plots per report; results numbered from 1
+ * across them). KG_EXIT_IO when the stream fails. Element ids: legend-I,
+ * roofline-I, bandwidth-I, key-I, verdicts, families, diagnosis. */
 int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err);
 /* The verdict table and the passes-but-slow list in Markdown. */
 int kg_report_markdown(const kg_report *const *reps, int n, FILE *f, kg_err *err);
