@@ -6,7 +6,8 @@
  * axes, a table row per result that names what t_best is, and valid CSV
  * whose OK rows have no cause; point labels never overlap; long names are
  * shortened whole characters at a time; a file's nonsense numbers draw
- * nothing wild; past 600 points none is numbered. */
+ * nothing wild; past 600 points none is numbered; a CSV cell is empty
+ * where there is no value, and a formula is defused. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -259,6 +260,7 @@ static void recorded_run(void **state)
     assert_int_equal(*p, '\0');
     assert_true(ok_rows > 0);
     assert_null(strstr(c, "'-")); /* no defused placeholder */
+    assert_null(strstr(c, "\"\"\"\"")); /* no quoted empty text */
     free(c);
     kg_report_free(&r);
 }
@@ -461,6 +463,27 @@ static void shortened_text(void **state)
     assert_int_equal(kg_html_chars("a\xCE\xB1z"), 3);
 }
 
+/* CSV cells: quotes doubled, nothing where there is no value, a formula
+ * defused, a lone "-" (the text table's "none") never. */
+static void csv_cells(void **state)
+{
+    (void)state;
+    kg_report r;
+    kg_report_init(&r);
+    kg_result x = result("k", "relu", KG_V_OK, 0.9, 0.25, 1e6, 4e12, 0);
+    snprintf(x.reason, sizeof x.reason, "-5 is \"odd\", isn't it");
+    x.shape[0] = '\0';
+    kg_report_add(&r, &x);
+    x = result("+k", "relu", KG_V_SLOW, 0.9, 0.25, 1e6, 4e12, 0);
+    snprintf(x.reason, sizeof x.reason, "-");
+    kg_report_add(&r, &x);
+    char *c = render(kg_report_csv, &r);
+    assert_non_null(strstr(c, "\r\n,,\"k\",\"relu\",\"fp16\",,,\"OK\",\"'-5 is \"\"odd\"\", isn't it\",,,"));
+    assert_non_null(strstr(c, "\r\n,,\"'+k\",\"relu\",\"fp16\",,\"4096x4096\",\"SLOW\",,,,"));
+    free(c);
+    kg_report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +494,7 @@ int main(void)
         cmocka_unit_test(many_points),
         cmocka_unit_test(nonsense_numbers),
         cmocka_unit_test(shortened_text),
+        cmocka_unit_test(csv_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

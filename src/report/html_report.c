@@ -291,15 +291,17 @@ int kg_report_markdown(const kg_report *const *reps, int n, FILE *f, kg_err *err
 
 /* ------------------------------------------------------------------- CSV */
 
+/* A text field: quoted (RFC 4180: a quote doubled); nothing at all where
+ * there is no value (the text table's "-" for no cause included). */
 static void csv(FILE *f, const char *s)
 {
-    if (s && strcmp(s, "-") == 0) /* the text table's "none" (no cause, no flag): an empty field */
-        s = "";
+    if (!s || !*s || strcmp(s, "-") == 0)
+        return;
     fputc('"', f);
-    /* a spreadsheet runs a field that starts with = + - @ as a formula */
-    if (s && (*s == '=' || *s == '+' || *s == '-' || *s == '@'))
+    /* a spreadsheet runs a field that starts with = + - @ (or a tab) as a formula */
+    if (*s == '=' || *s == '+' || *s == '-' || *s == '@' || *s == '\t')
         fputc('\'', f);
-    for (; s && *s; s++) {
+    for (; *s; s++) {
         if (*s == '"')
             fputc('"', f);
         if ((unsigned char)*s >= 0x20 || *s == '\t')

@@ -34,8 +34,11 @@ extern "C" {
 int kg_report_html(const kg_report *const *reps, int n, FILE *f, kg_err *err);
 /* The verdict table and the passes-but-slow list in Markdown. */
 int kg_report_markdown(const kg_report *const *reps, int n, FILE *f, kg_err *err);
-/* One CSV row per result (RFC 4180 quoting): identity, verdict, reason,
- * flags, top cause, then every summary kgate knows (result.h) as a column. */
+/* One CSV row per result (RFC 4180 quoting, CRLF): identity, verdict,
+ * reason, flags, top cause, then every summary kgate knows (result.h) as a
+ * column. A field without a value is empty (no cause, no flags); a text
+ * that a spreadsheet would run as a formula (= + - @ or a tab first) gets a
+ * leading '. */
 int kg_report_csv(const kg_report *const *reps, int n, FILE *f, kg_err *err);
 
 #ifdef __cplusplus
