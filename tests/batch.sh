@@ -261,7 +261,7 @@ expect "--jobs-per-gpu 2 with a lock directory open to others: refused (exit 6),
 expect "refused before any job ran" 0 "$(cat rjx.jsonl 2>/dev/null | wc -l)"
 for bad in 0 5 x; do
     "$kgate" batch m.jsonl -o rjx.jsonl --jobs-per-gpu $bad >outjx.txt 2>&1
-    expect "--jobs-per-gpu $bad: a usage error (exit 3)" "3 1" "$? $(grep -c 'jobs-per-gpu: a whole number from 1 to 4' outjx.txt)"
+    expect "--jobs-per-gpu $bad: a usage error (exit 3) naming the range" "3 1" "$? $(grep -c "jobs-per-gpu: '$bad' is not a whole number in \[1, 4\]" outjx.txt)"
 done
 
 # 2. a rerun does nothing

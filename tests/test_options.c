@@ -11,6 +11,7 @@
 
 #include "store/lib_cache.h"
 #include "app/options.h"
+#include "app/optable.h"
 #include "protocol/proto.h"
 
 static int parse(kg_options *o, kg_err *e, const char *const *args, int n)
@@ -269,9 +270,74 @@ static void every_command_has_help(void **state)
     assert_non_null(strstr(kg_usage(NULL), "usage: kgate COMMAND"));
 }
 
+static int kept_fn(void *ctx, const char *name, const char *v, kg_err *err)
+{
+    (void)err;
+    snprintf((char *)ctx, 64, "%s=%s", name, v ? v : "(none)");
+    return 0;
+}
+
+/* The table parser every command shares, kgate batch's included. */
+static void one_table_for_every_command(void **state)
+{
+    (void)state;
+    const char *out = NULL;
+    int per = 0;
+    double secs = 0;
+    char kept[64] = "";
+    const kg_optdef t[] = {
+        {"-o", KG_OPT_STR, &out, 0, 0, NULL, "batch", NULL},
+        {"--jobs", KG_OPT_INT, &per, 1, 4, NULL, "batch", NULL},
+        {"--wait", KG_OPT_NUM, &secs, 0.001, 10, NULL, "batch report", NULL},
+        {"--done", KG_OPT_FN, NULL, 0, 0, NULL, "batch", kept_fn},
+        {"--now", KG_OPT_ACTION, NULL, 0, 0, NULL, "batch", kept_fn},
+        {"--mine", KG_OPT_FLAG, &per, 3, 0, NULL, "report", NULL},
+    };
+    size_t n = sizeof t / sizeof t[0];
+    char *argv[] = {"kgate", "batch", "-o", "r.jsonl", "--jobs=2", "--wait", "0.5", "--done=d.jsonl", "--now",
+                    "--jobs", "9", "--mine", "--nope", "--now=1", "--wait"};
+    int argc = (int)(sizeof argv / sizeof argv[0]), i = 2;
+    kg_err e = {0, ""};
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), 0);
+    assert_string_equal(out, "r.jsonl");
+    assert_int_equal(i, 3); /* the value taken */
+    i = 4;
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), 0);
+    assert_int_equal(per, 2); /* inline */
+    i = 5;
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), 0);
+    assert_true(secs == 0.5 && i == 6);
+    i = 7;
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), 0);
+    assert_string_equal(kept, "--done=d.jsonl");
+    i = 8;
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), 0);
+    assert_string_equal(kept, "--now=(none)");
+    i = 9;
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), KG_EXIT_USAGE);
+    assert_string_equal(e.msg, "--jobs: '9' is not a whole number in [1, 4]");
+    i = 11;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), KG_EXIT_USAGE);
+    assert_string_equal(e.msg, "kgate batch does not take --mine (try kgate help batch)");
+    i = 12;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), KG_EXIT_USAGE);
+    assert_string_equal(e.msg, "unknown option '--nope' (try kgate help batch)");
+    i = 13;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), KG_EXIT_USAGE);
+    assert_string_equal(e.msg, "--now takes no value");
+    i = 14;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kg_opt_one(t, n, "batch", argc, argv, &i, kept, &e), KG_EXIT_USAGE);
+    assert_string_equal(e.msg, "option --wait needs a value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_table_for_every_command),
         cmocka_unit_test(check_with_everything),
         cmocka_unit_test(host_allowance_by_candidate),
         cmocka_unit_test(usage_errors),

@@ -4,6 +4,7 @@
  * divide the work. */
 #include "batch_cmd.h"
 #include "batch_int.h"
+#include "optable.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -136,67 +137,49 @@ static void catch_stops(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
-/* kgate batch's arguments into c (gpus: --gpus's text). 0, or an exit code
- * (-1: --help was printed). */
+/* --done FILE (repeatable, bounded) and --timeout, a check's option in
+ * the wrong place: refused, saying where it goes. */
+static int batch_opt(void *ctx, const char *name, const char *v, kg_err *err)
+{
+    kg_batch_cfg *c = ctx;
+    if (strcmp(name, "--timeout") == 0)
+        return kg_err_set(err, KG_EXIT_USAGE, "batch: each job's limit is --job-timeout S; a check's --timeout "
+                          "(each candidate's) goes after -- (kgate help batch)");
+    if (c->n_done == MAX_DONE)
+        return kg_err_set(err, KG_EXIT_USAGE, "--done: at most %d files (merge them first: kgate batch --merge)",
+                          MAX_DONE);
+    c->done[c->n_done++] = v;
+    return 0;
+}
+
+/* kgate batch's arguments into c (gpus: --gpus's text), through the option
+ * table every command uses. 0, or an exit code (-1: --help was printed). */
 static int batch_args(int argc, char **argv, kg_batch_cfg *c, const char **gpus)
 {
-    static const char *const valued[] = {"-o", "--gpus", "--done", "--shard", "--job-timeout", "--jobs-per-gpu"};
+    const kg_optdef opts[] = {
+        {"-o", KG_OPT_STR, &c->out, 0, 0, NULL, "batch", NULL},
+        {"--gpus", KG_OPT_STR, gpus, 0, 0, NULL, "batch", NULL},
+        {"--done", KG_OPT_FN, NULL, 0, 0, NULL, "batch", batch_opt},
+        {"--shard", KG_OPT_STR, &c->shard, 0, 0, NULL, "batch", NULL},
+        {"--job-timeout", KG_OPT_NUM, &c->timeout_s, 0.001, 1e6, NULL, "batch", NULL},
+        {"--jobs-per-gpu", KG_OPT_INT, &c->per_gpu, 1, MAX_PER_GPU, NULL, "batch", NULL},
+        {"--timeout", KG_OPT_FN, NULL, 0, 0, NULL, "batch", batch_opt},
+    };
+    kg_err err = {0, ""};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        char name[32];
-        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        if (eq && (size_t)(eq - a) < sizeof name) { /* --name=value */
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = '\0';
-            a = name;
-            v = eq + 1;
-        }
+        const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(kg_usage("batch"), stdout);
             return -1;
         }
-        int takes = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            takes |= strcmp(a, valued[k]) == 0;
-        if (takes && !v) {
-            if (i + 1 == argc) {
-                fprintf(stderr, "kgate: batch: option %s needs a value\n", a);
-                return KG_EXIT_USAGE;
-            }
-            v = argv[++i];
-        }
-        if (strcmp(argv[i], "--") == 0 && !takes) {
+        if (strcmp(a, "--") == 0) {
             c->check = argv + i + 1;
             c->n_check = argc - i - 1;
             break;
-        } else if (strcmp(a, "-o") == 0) {
-            c->out = v;
-        } else if (strcmp(a, "--gpus") == 0) {
-            *gpus = v;
-        } else if (strcmp(a, "--done") == 0) {
-            if (c->n_done == MAX_DONE)
-                return usage("--done: at most 64 files (merge them first: kgate batch --merge)");
-            c->done[c->n_done++] = v;
-        } else if (strcmp(a, "--shard") == 0) {
-            c->shard = v;
-        } else if (strcmp(a, "--timeout") == 0) {
-            /* a check's --timeout (each kernel's) goes after --: said, not guessed */
-            return usage("batch: each job's limit is --job-timeout S; a check's --timeout (each "
-                         "candidate's) goes after -- (kgate help batch)");
-        } else if (strcmp(a, "--job-timeout") == 0) {
-            char *e;
-            c->timeout_s = strtod(v, &e);
-            if (*e || e == v || !(c->timeout_s > 0) || c->timeout_s > 1e6)
-                return usage("--job-timeout: seconds, a positive number");
-        } else if (strcmp(a, "--jobs-per-gpu") == 0) {
-            char *e;
-            long n = strtol(v, &e, 10);
-            if (*e || v == e || n < 1 || n > MAX_PER_GPU)
-                return usage("--jobs-per-gpu: a whole number from 1 to 4");
-            c->per_gpu = (int)n;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "kgate: batch: unknown option '%s' (kgate help batch)\n", a);
-            return KG_EXIT_USAGE;
+        }
+        if (a[0] == '-') {
+            if (kg_opt_one(opts, sizeof opts / sizeof opts[0], "batch", argc, argv, &i, c, &err))
+                return usage(err.msg);
         } else if (!c->input) {
             c->input = a;
         } else {

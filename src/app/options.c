@@ -1,12 +1,12 @@
 /* Option parsing for the kgate CLI. */
 #include "options.h"
+#include "optable.h"
 
 #include "../store/lib_cache.h"
 #include "../catalog/plugin_check.h"
 #include "../protocol/proto.h"
 #include "../base/text.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,15 +19,6 @@ static const char *commands[] = {"devices", "peaks",   "ops",    "check", "run",
 /* The commands that take the options of a measurement (check's help). */
 #define MEASURING "check run tune"
 
-/* Whether `cmd` is one of the space-separated words of `list`. */
-static int takes(const char *list, const char *cmd)
-{
-    size_t n = strlen(cmd);
-    for (const char *p = list; (p = strstr(p, cmd)) != NULL; p += n)
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
 
 static const char overview[] =
     "kgate: gate a GPU kernel on correctness and performance against the library it imitates\n"
@@ -227,25 +218,6 @@ const char *kg_usage(const char *c)
     return overview;
 }
 
-/* A decimal number in [lo, hi]; `whole`: digits only (no sign, point,
- * exponent, hex or nan). */
-static int num(const char *opt, const char *v, double lo, double hi, int whole, double *out,
-               kg_err *err)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    int ok = !errno && !*end && end != v && isfinite(d) && d >= lo && d <= hi;
-    for (const char *c = v; ok && whole && *c; c++)
-        ok = *c >= '0' && *c <= '9';
-    for (const char *c = v; ok && !whole && *c; c++)
-        ok = !(*c == 'x' || *c == 'X' || *c == 'n' || *c == 'N' || *c == 'i' || *c == 'I');
-    if (!ok)
-        return kg_err_set(err, KG_EXIT_USAGE, "%s: '%s' is not a %s in [%g, %g]", opt, v,
-                          whole ? "whole number" : "decimal number", lo, hi);
-    *out = d;
-    return 0;
-}
 
 /* Extents in a shape text "AxBxC" (a preset name counts as one). */
 static int extent_count(const char *text)
@@ -280,15 +252,6 @@ typedef struct raw_options {
     double lib_cache_age;
 } raw_options;
 
-/* One option: its name, what it sets, what it accepts, who takes it. */
-typedef struct option_def {
-    const char *name;
-    enum { FLAG, STR, NUM, INT, U64 } kind;
-    void *dst;
-    double lo, hi;       /* NUM, INT, U64: accepted range; FLAG: lo is the value set */
-    const char *choices; /* STR: "a|b" when only two words are accepted */
-    const char *cmds;    /* the commands that take it (MEASURING: check, run and tune) */
-} option_def;
 
 /* A positional argument of the command: a results file, the candidate, or
  * compare's second file. */
@@ -311,131 +274,77 @@ static int positional(kg_options *o, const char *a, kg_err *err)
     return 0;
 }
 
-/* Option d given the value v. */
-static int set_value(const option_def *d, const char *v, kg_options *o, kg_err *err)
+/* --diag-set NAME=VALUE, --knob K=V[,V..] and --param NAME=VALUE: kept as
+ * given (each list bounded), checked when the command runs. */
+static int keep_value(void *ctx, const char *name, const char *v, kg_err *err)
 {
-    double x = 0;
-    if (strcmp(d->name, "--diag-set") == 0)
+    kg_options *o = ctx;
+    if (strcmp(name, "--diag-set") == 0)
         return kg_diag_params_set(&o->diag, v, err) ? err->code : 0;
-    if (strcmp(d->name, "--knob") == 0) {
-        if (o->n_knobs == (int)(sizeof o->knobs / sizeof o->knobs[0]))
-            return kg_err_set(err, KG_EXIT_USAGE, "--knob: at most %d", o->n_knobs);
-        o->knobs[o->n_knobs++] = v;
-        return 0;
-    }
-    if (strcmp(d->name, "--param") == 0) {
-        if (o->n_params == (int)(sizeof o->params / sizeof o->params[0]))
-            return kg_err_set(err, KG_EXIT_USAGE, "--param: at most %d", o->n_params);
-        o->params[o->n_params++] = v;
-        return 0;
-    }
-    if (d->kind == STR) {
-        const char *c = d->choices, *bar = c ? strchr(c, '|') : NULL;
-        if (bar && !(strlen(v) == (size_t)(bar - c) && strncmp(v, c, (size_t)(bar - c)) == 0) &&
-            strcmp(v, bar + 1) != 0)
-            return kg_err_set(err, KG_EXIT_USAGE, "%s takes %.*s or %s, not '%s'", d->name, (int)(bar - c), c,
-                              bar + 1, v);
-        *(const char **)d->dst = v;
-        return 0;
-    }
-    if (num(d->name, v, d->lo, d->hi, d->kind != NUM, &x, err))
-        return err->code;
-    if (d->kind == NUM)
-        *(double *)d->dst = x;
-    else if (d->kind == INT)
-        *(int *)d->dst = (int)x;
-    else
-        *(unsigned long long *)d->dst = (unsigned long long)x;
+    const char **list = strcmp(name, "--knob") == 0 ? o->knobs : o->params;
+    int *n = strcmp(name, "--knob") == 0 ? &o->n_knobs : &o->n_params;
+    int most = strcmp(name, "--knob") == 0 ? (int)(sizeof o->knobs / sizeof o->knobs[0])
+                                            : (int)(sizeof o->params / sizeof o->params[0]);
+    if (*n == most)
+        return kg_err_set(err, KG_EXIT_USAGE, "%s: at most %d", name, most);
+    list[(*n)++] = v;
     return 0;
-}
-
-/* The option argv[*i] names (--name VALUE or --name=VALUE; a flag's own
- * --diagnose=auto is a name), set from its value (argv[*i + 1] taken as it
- * when it is not inline). */
-static int one_option(const option_def *opts, size_t n_opts, int argc, char **argv, int *i, kg_options *o,
-                      kg_err *err)
-{
-    const char *a = argv[*i], *inline_v = NULL;
-    size_t k = 0, len = strcspn(a, "=");
-    while (k < n_opts && strcmp(a, opts[k].name) != 0)
-        k++;
-    if (k == n_opts && a[len] == '=') {
-        for (k = 0; k < n_opts && !(strlen(opts[k].name) == len && strncmp(a, opts[k].name, len) == 0); k++)
-            ;
-        inline_v = a + len + 1;
-    }
-    if (k == n_opts)
-        return kg_err_set(err, KG_EXIT_USAGE, "unknown option '%.*s' (try kgate help %s)", (int)len, a, o->command);
-    const option_def *d = &opts[k];
-    if (!takes(d->cmds, o->command))
-        return kg_err_set(err, KG_EXIT_USAGE, "kgate %s does not take %s (try kgate help %s)", o->command, d->name,
-                          o->command);
-    if (d->kind == FLAG && inline_v)
-        return kg_err_set(err, KG_EXIT_USAGE, "%s takes no value", d->name);
-    if (d->kind == FLAG) {
-        *(int *)d->dst = (int)d->lo;
-        return 0;
-    }
-    const char *v = inline_v ? inline_v : *i + 1 < argc ? argv[++*i] : NULL;
-    if (!v)
-        return kg_err_set(err, KG_EXIT_USAGE, "option %s needs a value", d->name);
-    return set_value(d, v, o, err);
 }
 
 /* Every argument after the command, each option once through the table. */
 static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_err *err)
 {
-    const option_def opts[] = {
-        {"--hot", FLAG, &o->hot, 1, 0, NULL, MEASURING},
-        {"-q", FLAG, &o->quiet, 1, 0, NULL, MEASURING},
-        {"-v", FLAG, &o->verbose, 1, 0, NULL, MEASURING},
-        {"--no-edge", FLAG, &o->edge, 0, 0, NULL, MEASURING},
-        {"--live", FLAG, &o->live, 1, 0, NULL, "run"},
-        {"--force", FLAG, &o->force, 1, 0, NULL, "peaks"},
-        {"--verify-only", FLAG, &o->verify_only, 1, 0, NULL, MEASURING},
-        {"--no-extra-shapes", FLAG, &o->extra, 0, 0, NULL, MEASURING},
-        {"--sandbox", FLAG, &o->sandbox, 1, 0, NULL, MEASURING},
-        {"--memcheck", FLAG, &o->memcheck, 1, 0, NULL, MEASURING},
-        {"--diagnose", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
-        {"--diagnose=always", FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING},
-        {"--diagnose=auto", FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL, MEASURING},
-        {"--diagnose=extended", FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL, MEASURING},
-        {"--rules", FLAG, &o->rules, 1, 0, NULL, "explain"},
-        {"--from-ncu", STR, &o->from_ncu, 0, 0, NULL, "explain"},
-        {"--diag-set", STR, NULL, 0, 0, NULL, MEASURING " explain"},
-        {"--diagnose-patched-max", NUM, &o->patched_max_s, 0, 3600, NULL, MEASURING},
-        {"--lib-cache", FLAG, &o->lib_cache, 1, 0, NULL, MEASURING},
-        {"--lib-cache-age", NUM, &w->lib_cache_age, 1, 864000, NULL, MEASURING},
-        {"--op", STR, &o->op_name, 0, 0, NULL, MEASURING " explain ops"},
-        {"--dtype", STR, &o->dtype_name, 0, 0, NULL, MEASURING " explain"},
-        {"--shape", STR, &w->shape, 0, 0, NULL, MEASURING " explain"},
-        {"--sizes", STR, &w->sizes, 0, 0, NULL, MEASURING},
-        {"--json", STR, &o->json, 0, 0, NULL, MEASURING " peaks explain compare rejudge"},
-        {"--param", STR, NULL, 0, 0, NULL, MEASURING},
-        {"--roof", STR, &o->roof, 0, 0, "measured|datasheet", MEASURING},
-        {"--flush", STR, &w->flush, 0, 0, "read|memset", MEASURING},
-        {"--trials", INT, &o->trials, 1, 1000, NULL, MEASURING},
-        {"--seed", U64, &o->seed, 0, 1e18, NULL, MEASURING},
-        {"--device", INT, &o->device, 0, 64, NULL, MEASURING " peaks"},
-        {"--timeout", NUM, &o->timeout_s, 1, 86400, NULL, MEASURING},
-        {"--max-noise", NUM, &o->stop.max_noise, 0, 1, NULL, MEASURING},
-        {"--min-time", NUM, &o->stop.min_gpu_s, 0, 3600, NULL, MEASURING},
-        {"--max-time", NUM, &o->stop.max_wall_s, 0.001, 3600, NULL, MEASURING},
-        {"--min-samples", INT, &o->stop.min_samples, 1, 1e6, NULL, MEASURING},
-        {"--e-ok", NUM, &o->gate.e_ok, 0, 1.05, NULL, MEASURING " rejudge"}, /* (0, 1.05]: 0 refused below */
-        {"--rho-ok", NUM, &o->gate.rho_ok, 0, 1.05, NULL, MEASURING " rejudge"},
-        {"--host-allowance", NUM, &o->gate.host_allowance, 0, 1, NULL, MEASURING},
-        {"--same", NUM, &o->same, 0, 1, NULL, "compare"},
-        {"-o", STR, &o->output, 0, 0, NULL, "report"},
-        {"--format", STR, &o->format, 0, 0, NULL, "report"},
-        {"--regress", NUM, &o->regress, 0, 100, NULL, "compare"},
-        {"--ledger", STR, &o->ledger, 0, 0, NULL, "compare"},
-        {"--budget", INT, &o->budget, 1, 100000, NULL, "tune"},
-        {"--knob", STR, NULL, 0, 0, NULL, "tune"},
-        {"--time-budget", NUM, &o->time_budget_s, 1, 864000, NULL, MEASURING},
-        {"--torch", FLAG, &o->torch, 1, 0, NULL, MEASURING},
-        {"--torch-compile", FLAG, &o->torch, 2, 0, NULL, MEASURING},
-        {"--pin-sha256", STR, &o->pin_sha256, 0, 0, NULL, MEASURING},
+    const kg_optdef opts[] = {
+        {"--hot", KG_OPT_FLAG, &o->hot, 1, 0, NULL, MEASURING, NULL},
+        {"-q", KG_OPT_FLAG, &o->quiet, 1, 0, NULL, MEASURING, NULL},
+        {"-v", KG_OPT_FLAG, &o->verbose, 1, 0, NULL, MEASURING, NULL},
+        {"--no-edge", KG_OPT_FLAG, &o->edge, 0, 0, NULL, MEASURING, NULL},
+        {"--live", KG_OPT_FLAG, &o->live, 1, 0, NULL, "run", NULL},
+        {"--force", KG_OPT_FLAG, &o->force, 1, 0, NULL, "peaks", NULL},
+        {"--verify-only", KG_OPT_FLAG, &o->verify_only, 1, 0, NULL, MEASURING, NULL},
+        {"--no-extra-shapes", KG_OPT_FLAG, &o->extra, 0, 0, NULL, MEASURING, NULL},
+        {"--sandbox", KG_OPT_FLAG, &o->sandbox, 1, 0, NULL, MEASURING, NULL},
+        {"--memcheck", KG_OPT_FLAG, &o->memcheck, 1, 0, NULL, MEASURING, NULL},
+        {"--diagnose", KG_OPT_FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING, NULL},
+        {"--diagnose=always", KG_OPT_FLAG, &o->diagnose, KG_DIAG_ALWAYS, 0, NULL, MEASURING, NULL},
+        {"--diagnose=auto", KG_OPT_FLAG, &o->diagnose, KG_DIAG_AUTO, 0, NULL, MEASURING, NULL},
+        {"--diagnose=extended", KG_OPT_FLAG, &o->diagnose, KG_DIAG_EXTENDED, 0, NULL, MEASURING, NULL},
+        {"--rules", KG_OPT_FLAG, &o->rules, 1, 0, NULL, "explain", NULL},
+        {"--from-ncu", KG_OPT_STR, &o->from_ncu, 0, 0, NULL, "explain", NULL},
+        {"--diag-set", KG_OPT_FN, NULL, 0, 0, NULL, MEASURING " explain", keep_value},
+        {"--diagnose-patched-max", KG_OPT_NUM, &o->patched_max_s, 0, 3600, NULL, MEASURING, NULL},
+        {"--lib-cache", KG_OPT_FLAG, &o->lib_cache, 1, 0, NULL, MEASURING, NULL},
+        {"--lib-cache-age", KG_OPT_NUM, &w->lib_cache_age, 1, 864000, NULL, MEASURING, NULL},
+        {"--op", KG_OPT_STR, &o->op_name, 0, 0, NULL, MEASURING " explain ops", NULL},
+        {"--dtype", KG_OPT_STR, &o->dtype_name, 0, 0, NULL, MEASURING " explain", NULL},
+        {"--shape", KG_OPT_STR, &w->shape, 0, 0, NULL, MEASURING " explain", NULL},
+        {"--sizes", KG_OPT_STR, &w->sizes, 0, 0, NULL, MEASURING, NULL},
+        {"--json", KG_OPT_STR, &o->json, 0, 0, NULL, MEASURING " peaks explain compare rejudge", NULL},
+        {"--param", KG_OPT_FN, NULL, 0, 0, NULL, MEASURING, keep_value},
+        {"--roof", KG_OPT_STR, &o->roof, 0, 0, "measured|datasheet", MEASURING, NULL},
+        {"--flush", KG_OPT_STR, &w->flush, 0, 0, "read|memset", MEASURING, NULL},
+        {"--trials", KG_OPT_INT, &o->trials, 1, 1000, NULL, MEASURING, NULL},
+        {"--seed", KG_OPT_U64, &o->seed, 0, 1e18, NULL, MEASURING, NULL},
+        {"--device", KG_OPT_INT, &o->device, 0, 64, NULL, MEASURING " peaks", NULL},
+        {"--timeout", KG_OPT_NUM, &o->timeout_s, 1, 86400, NULL, MEASURING, NULL},
+        {"--max-noise", KG_OPT_NUM, &o->stop.max_noise, 0, 1, NULL, MEASURING, NULL},
+        {"--min-time", KG_OPT_NUM, &o->stop.min_gpu_s, 0, 3600, NULL, MEASURING, NULL},
+        {"--max-time", KG_OPT_NUM, &o->stop.max_wall_s, 0.001, 3600, NULL, MEASURING, NULL},
+        {"--min-samples", KG_OPT_INT, &o->stop.min_samples, 1, 1e6, NULL, MEASURING, NULL},
+        {"--e-ok", KG_OPT_NUM, &o->gate.e_ok, 0, 1.05, NULL, MEASURING " rejudge", NULL}, /* (0, 1.05]: 0 refused below */
+        {"--rho-ok", KG_OPT_NUM, &o->gate.rho_ok, 0, 1.05, NULL, MEASURING " rejudge", NULL},
+        {"--host-allowance", KG_OPT_NUM, &o->gate.host_allowance, 0, 1, NULL, MEASURING, NULL},
+        {"--same", KG_OPT_NUM, &o->same, 0, 1, NULL, "compare", NULL},
+        {"-o", KG_OPT_STR, &o->output, 0, 0, NULL, "report", NULL},
+        {"--format", KG_OPT_STR, &o->format, 0, 0, NULL, "report", NULL},
+        {"--regress", KG_OPT_NUM, &o->regress, 0, 100, NULL, "compare", NULL},
+        {"--ledger", KG_OPT_STR, &o->ledger, 0, 0, NULL, "compare", NULL},
+        {"--budget", KG_OPT_INT, &o->budget, 1, 100000, NULL, "tune", NULL},
+        {"--knob", KG_OPT_FN, NULL, 0, 0, NULL, "tune", keep_value},
+        {"--time-budget", KG_OPT_NUM, &o->time_budget_s, 1, 864000, NULL, MEASURING, NULL},
+        {"--torch", KG_OPT_FLAG, &o->torch, 1, 0, NULL, MEASURING, NULL},
+        {"--torch-compile", KG_OPT_FLAG, &o->torch, 2, 0, NULL, MEASURING, NULL},
+        {"--pin-sha256", KG_OPT_STR, &o->pin_sha256, 0, 0, NULL, MEASURING, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -445,7 +354,7 @@ static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_e
         else if (a[0] != '-')
             rc = positional(o, a, err);
         else
-            rc = one_option(opts, sizeof opts / sizeof opts[0], argc, argv, &i, o, err);
+            rc = kg_opt_one(opts, sizeof opts / sizeof opts[0], o->command, argc, argv, &i, o, err);
         if (rc)
             return rc;
     }
