@@ -334,10 +334,75 @@ static void one_table_for_every_command(void **state)
     assert_string_equal(e.msg, "option --wait needs a value");
 }
 
+/* The option names a help text lists: each line that starts "  -". */
+static int help_options(const char *help, char names[][40], int most)
+{
+    int n = 0;
+    for (const char *l = help; l && *l && n < most; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, "  -", 3) != 0)
+            continue;
+        const char *p = l + 2, *end = strstr(p, "  ");
+        while (p < end && n < most) {
+            size_t k = strcspn(p, " ,\n");
+            snprintf(names[n++], 40, "%.*s", (int)k, p);
+            p += k;
+            p += strspn(p, ", ");
+            if (*p != '-')
+                break; /* a value's placeholder: the next name, if any, follows a comma */
+        }
+    }
+    return n;
+}
+
+/* What parsing `kgate CMD [x.so] NAME 1` says of NAME. */
+static int refused_for(const char *cmd, const char *name)
+{
+    kg_options o;
+    kg_err e;
+    const char *a[4] = {cmd, "x.so:k", name, "1"};
+    int run = strcmp(cmd, "run") == 0;
+    const char *b[3] = {cmd, name, "1"};
+    parse(&o, &e, run ? b : a, run ? 3 : 4);
+    return strstr(e.msg, "does not take") != NULL || strstr(e.msg, "unknown option") != NULL;
+}
+
+/* kgate help CMD lists exactly the options CMD's table row says it takes:
+ * each one it lists is accepted, each one check, run or tune lists and
+ * it does not is refused. */
+static void help_lists_what_each_command_takes(void **state)
+{
+    (void)state;
+    const char *cmds[] = {"check", "run", "tune"};
+    char all[3][64][40];
+    int n[3];
+    for (int c = 0; c < 3; c++) {
+        n[c] = help_options(kg_usage(cmds[c]), all[c], 64);
+        assert_true(n[c] > 20);
+        for (int i = 0; i < n[c]; i++)
+            if (refused_for(cmds[c], all[c][i]))
+                fail_msg("kgate help %s lists %s, which it refuses", cmds[c], all[c][i]);
+    }
+    int checked = 0;
+    for (int c = 0; c < 3; c++)
+        for (int d = 0; d < 3; d++)
+            for (int i = 0; i < n[d]; i++) {
+                int listed = 0;
+                for (int k = 0; k < n[c] && !listed; k++)
+                    listed = strcmp(all[c][k], all[d][i]) == 0;
+                if (!listed) {
+                    checked++;
+                    if (!refused_for(cmds[c], all[d][i]))
+                        fail_msg("kgate %s takes %s, which its help does not list", cmds[c], all[d][i]);
+                }
+            }
+    assert_true(checked >= 4); /* --budget and --knob for check and run, --live for check and tune */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_table_for_every_command),
+        cmocka_unit_test(help_lists_what_each_command_takes),
         cmocka_unit_test(check_with_everything),
         cmocka_unit_test(host_allowance_by_candidate),
         cmocka_unit_test(usage_errors),

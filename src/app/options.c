@@ -46,68 +46,132 @@ static const char overview[] =
     "            5 no GPU or library failure, 6 file I/O, 7 stopped by SIGINT/SIGTERM\n"
     "            (127 from the loader when cudart, cuBLASLt, CUPTI or cJSON is missing)\n";
 
-static const char check_help[] =
-    "usage: kgate check CANDIDATE.so[:KERNEL[,KERNEL...]] [options]\n"
-    "       kgate run [options]\n"
-    "       kgate tune CANDIDATE.so:KERNEL [--shape S] [--budget N] [--knob K=V[,V..]] [options]\n"
-    "\n"
-    "  --op OP             only kernels of this operator (kgate ops lists them)\n"
-    "  --dtype DT          only kernels of this dtype (fp16, bf16, fp32)\n"
-    "  --shape S           one shape: a preset (small, medium, large, ...), AxBxC, or N\n"
-    "  --sizes A,B,...     several shapes (default: large); `all`: every preset of each operator\n"
-    "  --json FILE         write results as JSON (docs/results.md), atomically (- : stdout)\n"
-    "  -q, -v              quiet (no progress bar, no table: the exit code, errors and --json),\n"
-    "                      or a line on stderr as each job starts\n"
-    "  --hot               no L2 flush between samples (inputs rotate when they fit in L2)\n"
-    "  --flush read|memset how to flush L2 (default read: 2x L2 of clean lines; memset\n"
-    "                      leaves dirty lines whose write-back is charged to the kernel)\n"
-    "  --trials N          random-input correctness trials (default 3)\n"
-    "  --seed N            first seed (default 1); each trial uses a fresh one\n"
-    "  --budget N          tune: time N configurations drawn from --seed (default: all, up to 4096)\n"
-    "  --knob K=V[,V..]    tune: search only these values of knob K (repeatable), e.g.\n"
-    "                      --knob group_size_m=1 --knob num_warps=4,8 (a subspace)\n"
-    "  --time-budget S     check, run, tune: start no job after S seconds; what ran is reported,\n"
-    "                      the rest is listed as not run (`incomplete` in the JSON)\n"
-    "  --torch, --torch-compile  also time PyTorch's call (and torch.compile of it) as library\n"
-    "                      paths: the paper's E_lib (needs python3 with torch; docs/python.md)\n"
-    "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"
-    "  --param NAME=VALUE  an operator scalar (kgate ops lists them), e.g. eps=1e-6; repeatable\n"
-    "  --verify-only       check correctness only: no timing, no library paths\n"
-    "  --sandbox           run the candidate's worker sandboxed: rlimits, Landlock (writes only in\n"
-    "                      a scratch directory, no TCP), seccomp (no IP sockets, no ptrace)\n"
-    "  --memcheck          also run one checked call of each kernel under compute-sanitizer's\n"
-    "                      memcheck and racecheck (when it is installed): an error is INCORRECT\n"
-    "  --diagnose          after timing, say why each kernel is slow: static facts, SASS and\n"
-    "                      hardware counters (CUPTI Range Profiler), ranked root causes\n"
-    "                      (docs/diagnosis.md); --diagnose=auto only for SLOW verdicts,\n"
-    "                      --diagnose=extended adds the SOL throughputs (more replay passes)\n"
-    "  --diag-set N=V      change a diagnosis threshold (kgate explain --rules lists them)\n"
-    "  --diagnose-patched-max S  leave out the SASS-patched counters (sector use, load width),\n"
-    "                      which slow a kernel many times over, when one call takes longer than\n"
-    "                      S seconds (default 0.1; 0: never collect them)\n"
-    "  --lib-cache         check, run, tune: reuse the library times this GPU measured for the\n"
-    "                      very same library job once two measurements agreed, and keep new ones\n"
-    "                      ($XDG_CACHE_HOME/kgate/libtimes-<uuid>.jsonl): many candidates of one\n"
-    "                      operator time its library paths twice (docs/scale.md; with untrusted\n"
-    "                      candidates only with --sandbox, docs/security.md)\n"
-    "  --lib-cache-age S   use a kept library time for S seconds after it was measured (default\n"
-    "                      3600; 1 to 864000)\n"
-    "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
-    "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"
-    "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"
-    "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
-    "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"
-    "  --max-noise X       stop sampling at this relative std dev (default 0.005)\n"
-    "  --min-time S        GPU time to accumulate first (default 0.25)\n"
-    "  --max-time S        wall-time cap per measurement (default 15)\n"
-    "  --min-samples N     samples before the noise rule applies (default 10)\n"
-    "  --roof measured|datasheet  roofs for rho (default measured, cached by kgate peaks)\n"
-    "  --e-ok X            E (E_best, else E_lib) that passes the gate, in (0, 1.05] (default 0.80)\n"
-    "  --rho-ok X          rho that passes the gate (near the roof), in (0, 1.05] (default 0.80)\n"
-    "  --host-allowance S  host time a launch call may take for free beyond its GPU time\n"
-    "                      (default 50e-6, a Python candidate's 100e-6: docs/cli.md, host-work)\n"
-    "  --device N          CUDA device (default 0)\n"
-    "  --live              run: require a GPU instead of showing the recorded run\n";
+/* The options of check, run and tune, a row each with the commands that
+ * take it (the option table in parse_args decides; test_options checks that
+ * the two agree). */
+static const struct {
+    const char *cmds, *text;
+} measuring_help[] = {
+    {MEASURING,
+     "  --op OP             only kernels of this operator (kgate ops lists them)\n"},
+    {MEASURING,
+     "  --dtype DT          only kernels of this dtype (fp16, bf16, fp32)\n"},
+    {MEASURING,
+     "  --shape S           one shape: a preset (small, medium, large, ...), AxBxC, or N\n"},
+    {MEASURING,
+     "  --sizes A,B,...     several shapes (default: large); `all`: every preset of each operator\n"},
+    {MEASURING,
+     "  --json FILE         write results as JSON (docs/results.md), atomically (- : stdout)\n"},
+    {MEASURING,
+     "  -q, -v              quiet (no progress bar, no table: the exit code, errors and --json),\n"
+         "                      or a line on stderr as each job starts\n"},
+    {MEASURING,
+     "  --hot               no L2 flush between samples (inputs rotate when they fit in L2)\n"},
+    {MEASURING,
+     "  --flush read|memset how to flush L2 (default read: 2x L2 of clean lines; memset\n"
+         "                      leaves dirty lines whose write-back is charged to the kernel)\n"},
+    {MEASURING,
+     "  --trials N          random-input correctness trials (default 3)\n"},
+    {MEASURING,
+     "  --seed N            first seed (default 1); each trial uses a fresh one\n"},
+    {"tune",
+     "  --budget N          tune: time N configurations drawn from --seed (default: all, up to 4096)\n"},
+    {"tune",
+     "  --knob K=V[,V..]    tune: search only these values of knob K (repeatable), e.g.\n"
+         "                      --knob group_size_m=1 --knob num_warps=4,8 (a subspace)\n"},
+    {MEASURING,
+     "  --time-budget S     check, run, tune: start no job after S seconds; what ran is reported,\n"
+         "                      the rest is listed as not run (`incomplete` in the JSON)\n"},
+    {MEASURING,
+     "  --torch, --torch-compile  also time PyTorch's call (and torch.compile of it) as library\n"
+         "                      paths: the paper's E_lib (needs python3 with torch; docs/python.md)\n"},
+    {MEASURING,
+     "  --no-edge           skip the NaN/Inf/denormal/equal-row input\n"},
+    {MEASURING,
+     "  --param NAME=VALUE  an operator scalar (kgate ops lists them), e.g. eps=1e-6; repeatable\n"},
+    {MEASURING,
+     "  --verify-only       check correctness only: no timing, no library paths\n"},
+    {MEASURING,
+     "  --sandbox           run the candidate's worker sandboxed: rlimits, Landlock (writes only in\n"
+         "                      a scratch directory, no TCP), seccomp (no IP sockets, no ptrace)\n"},
+    {MEASURING,
+     "  --memcheck          also run one checked call of each kernel under compute-sanitizer's\n"
+         "                      memcheck and racecheck (when it is installed): an error is INCORRECT\n"},
+    {MEASURING,
+     "  --diagnose          after timing, say why each kernel is slow: static facts, SASS and\n"
+         "                      hardware counters (CUPTI Range Profiler), ranked root causes\n"
+         "                      (docs/diagnosis.md); --diagnose=auto only for SLOW verdicts,\n"
+         "                      --diagnose=extended adds the SOL throughputs (more replay passes)\n"},
+    {MEASURING,
+     "  --diag-set N=V      change a diagnosis threshold (kgate explain --rules lists them)\n"},
+    {MEASURING,
+     "  --diagnose-patched-max S  leave out the SASS-patched counters (sector use, load width),\n"
+         "                      which slow a kernel many times over, when one call takes longer than\n"
+         "                      S seconds (default 0.1; 0: never collect them)\n"},
+    {MEASURING,
+     "  --lib-cache         check, run, tune: reuse the library times this GPU measured for the\n"
+         "                      very same library job once two measurements agreed, and keep new ones\n"
+         "                      ($XDG_CACHE_HOME/kgate/libtimes-<uuid>.jsonl): many candidates of one\n"
+         "                      operator time its library paths twice (docs/scale.md; with untrusted\n"
+         "                      candidates only with --sandbox, docs/security.md)\n"},
+    {MEASURING,
+     "  --lib-cache-age S   use a kept library time for S seconds after it was measured (default\n"
+         "                      3600; 1 to 864000)\n"},
+    {MEASURING,
+     "  --no-extra-shapes   do not also check each kernel at three extra shapes (unaligned,\n"
+         "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"},
+    {MEASURING,
+     "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"},
+    {MEASURING,
+     "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
+         "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"},
+    {MEASURING,
+     "  --max-noise X       stop sampling at this relative std dev (default 0.005)\n"},
+    {MEASURING,
+     "  --min-time S        GPU time to accumulate first (default 0.25)\n"},
+    {MEASURING,
+     "  --max-time S        wall-time cap per measurement (default 15)\n"},
+    {MEASURING,
+     "  --min-samples N     samples before the noise rule applies (default 10)\n"},
+    {MEASURING,
+     "  --roof measured|datasheet  roofs for rho (default measured, cached by kgate peaks)\n"},
+    {MEASURING,
+     "  --e-ok X            E (E_best, else E_lib) that passes the gate, in (0, 1.05] (default 0.80)\n"},
+    {MEASURING,
+     "  --rho-ok X          rho that passes the gate (near the roof), in (0, 1.05] (default 0.80)\n"},
+    {MEASURING,
+     "  --host-allowance S  host time a launch call may take for free beyond its GPU time\n"
+         "                      (default 50e-6, a Python candidate's 100e-6: docs/cli.md, host-work)\n"},
+    {MEASURING,
+     "  --device N          CUDA device (default 0)\n"},
+    {"run",
+     "  --live              run: require a GPU instead of showing the recorded run\n"},
+};
+
+/* Each measuring command's usage line. */
+static const struct {
+    const char *cmd, *usage;
+} measuring_usage[] = {
+    {"check", "usage: kgate check CANDIDATE.so[:KERNEL[,KERNEL...]] [options]\n"},
+    {"run", "usage: kgate run [options]\n  the bundled suite: every operator's naive and fast variants (Triton's and\n"
+            "  TileLang's when built) against its library paths\n"},
+    {"tune", "usage: kgate tune CANDIDATE.so:KERNEL [--shape S] [--budget N] [--knob K=V[,V..]] [options]\n"},
+};
+
+/* The help of check, run or tune: its usage and the options it takes. */
+static const char *measuring_text(const char *cmd)
+{
+    static char buf[8192];
+    size_t u = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof measuring_usage / sizeof measuring_usage[0]; i++)
+        if (strcmp(measuring_usage[i].cmd, cmd) == 0)
+            kg_append(buf, sizeof buf, &u, "%s\n", measuring_usage[i].usage);
+    for (size_t i = 0; i < sizeof measuring_help / sizeof measuring_help[0]; i++)
+        if (kg_opt_takes(measuring_help[i].cmds, cmd))
+            kg_append(buf, sizeof buf, &u, "%s", measuring_help[i].text);
+    return buf;
+}
 
 static const char explain_help[] =
     "usage: kgate explain RESULT.json [--diag-set NAME=VALUE ...] [--json NEW.json]\n"
@@ -198,7 +262,7 @@ const char *kg_usage(const char *c)
     if (c && strcmp(c, "kernelbench") == 0)
         return kernelbench_help;
     if (c && (strcmp(c, "check") == 0 || strcmp(c, "run") == 0 || strcmp(c, "tune") == 0))
-        return check_help;
+        return measuring_text(c);
     if (c && strcmp(c, "peaks") == 0)
         return peaks_help;
     if (c && strcmp(c, "explain") == 0)
