@@ -113,6 +113,12 @@ kg_batch_view kg_batch_pick_view(const kg_batch_cfg *c, int gi, const char *dir)
 void kg_batch_supervise(const kg_batch_cfg *c, const kg_batch_jobs *jobs, int slot, int in, int status, int fd,
                         const char *dir, pid_t batch);
 void kg_batch_remove_dir(const char *dir);
+/* One job on GPU g, seen through v: `kgate check ... --device DEV --json
+ * DIR/job.json`; *text gets its results line (malloc'd). Returns the job's
+ * exit code (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with
+ * err. kgate serve runs its requests through it too. */
+int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const kg_batch_view *v, const char *dir,
+                     char **text, kg_err *err);
 
 /* batch_dispatch.c: the dispatcher */
 int kg_batch_dispatch(const kg_batch_cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd,

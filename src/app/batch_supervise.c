@@ -84,11 +84,8 @@ static int python_job(const kg_batch_cfg *c, const kg_batch_job *j)
     return 1;
 }
 
-/* One job on GPU g, seen through v: `kgate check ... --device DEV --json
- * TMP`; *text gets its results line (malloc'd). Returns the job's exit code
- * (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with err. */
-static int run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const kg_batch_view *v, const char *dir,
-                   char **text, kg_err *err)
+int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const kg_batch_view *v, const char *dir,
+                     char **text, kg_err *err)
 {
     char *argv[64], spec[PATH_MAX + 100], dev[16], json[PATH_MAX + 32], log[PATH_MAX + 32];
     int n = 0;
@@ -228,7 +225,7 @@ void kg_batch_supervise(const kg_batch_cfg *c, const kg_batch_jobs *jobs, int sl
             break;
         kg_err err = {0, ""};
         char *text = NULL;
-        int rc = run_job(c, &jobs->v[job], g, &v, dir, &text, &err);
+        int rc = kg_batch_run_job(c, &jobs->v[job], g, &v, dir, &text, &err);
         if (rc == RUN_STOPPED)
             break;
         int h = H_OK;
