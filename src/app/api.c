@@ -11,6 +11,7 @@
 #include "../gpu/worker.h"
 #include "../supervise/job.h"
 #include "batch_cmd.h"
+#include "serve_cmd.h"
 #include "commands.h"
 #include "explain.h"
 #include "options.h"
@@ -95,6 +96,8 @@ int kgate_main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "batch") == 0)
         return kg_cmd_batch(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "serve") == 0)
+        return kg_cmd_serve(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "kernelbench") == 0)
         return kg_cmd_python(argc - 1, argv + 1);
     return run_options(argc, argv);

@@ -33,6 +33,7 @@ static const char overview[] =
     "  kernelbench P.py S.py  a KernelBench solution judged, with KernelBench's own gate beside\n"
     "  tune CAND.so:K     time a kernel's configuration space (--budget N: a sample), best and spread\n"
     "  batch M.jsonl|DIR -o R.jsonl  many candidates on every GPU, resumable, shardable (--merge)\n"
+    "  serve --stdio|--socket P  judge requests as they come, one at a time, warm between them\n"
     "  run                run the bundled suite (naive and fast variants, Triton if built)\n"
     "  explain RESULT.json  say again why each kernel of a result is slow (or --from-ncu FILE)\n"
     "  compare A.json B.json  per kernel: B FASTER, SLOWER, SAME or AMBIGUOUS than A\n"
@@ -247,6 +248,23 @@ static const char batch_help[] =
     "  skipped, 5 when jobs were left undone, 6 for a results file kgate cannot use or\n"
     "  write, 7 when stopped by SIGINT or SIGTERM (what was recorded stays).\n";
 
+static const char serve_help[] =
+    "usage: kgate serve --stdio | --socket PATH|auto [--gpu N] [--idle-timeout S] [--job-timeout S]\n"
+    "                   [-- CHECK OPTIONS]\n"
+    "  A long-lived judge for an optimizer loop: each request is one kgate batch manifest\n"
+    "  line ({\"id\", \"candidate\", \"kernel\", \"op\", \"dtype\", \"shape\", \"options\"}),\n"
+    "  answered by one kgate batch results line (the check's whole results document),\n"
+    "  one request at a time on GPU N (default 0), each checked by a `kgate check` process\n"
+    "  of its own with --lib-cache and CHECK OPTIONS; the next request's Python fork server\n"
+    "  is started while one runs. --stdio: requests on standard input, answers on standard\n"
+    "  output, until its end. --socket: a Unix socket of mode 0600 that answers only this\n"
+    "  user (auto: $XDG_RUNTIME_DIR/kgate/serve-gpuN.sock); a second service there is\n"
+    "  refused. --idle-timeout S (default 600): the service ends after S seconds without\n"
+    "  a request; --job-timeout S (default 600): each request's limit. A bad request gets\n"
+    "  an answer with its exit code and error, and the service goes on. SIGINT or SIGTERM\n"
+    "  stops the request running (its answer says so) and ends the service: exit 7\n"
+    "  (docs/serve.md).\n";
+
 static const char kernelbench_help[] =
     "usage: kgate kernelbench PROBLEM.py SOLUTION.py [--json F] [--compile] [--p P] [--timeout S]\n"
     "       kgate kernelbench PROBLEMS_DIR SOLUTIONS_DIR [--json F] [--gpus all|0,1 [--workdir D]\n"
@@ -261,6 +279,8 @@ const char *kg_usage(const char *c)
         return batch_help;
     if (c && strcmp(c, "kernelbench") == 0)
         return kernelbench_help;
+    if (c && strcmp(c, "serve") == 0)
+        return serve_help;
     if (c && (strcmp(c, "check") == 0 || strcmp(c, "run") == 0 || strcmp(c, "tune") == 0))
         return measuring_text(c);
     if (c && strcmp(c, "peaks") == 0)
@@ -541,7 +561,7 @@ static int resolve_shapes(kg_options *o, const raw_options *w, kg_err *err)
 static int resolve_command(kg_options *o, const raw_options *w, kg_err *err)
 {
     if (strcmp(o->command, "help") == 0 && o->candidate && strcmp(o->candidate, "batch") != 0 &&
-        strcmp(o->candidate, "kernelbench") != 0) {
+        strcmp(o->candidate, "kernelbench") != 0 && strcmp(o->candidate, "serve") != 0) {
         int known = 0;
         for (int i = 0; commands[i]; i++)
             known |= strcmp(o->candidate, commands[i]) == 0;
