@@ -12,8 +12,9 @@ import os
 from ._kernel import DTYPES, Kernel, load_attr
 from .problem import Problem
 from .api import EXIT, VERDICTS, KgateError, Report, Result, batch, check, find_kgate, read_batch
+from ._serve import Client, serve
 
-__all__ = ["Kernel", "Problem", "check", "batch", "read_batch", "Report", "Result", "KgateError", "find_kgate", "load_attr", "DTYPES",
+__all__ = ["Kernel", "Problem", "check", "batch", "read_batch", "serve", "Client", "Report", "Result", "KgateError", "find_kgate", "load_attr", "DTYPES",
            "VERDICTS", "EXIT"]
 
 

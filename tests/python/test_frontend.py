@@ -1085,5 +1085,65 @@ class ForkServer(unittest.TestCase):
         self.assertEqual(self.left_behind(pid), [])
 
 
+@unittest.skipUnless(KGATE, "KGATE_BIN is not set: the service is the kgate executable")
+class ServeClient(unittest.TestCase):
+    """kgate.serve() and kgate.Client: requests to `kgate serve` with
+    tests/fake_check.sh as each request's check."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.env = mock.patch.dict(os.environ, {"KGATE_BIN": KGATE,
+                                                "KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh")})
+        self.env.start()
+        for name in ("a.so", "c_slow.so", "c_wrong.so"):
+            open(os.path.join(self.tmp.name, name), "w").close()
+
+    def tearDown(self):
+        self.env.stop()
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_stdio_service_answers_each_request(self):
+        with kgate.serve(options=["--trials", "2"]) as s:
+            ok = s.check(self.path("a.so"), op="relu", shape=(64, 64))
+            slow = s.check(self.path("c_slow.so"))
+            wrong = s.check(self.path("c_wrong.so"), options=["--no-edge"])
+        self.assertEqual((ok.verdict, ok.code), ("OK", 0))
+        self.assertIn("--op relu --shape 64x64 --trials 2 --lib-cache", ok.doc["command"])
+        self.assertEqual((slow.verdict, slow.code), ("SLOW", 1))
+        self.assertEqual((wrong.verdict, wrong.code), ("INCORRECT", 2))
+        self.assertIn("--no-edge", wrong.doc["command"])
+
+    def test_socket_client(self):
+        sock = self.path("s.sock")
+        p = subprocess.Popen([KGATE, "serve", "--socket", sock, "--idle-timeout", "30"], stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                if os.path.exists(sock):
+                    break
+                time.sleep(0.05)
+            with kgate.Client(socket=sock) as c:
+                r = c.check(self.path("a.so"), id="mine")
+                self.assertEqual((r.verdict, r.code), ("OK", 0))
+                bad = c.check(self.path("a.so"), options=["--trials", "0"] * 20)
+                self.assertEqual(bad.code, 3)  # over the manifest's 16 options: refused, the service goes on
+                self.assertIn("options", bad.stderr)
+                self.assertEqual(c.check(self.path("c_slow.so")).verdict, "SLOW")
+        finally:
+            p.terminate()
+            p.wait(timeout=30)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            kgate.serve(gpu=-1)
+        with self.assertRaises(ValueError):
+            kgate.Client(socket="")
+        with self.assertRaises(kgate.KgateError) as e:
+            kgate.Client(socket=self.path("nobody.sock"))
+        self.assertEqual(e.exception.code, 5)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,0 +1,119 @@
+"""The client of `kgate serve` (docs/serve.md): verdicts for an optimizer
+loop from one long-lived service, each request a kgate batch manifest line
+and each answer a batch results line.
+
+    with kgate.serve(options=["--sandbox"]) as s:      # starts `kgate serve --stdio`
+        report = s.check("kernel.so", op="softmax", shape="large")
+        print(report.verdict, report.code)
+
+    s = kgate.Client(socket="/run/user/1000/kgate/serve-gpu0.sock")   # a running service's
+"""
+import json
+import os
+import socket as _socket
+import subprocess
+
+from . import api
+
+REQUEST_MAX = 64 << 10  # the service refuses longer request lines
+ANSWER_MAX = 4 << 20    # one answer: a batch results line at most
+
+
+class Client:
+    """Requests to one `kgate serve`, one at a time, over its standard
+    input and output (kgate.serve()) or its Unix socket."""
+
+    def __init__(self, socket=None, *, _proc=None):
+        self._proc, self._sock, self._n = _proc, None, 0
+        if _proc is None:
+            if not isinstance(socket, str) or not socket:
+                raise ValueError("kgate.Client: socket must be the path of a running kgate serve's socket")
+            s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            try:
+                s.connect(socket)
+            except OSError as e:
+                s.close()
+                raise api.KgateError(5, f"kgate serve at {socket}: {e.strerror or e}") from None
+            self._sock = s
+            self._r, self._w = s.makefile("rb"), s.makefile("wb")
+        else:
+            self._r, self._w = _proc.stdout, _proc.stdin
+
+    def check(self, candidate, kernel=None, *, op=None, dtype=None, shape=None, options=(), id=None):
+        """Judges candidate (a .so, .py or .cu path; kernel: one of its
+        kernels) as `kgate check` would, with the service's options and
+        `options`; returns a kgate.Report of the answer (its code the
+        check's exit code; `stderr` the service's error, if any)."""
+        if not isinstance(candidate, str) or not candidate:
+            raise ValueError("kgate.Client.check: candidate must be a path")
+        if isinstance(shape, (int, tuple, list)):
+            shape = api._shape_arg(shape)
+        self._n += 1
+        job = {"id": id or f"request-{self._n}", "candidate": os.path.abspath(candidate)}
+        for k, v in (("kernel", kernel), ("op", op), ("dtype", dtype), ("shape", shape)):
+            if v is not None:
+                if not isinstance(v, str):
+                    raise ValueError(f"kgate.Client.check: {k} must be a string")
+                job[k] = v
+        if options:
+            job["options"] = [str(o) for o in options]
+        line = json.dumps(job).encode() + b"\n"
+        if len(line) > REQUEST_MAX:
+            raise ValueError("kgate.Client.check: the request is over 64 KiB")
+        try:
+            self._w.write(line)
+            self._w.flush()
+            answer = self._r.readline(ANSWER_MAX + 1)
+        except OSError as e:
+            raise api.KgateError(5, f"kgate serve: the service is gone ({e})") from None
+        if not answer.endswith(b"\n"):
+            raise api.KgateError(5, "kgate serve: the service ended without an answer"
+                                    if not answer else "kgate serve: an answer over 4 MiB")
+        try:
+            a = json.loads(answer)
+        except ValueError:
+            raise api.KgateError(5, "kgate serve: an answer that is not JSON") from None
+        if a.get("schema") != "kgate.batch/1" or a.get("id") not in (job["id"], None):
+            raise api.KgateError(5, f"kgate serve: an answer of schema {a.get('schema')!r} for "
+                                    f"{a.get('id')!r}, not kgate.batch/1 for {job['id']!r}")
+        return api.Report(a.get("check"), a.get("exit"), a.get("error", ""))
+
+    def close(self):
+        """Ends the requests: a service started by kgate.serve() is waited for."""
+        for f in (self._w, self._r):
+            try:
+                f.close()
+            except OSError:
+                pass
+        if self._sock:
+            self._sock.close()
+        if self._proc:
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def serve(gpu=0, options=(), idle_timeout=None, job_timeout=None):
+    """Starts `kgate serve --stdio` on GPU gpu (options: for every request's
+    check, e.g. ["--sandbox"]) and returns its Client; use it in a `with`."""
+    api.refuse_in_worker("kgate.serve")
+    if not (isinstance(gpu, int) and not isinstance(gpu, bool) and gpu >= 0):
+        raise ValueError("kgate.serve: gpu must be a GPU index")
+    cmd = [api.find_kgate(), "serve", "--stdio", "--gpu", str(gpu)]
+    if idle_timeout:
+        cmd += ["--idle-timeout", str(idle_timeout)]
+    if job_timeout:
+        cmd += ["--job-timeout", str(job_timeout)]
+    if options:
+        cmd += ["--"] + [str(o) for o in options]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=api._cli_env(),
+                         start_new_session=True, preexec_fn=api._dies_with_parent)
+    return Client(_proc=p)
