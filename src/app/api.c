@@ -51,7 +51,7 @@ static const struct {
     {"devices", kg_cmd_devices, 0}, {"peaks", kg_cmd_peaks, 0},     {"ops", kg_cmd_ops, 0},
     {"check", kg_cmd_check, 1},     {"tune", kg_cmd_tune, 1},       {"explain", kg_cmd_explain, 0},
     {"compare", kg_cmd_compare, 0}, {"report", kg_cmd_report, 0},   {"rejudge", kg_cmd_rejudge, 0},
-    {"run", kg_cmd_run, 1},
+    {"run", kg_cmd_run, 1},         {"trajectory", kg_cmd_trajectory, 0},
 };
 
 /* A command of kg_options: parsed once, then run. */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *commands[] = {"devices", "peaks",   "ops",    "check", "run",     "tune", "explain",
-                                 "compare", "rejudge", "report", "help",  "version", NULL};
+static const char *commands[] = {"devices", "peaks", "ops",    "check",      "run",  "tune",    "explain",
+                                 "compare", "rejudge", "report", "trajectory", "help", "version", NULL};
 
 /* The commands that take the options of a measurement (check's help). */
 #define MEASURING "check run tune"
@@ -39,6 +39,7 @@ static const char overview[] =
     "  compare A.json B.json  per kernel: B FASTER, SLOWER, SAME or AMBIGUOUS than A\n"
     "  rejudge R.json...  judge recorded results again with this gate (--e-ok, --rho-ok)\n"
     "  report R.json... -o F  an HTML page with a roofline (or Markdown, CSV) of results\n"
+    "  trajectory PATH...  an optimizer loop's iterations: verdict, E_best, E_lib, rho, cause\n"
     "  help [COMMAND]     this text, or a command's options\n"
     "  version            version and commit\n"
     "\n"
@@ -208,6 +209,13 @@ static const char report_help[] =
     "  the format follows FILE's extension (.html, .md, .csv) unless --format says;\n"
     "  without -o (or -o -), Markdown on stdout.\n";
 
+static const char trajectory_help[] =
+    "usage: kgate trajectory PATH...\n"
+    "  an optimizer loop's iterations in order, a row a result: verdict, time, E_best, E_lib,\n"
+    "  rho and the top cause, then the best iteration. PATH: a results file (one iteration),\n"
+    "  a kgate batch results file or a file of kgate serve's answers (one a line), or a\n"
+    "  folder of them or of iteration folders, in natural order (it-2 before it-10).\n";
+
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
     "  measures DRAM bandwidth (copy kernel and cudaMemcpy, 2 GiB buffers, read+write bytes)\n"
@@ -285,6 +293,8 @@ const char *kg_usage(const char *c)
         return measuring_text(c);
     if (c && strcmp(c, "peaks") == 0)
         return peaks_help;
+    if (c && strcmp(c, "trajectory") == 0)
+        return trajectory_help;
     if (c && strcmp(c, "explain") == 0)
         return explain_help;
     if (c && strcmp(c, "compare") == 0)
@@ -341,7 +351,8 @@ typedef struct raw_options {
  * compare's second file. */
 static int positional(kg_options *o, const char *a, kg_err *err)
 {
-    if (strcmp(o->command, "report") == 0 || strcmp(o->command, "rejudge") == 0) {
+    if (strcmp(o->command, "report") == 0 || strcmp(o->command, "rejudge") == 0 ||
+        strcmp(o->command, "trajectory") == 0) {
         if (o->n_inputs == KG_MAX_SHAPES)
             return kg_err_set(err, KG_EXIT_USAGE, "%s: at most %d results files", o->command, KG_MAX_SHAPES);
         o->inputs[o->n_inputs++] = a;

@@ -2,6 +2,8 @@
  * with report/report_html.h, report). Thin: the logic is report/compare.c. */
 #include "results_cmds.h"
 
+#include "../report/trajectory.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +120,32 @@ int kg_cmd_report(const kg_options *o)
 out:
     for (int i = 0; i < n; i++)
         kg_report_free(&reps[i]);
+    if (err.code) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
+    return 0;
+}
+
+int kg_cmd_trajectory(const kg_options *o)
+{
+    kg_err err = {0, ""};
+    kg_trajectory t = {NULL, 0, 0};
+    if (o->help) {
+        fputs(kg_usage("trajectory"), stdout);
+        return 0;
+    }
+    if (o->n_inputs == 0) {
+        fprintf(stderr, "kgate: trajectory: give the loop's results files or folders (kgate help trajectory)\n");
+        return KG_EXIT_USAGE;
+    }
+    for (int i = 0; i < o->n_inputs && !err.code; i++)
+        kg_traj_add_path(&t, o->inputs[i], &err);
+    if (!err.code && t.n == 0)
+        kg_err_set(&err, KG_EXIT_IO, "%s: no iteration (no results file, answer or iteration folder)", o->inputs[0]);
+    if (!err.code)
+        kg_traj_print(&t, stdout);
+    kg_traj_free(&t);
     if (err.code) {
         fprintf(stderr, "kgate: %s\n", err.msg);
         return err.code;

@@ -12,6 +12,8 @@ extern "C" {
 int kg_cmd_compare(const kg_options *o);
 /* kgate report RESULTS.json... -o FILE: see kg_usage("report"). */
 int kg_cmd_report(const kg_options *o);
+/* kgate trajectory PATH...: see kg_usage("trajectory"). */
+int kg_cmd_trajectory(const kg_options *o);
 
 #ifdef __cplusplus
 }
