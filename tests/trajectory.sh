@@ -44,6 +44,22 @@ expect "folders: the top cause of a diagnosed SLOW kernel" 1 "$(grep -c '^   1  
 "$kgate" trajectory "$src/tests/data/recorded/run-h200-1.json" >out3.txt 2>&1
 expect "one file: exit, every row iteration 1" "0 57" "$? $(awk '$1 == 1' out3.txt | wc -l | tr -d ' ')"
 
+# 3b. the page: the plot, its legend, a marker an iteration, labels escaped
+mkdir -p "loop/it-<b>11"
+cp "$src/tests/data/recorded/run-h200-1.json" "loop/it-<b>11/r.json"
+"$kgate" trajectory loop -o page.html >/dev/null 2>&1
+expect "page: exit" 0 "$?"
+expect "page: the plot and its legend" "1 1" "$(grep -c '<svg id="trajectory"' page.html) $(grep -c '<p id="legend">' page.html)"
+expect "page: an E_best marker an iteration" 4 "$(grep -o '<circle class="it"' page.html | wc -l | tr -d ' ')"
+expect "page: the OK band" 1 "$(grep -c 'class="ok-band"' page.html)"
+expect "page: a folder's name is escaped (two titles, a cell)" "0 3" "$(grep -c 'it-<b>11' page.html) $(grep -c 'it-&lt;b&gt;11' page.html)"
+expect "page: it loads nothing" 0 "$(grep -ci 'src=\|href=' page.html)"
+"$kgate" trajectory loop -o page.txt >/dev/null 2>err3.txt
+expect "page: -o without .html: exit 3, said" "3 1" "$? $(grep -c 'name it .html' err3.txt)"
+cp answers.jsonl in.html
+"$kgate" trajectory in.html -o in.html >/dev/null 2>err3.txt
+expect "page: -o one of its inputs: exit 6, nothing overwritten" "6 4" "$? $(wc -l <in.html | tr -d ' ')"
+
 # 4. bad inputs
 "$kgate" trajectory >/dev/null 2>err4.txt
 expect "no path: exit 3, said" "3 1" "$? $(grep -c 'give the loop' err4.txt)"

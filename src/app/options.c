@@ -210,11 +210,13 @@ static const char report_help[] =
     "  without -o (or -o -), Markdown on stdout.\n";
 
 static const char trajectory_help[] =
-    "usage: kgate trajectory PATH...\n"
+    "usage: kgate trajectory PATH... [-o PAGE.html]\n"
     "  an optimizer loop's iterations in order, a row a result: verdict, time, E_best, E_lib,\n"
     "  rho and the top cause, then the best iteration. PATH: a results file (one iteration),\n"
     "  a kgate batch results file or a file of kgate serve's answers (one a line), or a\n"
-    "  folder of them or of iteration folders, in natural order (it-2 before it-10).\n";
+    "  folder of them or of iteration folders, in natural order (it-2 before it-10).\n"
+    "  -o PAGE.html: a page instead, E_best and rho against iteration with the OK band\n"
+    "  shaded and each iteration coloured by its verdict, and the table (- : stdout).\n";
 
 static const char peaks_help[] =
     "usage: kgate peaks [--force] [--json FILE] [--device N]\n"
@@ -430,7 +432,7 @@ static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_e
         {"--rho-ok", KG_OPT_NUM, &o->gate.rho_ok, 0, 1.05, NULL, MEASURING " rejudge", NULL},
         {"--host-allowance", KG_OPT_NUM, &o->gate.host_allowance, 0, 1, NULL, MEASURING, NULL},
         {"--same", KG_OPT_NUM, &o->same, 0, 1, NULL, "compare", NULL},
-        {"-o", KG_OPT_STR, &o->output, 0, 0, NULL, "report", NULL},
+        {"-o", KG_OPT_STR, &o->output, 0, 0, NULL, "report trajectory", NULL},
         {"--format", KG_OPT_STR, &o->format, 0, 0, NULL, "report", NULL},
         {"--regress", KG_OPT_NUM, &o->regress, 0, 100, NULL, "compare", NULL},
         {"--ledger", KG_OPT_STR, &o->ledger, 0, 0, NULL, "compare", NULL},

@@ -127,6 +127,27 @@ out:
     return 0;
 }
 
+/* The trajectory's page, written whole then renamed into place (- : stdout). */
+static int trajectory_page(const char *out, const kg_trajectory *t, kg_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory");
+    double e_ok = t->n && t->v[0].rep.gate.e_ok > 0 ? t->v[0].rep.gate.e_ok : 0.80;
+    int rc = kg_traj_html(t, e_ok, f);
+    fclose(f);
+    if (rc)
+        kg_err_set(err, KG_EXIT_ENV, "out of memory for the page");
+    else if (strcmp(out, "-") == 0)
+        fwrite(text, 1, len, stdout);
+    else
+        kg_write_file_atomic(out, text, err);
+    free(text);
+    return err->code;
+}
+
 int kg_cmd_trajectory(const kg_options *o)
 {
     kg_err err = {0, ""};
@@ -139,11 +160,23 @@ int kg_cmd_trajectory(const kg_options *o)
         fprintf(stderr, "kgate: trajectory: give the loop's results files or folders (kgate help trajectory)\n");
         return KG_EXIT_USAGE;
     }
+    const char *dot = o->output ? strrchr(o->output, '.') : NULL;
+    if (o->output && strcmp(o->output, "-") != 0 && !(dot && strcmp(dot, ".html") == 0)) {
+        fprintf(stderr, "kgate: trajectory -o %.200s: the page is HTML: name it .html (or - for stdout)\n", o->output);
+        return KG_EXIT_USAGE;
+    }
+    if (o->output && strcmp(o->output, "-") != 0 &&
+        kg_output_path_check("-o", o->output, o->inputs, o->n_inputs, &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return err.code;
+    }
     for (int i = 0; i < o->n_inputs && !err.code; i++)
         kg_traj_add_path(&t, o->inputs[i], &err);
     if (!err.code && t.n == 0)
         kg_err_set(&err, KG_EXIT_IO, "%s: no iteration (no results file, answer or iteration folder)", o->inputs[0]);
-    if (!err.code)
+    if (!err.code && o->output)
+        trajectory_page(o->output, &t, &err);
+    else if (!err.code)
         kg_traj_print(&t, stdout);
     kg_traj_free(&t);
     if (err.code) {

@@ -37,6 +37,11 @@ int kg_traj_add_path(kg_trajectory *t, const char *path, kg_err *err);
  * (OK or SLOW) result, else the fastest correct one. */
 void kg_traj_print(const kg_trajectory *t, FILE *f);
 
+/* The page (html_trajectory.c): E_best and rho against iteration, the OK
+ * band (E_best >= e_ok) shaded, markers coloured by verdict, the table.
+ * 0, or -1 when writing f failed. */
+int kg_traj_html(const kg_trajectory *t, double e_ok, FILE *f);
+
 void kg_traj_free(kg_trajectory *t);
 
 #endif
