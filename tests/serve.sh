@@ -75,18 +75,29 @@ expect "socket: a request answered" "s1:0" "$(answers ans4.jsonl)"
 expect "socket: a second service refused, naming the socket" "5 1" "$? $(grep -c "already listens on $sock" err4.txt)"
 client '{"id":"s2","candidate":"c_slow.so"}' >ans5.jsonl
 expect "socket: the first still answers" "s2:1" "$(answers ans5.jsonl)"
+# kgate check --server: judged by the service, printed and written as check does
+"$kgate" check a.so --op relu --server "$sock" --json viaserver.json >check4.txt 2>&1
+expect "check --server: exit" 0 "$?"
+expect "check --server: --json written from the answer, the options sent on" 1 \
+    "$(python3 -c "import json,sys; print(int(json.load(open('viaserver.json'))['command'].startswith(sys.argv[1])))" "kgate check $t/a.so --op relu --lib-cache")"
+"$kgate" check c_wrong.so --server="$sock" -q >check5.txt 2>&1
+expect "check --server: a wrong kernel's exit" 2 "$?"
+"$kgate" check a.so --server "$t/nobody.sock" >check6.txt 2>&1
+expect "check --server with no service there: said, then checked here" 1 \
+    "$(grep -c "no kgate serve answers at $t/nobody.sock (.*): checking here" check6.txt)"
 wait $pid
-expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(grep -c 'no request for 4 s: ending after 2 request' serve4.txt)"
+expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(grep -c 'no request for 4 s: ending after 4 request' serve4.txt)"
 expect "socket: removed at the end" no "$([ -e "$sock" ] && echo yes || echo no)"
 pid=
 
 # 5. SIGTERM during a request: it is stopped, its answer says so, exit 7
 mkfifo reqs
-KG_FAKE_SLEEP=30 "$kgate" serve --stdio <reqs >ans6.jsonl 2>/dev/null &
+mkdir conc
+KG_FAKE_CONC=$t/conc KG_FAKE_SLEEP=30 "$kgate" serve --stdio <reqs >ans6.jsonl 2>/dev/null &
 pid=$!
 exec 3>reqs
 echo '{"id":"long","candidate":"a.so"}' >&3
-sleep 1
+for _ in $(seq 1 200); do [ -s conc.log ] && break; sleep 0.05; done # the check is running
 kill -TERM $pid
 wait $pid
 expect "SIGTERM mid-request: exit 7" 7 "$?"

@@ -231,7 +231,10 @@ int kg_cmd_check(const kg_options *o)
     kg_check_targets tg = {0, 0, NULL};
     kg_cmds_say_how(o);
     kg_self_exe(exe, sizeof exe);
-    if (kg_check_json_path(o, &err) || kg_check_collect(o, exe, o->candidate, &tg, &err)) {
+    int served = 0;
+    if (o->server && !kg_check_json_path(o, &err) && kg_check_via_server(o, &served))
+        return served;
+    if (err.code || kg_check_json_path(o, &err) || kg_check_collect(o, exe, o->candidate, &tg, &err)) {
         free(tg.v);
         return kg_cmds_fail(&err);
     }

@@ -68,6 +68,11 @@ void kg_check_judge_kernel(const kg_options *o, kg_result *r, const kg_check_tar
                            const kg_job *job, const kg_roofs *roofs, const kg_libref *lib, double lib_age,
                            const kg_others *seen, const kg_others *lib_seen, double waited);
 
+/* check_server.c: 1 when a kgate serve at o->server judged the check
+ * (*code: the exit code, everything printed and written), 0 to check here
+ * (no service answers there, or the options do not fit a request). */
+int kg_check_via_server(const kg_options *o, int *code);
+
 /* check_cmd.c */
 int kg_check_out_of_time(const kg_options *o, double t0, int done, int total, kg_report *rep);
 void kg_check_checkpoint(const kg_options *o, kg_report *rep, int done, int total);

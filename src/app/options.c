@@ -124,6 +124,9 @@ static const struct {
          "                      tiny, unnamed; drawn afresh each run, see extra_shapes_seed)\n"},
     {MEASURING,
      "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"},
+    {"check",
+     "  --server SOCK       a running kgate serve judges it (docs/serve.md): the same checks, its\n"
+         "                      fork server and library times warm; none there: judged here, said\n"},
     {MEASURING,
      "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
          "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"},
@@ -442,6 +445,7 @@ static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_e
         {"--torch", KG_OPT_FLAG, &o->torch, 1, 0, NULL, MEASURING, NULL},
         {"--torch-compile", KG_OPT_FLAG, &o->torch, 2, 0, NULL, MEASURING, NULL},
         {"--pin-sha256", KG_OPT_STR, &o->pin_sha256, 0, 0, NULL, MEASURING, NULL},
+        {"--server", KG_OPT_STR, &o->server, 0, 0, NULL, "check", NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -642,6 +646,8 @@ int kg_options_parse(int argc, char **argv, kg_options *o, kg_err *err)
     kg_diag_params_defaults(&o->diag);
     o->same = 0.02;
     o->regress = 0.05;
+    o->argc = argc;
+    o->argv = argv;
     size_t u = 0;
     for (int i = 0; i < argc; i++)
         if (kg_append(o->cmdline, sizeof o->cmdline, &u, "%s%s", i ? " " : "", i == 0 ? "kgate" : argv[i]))

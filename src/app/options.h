@@ -60,6 +60,9 @@ typedef struct kg_options {
     double timeout_s;
     kg_stop_cfg stop;
     kg_gate gate;
+    const char *server;    /* check --server SOCK: a running kgate serve judges it (app/check_server.c) */
+    int argc;              /* the arguments as given (check --server sends them on) */
+    char **argv;
     char cmdline[1024];
 } kg_options;
 

@@ -1,0 +1,197 @@
+/* kgate check --server SOCK: the check sent to a running kgate serve as
+ * one manifest line (the candidate's absolute path, its kernel, the other
+ * options as given) and the answer printed, written (--json) and exited
+ * with as kgate check would. Where no service answers at SOCK, or the
+ * options do not fit a manifest line, the check runs here, said on stderr. */
+#include "check_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../catalog/plugin_check.h"
+#include "../store/batch.h"
+
+#define ANSWER_MAX (KG_BATCH_LINE_MAX + 1024)
+#define ANSWER_WAIT_S (6 * 3600.0) /* a service ends a request at its --job-timeout (default 600 s) */
+
+/* Whether argv[i] (and its value) is one the service must not get: the
+ * candidate, --server, --json (the service writes its own), -q and -v.
+ * *skip: how many arguments that is. */
+static int local_only(const kg_options *o, int i, int *skip)
+{
+    const char *a = o->argv[i];
+    static const char *const valued[] = {"--server", "--json"};
+    *skip = 1;
+    if (a == o->candidate || strcmp(a, "-q") == 0 || strcmp(a, "-v") == 0)
+        return 1;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
+        size_t n = strlen(valued[k]);
+        if (strncmp(a, valued[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+            *skip = a[n] == '\0' ? 2 : 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The request: NULL (why in why) when it does not fit a manifest line. */
+static char *request(const kg_options *o, char *why, size_t size)
+{
+    char cand[PATH_MAX], kernel[96], abs[PATH_MAX];
+    if (kg_candidate_split(o->candidate, cand, sizeof cand, kernel, sizeof kernel) || !realpath(cand, abs)) {
+        snprintf(why, size, "%s: not a file here", o->candidate);
+        return NULL;
+    }
+    cJSON *j = cJSON_CreateObject(), *opts = cJSON_CreateArray();
+    char id[48];
+    snprintf(id, sizeof id, "check-%ld", (long)getpid());
+    cJSON_AddStringToObject(j, "id", id);
+    cJSON_AddStringToObject(j, "candidate", abs);
+    if (kernel[0])
+        cJSON_AddStringToObject(j, "kernel", kernel);
+    int n = 0, skip;
+    for (int i = 2; i < o->argc; i += skip) {
+        if (local_only(o, i, &skip))
+            continue;
+        if (n == KG_BATCH_MAX_OPTS || strlen(o->argv[i]) >= 128) {
+            snprintf(why, size, "its options do not fit a request (at most %d, each under 128 bytes)",
+                     KG_BATCH_MAX_OPTS);
+            cJSON_Delete(opts);
+            cJSON_Delete(j);
+            return NULL;
+        }
+        cJSON_AddItemToArray(opts, cJSON_CreateString(o->argv[i]));
+        n++;
+    }
+    cJSON_AddItemToObject(j, "options", opts);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return text;
+}
+
+/* Connected to the service at path: the socket, or -1. */
+static int dial(const char *path, char *why, size_t size)
+{
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof a.sun_path) {
+        snprintf(why, size, "a socket path of %zu bytes", strlen(path));
+        return -1;
+    }
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+        return fd;
+    snprintf(why, size, "%s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* Sends text and a newline, then reads one answer line (bounded, under a
+ * deadline, stopped by SIGINT/SIGTERM): malloc'd, or NULL with err set. */
+static char *exchange(int fd, const char *text, kg_err *err)
+{
+    size_t len = strlen(text), off = 0, got = 0;
+    while (off <= len) {
+        ssize_t w = off < len ? write(fd, text + off, len - off) : write(fd, "\n", 1);
+        if (w <= 0 && errno != EINTR) {
+            kg_err_set(err, KG_EXIT_ENV, "kgate serve: sending the request: %s", strerror(errno));
+            return NULL;
+        }
+        off += w > 0 ? (size_t)w : 0;
+    }
+    char *buf = malloc(ANSWER_MAX + 1);
+    double end = kg_mono() + ANSWER_WAIT_S;
+    while (buf) {
+        char *nl = memchr(buf, '\n', got);
+        if (nl) {
+            *nl = '\0';
+            return buf;
+        }
+        if (kg_stop_requested() || kg_mono() > end || got == ANSWER_MAX)
+            break;
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        ssize_t r = read(fd, buf + got, ANSWER_MAX - got);
+        if (r <= 0 && !(r < 0 && errno == EINTR))
+            break;
+        got += r > 0 ? (size_t)r : 0;
+    }
+    free(buf);
+    if (kg_stop_requested())
+        kg_err_set(err, KG_EXIT_STOPPED, "stopped while kgate serve judged it (the service finishes that check)");
+    else
+        kg_err_set(err, KG_EXIT_ENV, "kgate serve gave no answer%s", got == ANSWER_MAX ? " under 4 MiB" : "");
+    return NULL;
+}
+
+/* The answer as kgate check's end: the report printed and written, its
+ * exit code; a refused request's error said, with its exit code. */
+static int answer(const kg_options *o, const char *text)
+{
+    kg_err err = {0, ""};
+    cJSON *a = cJSON_Parse(text);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(a, "schema"), *code = cJSON_GetObjectItemCaseSensitive(a, "exit"),
+                *e = cJSON_GetObjectItemCaseSensitive(a, "error");
+    cJSON *chk = cJSON_GetObjectItemCaseSensitive(a, "check");
+    char *doc = cJSON_IsObject(chk) ? cJSON_PrintUnformatted(chk) : NULL;
+    kg_report rep;
+    int rc;
+    kg_report_init(&rep);
+    if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0 || !cJSON_IsNumber(code)) {
+        kg_err_set(&err, KG_EXIT_ENV, "kgate serve's answer is not a %s line", KG_BATCH_SCHEMA);
+        rc = kg_cmds_fail(&err);
+    } else if (!doc) { /* refused, or the check gave no results: its exit code and error */
+        kg_err_set(&err, code->valueint > 0 && code->valueint < 128 ? code->valueint : KG_EXIT_ENV, "%.400s",
+                   cJSON_IsString(e) ? e->valuestring : "kgate serve answered without results");
+        rc = kg_cmds_fail(&err);
+    } else if (kg_report_from_json(doc, "kgate serve's answer", &rep, &err)) {
+        rc = kg_cmds_fail(&err);
+    } else {
+        kg_check_finish_print(o, &rep, 0, &err);
+        rc = kg_check_finish_exit(o, &rep, 0, &err);
+        if (code->valueint >= 3 && rc < 3) { /* the service's check ended badly after some results */
+            fprintf(stderr, "kgate: %.400s\n", cJSON_IsString(e) ? e->valuestring : "the check failed");
+            rc = code->valueint;
+        }
+    }
+    kg_report_free(&rep);
+    free(doc);
+    cJSON_Delete(a);
+    return rc;
+}
+
+int kg_check_via_server(const kg_options *o, int *code)
+{
+    char why[320] = "";
+    kg_err err = {0, ""};
+    int fd = dial(o->server, why, sizeof why);
+    if (fd < 0) {
+        fprintf(stderr, "kgate: no kgate serve answers at %s (%s): checking here\n", o->server, why);
+        return 0;
+    }
+    char *req = request(o, why, sizeof why);
+    if (!req) {
+        close(fd);
+        fprintf(stderr, "kgate: --server: %s: checking here\n", why);
+        return 0;
+    }
+    char *ans = exchange(fd, req, &err);
+    close(fd);
+    free(req);
+    *code = ans ? answer(o, ans) : kg_cmds_fail(&err);
+    free(ans);
+    return 1;
+}
