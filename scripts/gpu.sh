@@ -90,6 +90,7 @@ run_step() {
     faults) log faults; gtest faults tests/gpu/gpu_faults.sh "$B/kgate" "$B" ;;
     gpu-batch) log gpu-batch; gtest gpu-batch tests/gpu/gpu_batch.sh "$B/kgate" "$B" ;;
     lib-cache) log lib-cache; gtest lib-cache tests/gpu/gpu_lib_cache.sh "$B/kgate" "$B" ;;
+    serve) log serve; gtest serve tests/gpu/gpu_serve.sh "$B/kgate" "$B" ;;
     others) log others; gtest others tests/gpu/gpu_others.sh "$B/kgate" "$B" ;;
     ab)
         # two packed builds on the same 24 jobs (scripts/ab_bench.sh): AB_A (default
