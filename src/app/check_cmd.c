@@ -173,29 +173,36 @@ static int finish(const kg_options *o, kg_report *rep, int rc, kg_err *err)
     return kg_check_finish_exit(o, rep, rc, err);
 }
 
-/* Opens the device, gets the roofs, checks every target, prints and writes
- * the report; returns the exit code. */
-int kg_check_measure(const kg_options *o, const char *exe, const kg_check_targets *tg, const kg_check_plan *plan)
+/* Plans the work (check_plan.c), opens the device, gets the roofs, checks
+ * every target, prints and writes the report; returns the exit code. */
+int kg_check_measure(const kg_options *o, const char *exe, const kg_check_targets *tg)
 {
     kg_err err = {0, ""};
     kg_device_info d;
     kg_report rep;
+    kg_check_plan plan;
     char bundled[PATH_MAX + 32];
     int rc;
     kg_check_bundled_path(bundled, sizeof bundled);
-    if (kg_cmds_open_device(o, &d, &err))
+    if (kg_check_plan_build(o, tg, &plan, &err)) /* a usage error before the device opens */
         return kg_cmds_fail(&err);
+    if (kg_cmds_open_device(o, &d, &err)) {
+        kg_check_plan_free(&plan);
+        return kg_cmds_fail(&err);
+    }
     kg_report_init(&rep);
     kg_cmds_report_header(&rep, o, &d);
     if (kg_cmds_get_roofs(o, &d, &rep.roofs, &err)) {
         kg_report_free(&rep);
+        kg_check_plan_free(&plan);
         return kg_cmds_fail(&err);
     }
     kg_cmds_watch_start(&d);
-    rc = judge_all(o, exe, bundled, tg, plan, &rep, &err);
+    rc = judge_all(o, exe, bundled, tg, &plan, &rep, &err);
     kg_cmds_watch_stop();
     rc = finish(o, &rep, rc, &err);
     kg_report_free(&rep);
+    kg_check_plan_free(&plan);
     return rc;
 }
 
@@ -244,13 +251,7 @@ int kg_cmd_check(const kg_options *o)
                    o->have_dtype ? kg_dtype_name(o->dtype) : "");
         return kg_cmds_fail(&err);
     }
-    kg_check_plan plan;
-    if (kg_check_plan_build(o, &tg, &plan, &err)) {
-        free(tg.v);
-        return kg_cmds_fail(&err);
-    }
-    int rc = kg_check_measure(o, exe, &tg, &plan);
-    kg_check_plan_free(&plan);
+    int rc = kg_check_measure(o, exe, &tg);
     free(tg.v);
     return rc;
 }

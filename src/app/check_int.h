@@ -78,7 +78,7 @@ int kg_check_out_of_time(const kg_options *o, double t0, int done, int total, kg
 void kg_check_checkpoint(const kg_options *o, kg_report *rep, int done, int total);
 void kg_check_finish_print(const kg_options *o, kg_report *rep, int rc, const kg_err *err);
 int kg_check_finish_exit(const kg_options *o, kg_report *rep, int rc, kg_err *err);
-int kg_check_measure(const kg_options *o, const char *exe, const kg_check_targets *tg, const kg_check_plan *plan);
+int kg_check_measure(const kg_options *o, const char *exe, const kg_check_targets *tg);
 int kg_check_json_path(const kg_options *o, kg_err *err);
 
 #endif

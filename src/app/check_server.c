@@ -102,14 +102,10 @@ static int dial(const char *path, char *why, size_t size)
  * deadline, stopped by SIGINT/SIGTERM): malloc'd, or NULL with err set. */
 static char *exchange(int fd, const char *text, kg_err *err)
 {
-    size_t len = strlen(text), off = 0, got = 0;
-    while (off <= len) {
-        ssize_t w = off < len ? write(fd, text + off, len - off) : write(fd, "\n", 1);
-        if (w <= 0 && errno != EINTR) {
-            kg_err_set(err, KG_EXIT_ENV, "kgate serve: sending the request: %s", strerror(errno));
-            return NULL;
-        }
-        off += w > 0 ? (size_t)w : 0;
+    size_t got = 0;
+    if (kg_write_line(fd, text)) {
+        kg_err_set(err, KG_EXIT_ENV, "kgate serve: sending the request: %s", strerror(errno));
+        return NULL;
     }
     char *buf = malloc(ANSWER_MAX + 1);
     double end = kg_mono() + ANSWER_WAIT_S;

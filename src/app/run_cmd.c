@@ -71,13 +71,7 @@ int kg_cmd_run(const kg_options *o)
             return kg_cmds_fail(&err);
         }
     }
-    kg_check_plan plan;
-    if (kg_check_plan_build(o, &tg, &plan, &err)) {
-        free(tg.v);
-        return kg_cmds_fail(&err);
-    }
-    int rc = kg_check_measure(o, exe, &tg, &plan);
-    kg_check_plan_free(&plan);
+    int rc = kg_check_measure(o, exe, &tg);
     free(tg.v);
     return rc;
 }

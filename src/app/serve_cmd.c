@@ -92,22 +92,8 @@ static int serve_args(int argc, char **argv, serve_cfg *s)
     return 0;
 }
 
-/* Writes all of text and a newline to fd: 0, or -1 (the client is gone). */
-static int send_line(int fd, const char *text)
-{
-    size_t len = strlen(text), off = 0;
-    while (off <= len) {
-        const char *p = off < len ? text + off : "\n";
-        size_t k = off < len ? len - off : 1;
-        ssize_t w = write(fd, p, k);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        off += (size_t)w;
-    }
-    return 0;
-}
+/* An answer line to the client: 0, or -1 when it is gone. */
+static int send_line(int fd, const char *text) { return kg_write_line(fd, text); }
 
 /* An answer without a check: exit and error, under the request's id when
  * it had a readable one. */

@@ -24,6 +24,25 @@ int kg_json_to_stdout(kg_err *err)
     return 0;
 }
 
+int kg_write_line(int fd, const char *text)
+{
+    size_t len = strlen(text), off = 0;
+    while (off <= len) {
+        const char *p = off < len ? text + off : "\n";
+        size_t k = off < len ? len - off : 1;
+        ssize_t w = write(fd, p, k);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 /* text and a newline to standard output (or where kg_json_to_stdout kept it). */
 static int write_stdout(const char *text, kg_err *err)
 {
@@ -31,17 +50,8 @@ static int write_stdout(const char *text, kg_err *err)
         return fputs(text, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0
                    ? kg_err_set(err, KG_EXIT_IO, "cannot write to standard output: %s", strerror(errno))
                    : 0;
-    size_t len = strlen(text), off = 0;
-    while (off <= len) {
-        const char *p = off < len ? text + off : "\n";
-        size_t k = off < len ? len - off : 1;
-        ssize_t w = write(stdout_fd, p, k);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return kg_err_set(err, KG_EXIT_IO, "cannot write to standard output: %s", strerror(errno));
-        off += (size_t)w;
-    }
+    if (kg_write_line(stdout_fd, text))
+        return kg_err_set(err, KG_EXIT_IO, "cannot write to standard output: %s", strerror(errno));
     return 0;
 }
 

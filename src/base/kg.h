@@ -91,6 +91,9 @@ char *kg_shape_format(const kg_shape *s, char *buf, size_t size);
  * path "-" is standard output (kg_json_to_stdout's, once called).
  * Returns 0, or KG_EXIT_IO with a message naming the file. */
 int kg_write_file_atomic(const char *path, const char *text, kg_err *err);
+/* Writes all of text and a newline to fd (a pipe or socket: short writes
+ * and EINTR retried): 0, or -1 with errno set. */
+int kg_write_line(int fd, const char *text);
 /* For --json -: keeps standard output for the files written to "-" and
  * sends everything else printed there to standard error from now on, so
  * that standard output holds the JSON alone. 0, or KG_EXIT_IO. */
