@@ -7,8 +7,9 @@
 # 800 px wide nothing may reach past the window (no horizontal scroll, no
 # element showing past the right edge, no scroll box hiding a part): a copy of the
 # page with a small script measures it and writes the figures into the DOM
-# that --dump-dom prints. A screenshot is kept at each width. Exits 77
-# (skipped) where no Chromium is installed.
+# that --dump-dom prints. A screenshot is kept at each width. kgate
+# trajectory's page is checked the same way at 800 px. Exits 77 (skipped)
+# where no Chromium is installed.
 #   html_report_chromium.sh KGATE REPO SCREENSHOT_PREFIX   (writes PREFIX-1400.png, PREFIX-800.png)
 kgate=$1 repo=$2 shot=$3
 browser=$(command -v chromium || command -v chromium-browser || true)
@@ -49,7 +50,7 @@ expect "the diagnosis section" 1 "$(grep -c 'id="diagnosis"' "$out/dom.html")"
 # the fit at each width: a copy without the page's script ban, with a script that measures
 expect "the page closes once" 1 "$(grep -c '</body></html>' "$out/report.html")"
 sed 's|<meta http-equiv="Content-Security-Policy"[^>]*>||; s|</body></html>||' "$out/report.html" >"$out/fit.html"
-cat >>"$out/fit.html" <<'EOF'
+cat >"$out/measure.html" <<'EOF'
 <script>
 (function () {
   var w = window.innerWidth, d = document.documentElement, past = [], boxes = 0;
@@ -66,6 +67,7 @@ cat >>"$out/fit.html" <<'EOF'
 })();
 </script></body></html>
 EOF
+cat "$out/measure.html" >>"$out/fit.html"
 mkdir -p "$(dirname "$shot")"
 for w in 1400 800; do
     # shellcheck disable=SC2086
@@ -78,5 +80,26 @@ for w in 1400 800; do
         >/dev/null 2>&1
     expect "screenshot at $w px written" yes "$([ -s "$shot-$w.png" ] && echo yes)"
 done
+
+# kgate trajectory's page, from three iteration folders of recorded runs: the
+# plot with a marker an iteration, the table, and the fit at 800 px
+for i in 1 2 3; do mkdir -p "$out/loop/it-$i"; done
+cp "$repo/tests/data/recorded/run-h200-1.json" "$out/loop/it-1/r.json"
+cp "$repo/tests/data/recorded/run-h200-diagnose.json" "$out/loop/it-2/r.json"
+cp "$repo/tests/data/recorded/run-h200-2.json" "$out/loop/it-3/r.json"
+"$kgate" trajectory "$out/loop" -o "$out/traj.html"
+expect "kgate trajectory -o: exit" 0 $?
+# shellcheck disable=SC2086
+timeout 120 "$browser" $flags --dump-dom "file://$out/traj.html" >"$out/traj-dom.html" 2>/dev/null
+rows=$(sed -n '/id="iterations"/,/<\/table>/p' "$out/traj-dom.html" | grep -o '<tr' | wc -l | tr -d ' ')
+expect "trajectory: the plot, a marker an iteration, the table's rows" "1 3 4" \
+    "$(grep -c '<svg id="trajectory"' "$out/traj-dom.html") $(count '<circle class="it"' "$out/traj-dom.html") $rows"
+sed 's|<meta http-equiv="Content-Security-Policy"[^>]*>||; s|</body></html>||' "$out/traj.html" >"$out/traj-fit.html"
+cat "$out/measure.html" >>"$out/traj-fit.html"
+# shellcheck disable=SC2086
+timeout 120 "$browser" $flags --window-size=800,1600 --dump-dom "file://$out/traj-fit.html" 2>/dev/null |
+    grep -o 'data-fit="[^"]*"' >"$out/traj-fit-800"
+expect "trajectory at 800 px: nothing past the edge" 'data-fit="width=800 scroll=800 past=0 boxes=0"' \
+    "$(cat "$out/traj-fit-800")"
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
