@@ -239,9 +239,11 @@ int kg_cmd_check(const kg_options *o)
     kg_cmds_say_how(o);
     kg_self_exe(exe, sizeof exe);
     int served = 0;
-    if (o->server && !kg_check_json_path(o, &err) && kg_check_via_server(o, &served))
+    if (kg_check_json_path(o, &err))
+        return kg_cmds_fail(&err);
+    if (o->server && kg_check_via_server(o, &served))
         return served;
-    if (err.code || kg_check_json_path(o, &err) || kg_check_collect(o, exe, o->candidate, &tg, &err)) {
+    if (kg_check_collect(o, exe, o->candidate, &tg, &err)) {
         free(tg.v);
         return kg_cmds_fail(&err);
     }

@@ -138,34 +138,27 @@ static char *exchange(int fd, const char *text, kg_err *err)
 static int answer(const kg_options *o, const char *text)
 {
     kg_err err = {0, ""};
-    cJSON *a = cJSON_Parse(text);
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(a, "schema"), *code = cJSON_GetObjectItemCaseSensitive(a, "exit"),
-                *e = cJSON_GetObjectItemCaseSensitive(a, "error");
-    cJSON *chk = cJSON_GetObjectItemCaseSensitive(a, "check");
-    char *doc = cJSON_IsObject(chk) ? cJSON_PrintUnformatted(chk) : NULL;
-    kg_report rep;
+    kg_batch_answer a;
     int rc;
-    kg_report_init(&rep);
-    if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0 || !cJSON_IsNumber(code)) {
+    if (kg_report_answer(text, "kgate serve's answer", 1, &a, &err) || a.code < 0) {
         kg_err_set(&err, KG_EXIT_ENV, "kgate serve's answer is not a %s line", KG_BATCH_SCHEMA);
         rc = kg_cmds_fail(&err);
-    } else if (!doc) { /* refused, or the check gave no results: its exit code and error */
-        kg_err_set(&err, code->valueint > 0 && code->valueint < 128 ? code->valueint : KG_EXIT_ENV, "%.400s",
-                   cJSON_IsString(e) ? e->valuestring : "kgate serve answered without results");
+    } else if (a.doc_error[0]) {
+        kg_err_set(&err, a.doc_code, "%s", a.doc_error);
         rc = kg_cmds_fail(&err);
-    } else if (kg_report_from_json(doc, "kgate serve's answer", &rep, &err)) {
+    } else if (!a.has_check) { /* refused, or the check gave no results: its exit code and error */
+        kg_err_set(&err, a.code > 0 && a.code < 128 ? a.code : KG_EXIT_ENV, "%.400s",
+                   a.error[0] ? a.error : "kgate serve answered without results");
         rc = kg_cmds_fail(&err);
     } else {
-        kg_check_finish_print(o, &rep, 0, &err);
-        rc = kg_check_finish_exit(o, &rep, 0, &err);
-        if (code->valueint >= 3 && rc < 3) { /* the service's check ended badly after some results */
-            fprintf(stderr, "kgate: %.400s\n", cJSON_IsString(e) ? e->valuestring : "the check failed");
-            rc = code->valueint;
+        kg_check_finish_print(o, &a.rep, 0, &err);
+        rc = kg_check_finish_exit(o, &a.rep, 0, &err);
+        if (a.code >= 3 && rc < 3) { /* the service's check ended badly after some results */
+            fprintf(stderr, "kgate: %.400s\n", a.error[0] ? a.error : "the check failed");
+            rc = a.code;
         }
     }
-    kg_report_free(&rep);
-    free(doc);
-    cJSON_Delete(a);
+    kg_report_free(&a.rep);
     return rc;
 }
 

@@ -92,9 +92,6 @@ static int serve_args(int argc, char **argv, serve_cfg *s)
     return 0;
 }
 
-/* An answer line to the client: 0, or -1 when it is gone. */
-static int send_line(int fd, const char *text) { return kg_write_line(fd, text); }
-
 /* An answer without a check: exit and error, under the request's id when
  * it had a readable one. */
 static int send_error(int fd, const char *id, int code, const char *msg)
@@ -109,7 +106,7 @@ static int send_error(int fd, const char *id, int code, const char *msg)
     cJSON_AddStringToObject(a, "error", msg);
     kg_json_clean(a);
     char *t = cJSON_PrintUnformatted(a);
-    int rc = t ? send_line(fd, t) : -1;
+    int rc = t ? kg_write_line(fd, t) : -1;
     free(t);
     cJSON_Delete(a);
     return rc;
@@ -138,7 +135,7 @@ static int serve_one(serve_cfg *s, int out, const char *line, int n)
         send_error(out, j.id, KG_EXIT_ENV, err.msg);
         return 1;
     }
-    int sent = send_line(out, text);
+    int sent = kg_write_line(out, text);
     free(text);
     return sent;
 }

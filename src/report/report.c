@@ -465,14 +465,68 @@ int kg_report_write_json(const kg_report *r, const char *path, kg_err *err)
     return err->code;
 }
 
-/* A `kgate batch` results file (store/batch.h): JSON Lines whose first line
- * has schema kgate.batch/1. */
-static int is_batch(const char *text)
+int kg_report_is_batch(const char *text)
 {
     const char *nl = strchr(text, '\n');
     size_t len = nl ? (size_t)(nl - text) : strlen(text);
     const char *s = strstr(text, "\"kgate.batch/");
     return s && (size_t)(s - text) < len;
+}
+
+int kg_report_answer(const char *line, const char *path, int n, kg_batch_answer *a, kg_err *err)
+{
+    memset(a, 0, sizeof *a);
+    a->code = -1;
+    kg_report_init(&a->rep);
+    cJSON *o = cJSON_Parse(line);
+    if (!o)
+        return 1; /* torn */
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schema"), *id = cJSON_GetObjectItemCaseSensitive(o, "id"),
+                *code = cJSON_GetObjectItemCaseSensitive(o, "exit"), *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    cJSON *chk = cJSON_GetObjectItemCaseSensitive(o, "check");
+    int rc = 0;
+    if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0) {
+        rc = kg_err_set(err, KG_EXIT_IO, "%s:%d: schema %.40s, this kgate reads %s", path, n,
+                        cJSON_IsString(s) ? s->valuestring : "(none)", KG_BATCH_SCHEMA);
+    } else {
+        if (cJSON_IsString(id))
+            kg_text_clean(a->id, sizeof a->id, id->valuestring);
+        if (cJSON_IsNumber(code))
+            a->code = code->valueint;
+        if (cJSON_IsString(e))
+            kg_text_clean(a->error, sizeof a->error, e->valuestring);
+        char *doc = cJSON_IsObject(chk) ? cJSON_PrintUnformatted(chk) : NULL;
+        kg_err de = {0, ""};
+        if (doc && kg_report_from_json(doc, path, &a->rep, &de) == 0) {
+            a->has_check = 1;
+        } else if (doc) {
+            a->doc_code = de.code ? de.code : KG_EXIT_IO;
+            snprintf(a->doc_error, sizeof a->doc_error, "%.300s", de.msg);
+        }
+        free(doc);
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+int kg_report_merge(kg_report *dst, kg_report *src, kg_err *err)
+{
+    if (dst->n == 0 && !dst->device[0]) { /* src's header, dst's results */
+        kg_result *keep = dst->results;
+        int n = dst->n, cap = dst->cap;
+        *dst = *src;
+        dst->results = keep;
+        dst->n = n;
+        dst->cap = cap;
+    }
+    int rc = 0;
+    for (int i = 0; i < src->n && !rc; i++)
+        if (!kg_report_add(dst, &src->results[i]))
+            rc = kg_err_set(err, KG_EXIT_ENV, "out of memory");
+    free(src->results); /* the diagnoses moved to dst */
+    src->results = NULL;
+    src->n = src->cap = 0;
+    return rc;
 }
 
 typedef struct batch_read {
@@ -486,41 +540,16 @@ typedef struct batch_read {
 static int batch_line(void *ud, const char *l)
 {
     batch_read *b = ud;
-    kg_report *r = b->r;
-    kg_err *err = b->err;
-    const char *path = b->path;
-    int line = ++b->line, rc = 0;
-    cJSON *o = cJSON_Parse(l);
-    if (!o)
+    kg_batch_answer a;
+    int line = ++b->line;
+    int rc = kg_report_answer(l, b->path, line, &a, b->err);
+    if (rc == 1)
         return 0; /* torn */
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schema");
-    cJSON *chk = cJSON_GetObjectItemCaseSensitive(o, "check");
-    if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0) {
-        rc = kg_err_set(err, KG_EXIT_IO, "%s:%d: schema %.40s, this kgate reads %s", path, line,
-                        cJSON_IsString(s) ? s->valuestring : "(none)", KG_BATCH_SCHEMA);
-    } else if (cJSON_IsObject(chk)) {
-        char *doc = cJSON_PrintUnformatted(chk);
-        kg_report one;
-        kg_err e = {0, ""};
-        if (doc && kg_report_from_json(doc, path, &one, &e) == 0) {
-            if (r->n == 0 && !r->device[0]) {
-                kg_result *keep = r->results;
-                int n = r->n, cap = r->cap;
-                *r = one;
-                r->results = keep;
-                r->n = n;
-                r->cap = cap;
-            }
-            for (int i = 0; i < one.n && !rc; i++)
-                if (!kg_report_add(r, &one.results[i]))
-                    rc = kg_err_set(err, KG_EXIT_ENV, "out of memory");
-            free(one.results); /* the diagnoses moved to r */
-        } else if (doc) {
-            rc = kg_err_set(err, e.code ? e.code : KG_EXIT_IO, "%s:%d: %s", path, line, e.msg);
-        }
-        free(doc);
-    }
-    cJSON_Delete(o);
+    if (!rc && a.doc_error[0])
+        rc = kg_err_set(b->err, a.doc_code, "%s:%d: %s", b->path, line, a.doc_error);
+    if (!rc && a.has_check)
+        rc = kg_report_merge(b->r, &a.rep, b->err);
+    kg_report_free(&a.rep);
     return rc;
 }
 
@@ -561,7 +590,7 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err)
     }
     fclose(f);
     buf[n] = '\0';
-    if (is_batch(buf)) {
+    if (kg_report_is_batch(buf)) {
         free(buf);
         return read_batch(path, r, err);
     }

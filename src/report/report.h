@@ -65,6 +65,31 @@ int kg_report_read_json(const char *path, kg_report *r, kg_err *err);
 /* The same from text; `path` names it in errors. Any text is safe to give. */
 int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err *err);
 
+/* Whether text begins as a kgate batch results file (or a file of kgate
+ * serve's answers): its first line has schema kgate.batch/1. */
+int kg_report_is_batch(const char *text);
+
+/* One line of such a file: its id, exit code, error, and the check's
+ * results when it carries them. */
+typedef struct kg_batch_answer {
+    char id[160];
+    int code;            /* "exit"; -1 when absent */
+    char error[320];     /* "error", cleaned; "" for none */
+    int has_check;       /* rep holds the check's results (free it with kg_report_free) */
+    kg_report rep;
+    int doc_code;        /* a check document that did not read: its code and why ("" for none) */
+    char doc_error[320];
+} kg_batch_answer;
+
+/* Reads line n of the file at path (they name it in errors). 1 for text
+ * that is not JSON (a torn line), 0 for a line of schema kgate.batch/1,
+ * else KG_EXIT_IO naming the schema it has. */
+int kg_report_answer(const char *line, const char *path, int n, kg_batch_answer *a, kg_err *err);
+
+/* Appends src's results to dst, and src's header where dst has none; src's
+ * diagnoses move to dst and src's array is freed. KG_EXIT_ENV out of memory. */
+int kg_report_merge(kg_report *dst, kg_report *src, kg_err *err);
+
 /* A result's flags as "noisy,baseline-weak" ("" for none). */
 void kg_flags_text(unsigned flags, char *buf, size_t size);
 

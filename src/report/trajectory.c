@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
 
 #include "../base/text.h"
 #include "../diagnose/diag_json.h"
@@ -51,33 +50,28 @@ static int traj_line(void *ud, const char *l)
 {
     traj_lines *b = ud;
     char label[160];
-    int line = ++b->line, rc = 0;
-    cJSON *o = cJSON_Parse(l);
-    if (!o)
+    kg_batch_answer a;
+    int line = ++b->line;
+    int rc = kg_report_answer(l, b->path, line, &a, b->err);
+    if (rc == 1)
         return 0; /* torn */
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schema"), *id = cJSON_GetObjectItemCaseSensitive(o, "id"),
-                *code = cJSON_GetObjectItemCaseSensitive(o, "exit"), *e = cJSON_GetObjectItemCaseSensitive(o, "error");
-    cJSON *chk = cJSON_GetObjectItemCaseSensitive(o, "check");
-    snprintf(label, sizeof label, "%s", cJSON_IsString(id) ? id->valuestring : "");
-    if (!label[0])
-        snprintf(label, sizeof label, "line %d", line);
     kg_traj_iter *it = NULL;
-    if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0)
-        rc = kg_err_set(b->err, KG_EXIT_IO, "%s:%d: schema %.40s, this kgate reads %s", b->path, line,
-                        cJSON_IsString(s) ? s->valuestring : "(none)", KG_BATCH_SCHEMA);
-    else if (!(it = traj_new(b->t, label, b->err)))
-        rc = b->err->code;
-    if (it) {
-        it->code = cJSON_IsNumber(code) ? code->valueint : -1;
-        if (cJSON_IsString(e))
-            kg_text_clean(it->error, sizeof it->error, e->valuestring);
-        char *doc = cJSON_IsObject(chk) ? cJSON_PrintUnformatted(chk) : NULL;
-        kg_err de = {0, ""};
-        if (doc && kg_report_from_json(doc, b->path, &it->rep, &de) && !it->error[0])
-            snprintf(it->error, sizeof it->error, "%.300s", de.msg);
-        free(doc);
+    if (!rc) {
+        snprintf(label, sizeof label, "%s", a.id);
+        if (!label[0])
+            snprintf(label, sizeof label, "line %d", line);
+        if (!(it = traj_new(b->t, label, b->err)))
+            rc = b->err->code;
     }
-    cJSON_Delete(o);
+    if (it) {
+        it->code = a.code;
+        snprintf(it->error, sizeof it->error, "%s", a.error[0] ? a.error : a.doc_error);
+        if (a.has_check) {
+            it->rep = a.rep; /* the iteration owns the check's results now */
+            kg_report_init(&a.rep);
+        }
+    }
+    kg_report_free(&a.rep);
     return rc;
 }
 
@@ -93,7 +87,7 @@ static int traj_file(kg_trajectory *t, const char *path, kg_traj_iter *into, kg_
         head[n] = '\0';
         fclose(f);
     }
-    if (strstr(head, "\"" KG_BATCH_SCHEMA "\"") && !into) {
+    if (kg_report_is_batch(head) && !into) {
         traj_lines b = {t, path, err, 0};
         int torn = 0;
         return kg_results_each(path, traj_line, &b, &torn, err);
@@ -108,15 +102,7 @@ static int traj_file(kg_trajectory *t, const char *path, kg_traj_iter *into, kg_
             return err->code;
         }
     }
-    for (int i = 0; i < r.n; i++)
-        if (!kg_report_add(&it->rep, &r.results[i])) {
-            kg_report_free(&r);
-            return kg_err_set(err, KG_EXIT_ENV, "out of memory");
-        }
-    if (!it->rep.device[0])
-        snprintf(it->rep.device, sizeof it->rep.device, "%s", r.device);
-    free(r.results); /* the diagnoses moved with the results */
-    return 0;
+    return kg_report_merge(&it->rep, &r, err);
 }
 
 static int json_name(const struct dirent *d)
