@@ -90,6 +90,20 @@ expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(gr
 expect "socket: removed at the end" no "$([ -e "$sock" ] && echo yes || echo no)"
 pid=
 
+# 4b. --socket auto and --server auto: one path, under $XDG_RUNTIME_DIR/kgate
+mkdir -m 700 rt
+XDG_RUNTIME_DIR=$t/rt "$kgate" serve --socket auto --idle-timeout 3 2>serve4b.txt &
+pid=$!
+for _ in $(seq 1 50); do [ -S rt/kgate/serve-gpu0.sock ] && break; sleep 0.1; done
+XDG_RUNTIME_DIR=$t/rt "$kgate" check c_slow.so --server auto -q >check4b.txt 2>&1
+expect "check --server auto: judged by the service at the same path (no fallback line)" "1 0" \
+    "$? $(grep -c 'checking here' check4b.txt)"
+XDG_RUNTIME_DIR=$t/rt "$kgate" check c_slow.so --server auto --device 1 -q >check4c.txt 2>&1
+expect "check --server auto on GPU 1: that GPU's socket, none there" 1 \
+    "$(grep -c "no kgate serve answers at $t/rt/kgate/serve-gpu1.sock" check4c.txt)"
+wait $pid
+pid=
+
 # 5. SIGTERM during a request: it is stopped, its answer says so, exit 7
 mkfifo reqs
 mkdir conc

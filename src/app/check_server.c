@@ -19,6 +19,7 @@
 
 #include "../catalog/plugin_check.h"
 #include "../store/batch.h"
+#include "serve_cmd.h"
 
 #define ANSWER_MAX (KG_BATCH_LINE_MAX + 1024)
 #define ANSWER_WAIT_S (6 * 3600.0) /* a service ends a request at its --job-timeout (default 600 s) */
@@ -166,9 +167,15 @@ int kg_check_via_server(const kg_options *o, int *code)
 {
     char why[320] = "";
     kg_err err = {0, ""};
-    int fd = dial(o->server, why, sizeof why);
+    char path[PATH_MAX];
+    int fd = -1;
+    snprintf(path, sizeof path, "%s", o->server);
+    if (kg_serve_socket_path(o->server, o->device, 0, path, sizeof path, &err))
+        snprintf(why, sizeof why, "%s", err.msg);
+    else
+        fd = dial(path, why, sizeof why);
     if (fd < 0) {
-        fprintf(stderr, "kgate: no kgate serve answers at %s (%s): checking here\n", o->server, why);
+        fprintf(stderr, "kgate: no kgate serve answers at %s (%s): checking here\n", path, why);
         return 0;
     }
     char *req = request(o, why, sizeof why);

@@ -125,8 +125,9 @@ static const struct {
     {MEASURING,
      "  --timeout S         per-candidate budget before TIMEOUT (default 120)\n"},
     {"check",
-     "  --server SOCK       a running kgate serve judges it (docs/serve.md): the same checks, its\n"
-         "                      fork server and library times warm; none there: judged here, said\n"},
+     "  --server SOCK|auto  a running kgate serve judges it (docs/serve.md): the same checks, its\n"
+         "                      fork server and library times warm; none there: judged here, said;\n"
+         "                      auto: the socket kgate serve --socket auto makes for --device\n"},
     {MEASURING,
      "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
          "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"},

@@ -203,12 +203,10 @@ static int serve_stream(serve_cfg *s, int in, int out, int *served, double *last
     return rc;
 }
 
-/* The socket's path: PATH as given, or with `auto` RUNTIME/kgate/serve-gpuN.sock
- * (RUNTIME: $XDG_RUNTIME_DIR, else /tmp/kgate-UID), its folder made 0700. */
-static int socket_path(const serve_cfg *s, char *path, size_t size, kg_err *err)
+int kg_serve_socket_path(const char *arg, int gpu, int make_dir, char *path, size_t size, kg_err *err)
 {
-    if (strcmp(s->socket, "auto") != 0) {
-        snprintf(path, size, "%s", s->socket);
+    if (strcmp(arg, "auto") != 0) {
+        snprintf(path, size, "%s", arg);
     } else {
         const char *rt = getenv("XDG_RUNTIME_DIR");
         char dir[PATH_MAX];
@@ -216,9 +214,9 @@ static int socket_path(const serve_cfg *s, char *path, size_t size, kg_err *err)
             snprintf(dir, sizeof dir, "%s/kgate", rt);
         else
             snprintf(dir, sizeof dir, "/tmp/kgate-%u", (unsigned)getuid());
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        if (make_dir && mkdir(dir, 0700) != 0 && errno != EEXIST)
             return kg_err_set(err, KG_EXIT_IO, "--socket auto: mkdir %s: %s", dir, strerror(errno));
-        snprintf(path, size, "%s/serve-gpu%d.sock", dir, s->gpu);
+        snprintf(path, size, "%s/serve-gpu%d.sock", dir, gpu);
     }
     if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
         return kg_err_set(err, KG_EXIT_USAGE, "--socket %s: a Unix socket's path is at most %zu bytes", path,
@@ -322,7 +320,7 @@ int kg_cmd_serve(int argc, char **argv)
     double last = kg_mono();
     if (s.stdio) {
         rc = serve_stream(&s, 0, 1, &served, &last);
-    } else if (socket_path(&s, path, sizeof path, &err) || socket_open(path, &lfd, &err)) {
+    } else if (kg_serve_socket_path(s.socket, s.gpu, 1, path, sizeof path, &err) || socket_open(path, &lfd, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
         kg_batch_remove_dir(s.dir);
         return err.code;
