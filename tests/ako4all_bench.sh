@@ -27,7 +27,8 @@ json.dump(doc(ok, "INCORRECT", [], 1.0), open("wrong.json", "w"))
 PY
 cat >fake_kgate <<'SH'
 #!/bin/sh
-# kgate kernelbench REF SOL --json OUT ...: $FAKE_DOC to OUT, exit $FAKE_EXIT
+# kgate kernelbench REF SOL --json OUT ...: $FAKE_DOC to OUT, exit $FAKE_EXIT; its arguments in args.txt
+echo "$*" >"${0%/*}/args.txt"
 while [ $# -gt 0 ]; do [ "$1" = --json ] && { cp "$FAKE_DOC" "$2"; }; shift; done
 exit "${FAKE_EXIT:-0}"
 SH
@@ -45,10 +46,13 @@ expect "... its efficiencies" "E_BEST: 0.15 E_LIB: 0.15 RHO: 0.14" "$(grep -E '^
 expect "... the top cause with its fix" 1 "$(grep -c '^CAUSE: RC0b 0.37 unvectorized loads .* -- FIX: load 16 bytes per thread' o1.txt)"
 expect "... iteration 1, its language" "ITERATION: 1 LANGUAGE: triton" "$(head -2 o1.txt | tr '\n' ' ' | sed 's/ $//')"
 expect "... saved in the trajectory" "kernel.py kgate.json" "$(cd traj/iter-1 && echo *)"
+expect "... through a running service's socket by default (kgate falls back when none answers)" 1 \
+    "$(grep -c -- '--server auto --' args.txt)"
 
-FAKE_DOC=ok.json python3 "$bench" --ref ref.py --solution kernel.py --trajectory traj >o2.txt 2>&1
+FAKE_DOC=ok.json python3 "$bench" --ref ref.py --solution kernel.py --trajectory traj --server none >o2.txt 2>&1
 expect "an OK iteration flagged library-kernels: exit, the protocol line" "0 1" \
     "$? $(grep -c '^PROTOCOL: library-kernels' o2.txt)"
+expect "--server none: no service asked" 0 "$(grep -c -- '--server' args.txt)"
 
 echo 'import tilelang' >kernel.py
 FAKE_DOC=wrong.json FAKE_EXIT=2 python3 "$bench" --ref ref.py --solution kernel.py --trajectory traj >o3.txt 2>&1

@@ -14,7 +14,7 @@ Each iteration's whole result goes to TRAJECTORY/iter-N/kgate.json (and the
 solution's source beside it), which `kgate trajectory TRAJECTORY` reads.
 
     python3 bench/kgate/bench.py --ref input/reference.py --solution solution/kernel.py \\
-        [--trajectory trajectory] [--timeout S] [-- KGATE CHECK OPTIONS]
+        [--trajectory trajectory] [--timeout S] [--server SOCK|auto|none] [-- KGATE CHECK OPTIONS]
 
 Exit codes are kgate's (0 OK, 1 SLOW, 2 INCORRECT/CRASH/TIMEOUT/IMPOSSIBLE,
 3 usage, 4 a file that is no candidate, 5 environment)."""
@@ -50,20 +50,24 @@ def language(src):
     return "pytorch"
 
 
-def judge(kgate, ref, sol, timeout, options):
-    """(results document or None, exit code, stderr's last line)."""
+def judge(kgate, ref, sol, timeout, options, server="auto"):
+    """(results document or None, exit code, stderr's last line); through
+    the kgate serve at `server` when one answers there."""
     with tempfile.TemporaryDirectory(prefix="kgate-bench-") as d:
         out = os.path.join(d, "r.json")
         cmd = [kgate, "kernelbench", ref, sol, "--json", out]
         if timeout:
             cmd += ["--timeout", str(timeout)]
+        if server != "none":
+            cmd += ["--server", server]
         cmd += ["--", "--diagnose=auto", *options]
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
         doc = None
         if os.path.exists(out):
             with open(out, encoding="utf-8", errors="replace") as f:
                 doc = json.load(f)
-        err = [line for line in p.stderr.splitlines() if line.strip()]
+        # kgate's "no kgate serve answers at ...: checking here" is not the iteration's error
+        err = [line for line in p.stderr.splitlines() if line.strip() and "no kgate serve answers" not in line]
         return doc, p.returncode, err[-1] if err else ""
 
 
@@ -129,6 +133,9 @@ def main(argv):
     ap.add_argument("--solution", required=True, help="the solution (ModelNew)")
     ap.add_argument("--trajectory", default="trajectory", help="where each iteration is saved (default trajectory)")
     ap.add_argument("--timeout", type=float, default=None, help="each kernel job's budget in seconds")
+    ap.add_argument("--server", default="auto",
+                    help="a running kgate serve's socket (default auto: kgate serve --socket auto's on GPU 0, "
+                         "used when one answers there); none: judge here")
     a, rest = ap.parse_known_args(argv)
     if rest and rest[0] == "--":
         rest = rest[1:]
@@ -138,7 +145,7 @@ def main(argv):
             return 3
     with open(a.solution, encoding="utf-8", errors="replace") as f:
         lang = language(f.read())
-    doc, code, err = judge(find_kgate(), a.ref, a.solution, a.timeout, rest)
+    doc, code, err = judge(find_kgate(), a.ref, a.solution, a.timeout, rest, a.server)
     protocol, n = record(a.trajectory, a.solution, doc, lang)
     for line in [f"ITERATION: {n}", f"LANGUAGE: {lang}"] + lines(doc, code, err) + protocol:
         print(line)

@@ -659,6 +659,9 @@ def _parser():
     ap.add_argument("--timeout", type=float, default=None,
                     help="each kernel job's budget in seconds (kgate check's --timeout; default kgate's)")
     ap.add_argument("--verify-only", action="store_true", help="checks only, no timing")
+    ap.add_argument("--server", metavar="SOCK",
+                    help="a running kgate serve judges each check (kgate check --server; docs/serve.md): its "
+                         "fork server and library times stay warm; none there: judged here, said")
     ap.add_argument("--separate", action="store_true",
                     help="directories: one kgate check per solution (default: one per problem, its solutions "
                          "each in their own workers, the problem's library paths timed once; with --gpus, "
@@ -719,7 +722,7 @@ def main(args):
             return 6
     if rest and rest[0] == "--":
         rest = rest[1:]
-    opts = (["--verify-only"] if a.verify_only else []) + rest
+    opts = (["--verify-only"] if a.verify_only else []) + (["--server", a.server] if a.server else []) + rest
     with _stoppable():
         try:
             doc, code = _run(a, opts)
