@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -473,6 +473,15 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
             --problems "${KB_PROBLEMS:-1,9,40}" --kb-problems "${KB_EVAL:-1,9,40}" --reps "${KB_REPS:-2}" \
             --budget "${KB_BUDGET:-480}" 2>&1 | tee "$OUT/kb-compare.log"
+        ;;
+    serve-bench)
+        # kgate serve's wall per verdict against plain kgate and KernelBench's evaluator (SB_PROBLEMS,
+        # SB_SO, SB_REPS, SB_BUDGET): OUT/serve-bench.json
+        log serve-bench
+        timeout 590 python3 scripts/serve_bench.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
+            --problems "${SB_PROBLEMS:-1,9,19,23,40,95}" --reps "${SB_REPS:-3}" --budget "${SB_BUDGET:-540}" \
+            --so "${SB_SO:-$B/libkgate_bundled.so:layer_norm_v2_fp16,$B/libkgate_bundled.so:softmax_v2_fp16,$B/libkgate_bundled.so:matmul_v3_fp16}" \
+            2>&1 | tee "$OUT/serve-bench.log"
         ;;
     kb-group)
         # a problem's solutions in one kgate kernelbench DIR DIR (KB_PROBLEMS, KB_GROUP solutions
