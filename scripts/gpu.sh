@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -473,6 +473,13 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         timeout 590 python3 scripts/kb_compare.py --kb .cache/kernelbench --kgate "$B/kgate" --out "$OUT" \
             --problems "${KB_PROBLEMS:-1,9,40}" --kb-problems "${KB_EVAL:-1,9,40}" --reps "${KB_REPS:-2}" \
             --budget "${KB_BUDGET:-480}" 2>&1 | tee "$OUT/kb-compare.log"
+        ;;
+    kb-stream)
+        # kgate kernelbench over the ViperBench problems reports as it goes: each progress line's time,
+        # SIGTERM at KB_STOP_S (default 60) and the JSON it leaves (OUT/kb-stream.json)
+        log kb-stream
+        python3 scripts/kb_stream.py --kgate "$B/kgate" --problems .gpujobs/viperbench/problems \
+            --solutions .gpujobs/viperbench/solutions --out "$OUT" --stop "${KB_STOP_S:-60}" 2>&1 | tee "$OUT/kb-stream.log"
         ;;
     serve-bench)
         # kgate serve's wall per verdict against plain kgate and KernelBench's evaluator (SB_PROBLEMS,
