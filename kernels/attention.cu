@@ -672,6 +672,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const __grid_constant__ CUtensorMap map_v, T *O, int S,
                                                      int n_qt, float sl2, int causal)
 {
+#if KG_SM90A
     constexpr uint32_t TILE_BYTES = BM * D * 2; // = BN * D * 2
     constexpr int BOXES = D / 64, O_REGS = D / 2;
     extern __shared__ __align__(1024) unsigned char raw[];
@@ -794,6 +795,9 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
         *reinterpret_cast<uint32_t *>(orow + (size_t)att3_acc_row(t, i) * D + att3_acc_col(t, i)) =
             fa::pack2(o[i] * inv[r], o[i + 1] * inv[r], T());
     }
+#else
+    kg_not_sm90a();
+#endif
 }
 
 // Whether v3 takes the shape (else v2): D 64 or 128, whole 128-row tiles,
@@ -830,6 +834,8 @@ static int attn_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const k
 {
     if (!args_ok<T>(in, nin, out, nout))
         return kernel_fail(p, 1, "attention v3: expected Q, K, V [B,H,S,D] -> O [B,H,S,D]");
+    if (int rc = need_sm90a(p, "attention v3"))
+        return rc;
     const int64_t bh = in[0].shape[0] * in[0].shape[1], S = in[0].shape[2], D = in[0].shape[3];
     const T *Q = (const T *)in[0].data, *K = (const T *)in[1].data, *V = (const T *)in[2].data;
     T *O = (T *)out[0].data;

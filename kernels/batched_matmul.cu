@@ -226,6 +226,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const __grid_constant__ CUtensorMap map_b,
                                                      T *C, int M, int N, int K)
 {
+#if KG_SM90A
     constexpr int STAGES = Cfg<BN>::STAGES;
     extern __shared__ __align__(1024) unsigned char raw[];
     Smem<T, BN> &sm = *reinterpret_cast<Smem<T, BN> *>(
@@ -296,6 +297,9 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
         *reinterpret_cast<uint32_t *>(c0) = sm90::pack2<T>(d[j * 4 + 0], d[j * 4 + 1]);
         *reinterpret_cast<uint32_t *>(c8) = sm90::pack2<T>(d[j * 4 + 2], d[j * 4 + 3]);
     }
+#else
+    kg_not_sm90a();
+#endif
 }
 
 // Whether the tiled path covers the shape: whole tiles, every row and tile
@@ -337,6 +341,8 @@ static int bmm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kg
     int64_t batch, M, N, K;
     if (!bmm_args<T>(in, nin, out, nout, &batch, &M, &N, &K))
         return kernel_fail(p, 1, "batched_matmul v2: expected A[B,M,K], B[B,K,N] -> C[B,M,N]");
+    if (int rc = need_sm90a(p, "batched_matmul v2"))
+        return rc;
     cudaStream_t s = (cudaStream_t)st;
     const T *A = (const T *)in[0].data, *B = (const T *)in[1].data;
     T *C = (T *)out[0].data;

@@ -531,6 +531,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const __grid_constant__ CUtensorMap map_w, T *y,
                                                      const cv3_plan pl)
 {
+#if KG_SM90A
     extern __shared__ __align__(1024) unsigned char raw[];
     Smem<T, BN> &sm = smem_aligned<Smem<T, BN>>(raw);
     const int wg = threadIdx.x / 128;
@@ -603,6 +604,9 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
             });
         }
     }
+#else
+    kg_not_sm90a();
+#endif
 }
 
 template <typename T, int BN, bool NCHW_OUT>
@@ -638,6 +642,8 @@ static int cv_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
     CvGeo g;
     if (!cv_geo<T>(in, nin, out, nout, NHWC, p, &g))
         return kernel_fail(p, 1, cv_usage(NHWC));
+    if (int rc = need_sm90a(p, NHWC ? "conv2d_nhwc v3" : "conv2d v3"))
+        return rc;
     const T *x = (const T *)in[0].data, *w = (const T *)in[1].data;
     T *y = (T *)out[0].data;
     cv3_plan pl;

@@ -174,6 +174,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const __grid_constant__ CUtensorMap map_w3,
                                                      T *out, int M, int N, int K)
 {
+#if KG_SM90A
     extern __shared__ __align__(1024) unsigned char raw[];
     Smem<T> &sm = *reinterpret_cast<Smem<T> *>(
         (reinterpret_cast<uintptr_t>(raw) + 1023) & ~(uintptr_t)1023);
@@ -243,6 +244,9 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
         *reinterpret_cast<uint32_t *>(o8) = sm90::pack2<T>(silu_gate(a[j * 4 + 2], b[j * 4 + 2]),
                                                            silu_gate(a[j * 4 + 3], b[j * 4 + 3]));
     }
+#else
+    kg_not_sm90a();
+#endif
 }
 
 // Whether the fused tensor-core path covers the shape: whole tiles, tile
@@ -285,6 +289,8 @@ static int linact_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const
     int64_t M, N, K;
     if (!linact_args<T>(in, nin, out, nout, &M, &N, &K))
         return kernel_fail(p, 1, "linear_activation v2: expected x[M,K], W1[N,K], W3[N,K] -> out[M,N]");
+    if (int rc = need_sm90a(p, "linear_activation v2"))
+        return rc;
     cudaStream_t s = (cudaStream_t)st;
     const T *X = (const T *)in[0].data, *W1 = (const T *)in[1].data, *W3 = (const T *)in[2].data;
     T *O = (T *)out[0].data;

@@ -131,6 +131,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const __grid_constant__ CUtensorMap map_b,
                                                      T *C, int M, int N, int K)
 {
+#if KG_SM90A
     extern __shared__ __align__(1024) unsigned char raw[];
     Smem<T> &sm = *reinterpret_cast<Smem<T> *>(
         (reinterpret_cast<uintptr_t>(raw) + 1023) & ~(uintptr_t)1023);
@@ -200,6 +201,9 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
         c8[0] = from_f<T>(d[j * 4 + 2]);
         c8[1] = from_f<T>(d[j * 4 + 3]);
     }
+#else
+    kg_not_sm90a();
+#endif
 }
 
 // Whether the TMA path (v2, v3) covers the call: whole 128x256x64 tiles of a
@@ -251,6 +255,8 @@ static int mm_v2(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
                  kgate_stream st)
 {
     MmCall<T> c;
+    if (int rc = need_sm90a(p, "matmul v2"))
+        return rc;
     int rc = mm_tma_begin<T>("matmul v2", in, nin, out, nout, p, st, &c);
     if (rc >= 0)
         return rc;
@@ -291,6 +297,7 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
                                                      const __grid_constant__ CUtensorMap map_b,
                                                      T *C, int M, int N, int K)
 {
+#if KG_SM90A
     extern __shared__ __align__(1024) unsigned char raw[];
     Smem<T> &sm = smem_aligned<Smem<T>>(raw);
     const int tiles_m = M / BM, tiles_n = N / BN, tiles = tiles_m * tiles_n, KT = K / BK;
@@ -351,6 +358,9 @@ __global__ __launch_bounds__(THREADS, 1) void kernel(const __grid_constant__ CUt
             chunk_store<EP_LD>(ep, t, [&](int row, int v8) { return c + (size_t)row * N + cc * 64 + v8; });
         }
     }
+#else
+    kg_not_sm90a();
+#endif
 }
 } // namespace v3
 
@@ -360,6 +370,8 @@ static int mm_v3(const DLTensor *in, int nin, DLTensor *out, int nout, const kga
                  kgate_stream st)
 {
     MmCall<T> c;
+    if (int rc = need_sm90a(p, "matmul v3"))
+        return rc;
     int rc = mm_tma_begin<T>("matmul v3", in, nin, out, nout, p, st, &c);
     if (rc >= 0)
         return rc;

@@ -13,6 +13,46 @@
 
 #include "common.cuh"
 
+// KG_SM90A: device code compiled for sm_90a, where wgmma, TMA and setmaxnreg
+// are (H100/H200; sm_100a has no wgmma). The Hopper kernels have a body only
+// there; built for the fat binary's other archs it is kg_not_sm90a().
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KG_SM90A 1
+#else
+#define KG_SM90A 0
+// Constants that only the Hopper bodies use are unreferenced in the other
+// passes (host, sm_80, sm_100); the sm_90a pass sees every use and warns.
+#pragma nv_diag_suppress 177
+#endif
+
+// A Hopper kernel's body on another arch: never reached (the launch refuses
+// first, need_sm90a), and loud if it were.
+__device__ __forceinline__ void kg_not_sm90a(void) { __trap(); }
+
+// 1 in the sm_90a code of the file that includes this header: read back
+// from the module the runtime loaded for this GPU, it says whether the code
+// that would run here is the Hopper one (an H100/H200 and a build with 90a),
+// not a guess from the device's name.
+static __device__ int kg_sm90a_module = KG_SM90A;
+
+// 0 where this GPU runs the sm_90a code, else the launch's refusal naming
+// what the variant needs. kgate lists such a variant as unavailable on the
+// GPU and never launches it; this guards every other caller. Asked once.
+static inline int need_sm90a(const kgate_params *p, const char *variant)
+{
+    static int here = -1;
+    if (here < 0) {
+        int v = 0;
+        here = cudaMemcpyFromSymbol(&v, kg_sm90a_module, sizeof v) == cudaSuccess && v == 1;
+        cudaGetLastError(); // no code for this GPU at all: the answer, not an error to keep
+    }
+    if (here)
+        return 0;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s needs sm_90a (wgmma, TMA): an H100/H200 and a build with 90a", variant);
+    return kernel_fail(p, 9, msg);
+}
+
 namespace sm90 {
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p)
