@@ -185,6 +185,16 @@ typedef void (*kg_cpu_reference_fn)(const double *const *in, const kg_shape *sha
 typedef int (*kg_prepare_fn)(DLTensor *in, int n_in, const kg_shape *shape,
                              const kgate_params *p, kgate_stream s);
 
+/* A bundled variant whose code needs more than the build's least GPU: the
+ * Hopper variants' wgmma and TMA are sm_90a's alone (catalog/arch.h checks it
+ * against the device; kgate lists the variant as unavailable elsewhere). */
+#define KG_MAX_NEEDS 2
+typedef struct kg_variant_need {
+    const char *variant; /* "v3": the bundled kernels <op>_v3_<dtype> */
+    const char *arch;    /* the code they need, as KG_CUDA_ARCHS names it: "90a" */
+    const char *uses;    /* what in them needs it: "wgmma, TMA" */
+} kg_variant_need;
+
 typedef struct kg_op {
     const char *name;
     const char *summary;
@@ -240,6 +250,7 @@ typedef struct kg_op {
     kg_prepare_fn prepare; /* may be NULL */
     const char *baselines[KG_MAX_BASELINES]; /* vendor paths by name (src/gpu/baseline.h) */
     const char *fast;  /* the bundled optimized variant, "v2": kernel <op>_v2_<dtype> */
+    kg_variant_need needs[KG_MAX_NEEDS]; /* bundled variants not every GPU runs */
     const char *no_baseline_why; /* when there is no vendor path: why */
     const char *edge_semantics;  /* what NaN/Inf/denormal/equal rows must give */
     kg_example example;          /* worked by hand */

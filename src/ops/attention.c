@@ -128,6 +128,7 @@ const kg_op kg_op_attention = {
     .reference = kg_attention_reference,
     .baselines = {"cudnn-sdpa"},
     .fast = "v3",
+    .needs = {{"v3", "90a", "wgmma, TMA"}},
     .edge_semantics = "a Q row with a NaN or an Inf gives a NaN O row (its scores are NaN or "
                       "+-Inf: the max-subtracted softmax meets NaN, Inf - Inf or 0/0); equal and "
                       "denormal Q rows are ordinary values",

@@ -70,6 +70,7 @@ const kg_op kg_op_batched_matmul = {
     .reference = kg_batched_matmul_reference,
     .baselines = {"cublaslt-batched"},
     .fast = "v2",
+    .needs = {{"v2", "90a", "wgmma, TMA"}},
     .edge_semantics = "rows of A (BATCH*M rows of K) with NaN give NaN rows of C in their batch; "
                       "+-Inf give signed Inf (NaN where opposite infinities meet); equal and "
                       "denormal rows are ordinary values",

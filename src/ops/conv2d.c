@@ -182,6 +182,7 @@ const kg_op kg_op_conv2d = {
     .reference = kg_conv2d_reference,
     .baselines = {"cudnn-conv"},
     .fast = "v3",
+    .needs = {{"v3", "90a", "wgmma, TMA"}},
     .edge_semantics = "rows of x (W values of one image row of one channel) with NaN give NaN in every "
                       "output whose window meets them; +-Inf give signed Inf there (NaN where opposite "
                       "infinities meet or an Inf meets a zero weight); equal and denormal rows are "

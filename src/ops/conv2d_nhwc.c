@@ -66,6 +66,7 @@ const kg_op kg_op_conv2d_nhwc = {
     .reference = kg_conv2d_nhwc_reference,
     .baselines = {"cudnn-conv-nhwc"},
     .fast = "v3",
+    .needs = {{"v3", "90a", "wgmma, TMA"}},
     .edge_semantics = "rows of x (the C channels of one pixel) with NaN give NaN in every output whose "
                       "window meets them; +-Inf give signed Inf there (NaN where opposite infinities "
                       "meet or an Inf meets a zero weight); equal and denormal rows are ordinary values",

@@ -87,6 +87,7 @@ const kg_op kg_op_linear_activation = {
     .reference = kg_linear_activation_reference,
     .baselines = {"cublaslt-linact", "cublaslt-linact-h"},
     .fast = "v2",
+    .needs = {{"v2", "90a", "wgmma, TMA"}},
     .edge_semantics = "a = x.W1^T, b = x.W3^T, out = a / (1 + exp(-a)) * b: a NaN row of x gives "
                       "a NaN row; an Inf in a row gives a, b = +-Inf: silu(+Inf) * b a signed Inf, "
                       "silu(-Inf) = -Inf / Inf = NaN; opposite infinities meeting give NaN; equal "

@@ -59,6 +59,7 @@ const kg_op kg_op_matmul = {
     .reference = kg_matmul_reference,
     .baselines = {"cublaslt"},
     .fast = "v3",
+    .needs = {{"v2", "90a", "wgmma, TMA"}, {"v3", "90a", "wgmma, TMA"}},
     .edge_semantics = "rows of A with NaN give NaN rows of C; +-Inf give signed Inf "
                       "(NaN where opposite infinities meet); equal and denormal rows are "
                       "ordinary values",
