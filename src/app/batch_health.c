@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../catalog/arch.h"
 #include "../gpu/check.h"
 #include "../gpu/device.h"
 #include "../supervise/gpu_lock.h"
@@ -104,6 +105,10 @@ int kg_cmd_health(int argc, char **argv)
     kg_err err = {0, ""}, lerr = {0, ""};
     if (kg_device_query(g, &d, &err)) {
         fprintf(stderr, "kgate: GPU %d: %s\n", g, err.msg);
+        return KG_EXIT_ENV;
+    }
+    if (kg_arch_check_gpu(g, d.name, d.cc_major * 10 + d.cc_minor, kg_arch_build(), &err)) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
         return KG_EXIT_ENV;
     }
     int lrc = kg_gpu_lock_take(d.uuid, KG_HEALTH_WAIT_S, &l, &lerr);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../catalog/arch.h"
 #include "kgate_build.h"
 
 int kg_cmds_fail(const kg_err *e)
@@ -76,7 +77,7 @@ const char *kg_cmds_relative(const char *path)
  * A context made here was part of the 0.24-0.26 s this took and of the
  * 0.20 s exit of a check whose library times came from --lib-cache, a
  * 1.24 s verdict (H200: docs/scale.md). Only measuring the roofs makes one
- * (use_device). */
+ * (use_device). A GPU this build has no code for is refused (catalog/arch.h). */
 int kg_cmds_open_device(const kg_options *o, kg_device_info *d, kg_err *err)
 {
     int n;
@@ -84,7 +85,9 @@ int kg_cmds_open_device(const kg_options *o, kg_device_info *d, kg_err *err)
         return err->code;
     if (o->device >= n)
         return kg_err_set(err, KG_EXIT_USAGE, "--device %d: only %d device(s)", o->device, n);
-    return kg_device_query(o->device, d, err);
+    if (kg_device_query(o->device, d, err))
+        return err->code;
+    return kg_arch_check_gpu(d->index, d->name, d->cc_major * 10 + d->cc_minor, kg_arch_build(), err);
 }
 
 void kg_cmds_report_header(kg_report *rep, const kg_options *o, const kg_device_info *d)

@@ -11,17 +11,37 @@
 #include <cjson/cJSON.h>
 
 #include "../base/text.h"
+#include "../catalog/arch.h"
 #include "../catalog/roofs_io.h"
 #include "kgate_build.h"
 
 const char *kg_version(void) { return KG_VERSION " (commit " KG_COMMIT ")"; }
 
+/* What this build has for a GPU (kgate devices): SASS or PTX it JIT-compiles,
+ * or none (kgate refuses it), and the bundled variants it cannot run. */
+static void device_code(const kg_device_info *d)
+{
+    char what[32], why[1024];
+    const int cc = d->cc_major * 10 + d->cc_minor;
+    kg_code c = kg_arch_code(kg_arch_build(), cc, what, sizeof what);
+    if (c == KG_CODE_NONE) {
+        printf("   code: none for sm_%d: kgate refuses this GPU\n", cc);
+        return;
+    }
+    printf("   code: %s %s%s\n", c == KG_CODE_SASS ? "SASS" : "PTX", what,
+           c == KG_CODE_PTX ? " (compiled by the driver at first use)" : "");
+    kg_arch_unavailable_text(cc, kg_arch_build(), why, sizeof why);
+    printf("   bundled variants: %s%s\n", why[0] ? "not here: " : "all run here", why);
+}
+
 int kg_cmd_devices(const kg_options *o)
 {
     kg_err err = {0, ""};
     int n;
+    char list[512];
     if (kg_device_count(&n, &err))
         return kg_cmds_fail(&err);
+    printf("this build: %s (KG_CUDA_ARCHS)\n", kg_arch_list_text(kg_arch_build(), list, sizeof list));
     for (int i = 0; i < n; i++) {
         kg_device_info d;
         if (kg_device_query(i, &d, &err))
@@ -37,6 +57,7 @@ int kg_cmd_devices(const kg_options *o)
                    d.sm_clock_now_mhz, d.temp_c, d.power_w);
         else
             printf("   NVML: not available (libnvidia-ml.so.1 did not load)\n");
+        device_code(&d);
     }
     (void)o;
     return 0;
