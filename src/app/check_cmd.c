@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../catalog/arch.h"
 #include "../catalog/plugin_check.h"
 #include "../catalog/problem.h"
 #include "../judge/judge.h"
@@ -57,11 +58,24 @@ static void judge_cliff(kg_report *rep, kg_result *stored)
     }
 }
 
+/* A bundled variant this GPU does not run (catalog/arch.h: the Hopper ones
+ * off sm_90a): SKIPPED with why, and not started (its launch would refuse
+ * it, or run code that is not its own). 1 when so. */
+static int unavailable_here(const kg_check_target *t, const char *bundled, const kg_report *rep, kg_result *r)
+{
+    char why[300];
+    if (!bundled[0] || !kg_same_file(t->plugin, bundled) ||
+        !kg_arch_unavailable(t->op, t->kernel, rep->cc_major * 10 + rep->cc_minor, kg_arch_build(), why, sizeof why))
+        return 0;
+    kg_judge_not_here(r, why);
+    return 1;
+}
+
 /* One kernel of a group judged against the group's library times; its
  * result goes to rep. */
-static int judge_one(const kg_options *o, const char *exe, const kg_check_target *t, const kg_check_group *g,
-                     kg_job *job, const kg_libref *lib, double lib_age, const kg_others *lib_seen, kg_report *rep,
-                     int *done, int total, kg_err *err)
+static int judge_one(const kg_options *o, const char *exe, const char *bundled, const kg_check_target *t,
+                     const kg_check_group *g, kg_job *job, const kg_libref *lib, double lib_age,
+                     const kg_others *lib_seen, kg_report *rep, int *done, int total, kg_err *err)
 {
     kg_result r;
     kg_others seen;
@@ -70,6 +84,12 @@ static int judge_one(const kg_options *o, const char *exe, const kg_check_target
     kg_check_kernel_job(t, t->summary, job, &r);
     snprintf(what, sizeof what, "%s %s", r.kernel, r.shape);
     kg_cmds_progress((*done)++, total, what);
+    if (unavailable_here(t, bundled, rep, &r)) {
+        if (!kg_report_add(rep, &r))
+            return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
+        kg_check_checkpoint(o, rep, *done, total);
+        return 0;
+    }
     double waited = 0;
     if (kg_cmds_run_watched(exe, job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
         if (err->code == KG_EXIT_ENV && r.n_sums)
@@ -128,8 +148,8 @@ static int judge_all(const kg_options *o, const char *exe, const char *bundled, 
         for (int m = g->first; m < g->first + g->n; m++) {
             if (kg_check_out_of_time(o, t0, done, total, rep))
                 goto stop;
-            if (judge_one(o, exe, &tg->v[plan->members[m]], g, &job, &lib, lib_age, &lib_seen, rep, &done, total,
-                          err))
+            if (judge_one(o, exe, bundled, &tg->v[plan->members[m]], g, &job, &lib, lib_age, &lib_seen, rep, &done,
+                          total, err))
                 return err->code;
         }
     }

@@ -86,7 +86,7 @@ static int resolved_path(const char *path, char *out, size_t size)
     return snprintf(out, size, "%s/%s", real, basename(base)) < (int)size ? 0 : -1;
 }
 
-static int same_file(const char *a, const char *b)
+int kg_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     char ra[PATH_MAX], rb[PATH_MAX];
@@ -110,7 +110,7 @@ int kg_output_path_check(const char *what, const char *path, const char *const *
                           S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
                                                                                                        : "a special file");
     for (int i = 0; i < n; i++)
-        if (inputs[i] && inputs[i][0] && same_file(path, inputs[i]))
+        if (inputs[i] && inputs[i][0] && kg_same_file(path, inputs[i]))
             return kg_err_set(err, KG_EXIT_IO, "%s %s: the same file as the input %s, which it would overwrite",
                               what, path, inputs[i]);
     return 0;

@@ -109,6 +109,10 @@ int kg_json_to_stdout(kg_err *err);
  * (docs/cli.md). */
 int kg_output_path_check(const char *what, const char *path, const char *const *inputs, int n, kg_err *err);
 
+/* 1 when a and b name one file: by device and inode where both exist, else
+ * by resolved path. */
+int kg_same_file(const char *a, const char *b);
+
 /* splitmix64: the next value of the sequence whose state is *state, which
  * it advances; a fixed seed gives a fixed sequence. */
 unsigned long long kg_splitmix64(unsigned long long *state);

@@ -1,8 +1,9 @@
 /* Judging: a kernel's evidence (its summaries, the library's times, its
  * flags) to its verdict, reason and flags, in one place. Live results
  * (kg_judge, kg_judge_kernel), recorded ones (kg_rejudge), the cliff between
- * a kernel's shapes; the gate's own rules (kg_decide, kg_host_charge) are in
- * verdict.c. Plain C; no GPU. */
+ * a kernel's shapes, a kernel this GPU cannot run (kg_judge_not_here); the
+ * gate's own rules (kg_decide, kg_host_charge) are in verdict.c. Plain C;
+ * no GPU. */
 #include "judge.h"
 
 #include <stdio.h>
@@ -288,6 +289,12 @@ void kg_judge_cliff(kg_result *r, const kg_result *first)
     if (kg_result_get(first, "time/gpu/median", &tn) && kg_result_get(r, "time/gpu/median", &tt) && tt > 0 &&
         first->verdict != KG_V_INCORRECT)
         kg_result_set(r, "cliff", tn / tt);
+}
+
+void kg_judge_not_here(kg_result *r, const char *why)
+{
+    r->verdict = KG_V_SKIPPED;
+    snprintf(r->reason, sizeof r->reason, "not on this GPU: %s", why);
 }
 
 /* -------------------------------------------------------- recorded results */

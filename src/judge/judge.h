@@ -38,6 +38,11 @@ void kg_judge_kernel(kg_result *r, const kg_op *op, kg_types t, const kg_shape *
  * first was INCORRECT. */
 void kg_judge_cliff(kg_result *r, const kg_result *first);
 
+/* A kernel not started because this GPU cannot run it (a bundled variant
+ * that needs code this GPU or build lacks; catalog/arch.h says why):
+ * SKIPPED, "not on this GPU: <why>". */
+void kg_judge_not_here(kg_result *r, const char *why);
+
 /* Judges an OK or SLOW recorded result again with gate g from the evidence
  * it kept (time/judged and its interval, lib/efficiency, best/efficiency,
  * roof/fraction, lib/roof/fraction, time/vendor_share): sets its verdict,
