@@ -7,7 +7,9 @@
 # .deps/include; the headers the TileLang candidate's generated kernels
 # include (tilelang/gen/headers.txt) from the tilelang wheel into
 # .deps/tilelang, optional: offline, the TileLang candidate is skipped with
-# one line. KG_DEPS_DRY=1: print what would be installed, install nothing.
+# one line; cuobjdump from its wheel into .deps/bin where the toolkit has
+# none, optional too. KG_DEPS_DRY=1: print what would be installed, install
+# nothing.
 #   scripts/deps.sh [run|test]
 set -e
 cd "$(dirname "$0")/.."
@@ -64,6 +66,19 @@ for h in $tl; do
         break
     fi
 done
+# Optional: cuobjdump (the CUDA 13.0 toolkit here ships none) from PyPI's
+# nvidia-cuda-cuobjdump wheel into .deps/bin, for make sass and the test that
+# the fat binaries hold every arch (tests/fatbin_archs.sh skips without it).
+if [ ! -x /usr/local/cuda/bin/cuobjdump ] && [ ! -x .deps/bin/cuobjdump ]; then
+    mkdir -p .deps/bin .deps/wheel
+    if python3 -m pip download -q --no-deps --only-binary=:all: "nvidia-cuda-cuobjdump==13.2.51" -d .deps/wheel &&
+        unzip -o -q -j .deps/wheel/nvidia_cuda_cuobjdump-13.2.51-*.whl nvidia/cu13/bin/cuobjdump -d .deps/bin; then
+        chmod +x .deps/bin/cuobjdump
+        rm -f .deps/wheel/nvidia_cuda_cuobjdump-13.2.51-*.whl
+    else
+        echo "kgate: could not fetch cuobjdump; the test of the fat binaries' archs is skipped" >&2
+    fi
+fi
 if [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "kgate needs the CUDA 13 toolkit in /usr/local/cuda (nvcc, cuBLASLt, cuDNN 9)" >&2
     exit 1
