@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang-jit rtc baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang-jit rtc arch baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -410,6 +410,7 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         ;;
     tune) log tune; gtest tune tests/gpu/gpu_tune.sh "$B/kgate" "$B" ;;
     rtc) log rtc; gtest rtc tests/gpu/gpu_rtc.sh "$B/kgate" "$B" ;;
+    arch) log arch; gtest arch tests/gpu/gpu_arch.sh "$B/kgate" "$B" ;;
     baselines) log baselines; gtest baselines tests/gpu/gpu_baselines.sh "$B/kgate" "$B" ;;
     suite2) suite2_run verify; suite2_run time ;;
     suite2-verify) suite2_run verify ;;
