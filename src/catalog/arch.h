@@ -30,9 +30,10 @@ const char *kg_arch_build(void);
  * 120 for 12.0) gets from archs: SASS of sm_XY runs on the GPUs of major X
  * and minor Y or later, SASS of an "a" target (sm_90a) on X.Y alone, one of
  * an "f" target on major X from minor Y; PTX of compute_XY is compiled for
- * any GPU from X.Y on ("a": X.Y alone, "f": major X). The newest SASS that
- * runs wins, then the newest PTX. The chosen arch goes to what ("sm_90a",
- * "compute_100"; "" for none). Entries that do not parse are ignored. */
+ * any GPU from X.Y on ("a": X.Y alone, "f": major X from minor Y). The
+ * newest SASS that runs wins, then the newest PTX. The chosen arch goes to
+ * what ("sm_90a", "compute_100"; "" for none). Entries that do not parse
+ * are ignored. */
 kg_code kg_arch_code(const char *archs, int cc, char *what, size_t size);
 
 /* 0 when a build for archs has code for GPU `index` (named name, compute
