@@ -7,7 +7,7 @@ mkdir -p "$out"
 sed -n '/^```cuda$/,/^```$/p' "$doc" | sed '1d;$d' >"$out/my_softmax.cu"
 lines=$(wc -l <"$out/my_softmax.cu")
 [ "$lines" -ge 10 ] || { echo "FAIL: no cuda example in $doc"; exit 1; }
-/usr/local/cuda/bin/nvcc -arch=sm_90 -shared -Xcompiler -fPIC -I"$(dirname "$doc")/../include" \
+/usr/local/cuda/bin/nvcc -arch=native -shared -Xcompiler -fPIC -I"$(dirname "$doc")/../include" \
     -I"$(dirname "$kgate")/include" "$out/my_softmax.cu" -o "$out/my_softmax.so" || exit 1
 "$kgate" check "$out/my_softmax.so" --shape small --max-time 1 >"$out/my_softmax.txt" 2>&1
 rc=$?
