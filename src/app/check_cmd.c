@@ -92,8 +92,9 @@ static int judge_one(const kg_options *o, const char *exe, const char *bundled, 
     }
     double waited = 0;
     if (kg_cmds_run_watched(exe, job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
-        if (err->code == KG_EXIT_ENV && r.n_sums)
-            kg_report_add(rep, &r); /* keep what was measured, stop here */
+        kg_result *kept = err->code == KG_EXIT_ENV && r.n_sums ? kg_report_add(rep, &r) : NULL;
+        if (kept) /* what was measured is kept: the check stops here */
+            kg_check_event_result(kept);
         kg_cmds_progress(total, total, NULL);
         return err->code;
     }
@@ -109,6 +110,7 @@ static int judge_one(const kg_options *o, const char *exe, const char *bundled, 
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     kg_check_checkpoint(o, rep, *done, total);
     judge_cliff(rep, stored);
+    kg_check_event_result(stored);
     return 0;
 }
 
@@ -259,21 +261,22 @@ int kg_cmd_check(const kg_options *o)
     kg_cmds_say_how(o);
     kg_self_exe(exe, sizeof exe);
     int served = 0;
-    if (kg_check_json_path(o, &err))
+    if (kg_check_json_path(o, &err) || kg_check_events_open(o, &err))
         return kg_cmds_fail(&err);
-    if (o->server && kg_check_via_server(o, &served))
-        return served;
-    if (kg_check_collect(o, exe, o->candidate, &tg, &err)) {
-        free(tg.v);
-        return kg_cmds_fail(&err);
-    }
-    if (tg.n == 0) {
+    int rc;
+    if (o->server && kg_check_via_server(o, &served)) {
+        rc = served;
+    } else if (kg_check_collect(o, exe, o->candidate, &tg, &err)) {
+        rc = kg_cmds_fail(&err);
+    } else if (tg.n == 0) {
         kg_err_set(&err, KG_EXIT_USAGE, "%s: no kernel matches%s%s%s%s", o->candidate,
                    o->op ? " --op " : "", o->op ? o->op->name : "", o->have_dtype ? " --dtype " : "",
                    o->have_dtype ? kg_dtype_name(o->dtype) : "");
-        return kg_cmds_fail(&err);
+        rc = kg_cmds_fail(&err);
+    } else {
+        rc = kg_check_measure(o, exe, &tg);
     }
-    int rc = kg_check_measure(o, exe, &tg);
     free(tg.v);
+    kg_check_events_close();
     return rc;
 }

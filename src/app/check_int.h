@@ -1,7 +1,9 @@
 /* What kgate check, run and tune share (commands.h has the commands):
  * check_targets.c, the kernels a candidate lists (targets); check_jobs.c,
  * the jobs that judge them and their results; check_plan.c, the groups of
- * jobs; check_cmd.c, the judging of every target and the report's end. */
+ * jobs; check_cmd.c, the judging of every target and the report's end;
+ * check_events.c, a line as each kernel is judged (--events); check_server.c,
+ * the check sent to a kgate serve (--server). */
 #ifndef KG_CHECK_INT_H
 #define KG_CHECK_INT_H
 
@@ -72,6 +74,15 @@ void kg_check_judge_kernel(const kg_options *o, kg_result *r, const kg_check_tar
  * (*code: the exit code, everything printed and written), 0 to check here
  * (no service answers there, or the options do not fit a request). */
 int kg_check_via_server(const kg_options *o, int *code);
+
+/* check_events.c: --events PATH, a JSON line as each kernel is judged.
+ * open: KG_EXIT_IO for a path that cannot be written (a FIFO no one reads,
+ * the candidate); event: writes {"event": "kernel", "result": result_json};
+ * event_result: the same of a judged result. Nothing without --events. */
+int kg_check_events_open(const kg_options *o, kg_err *err);
+void kg_check_events_close(void);
+void kg_check_event(const char *result_json);
+void kg_check_event_result(const kg_result *r);
 
 /* check_cmd.c */
 int kg_check_out_of_time(const kg_options *o, double t0, int done, int total, kg_report *rep);

@@ -366,6 +366,63 @@ static void str(const cJSON *o, const char *k, char *dst, size_t size)
     kg_text_clean(dst, size, cJSON_IsString(v) ? v->valuestring : "");
 }
 
+/* One result as the object of a results document's "results" array. */
+static cJSON *result_json(const kg_result *x)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kernel", x->kernel);
+    cJSON_AddStringToObject(o, "summary", x->summary);
+    cJSON_AddStringToObject(o, "source", x->source);
+    cJSON_AddStringToObject(o, "op", x->op);
+    cJSON_AddStringToObject(o, "dtype", x->dtype);
+    if (x->index_dtype[0])
+        cJSON_AddStringToObject(o, "index_dtype", x->index_dtype);
+    cJSON_AddStringToObject(o, "shape", x->shape);
+    cJSON_AddStringToObject(o, "verdict", kg_verdict_name(x->verdict));
+    cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+    for (int b = 0; b < KG_FLAG_COUNT; b++)
+        if (x->flags & (1u << b))
+            cJSON_AddItemToArray(fl, cJSON_CreateString(kg_flag_name(b)));
+    cJSON_AddStringToObject(o, "reason", x->reason);
+    cJSON_AddStringToObject(o, "detail", x->detail);
+    cJSON_AddStringToObject(o, "baseline", x->baseline);
+    cJSON_AddStringToObject(o, "baseline_note", x->baseline_note);
+    cJSON_AddStringToObject(o, "best", x->best);
+    cJSON_AddStringToObject(o, "extra_shapes", x->extra_shapes);
+    cJSON *libs = cJSON_AddArrayToObject(o, "libraries");
+    for (int k = 0; k < x->n_libs; k++) {
+        cJSON *l = cJSON_CreateObject();
+        cJSON_AddStringToObject(l, "name", x->libs[k].name);
+        cJSON_AddStringToObject(l, "status", kg_lib_status_name(x->libs[k].status));
+        cJSON_AddStringToObject(l, "note", x->libs[k].note);
+        if (x->libs[k].status == KG_LIB_OK) {
+            cJSON_AddNumberToObject(l, "time", x->libs[k].t);
+            cJSON_AddNumberToObject(l, "ci_lo", x->libs[k].lo);
+            cJSON_AddNumberToObject(l, "ci_hi", x->libs[k].hi);
+        }
+        cJSON_AddItemToArray(libs, l);
+    }
+    cJSON_AddStringToObject(o, "stop", x->stop);
+    if (x->diag)
+        cJSON_AddItemToObject(o, "diagnosis", kg_diagnosis_to_cjson(x->diag));
+    cJSON *s = cJSON_AddObjectToObject(o, "summaries");
+    for (int k = 0; k < x->n_sums; k++) {
+        cJSON *v = cJSON_AddObjectToObject(s, x->sums[k].name);
+        cJSON_AddNumberToObject(v, "value", isfinite(x->sums[k].value) ? x->sums[k].value : 0);
+        cJSON_AddStringToObject(v, "unit", x->sums[k].unit);
+    }
+    return o;
+}
+
+char *kg_result_to_json(const kg_result *x)
+{
+    cJSON *o = result_json(x);
+    kg_json_clean(o);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
 char *kg_report_to_json(const kg_report *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -403,52 +460,8 @@ char *kg_report_to_json(const kg_report *r)
     if (r->recorded[0])
         cJSON_AddStringToObject(root, "recorded", r->recorded);
     cJSON *arr = cJSON_AddArrayToObject(root, "results");
-    for (int i = 0; i < r->n; i++) {
-        const kg_result *x = &r->results[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "kernel", x->kernel);
-        cJSON_AddStringToObject(o, "summary", x->summary);
-        cJSON_AddStringToObject(o, "source", x->source);
-        cJSON_AddStringToObject(o, "op", x->op);
-        cJSON_AddStringToObject(o, "dtype", x->dtype);
-        if (x->index_dtype[0])
-            cJSON_AddStringToObject(o, "index_dtype", x->index_dtype);
-        cJSON_AddStringToObject(o, "shape", x->shape);
-        cJSON_AddStringToObject(o, "verdict", kg_verdict_name(x->verdict));
-        cJSON *fl = cJSON_AddArrayToObject(o, "flags");
-        for (int b = 0; b < KG_FLAG_COUNT; b++)
-            if (x->flags & (1u << b))
-                cJSON_AddItemToArray(fl, cJSON_CreateString(kg_flag_name(b)));
-        cJSON_AddStringToObject(o, "reason", x->reason);
-        cJSON_AddStringToObject(o, "detail", x->detail);
-        cJSON_AddStringToObject(o, "baseline", x->baseline);
-        cJSON_AddStringToObject(o, "baseline_note", x->baseline_note);
-        cJSON_AddStringToObject(o, "best", x->best);
-        cJSON_AddStringToObject(o, "extra_shapes", x->extra_shapes);
-        cJSON *libs = cJSON_AddArrayToObject(o, "libraries");
-        for (int k = 0; k < x->n_libs; k++) {
-            cJSON *l = cJSON_CreateObject();
-            cJSON_AddStringToObject(l, "name", x->libs[k].name);
-            cJSON_AddStringToObject(l, "status", kg_lib_status_name(x->libs[k].status));
-            cJSON_AddStringToObject(l, "note", x->libs[k].note);
-            if (x->libs[k].status == KG_LIB_OK) {
-                cJSON_AddNumberToObject(l, "time", x->libs[k].t);
-                cJSON_AddNumberToObject(l, "ci_lo", x->libs[k].lo);
-                cJSON_AddNumberToObject(l, "ci_hi", x->libs[k].hi);
-            }
-            cJSON_AddItemToArray(libs, l);
-        }
-        cJSON_AddStringToObject(o, "stop", x->stop);
-        if (x->diag)
-            cJSON_AddItemToObject(o, "diagnosis", kg_diagnosis_to_cjson(x->diag));
-        cJSON *s = cJSON_AddObjectToObject(o, "summaries");
-        for (int k = 0; k < x->n_sums; k++) {
-            cJSON *v = cJSON_AddObjectToObject(s, x->sums[k].name);
-            cJSON_AddNumberToObject(v, "value", isfinite(x->sums[k].value) ? x->sums[k].value : 0);
-            cJSON_AddStringToObject(v, "unit", x->sums[k].unit);
-        }
-        cJSON_AddItemToArray(arr, o);
-    }
+    for (int i = 0; i < r->n; i++)
+        cJSON_AddItemToArray(arr, result_json(&r->results[i]));
     kg_json_clean(root); /* the command line, device and paths too */
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

@@ -60,6 +60,9 @@ void kg_report_families(const kg_report *r, kg_family_row rows[KG_FAMILY_COUNT])
 int kg_report_write_json(const kg_report *r, const char *path, kg_err *err);
 /* Serializes to a malloc'd string (caller frees). */
 char *kg_report_to_json(const kg_report *r);
+/* One result as its entry of the document's "results", on one line
+ * (malloc'd; NULL out of memory): kgate check --events writes it. */
+char *kg_result_to_json(const kg_result *x);
 /* Reads a report written by kg_report_write_json (schema 2, or 1). */
 int kg_report_read_json(const char *path, kg_report *r, kg_err *err);
 /* The same from text; `path` names it in errors. Any text is safe to give. */
