@@ -46,6 +46,7 @@ static void manifest_lines(void **state)
         {"{\"candidate\":\"a\",\"x\":1}", "unknown field 'x'"},
         {"{\"candidate\":\"a\",\"options\":\"--hot\"}", "'options' must be an array"},
         {"{\"candidate\":\"a\",\"options\":[\"--device\",\"1\"]}", "is the batch's"},
+        {"{\"candidate\":\"a\",\"options\":[\"--events=/tmp/e\"]}", "is the batch's"},
         {"{\"candidate\":\"a\",\"options\":[3]}", "non-string"},
         {"{\"candidate\":\"a\\u0001b\"}", "control character"},
         {"{\"candidate\":\"a\\u009bb\"}", "control character"}, /* C1 */
@@ -274,7 +275,10 @@ static void results_file(void **state)
     char p2[] = "/tmp/kg-test-results2-XXXXXX", out[64];
     close(mkstemp(p2));
     write_file(path, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"n\":1}\n{\"schema\":\"kgate.batch/1\",\"id\":\"b\"}\n");
-    write_file(p2, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"n\":2}\n{\"schema\":\"kgate.batch/1\",\"id\":\"d\"}\ntorn");
+    /* a service's progress line (docs/serve.md) is left out: its answer is the line of its id */
+    write_file(p2, "{\"schema\":\"kgate.batch/1\",\"id\":\"a\",\"n\":2}\n"
+                   "{\"schema\":\"kgate.batch/1\",\"id\":\"d\",\"event\":\"kernel\",\"result\":{}}\n"
+                   "{\"schema\":\"kgate.batch/1\",\"id\":\"d\"}\ntorn");
     snprintf(out, sizeof out, "%s.merged", path);
     const char *in[] = {path, p2};
     long kept, dups;
@@ -285,6 +289,8 @@ static void results_file(void **state)
     char line[256];
     assert_non_null(fgets(line, sizeof line, f));
     assert_non_null(strstr(line, "\"n\":1"));
+    while (fgets(line, sizeof line, f))
+        assert_null(strstr(line, "event"));
     fclose(f);
     unlink(out);
     unlink(path);
@@ -308,6 +314,15 @@ static void results_done(void **state)
     assert_true(kg_idset_has(&done, "a") && kg_idset_has(&done, "b") && kg_idset_has(&done, "z"));
     assert_int_equal(done.n, 3);
     assert_int_equal(torn, 1);
+    /* a file of kgate serve's answers: a progress line finishes nothing and is not torn */
+    write_file(path, "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"event\":\"kernel\",\"result\":{}}\n"
+                     "{\"schema\":\"kgate.batch/1\",\"id\":\"c\",\"exit\":0}\n"
+                     "{\"schema\":\"kgate.batch/1\",\"id\":\"e\",\"event\":\"kernel\",\"result\":{}}\n");
+    torn = 0;
+    assert_int_equal(kg_results_done(path, &done, &torn, &e), 0);
+    assert_true(kg_idset_has(&done, "c"));
+    assert_false(kg_idset_has(&done, "e"));
+    assert_int_equal(torn, 0);
     /* a file a batch holds can still be read as done */
     int fd, t2;
     long cut;

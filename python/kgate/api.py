@@ -428,8 +428,9 @@ def batch(manifest, out, gpus="all", shard=None, timeout=None, options=(), jobs_
 
 
 def read_batch(path):
-    """The lines of a batch results file, one dict a job, streamed (a torn
-    last line is skipped)."""
+    """The lines of a batch results file (or of kgate serve's answers), one
+    dict a job, streamed (a torn last line, and a service's progress lines,
+    skipped)."""
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
@@ -438,7 +439,8 @@ def read_batch(path):
                 continue
             if o.get("schema") != "kgate.batch/1":
                 raise KgateError(6, f"{path}: schema {o.get('schema')!r}; this package reads kgate.batch/1")
-            yield o
+            if "event" not in o:
+                yield o
 
 
 def _check_problem(fn, reference, inputs, op, problem_name, compile, family, *, name, out, summary,

@@ -501,6 +501,8 @@ int kg_report_answer(const char *line, const char *path, int n, kg_batch_answer 
     if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0) {
         rc = kg_err_set(err, KG_EXIT_IO, "%s:%d: schema %.40s, this kgate reads %s", path, n,
                         cJSON_IsString(s) ? s->valuestring : "(none)", KG_BATCH_SCHEMA);
+    } else if (cJSON_GetObjectItemCaseSensitive(o, "event")) {
+        a->event = 1;
     } else {
         if (cJSON_IsString(id))
             kg_text_clean(a->id, sizeof a->id, id->valuestring);
@@ -556,8 +558,8 @@ static int batch_line(void *ud, const char *l)
     kg_batch_answer a;
     int line = ++b->line;
     int rc = kg_report_answer(l, b->path, line, &a, b->err);
-    if (rc == 1)
-        return 0; /* torn */
+    if (rc == 1 || (!rc && a.event))
+        return 0; /* torn, or a service's progress line */
     if (!rc && a.doc_error[0])
         rc = kg_err_set(b->err, a.doc_code, "%s:%d: %s", b->path, line, a.doc_error);
     if (!rc && a.has_check)

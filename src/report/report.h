@@ -73,8 +73,11 @@ int kg_report_from_json(const char *text, const char *path, kg_report *r, kg_err
 int kg_report_is_batch(const char *text);
 
 /* One line of such a file: its id, exit code, error, and the check's
- * results when it carries them. */
+ * results when it carries them; or a progress line of kgate serve (one
+ * kernel's result while the request runs, docs/serve.md), which readers
+ * skip: its answer carries the same result. */
 typedef struct kg_batch_answer {
+    int event;           /* a progress line: nothing else is read */
     char id[160];
     int code;            /* "exit"; -1 when absent */
     char error[320];     /* "error", cleaned; "" for none */

@@ -43,6 +43,7 @@ typedef struct traj_lines {
     const char *path;
     kg_err *err;
     int line;
+    int events; /* progress lines read: an answer's label counts lines without them */
 } traj_lines;
 
 /* One batch or service answer: its id, exit code, error and check. */
@@ -55,11 +56,15 @@ static int traj_line(void *ud, const char *l)
     int rc = kg_report_answer(l, b->path, line, &a, b->err);
     if (rc == 1)
         return 0; /* torn */
+    if (!rc && a.event) {
+        b->events++; /* a service's progress line: its answer follows */
+        return 0;
+    }
     kg_traj_iter *it = NULL;
     if (!rc) {
         snprintf(label, sizeof label, "%s", a.id);
         if (!label[0])
-            snprintf(label, sizeof label, "line %d", line);
+            snprintf(label, sizeof label, "line %d", line - b->events);
         if (!(it = traj_new(b->t, label, b->err)))
             rc = b->err->code;
     }
@@ -88,7 +93,7 @@ static int traj_file(kg_trajectory *t, const char *path, kg_traj_iter *into, kg_
         fclose(f);
     }
     if (kg_report_is_batch(head) && !into) {
-        traj_lines b = {t, path, err, 0};
+        traj_lines b = {t, path, err, 0, 0};
         int torn = 0;
         return kg_results_each(path, traj_line, &b, &torn, err);
     }

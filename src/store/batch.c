@@ -126,7 +126,8 @@ int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
                 goto bad;
             }
             /* options that would change where results go are the batch's, not a job's */
-            if (!strncmp(x->valuestring, "--json", 6) || !strncmp(x->valuestring, "--device", 8)) {
+            if (!strncmp(x->valuestring, "--json", 6) || !strncmp(x->valuestring, "--device", 8) ||
+                !strncmp(x->valuestring, "--events", 8)) {
                 kg_err_set(err, KG_EXIT_USAGE, "line %d: option '%.20s' is the batch's to set", line,
                            x->valuestring);
                 goto bad;
@@ -398,9 +399,10 @@ void kg_idset_free(kg_idset *s)
 
 /* -------------------------------------------------------------- results */
 
-int kg_results_line_id(const char *line, char *id, size_t size, kg_err *err)
+int kg_results_line_id(const char *line, char *id, size_t size, int *event, kg_err *err)
 {
     id[0] = '\0';
+    *event = 0;
     cJSON *o = cJSON_Parse(line);
     if (!o)
         return 0; /* torn */
@@ -410,6 +412,8 @@ int kg_results_line_id(const char *line, char *id, size_t size, kg_err *err)
     if (!cJSON_IsString(s) || strcmp(s->valuestring, KG_BATCH_SCHEMA) != 0)
         rc = kg_err_set(err, KG_EXIT_IO, "schema %.40s, this kgate writes %s",
                         cJSON_IsString(s) ? s->valuestring : "(none)", KG_BATCH_SCHEMA);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "event"))
+        *event = 1; /* a progress line of kgate serve: its answer follows */
     else if (cJSON_IsString(i) && strlen(i->valuestring) < size)
         snprintf(id, size, "%s", i->valuestring);
     cJSON_Delete(o);
@@ -469,11 +473,12 @@ static int scan_line(void *ud, const char *line)
 {
     scan *s = ud;
     char id[200];
+    int event;
     s->last_ok = 0;
-    if (kg_results_line_id(line, id, sizeof id, s->err))
+    if (kg_results_line_id(line, id, sizeof id, &event, s->err))
         return s->err->code;
     if (!id[0]) {
-        (*s->torn)++;
+        *s->torn += !event;
         return 0;
     }
     s->last_ok = 1;
@@ -638,7 +643,8 @@ static int merge_line(void *ud, const char *line)
 {
     merge *m = ud;
     char id[200];
-    if (kg_results_line_id(line, id, sizeof id, m->err)) {
+    int event;
+    if (kg_results_line_id(line, id, sizeof id, &event, m->err)) {
         char why[400];
         snprintf(why, sizeof why, "%s", m->err->msg);
         return kg_err_set(m->err, m->err->code, "%s: %s", m->path, why);

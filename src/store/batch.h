@@ -24,7 +24,10 @@
  *     one whose line is in a --done file (another run's results, read
  *     only), which lets a batch resume under another rank count;
  *   - merging streams lines, keeping the first line of each id: memory
- *     holds ids, never results. */
+ *     holds ids, never results;
+ *   - a file of kgate serve's answers may hold progress lines (schema
+ *     kgate.batch/1 with "event", docs/serve.md) before each answer: they
+ *     finish no job and a merge leaves them out. */
 #ifndef KG_BATCH_H
 #define KG_BATCH_H
 
@@ -119,8 +122,9 @@ int kg_results_each(const char *path, int (*fn)(void *ud, const char *line), voi
  * of each id kept; *n_lines and *n_dups count what was kept and dropped. */
 int kg_results_merge(const char *out, const char *const *in, int n_in, long *n_lines, long *n_dups,
                      kg_err *err);
-/* The id of a results line, into id (empty when the line is not a results line). */
-int kg_results_line_id(const char *line, char *id, size_t size, kg_err *err);
+/* The id of a results line, into id (empty when the line is not a results
+ * line, or is a progress line of kgate serve: *event 1, docs/serve.md). */
+int kg_results_line_id(const char *line, char *id, size_t size, int *event, kg_err *err);
 
 #ifdef __cplusplus
 }
