@@ -25,7 +25,8 @@
 # pipes its supervisor holds past its standard descriptors. Candidates named *nojson*, *bigjson* and
 # *badjson* exit 0 with no results document, one over 2 MiB, one not JSON;
 # *junk* exits 4 with bytes of no UTF-8 and control characters in its
-# results document and on its last line.
+# results document and on its last line. With --events PATH, a line a kernel
+# is appended there; *multi*, *sleepy* and *badevents* below.
 log=${KG_FAKE_LOG:-/dev/null}
 # the fake GPU that device $1 is under this process's CUDA_VISIBLE_DEVICES
 gpu_of() {
@@ -48,10 +49,10 @@ if [ "$1" = __health ]; then
     exit 0
 fi
 [ "$1" = check ] || { echo "fake_check: not a check" >&2; exit 3; }
-spec=$2 dev= json= shape=
+spec=$2 dev= json= shape= events=
 cmd="kgate $*" # the results document's command, as kgate check writes it
 while [ $# -gt 0 ]; do
-    case $1 in --device) dev=$2 ;; --json) json=$2 ;; --shape) shape=$2 ;; esac
+    case $1 in --device) dev=$2 ;; --json) json=$2 ;; --shape) shape=$2 ;; --events) events=$2 ;; esac
     shift
 done
 devarg=$dev
@@ -156,8 +157,40 @@ case " $cmd " in *" --lib-cache "*)
 esac
 flags=
 [ "$dev" = "${KG_FAKE_SHARED_GPU:--1}" ] && flags='"shared-gpu"'
-printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[{"kernel":"k","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[%s],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"},"list/wall":{"value":0.01,"unit":"s"},"job/wall":{"value":0.02,"unit":"s"},%s}}]}\n' \
-    "$cmd" "$dev" "$spec" "$verdict" "$flags" "$t" "$lib" >"$json"
+# kernel K's result; the results document of the results given
+result() {
+    printf '{"kernel":"%s","source":"%s","op":"relu","dtype":"fp16","shape":"4","verdict":"%s","flags":[%s],"reason":"","detail":"","baseline":"","baseline_note":"","stop":"noise","summaries":{"time/gpu/median":{"value":%s,"unit":"s"},"list/wall":{"value":0.01,"unit":"s"},"job/wall":{"value":0.02,"unit":"s"},%s}}' \
+        "$1" "$spec" "$verdict" "$flags" "$t" "$lib"
+}
+doc() { printf '{"schema":"kgate.results/2","command":"%s","device":{"name":"fake","uuid":"GPU-fake-%s"},"results":[%s]}\n' "$cmd" "$dev" "$1" >"$json"; }
+# with --events, a line as each kernel is judged (kgate check --events);
+# *badevents* first writes 7 lines that are not a kernel's result: not
+# JSON, not an object, no result, a result without its verdict, one over
+# 1 MiB, one with more after it, one with more after a NUL
+if [ -n "$events" ]; then case $spec in *badevents*)
+    { echo 'not json'; echo '[1]'; echo '{"event":"kernel"}'; echo '{"event":"kernel","result":{"kernel":"x"}}'
+      head -c 1100000 /dev/zero | tr '\0' x; echo
+      echo '{"event":"kernel","result":{"kernel":"x","verdict":"OK"}} more'
+      printf '{"event":"kernel","result":{"kernel":"x","verdict":"OK"}}\000more\n'; } >>"$events" ;;
+esac; fi
+# *multi*: kernels k1, k2 and k3; after k1 it waits for $KG_FAKE_GATE (at
+# most 30 s) where that is set, and a *sleepy* one sleeps 30 s; asked to stop
+# (SIGTERM), it writes what it judged and exits 7, as kgate check does
+kernels=k
+case $spec in *multi*) kernels="k1 k2 k3" ;; esac
+judged=
+case $spec in *multi*) trap 'doc "$judged"; exit 7' TERM ;; esac
+for k in $kernels; do
+    r=$(result "$k")
+    judged=${judged:+$judged,}$r
+    [ -n "$events" ] && printf '{"event":"kernel","result":%s}\n' "$r" >>"$events"
+    [ "$k" = k1 ] || continue
+    if [ -n "${KG_FAKE_GATE:-}" ]; then
+        for _ in $(seq 1 300); do [ -e "$KG_FAKE_GATE" ] && break; sleep 0.1; done
+    fi
+    case $spec in *sleepy*) sleep 30 ;; esac
+done
+doc "$judged"
 [ $verdict = OK ] && exit 0
 [ $verdict = SLOW ] && exit 1
 exit 2

@@ -1,9 +1,11 @@
 #!/bin/sh
 # kgate serve on the CPU, with tests/fake_check.sh standing in for each
-# request's `kgate check`: requests answered in order over --stdio, bad ones
-# answered with their error while the service goes on; over a socket of mode
-# 0600 whose second service is refused; the idle timeout; and SIGTERM during
-# a request (its answer says stopped, exit 7).
+# request's `kgate check`: requests answered in order over --stdio, each
+# kernel's result streamed before its answer, bad ones answered with their
+# error while the service goes on; over a socket of mode 0600 whose second
+# service is refused; the idle timeout; SIGTERM during a request (its
+# answer says stopped, exit 7); a running and a queued request cancelled, a
+# cancel of no request, and a client that leaves mid-request.
 #   serve.sh KGATE REPO
 kgate=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") src=$(cd "$2" && pwd)
 t=$(mktemp -d)
@@ -16,8 +18,13 @@ cd "$t" || exit 1
 : >a.so
 : >c_slow.so
 : >c_wrong.so
-# the answers' ids and exit codes, one "ID:EXIT" a line
-answers() { python3 -c "import json,sys; print(' '.join('%s:%s' % (d['id'], d['exit']) for d in map(json.loads, open(sys.argv[1]))))" "$1"; }
+: >c_multi.so
+: >c_multi_sleepy.so
+: >c_badevents.so
+# the answers' ids and exit codes, "ID:EXIT" each (progress lines left out)
+answers() { python3 -c "import json,sys; print(' '.join('%s:%s' % (d['id'], d['exit']) for d in map(json.loads, open(sys.argv[1])) if 'event' not in d))" "$1"; }
+# every line in order: an answer as ID:EXIT, a progress line as ID:KERNEL
+lines() { python3 -c "import json,sys; print(' '.join('%s:%s' % (d['id'], d['result']['kernel'] if 'event' in d else d['exit']) for d in map(json.loads, open(sys.argv[1]))))" "$1"; }
 
 # 1. --stdio: each request answered in order, a bad one with its error
 {
@@ -28,17 +35,36 @@ answers() { python3 -c "import json,sys; print(' '.join('%s:%s' % (d['id'], d['e
     echo '{"id":"r5","candidate":"a.so","gpu":3}'
     printf '\n'
     echo '{"id":"r6","candidate":"c_wrong.so"}'
+    echo '{"id":"m","candidate":"c_multi.so"}'
+    echo '{"id":"b","candidate":"c_badevents.so"}'
 } >req.jsonl
 KG_FAKE_LOG=$t/log1 "$kgate" serve --stdio <req.jsonl >ans.jsonl 2>err1.txt
 expect "stdio: exit at the end of its input" 0 "$?"
-expect "stdio: one answer a request, in order, with each check's exit" "r1:0 r2:1 None:3 None:3 r5:3 r6:2" "$(answers ans.jsonl)"
+expect "stdio: one answer a request, in order, with each check's exit" "r1:0 r2:1 None:3 None:3 r5:3 r6:2 m:0 b:0" "$(answers ans.jsonl)"
+expect "stdio: each kernel's result streamed, in order, before its request's answer" \
+    "r1:k r1:0 r2:k r2:1 None:3 None:3 r5:3 r6:k r6:2 m:k1 m:k2 m:k3 m:0 b:k b:0" "$(lines ans.jsonl)"
+expect "stdio: the streamed results are the answer's, and the answer is a batch line as before" "True True" "$(python3 - ans.jsonl <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ev = [d for d in lines if d.get("id") == "m" and "event" in d]
+ans = [d for d in lines if d.get("id") == "m" and "event" not in d][0]
+print(all(set(d) == {"schema", "id", "event", "result"} and d["schema"] == "kgate.batch/1" for d in ev)
+      and [d["result"] for d in ev] == ans["check"]["results"],
+      sorted(ans) == ["check", "exit", "gpu", "id", "schema", "wall_s"])
+EOF
+)"
+expect "stdio: a check's lines that are not a kernel's result are dropped, said" 1 \
+    "$(grep -c 'request b: 7 progress line(s) of its check dropped' err1.txt)"
 expect "stdio: a bad request's error names the problem" 1 "$(grep -c '"error":"line 4: no '"'"'candidate'"'"'"' ans.jsonl)"
 expect "stdio: a request for another GPU is refused, saying which" 1 "$(grep -c 'this service judges on GPU 0' ans.jsonl)"
-expect "stdio: each check got --lib-cache and its request's options" 1 \
-    "$(grep -c '"command":"kgate check a.so --op relu --shape small --lib-cache --device 0' ans.jsonl)"
+expect "stdio: each check got --lib-cache, --events and its request's options" 1 \
+    "$(grep -c '"command":"kgate check a.so --op relu --shape small --lib-cache --events [^ ]*/events.jsonl --device 0' ans.jsonl)"
 expect "stdio: the answers are batch results lines that kgate report reads" 0 \
     "$("$kgate" report ans.jsonl -o rep.md >/dev/null 2>&1; echo $?)"
-expect "stdio: three checks ran" 3 "$(wc -l <log1 | tr -d ' ')"
+expect "stdio: five checks ran" 5 "$(wc -l <log1 | tr -d ' ')"
+"$kgate" trajectory ans.jsonl >traj1.txt 2>&1
+expect "stdio: kgate trajectory reads the answers, an iteration a request" "0 8" \
+    "$? $(awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' traj1.txt | uniq | wc -l | tr -d ' ')"
 
 # 2. options after -- reach every check; a request line over 64 KiB is refused and skipped
 python3 -c "print('{\"id\":\"big\",\"candidate\":\"' + 'x' * 70000 + '\"}'); print('{\"id\":\"after\",\"candidate\":\"a.so\"}')" >big.jsonl
@@ -82,11 +108,25 @@ expect "check --server: --json written from the answer, the options sent on" 1 \
     "$(python3 -c "import json,sys; print(int(json.load(open('viaserver.json'))['command'].startswith(sys.argv[1])))" "kgate check $t/a.so --op relu --lib-cache")"
 "$kgate" check c_wrong.so --server="$sock" -q >check5.txt 2>&1
 expect "check --server: a wrong kernel's exit" 2 "$?"
+"$kgate" check c_multi.so --server "$sock" --events ev4.jsonl -q >check7.txt 2>&1
+expect "check --server --events: a line a kernel, as the check's own" "0 k1 k2 k3" \
+    "$? $(python3 -c "import json,sys; print(' '.join(d['result']['kernel'] for d in map(json.loads, open(sys.argv[1])) if sorted(d) == ['event', 'result']))" ev4.jsonl)"
+# stopped (SIGTERM), kgate check --server cancels its request and ends as
+# kgate check does: exit 7, what was judged written
+"$kgate" check c_multi_sleepy.so --server "$sock" --events ev5.jsonl --json stopped.json >check8.txt 2>&1 &
+cpid=$!
+for _ in $(seq 1 200); do [ -s ev5.jsonl ] && break; sleep 0.05; done # k1 judged: the check sleeps
+t0=$(date +%s)
+kill -TERM $cpid
+wait $cpid
+expect "check --server stopped: exit 7 at once" "7 yes" "$? $([ $(($(date +%s) - t0)) -lt 10 ] && echo yes || echo no)"
+expect "check --server stopped: what was judged written, said cancelled" "k1 1" \
+    "$(python3 -c "import json; print(' '.join(r['kernel'] for r in json.load(open('stopped.json'))['results']))") $(grep -c 'cancelled' check8.txt)"
 "$kgate" check a.so --server "$t/nobody.sock" >check6.txt 2>&1
 expect "check --server with no service there: said, then checked here" 1 \
     "$(grep -c "no kgate serve answers at $t/nobody.sock (.*): checking here" check6.txt)"
 wait $pid
-expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(grep -c 'no request for 4 s: ending after 4 request' serve4.txt)"
+expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(grep -c 'no request for 4 s: ending after 6 request' serve4.txt)"
 expect "socket: removed at the end" no "$([ -e "$sock" ] && echo yes || echo no)"
 pid=
 
@@ -118,6 +158,119 @@ expect "SIGTERM mid-request: exit 7" 7 "$?"
 exec 3>&-
 expect "SIGTERM mid-request: answered as stopped" "long:7" "$(answers ans6.jsonl)"
 pid=
+
+# 6. over --stdio, one client's session: a result streamed while its check
+# still runs (it waits at a gate for the test to see it); a queued request
+# and a running one cancelled (exit 7, the running one's results so far in
+# its answer); a cancel of no request, an error; the service goes on
+KG_FAKE_GATE=$t/gate python3 - "$kgate" "$t/gate" >out6.txt 2>&1 <<'EOF'
+import json, os, select, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+got = b""
+def send(o):
+    p.stdin.write((json.dumps(o) + "\n").encode())
+    p.stdin.flush()
+def line():  # the next line, or None after 20 s
+    global got
+    end = time.time() + 20
+    while b"\n" not in got:
+        left = end - time.time()
+        if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
+            return None
+        chunk = os.read(p.stdout.fileno(), 1 << 20)
+        if not chunk:
+            return None
+        got += chunk
+    l, got = got.split(b"\n", 1)
+    return json.loads(l)
+def tok(d):
+    return "none" if d is None else "%s:%s" % (d["id"], d["result"]["kernel"] if "event" in d else d["exit"])
+def say(k, v):
+    print("%s|%s" % (k, v))
+send({"id": "g", "candidate": "c_multi.so"})
+say("streamed", tok(line()))  # k1, while the check waits at the gate
+open(sys.argv[2], "w").close()
+say("rest", " ".join(tok(line()) for _ in range(3)))
+send({"id": "s", "candidate": "c_multi_sleepy.so"})
+say("running", tok(line()))
+send({"id": "q", "candidate": "a.so"})
+send({"cancel": "q"})
+q = line()
+say("queued", "%s %s" % (tok(q), q and q.get("error")))
+t0 = time.time()
+send({"cancel": "s"})
+a = line()
+say("cancelled", "%s %s %s" % (tok(a), a and a.get("error"), a and [r["kernel"] for r in a["check"]["results"]]))
+say("cancel-fast", time.time() - t0 < 10)
+send({"cancel": "nobody"})
+e = line()
+say("unknown", "%s %s" % (tok(e), e and e.get("error")))
+send({"cancel": 5})
+say("not-an-id", tok(line()))
+send({"id": "after", "candidate": "a.so"})
+say("after", " ".join(tok(line()) for _ in range(2)))
+p.stdin.close()
+say("exit", p.wait(timeout=30))
+EOF
+val() { sed -n "s/^$1|//p" out6.txt; }
+expect "stdio: a kernel's result sent while its check runs" "g:k1" "$(val streamed)"
+expect "stdio: the others, then the answer" "g:k2 g:k3 g:0" "$(val rest)"
+expect "cancel: a queued request dropped, answered at once" "q:7 cancelled by the client before it ran" "$(val queued)"
+expect "cancel: a running request stopped, its answer with what it judged" \
+    "s:7 cancelled: the client asked ['k1']" "$(val cancelled)"
+expect "cancel: within seconds (its check slept 30 s)" True "$(val cancel-fast)"
+expect "cancel: no request of that id, an error" \
+    'None:3 cancel "nobody": no request of that id is running or queued' "$(val unknown)"
+expect "cancel: not an id, an error" "None:3" "$(val not-an-id)"
+expect "cancel: the service goes on" "after:k after:0" "$(val after)"
+expect "cancel: the service ends at its input's end" 0 "$(val exit)"
+
+# 7. a socket client that leaves mid-request cancels it; the service goes on
+sock=$t/s7.sock
+"$kgate" serve --socket "$sock" --idle-timeout 60 2>serve7.txt &
+pid=$!
+for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+python3 - "$sock" >out7.txt <<'EOF'
+import json, socket, sys, time
+def connect():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    return s, s.makefile("rb")
+s, f = connect()
+s.sendall(b'{"id":"d","candidate":"c_multi_sleepy.so"}\n')
+print("first|%s" % json.loads(f.readline())["result"]["kernel"])  # running: k1 judged, then it sleeps 30 s
+f.close()
+s.close()
+t0 = time.time()
+s, f = connect()
+s.sendall(b'{"id":"n","candidate":"a.so"}\n')
+s.shutdown(socket.SHUT_WR)
+print("next|%s" % " ".join(str(d.get("exit", "ev")) for d in map(json.loads, f)))
+print("fast|%s" % (time.time() - t0 < 10))
+EOF
+expect "disconnect: the request ran" k1 "$(sed -n 's/^first|//p' out7.txt)"
+expect "disconnect: the next client served" "ev 0" "$(sed -n 's/^next|//p' out7.txt)"
+expect "disconnect: the left client's check ended at once (it slept 30 s)" True "$(sed -n 's/^fast|//p' out7.txt)"
+kill -TERM $pid
+wait $pid
+pid=
+
+# 8. over --stdio, the reader of the answers leaving mid-request cancels it,
+# and the service, whose only client it was, ends (exit 6)
+python3 - "$kgate" >out8.txt <<'EOF'
+import json, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+p.stdin.write(b'{"id":"d","candidate":"c_multi_sleepy.so"}\n')
+p.stdin.flush()
+print("first|%s" % json.loads(p.stdout.readline())["result"]["kernel"])  # k1 judged: the check sleeps 30 s
+p.stdout.close()
+t0 = time.time()
+print("exit|%s %s" % (p.wait(timeout=60), time.time() - t0 < 10))
+EOF
+expect "stdio: a reader that leaves ends its request and the service at once" "k1 6 True" \
+    "$(sed -n 's/^first|//p' out8.txt) $(sed -n 's/^exit|//p' out8.txt)"
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -1,9 +1,11 @@
 """The client of `kgate serve` (docs/serve.md): verdicts for an optimizer
 loop from one long-lived service, each request a kgate batch manifest line
-and each answer a batch results line.
+and each answer a batch results line, each kernel's result streamed before
+it (on_kernel).
 
     with kgate.serve(options=["--sandbox"]) as s:      # starts `kgate serve --stdio`
-        report = s.check("kernel.so", op="softmax", shape="large")
+        report = s.check("kernel.so", op="softmax", shape="large",
+                         on_kernel=lambda r: print(r.kernel, r.verdict))
         print(report.verdict, report.code)
 
     s = kgate.Client(socket="/run/user/1000/kgate/serve-gpu0.sock")   # a running service's
@@ -39,11 +41,15 @@ class Client:
         else:
             self._r, self._w = _proc.stdout, _proc.stdin
 
-    def check(self, candidate, kernel=None, *, op=None, dtype=None, shape=None, options=(), id=None):
+    def check(self, candidate, kernel=None, *, op=None, dtype=None, shape=None, options=(), id=None,
+              on_kernel=None):
         """Judges candidate (a .so, .py or .cu path; kernel: one of its
         kernels) as `kgate check` would, with the service's options and
         `options`; returns a kgate.Report of the answer (its code the
-        check's exit code; `stderr` the service's error, if any)."""
+        check's exit code; `stderr` the service's error, if any).
+        on_kernel(result) is called with each kernel's kgate.Result as the
+        check judges it; an exception it raises cancels the request (its
+        answer is read) and is raised from check."""
         if not isinstance(candidate, str) or not candidate:
             raise ValueError("kgate.Client.check: candidate must be a path")
         if isinstance(shape, (int, tuple, list)):
@@ -57,26 +63,55 @@ class Client:
                 job[k] = v
         if options:
             job["options"] = [str(o) for o in options]
+        if on_kernel is not None and not callable(on_kernel):
+            raise ValueError("kgate.Client.check: on_kernel must be callable")
         line = json.dumps(job).encode() + b"\n"
         if len(line) > REQUEST_MAX:
             raise ValueError("kgate.Client.check: the request is over 64 KiB")
-        try:
-            self._w.write(line)
-            self._w.flush()
-            answer = self._r.readline(ANSWER_MAX + 1)
-        except OSError as e:
-            raise api.KgateError(5, f"kgate serve: the service is gone ({e})") from None
-        if not answer.endswith(b"\n"):
-            raise api.KgateError(5, "kgate serve: the service ended without an answer"
-                                    if not answer else "kgate serve: an answer over 4 MiB")
-        try:
-            a = json.loads(answer)
-        except ValueError:
-            raise api.KgateError(5, "kgate serve: an answer that is not JSON") from None
+        self._send(line)
+        raised = None
+        while True:
+            a = self._line()
+            if "event" not in a:
+                break
+            if a.get("id") != job["id"] or a.get("event") != "kernel" or not isinstance(a.get("result"), dict):
+                continue
+            if on_kernel is not None and raised is None:
+                try:
+                    on_kernel(api.Result(a["result"]))
+                except BaseException as e:  # the request is cancelled; its answer read, then e raised
+                    raised = e
+                    self._send(json.dumps({"cancel": job["id"]}).encode() + b"\n")
         if a.get("schema") != "kgate.batch/1" or a.get("id") not in (job["id"], None):
             raise api.KgateError(5, f"kgate serve: an answer of schema {a.get('schema')!r} for "
                                     f"{a.get('id')!r}, not kgate.batch/1 for {job['id']!r}")
+        if raised is not None:
+            raise raised
         return api.Report(a.get("check"), a.get("exit"), a.get("error", ""))
+
+    def _send(self, line):
+        try:
+            self._w.write(line)
+            self._w.flush()
+        except OSError as e:
+            raise api.KgateError(5, f"kgate serve: the service is gone ({e})") from None
+
+    def _line(self):
+        """The service's next line, parsed: an answer or a progress line."""
+        try:
+            text = self._r.readline(ANSWER_MAX + 1)
+        except OSError as e:
+            raise api.KgateError(5, f"kgate serve: the service is gone ({e})") from None
+        if not text.endswith(b"\n"):
+            raise api.KgateError(5, "kgate serve: the service ended without an answer"
+                                    if not text else "kgate serve: an answer over 4 MiB")
+        try:
+            a = json.loads(text)
+        except ValueError:
+            raise api.KgateError(5, "kgate serve: an answer that is not JSON") from None
+        if not isinstance(a, dict):
+            raise api.KgateError(5, "kgate serve: an answer that is not a JSON object")
+        return a
 
     def close(self):
         """Ends the requests: a service started by kgate.serve() is waited for."""

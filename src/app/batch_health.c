@@ -30,7 +30,7 @@ int kg_batch_health(const kg_batch_cfg *c, const kg_batch_view *v, const char *w
     snprintf(num, sizeof num, "%d", v->dev);
     snprintf(log, sizeof log, "%s/health.log", dir);
     char *argv[] = {(char *)kg_batch_runner(c), "__health", num, NULL};
-    int rc = kg_batch_run_timed(argv, log, KG_HEALTH_RUN_S, v->cvd, -1, err);
+    int rc = kg_batch_run_timed(argv, log, KG_HEALTH_RUN_S, v->cvd, -1, NULL, err);
     if (rc == RUN_STOPPED)
         return H_STOPPED;
     if (rc == RUN_FAILED)

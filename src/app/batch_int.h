@@ -93,15 +93,25 @@ typedef struct kg_batch_outcome {
 /* kg_batch_run_timed's answers besides an exit code; RUN_STUCK: the run,
  * or what it left, did not end after SIGKILL (a process in the driver,
  * likely on a wedged GPU): a drain charged to the job, as a failed health
- * check is */
-enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3 };
+ * check is; RUN_CANCELLED: its watch ended it */
+enum { RUN_FAILED = -1, RUN_STOPPED = -2, RUN_STUCK = -3, RUN_CANCELLED = -4 };
+
+/* What a job's wait also does (kgate serve): tick(ud, why, size) about
+ * every 20 ms while the job runs; non-zero (why said) ends the job as its
+ * time limit does: asked to stop, killed after a grace, its results kept. */
+typedef struct kg_batch_watch {
+    int (*tick)(void *ud, char *why, size_t size);
+    void *ud;
+    char why[160];
+} kg_batch_watch;
 
 /* A health check's answers */
 enum { H_BAD, H_OK, H_UNKNOWN, H_STOPPED, H_FAILED };
 
 /* batch_proc.c: a job's process */
 const char *kg_batch_runner(const kg_batch_cfg *c); /* KG_BATCH_RUNNER, else this kgate */
-int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm, kg_err *err);
+int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm,
+                       kg_batch_watch *w, kg_err *err);
 void kg_batch_slot_drop(void);
 void kg_batch_last_line(const char *path, char *buf, size_t size);
 
@@ -115,10 +125,11 @@ void kg_batch_supervise(const kg_batch_cfg *c, const kg_batch_jobs *jobs, int sl
 void kg_batch_remove_dir(const char *dir);
 /* One job on GPU g, seen through v: `kgate check ... --device DEV --json
  * DIR/job.json`; *text gets its results line (malloc'd). Returns the job's
- * exit code (124: time limit), RUN_STOPPED (no line), or RUN_FAILED with
- * err. kgate serve runs its requests through it too. */
+ * exit code (124: time limit; 7 with error "cancelled: WHY" when w, where
+ * not NULL, ended it), RUN_STOPPED (no line), or RUN_FAILED with err.
+ * kgate serve runs its requests through it too. */
 int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const kg_batch_view *v, const char *dir,
-                     char **text, kg_err *err);
+                     kg_batch_watch *w, char **text, kg_err *err);
 
 /* batch_dispatch.c: the dispatcher */
 int kg_batch_dispatch(const kg_batch_cfg *c, const kg_batch_jobs *jobs, const int *todo, int n_todo, int fd,

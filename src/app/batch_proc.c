@@ -252,8 +252,10 @@ static pid_t slot_take(char *const argv[], char **env, const char *log)
  * Whatever the run left behind is reaped (the supervisor is a subreaper).
  * warm: -1 for a health check (the warm slot stays as it is), 0 for a job
  * that is not Python (the slot is dropped), 1 for a Python job (it takes the
- * slot, and a slot for the next job starts beside it). */
-int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm, kg_err *err)
+ * slot, and a slot for the next job starts beside it). w (or NULL): its
+ * tick is called while the run runs; RUN_CANCELLED when it ended it. */
+int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm,
+                       kg_batch_watch *w, kg_err *err)
 {
     /* the child's environment, made before the fork: this one with
      * CUDA_VISIBLE_DEVICES=cvd in place of any it had */
@@ -319,13 +321,14 @@ int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, co
             rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             break;
         }
-        if (kg_stop_requested() || kg_mono() > end) {
+        int cancel = w && w->tick(w->ud, w->why, sizeof w->why);
+        if (kg_stop_requested() || kg_mono() > end || cancel) {
             /* asked to stop first: kgate check kills its worker, waits for
              * it to be gone and lets the GPU's lock go only then (exit 7);
              * one that does not within a grace is killed, its workers dying
              * with it (PR_SET_PDEATHSIG); they and anything else it left
              * come here and are reaped before the next job */
-            rc = kg_stop_requested() ? RUN_STOPPED : 124;
+            rc = kg_stop_requested() ? RUN_STOPPED : cancel ? RUN_CANCELLED : 124;
             kill(-p, SIGTERM);
             if (kg_wait_child(p, &st, KG_STOP_GRACE_S) != 1) {
                 kill(-p, SIGKILL);

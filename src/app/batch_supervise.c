@@ -85,9 +85,9 @@ static int python_job(const kg_batch_cfg *c, const kg_batch_job *j)
 }
 
 int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const kg_batch_view *v, const char *dir,
-                     char **text, kg_err *err)
+                     kg_batch_watch *w, char **text, kg_err *err)
 {
-    char *argv[64], spec[PATH_MAX + 100], dev[16], json[PATH_MAX + 32], log[PATH_MAX + 32];
+    char *argv[96], spec[PATH_MAX + 100], dev[16], json[PATH_MAX + 32], log[PATH_MAX + 32];
     int n = 0;
     snprintf(spec, sizeof spec, "%s%s%s", j->candidate, j->kernel[0] ? ":" : "", j->kernel);
     snprintf(dev, sizeof dev, "%d", v->dev);
@@ -112,7 +112,7 @@ int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const 
     }
     for (int i = 0; i < j->n_opts && n < 40; i++)
         argv[n++] = (char *)j->opts[i];
-    for (int i = 0; i < c->n_check && n < 56; i++)
+    for (int i = 0; i < c->n_check && n < 88; i++)
         argv[n++] = c->check[i];
     argv[n++] = "--device";
     argv[n++] = dev;
@@ -120,8 +120,11 @@ int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const 
     argv[n++] = json;
     argv[n] = NULL;
     double t0 = kg_mono();
-    int rc = kg_batch_run_timed(argv, log, c->timeout_s, v->cvd, python_job(c, j), err);
+    int rc = kg_batch_run_timed(argv, log, c->timeout_s, v->cvd, python_job(c, j), w, err);
     double wall = kg_mono() - t0;
+    int cancelled = rc == RUN_CANCELLED;
+    if (cancelled)
+        rc = KG_EXIT_STOPPED; /* as a check stopped by a signal: what it measured is in its document */
     if (rc < 0)
         return rc;
     cJSON *line = cJSON_CreateObject();
@@ -139,6 +142,8 @@ int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const 
         kg_batch_last_line(log, why, sizeof why);
         if (rc == 124)
             snprintf(why, sizeof why, "no result within %g s: killed", c->timeout_s);
+        if (cancelled)
+            snprintf(why, sizeof why, "cancelled: %s", w->why);
         cJSON_AddStringToObject(line, "error", why);
     } else if (!doc) { /* a verdict's exit without its verdicts: it could not be judged */
         snprintf(why, sizeof why, "exit %d, but %s", rc, doc_why);
@@ -196,7 +201,7 @@ static void tell(int status, int kind, int slot, int job)
 /* Removes a supervisor's directory and what its jobs wrote there. */
 void kg_batch_remove_dir(const char *dir)
 {
-    static const char *files[] = {"job.json", "job.log", "health.log"};
+    static const char *files[] = {"job.json", "job.log", "health.log", "events.jsonl"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -225,7 +230,7 @@ void kg_batch_supervise(const kg_batch_cfg *c, const kg_batch_jobs *jobs, int sl
             break;
         kg_err err = {0, ""};
         char *text = NULL;
-        int rc = kg_batch_run_job(c, &jobs->v[job], g, &v, dir, &text, &err);
+        int rc = kg_batch_run_job(c, &jobs->v[job], g, &v, dir, NULL, &text, &err);
         if (rc == RUN_STOPPED)
             break;
         int h = H_OK;

@@ -1,8 +1,11 @@
 /* kgate check --server SOCK: the check sent to a running kgate serve as
  * one manifest line (the candidate's absolute path, its kernel, the other
  * options as given) and the answer printed, written (--json) and exited
- * with as kgate check would. Where no service answers at SOCK, or the
- * options do not fit a manifest line, the check runs here, said on stderr. */
+ * with as kgate check would; the service's progress lines go to --events
+ * as the check's own would. Stopped (SIGINT, SIGTERM), it cancels the
+ * request and waits a while for the answer, with what was measured. Where
+ * no service answers at SOCK, or the options do not fit a manifest line,
+ * the check runs here, said on stderr. */
 #include "check_int.h"
 
 #include <errno.h>
@@ -23,14 +26,15 @@
 
 #define ANSWER_MAX (KG_BATCH_LINE_MAX + 1024)
 #define ANSWER_WAIT_S (6 * 3600.0) /* a service ends a request at its --job-timeout (default 600 s) */
+#define CANCEL_WAIT_S 30.0         /* a cancelled request's answer: its check stopped, killed after a grace */
 
 /* Whether argv[i] (and its value) is one the service must not get: the
- * candidate, --server, --json (the service writes its own), -q and -v.
- * *skip: how many arguments that is. */
+ * candidate, --server, --json and --events (written here from the answer),
+ * -q and -v. *skip: how many arguments that is. */
 static int local_only(const kg_options *o, int i, int *skip)
 {
     const char *a = o->argv[i];
-    static const char *const valued[] = {"--server", "--json"};
+    static const char *const valued[] = {"--server", "--json", "--events"};
     *skip = 1;
     if (a == o->candidate || strcmp(a, "-q") == 0 || strcmp(a, "-v") == 0)
         return 1;
@@ -44,8 +48,8 @@ static int local_only(const kg_options *o, int i, int *skip)
     return 0;
 }
 
-/* The request: NULL (why in why) when it does not fit a manifest line. */
-static char *request(const kg_options *o, char *why, size_t size)
+/* The request of id: NULL (why in why) when it does not fit a manifest line. */
+static char *request(const kg_options *o, const char *id, char *why, size_t size)
 {
     char cand[PATH_MAX], kernel[96], abs[PATH_MAX];
     if (kg_candidate_split(o->candidate, cand, sizeof cand, kernel, sizeof kernel) || !realpath(cand, abs)) {
@@ -53,8 +57,6 @@ static char *request(const kg_options *o, char *why, size_t size)
         return NULL;
     }
     cJSON *j = cJSON_CreateObject(), *opts = cJSON_CreateArray();
-    char id[48];
-    snprintf(id, sizeof id, "check-%ld", (long)getpid());
     cJSON_AddStringToObject(j, "id", id);
     cJSON_AddStringToObject(j, "candidate", abs);
     if (kernel[0])
@@ -99,11 +101,32 @@ static int dial(const char *path, char *why, size_t size)
     return -1;
 }
 
-/* Sends text and a newline, then reads one answer line (bounded, under a
- * deadline, stopped by SIGINT/SIGTERM): malloc'd, or NULL with err set. */
-static char *exchange(int fd, const char *text, kg_err *err)
+/* Whether line is a progress line of the service (docs/serve.md): one of
+ * request id goes to --events as this check's own would. */
+static int progress(const char *line, const char *id)
+{
+    cJSON *o = cJSON_Parse(line);
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event"), *i = cJSON_GetObjectItemCaseSensitive(o, "id");
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
+    int is = ev != NULL;
+    if (cJSON_IsString(ev) && strcmp(ev->valuestring, "kernel") == 0 && cJSON_IsString(i) &&
+        strcmp(i->valuestring, id) == 0 && cJSON_IsObject(res)) {
+        char *t = cJSON_PrintUnformatted(res);
+        kg_check_event(t);
+        free(t);
+    }
+    cJSON_Delete(o);
+    return is;
+}
+
+/* Sends text (request id) and a newline, then reads its answer line, the
+ * progress lines before it taken (bounded, under a deadline); stopped by
+ * SIGINT/SIGTERM, the request is cancelled and its answer waited for a
+ * while. The answer, malloc'd, or NULL with err set. */
+static char *exchange(int fd, const char *text, const char *id, kg_err *err)
 {
     size_t got = 0;
+    int cancelled = 0;
     if (kg_write_line(fd, text)) {
         kg_err_set(err, KG_EXIT_ENV, "kgate serve: sending the request: %s", strerror(errno));
         return NULL;
@@ -114,9 +137,21 @@ static char *exchange(int fd, const char *text, kg_err *err)
         char *nl = memchr(buf, '\n', got);
         if (nl) {
             *nl = '\0';
-            return buf;
+            if (!progress(buf, id))
+                return buf;
+            got -= (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, got);
+            continue;
         }
-        if (kg_stop_requested() || kg_mono() > end || got == ANSWER_MAX)
+        if (kg_stop_requested() && !cancelled) {
+            char line[256];
+            snprintf(line, sizeof line, "{\"cancel\":\"%s\"}", id);
+            cancelled = 1;
+            end = kg_mono() + CANCEL_WAIT_S;
+            if (kg_write_line(fd, line))
+                break;
+        }
+        if (kg_mono() > end || got == ANSWER_MAX)
             break;
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, 1, 200) <= 0)
@@ -128,7 +163,8 @@ static char *exchange(int fd, const char *text, kg_err *err)
     }
     free(buf);
     if (kg_stop_requested())
-        kg_err_set(err, KG_EXIT_STOPPED, "stopped while kgate serve judged it (the service finishes that check)");
+        kg_err_set(err, KG_EXIT_STOPPED, "stopped while kgate serve judged it: cancelled, no answer within %g s",
+                   CANCEL_WAIT_S);
     else
         kg_err_set(err, KG_EXIT_ENV, "kgate serve gave no answer%s", got == ANSWER_MAX ? " under 4 MiB" : "");
     return NULL;
@@ -178,13 +214,15 @@ int kg_check_via_server(const kg_options *o, int *code)
         fprintf(stderr, "kgate: no kgate serve answers at %s (%s): checking here\n", path, why);
         return 0;
     }
-    char *req = request(o, why, sizeof why);
+    char id[48];
+    snprintf(id, sizeof id, "check-%ld", (long)getpid());
+    char *req = request(o, id, why, sizeof why);
     if (!req) {
         close(fd);
         fprintf(stderr, "kgate: --server: %s: checking here\n", why);
         return 0;
     }
-    char *ans = exchange(fd, req, &err);
+    char *ans = exchange(fd, req, id, &err);
     close(fd);
     free(req);
     *code = ans ? answer(o, ans) : kg_cmds_fail(&err);

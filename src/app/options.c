@@ -270,7 +270,8 @@ static const char serve_help[] =
     "                   [-- CHECK OPTIONS]\n"
     "  A long-lived judge for an optimizer loop: each request is one kgate batch manifest\n"
     "  line ({\"id\", \"candidate\", \"kernel\", \"op\", \"dtype\", \"shape\", \"options\"}),\n"
-    "  answered by one kgate batch results line (the check's whole results document),\n"
+    "  answered by one kgate batch results line (the check's whole results document)\n"
+    "  after a progress line as each kernel is judged ({\"id\", \"event\": \"kernel\", \"result\"}),\n"
     "  one request at a time on GPU N (default 0), each checked by a `kgate check` process\n"
     "  of its own with --lib-cache and CHECK OPTIONS; the next request's Python fork server\n"
     "  is started while one runs. --stdio: requests on standard input, answers on standard\n"
@@ -278,9 +279,10 @@ static const char serve_help[] =
     "  user (auto: $XDG_RUNTIME_DIR/kgate/serve-gpuN.sock); a second service there is\n"
     "  refused. --idle-timeout S (default 600): the service ends after S seconds without\n"
     "  a request; --job-timeout S (default 600): each request's limit. A bad request gets\n"
-    "  an answer with its exit code and error, and the service goes on. SIGINT or SIGTERM\n"
-    "  stops the request running (its answer says so) and ends the service: exit 7\n"
-    "  (docs/serve.md).\n";
+    "  an answer with its exit code and error, and the service goes on. A line\n"
+    "  {\"cancel\": ID} stops that request, or drops it if queued (its answer: exit 7), and\n"
+    "  a client that leaves cancels its own. SIGINT or SIGTERM stops the request running\n"
+    "  (its answer says so) and ends the service: exit 7 (docs/serve.md).\n";
 
 static const char kernelbench_help[] =
     "usage: kgate kernelbench PROBLEM.py SOLUTION.py [--json F] [--compile] [--p P] [--timeout S]\n"

@@ -3,21 +3,26 @@
  * "kernel", "op", "dtype", "shape", "options"}); its answer is one results
  * line of kgate batch (schema kgate.batch/1, the check's whole results
  * document in "check"), so that kgate report and compare read a service's
- * answers as they read a batch's. Requests come over standard input
- * (--stdio) or a Unix socket that only this user may use, and run one at a
- * time on one GPU, each as `kgate check` in a process of its own: candidate
- * code never runs in the service. What stays warm between requests: the
- * Python fork server (the next request's process is forked ahead with its
- * server started, as kgate batch does), the library times (--lib-cache,
- * keyed by operator, dtype, shape, GPU, driver, library versions and flush)
- * and the roofs (cached per GPU). */
+ * answers as they read a batch's. Before it, a progress line as each kernel
+ * is judged ({"schema", "id", "event": "kernel", "result"}), forwarded from
+ * the check's --events file once bounded and parsed. Requests come over
+ * standard input (--stdio) or a Unix socket that only this user may use
+ * (serve_conn.c reads them, and the cancel lines), and run one at a time on
+ * one GPU, each as `kgate check` in a process of its own: candidate code
+ * never runs in the service. What stays warm between requests: the Python
+ * fork server (the next request's process is forked ahead with its server
+ * started, as kgate batch does), the library times (--lib-cache, keyed by
+ * operator, dtype, shape, GPU, driver, library versions and flush) and the
+ * roofs (cached per GPU). */
 #include "serve_cmd.h"
 
 #include "batch_int.h"
 #include "optable.h"
 #include "options.h"
+#include "serve_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,8 +37,10 @@
 
 #include "../base/text.h"
 
-#define SERVE_REQUEST_MAX (64 << 10) /* one request line: a manifest line is a few hundred bytes */
-#define SERVE_CHECK_MAX 32           /* options after -- for every request's check */
+#define SERVE_CHECK_MAX 32            /* options after -- for every request's check */
+#define SERVE_EVENT_MAX (1 << 20)     /* one progress line of a check: one kernel's result */
+#define SERVE_EVENTS_MAX 4096         /* progress lines forwarded a request; the rest dropped */
+#define SERVE_EVENTS_BYTES (64 << 20) /* what is read of a request's progress file */
 
 /* The service as its arguments set it up. */
 typedef struct serve_cfg {
@@ -42,8 +49,9 @@ typedef struct serve_cfg {
     int gpu;            /* --gpu N: the device every request runs on */
     double idle_s;      /* --idle-timeout: the service ends after this long without a request */
     kg_batch_cfg batch; /* what each request's check gets: its runner, --job-timeout, the options */
-    char *check[SERVE_CHECK_MAX + 2];
-    char dir[PATH_MAX]; /* the requests' files: DIR/job.json, DIR/job.log */
+    char *check[SERVE_CHECK_MAX + 4];
+    char dir[PATH_MAX]; /* the requests' files: DIR/job.json, DIR/job.log, DIR/events.jsonl */
+    char events[PATH_MAX + 16];
 } serve_cfg;
 
 static int usage(const char *m)
@@ -86,120 +94,195 @@ static int serve_args(int argc, char **argv, serve_cfg *s)
     if (!s->stdio == !s->socket)
         return usage("serve: one of --stdio or --socket PATH (kgate help serve)");
     s->check[n++] = "--lib-cache"; /* library times stay warm between requests */
+    s->check[n++] = "--events";    /* a line as each kernel is judged: forwarded */
+    s->check[n++] = s->events;
     s->check[n] = NULL;
     s->batch.check = s->check;
     s->batch.n_check = n;
     return 0;
 }
 
-/* An answer without a check: exit and error, under the request's id when
- * it had a readable one. */
-static int send_error(int fd, const char *id, int code, const char *msg)
+/* A running request's progress: its check's --events file, read as it
+ * grows, each line bounded and parsed before it is forwarded. */
+typedef struct serve_run {
+    serve_conn *c;
+    const char *id;
+    int fd;        /* the events file, or -1 */
+    char *buf;     /* a line not yet whole */
+    size_t len;
+    long total;    /* bytes read of the file */
+    int skipping;  /* the rest of a line over SERVE_EVENT_MAX is dropped */
+    int sent, dropped;
+} serve_run;
+
+/* One progress line of the check (k bytes), {"event": "kernel", "result":
+ * {..., "kernel", "verdict", ...}} and nothing else, sent as the request's. */
+static void forward_line(serve_run *r, const char *line, size_t k)
 {
+    cJSON *o = memchr(line, '\0', k) ? NULL : cJSON_ParseWithOpts(line, NULL, 1); /* the whole line */
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+    cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
+    if (r->sent >= SERVE_EVENTS_MAX || !cJSON_IsObject(o) || cJSON_GetArraySize(o) != 2 || !cJSON_IsString(ev) ||
+        strcmp(ev->valuestring, "kernel") != 0 || !cJSON_IsObject(res) ||
+        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(res, "kernel")) ||
+        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(res, "verdict"))) {
+        r->dropped++;
+        cJSON_Delete(o);
+        return;
+    }
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "schema", KG_BATCH_SCHEMA);
-    if (id && *id)
-        cJSON_AddStringToObject(a, "id", id);
-    else
-        cJSON_AddNullToObject(a, "id");
-    cJSON_AddNumberToObject(a, "exit", code);
-    cJSON_AddStringToObject(a, "error", msg);
-    kg_json_clean(a);
+    cJSON_AddStringToObject(a, "id", r->id);
+    cJSON_AddStringToObject(a, "event", "kernel");
+    cJSON_AddItemToObject(a, "result", cJSON_DetachItemViaPointer(o, res));
+    kg_json_clean(a); /* the check's text: candidates' names, a worker's words */
     char *t = cJSON_PrintUnformatted(a);
-    int rc = t ? kg_write_line(fd, t) : -1;
+    if (t && serve_send(r->c, t) == 0)
+        r->sent++;
     free(t);
     cJSON_Delete(a);
-    return rc;
+    cJSON_Delete(o);
 }
 
-/* One request line: parsed as a manifest line and run, its answer sent.
- * Returns 0 to go on, 1 when the service must stop (a signal, a process
- * that would not die), -1 when the client is gone. */
-static int serve_one(serve_cfg *s, int out, const char *line, int n)
+/* The lines the check added to its events file since the last call. */
+static void forward_events(serve_run *r)
+{
+    while (r->fd >= 0 && !r->c->gone) {
+        ssize_t n = read(r->fd, r->buf + r->len, SERVE_EVENT_MAX - r->len);
+        if (n <= 0)
+            return; /* its end for now */
+        r->len += (size_t)n;
+        r->total += n;
+        char *nl;
+        size_t at = 0;
+        while ((nl = memchr(r->buf + at, '\n', r->len - at))) {
+            size_t k = (size_t)(nl - (r->buf + at));
+            *nl = '\0';
+            if (r->skipping)
+                r->skipping = 0;
+            else
+                forward_line(r, r->buf + at, k);
+            at += k + 1;
+        }
+        memmove(r->buf, r->buf + at, r->len - at);
+        r->len -= at;
+        if (r->len == SERVE_EVENT_MAX) { /* a line over the cap: dropped to its end */
+            r->dropped += !r->skipping;
+            r->skipping = 1;
+            r->len = 0;
+        }
+        if (r->total > SERVE_EVENTS_BYTES) { /* no more is read */
+            r->dropped++;
+            close(r->fd);
+            r->fd = -1;
+        }
+    }
+}
+
+/* The watch of a running request: its progress forwarded, its client read;
+ * a cancel line naming it, or the client gone, ends it. */
+static int tick(void *ud, char *why, size_t size)
+{
+    serve_run *r = ud;
+    forward_events(r);
+    serve_conn_read(r->c, 0);
+    if (r->c->gone)
+        snprintf(why, size, "the client left");
+    else if (r->c->cancel)
+        snprintf(why, size, "the client asked");
+    return r->c->gone || r->c->cancel;
+}
+
+/* A fresh events file for the next check (its own, mode 0600). */
+static void run_begin(const serve_cfg *s, serve_run *r)
+{
+    unlink(s->events); /* no earlier request's lines can pass for this one's */
+    r->buf = malloc(SERVE_EVENT_MAX + 1);
+    r->fd = r->buf ? open(s->events, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+    if (r->fd < 0)
+        fprintf(stderr, "kgate: serve: request %s: %s: %s: its progress is not sent\n", r->id, s->events,
+                r->buf ? strerror(errno) : "out of memory");
+}
+
+static void run_end(serve_run *r)
+{
+    if (r->dropped)
+        fprintf(stderr,
+                "kgate: serve: request %s: %d progress line(s) of its check dropped (over 1 MiB, not a kernel's "
+                "result, or past %d); its answer has every result\n",
+                r->id, r->dropped, SERVE_EVENTS_MAX);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->buf);
+}
+
+/* One request, parsed as a manifest line and run, its progress and answer
+ * sent. Returns 0 to go on, 1 when the service must stop (a signal, a
+ * process that would not die), -1 when the client is gone. */
+static int serve_one(serve_cfg *s, serve_conn *c, const serve_req *q)
 {
     kg_batch_job j;
     kg_err err = {0, ""};
-    if (kg_manifest_line(line, n, &j, &err))
-        return send_error(out, NULL, KG_EXIT_USAGE, err.msg);
+    if (kg_manifest_line(q->line, q->n, &j, &err))
+        return serve_send_error(c, NULL, KG_EXIT_USAGE, err.msg);
     if (j.gpu >= 0 && j.gpu != s->gpu) {
         char m[128];
-        snprintf(m, sizeof m, "request %d: \"gpu\" %d, but this service judges on GPU %d", n, j.gpu, s->gpu);
-        return send_error(out, j.id, KG_EXIT_USAGE, m);
+        snprintf(m, sizeof m, "request %d: \"gpu\" %d, but this service judges on GPU %d", q->n, j.gpu, s->gpu);
+        return serve_send_error(c, j.id, KG_EXIT_USAGE, m);
     }
     kg_batch_view v = {NULL, s->gpu};
+    serve_run r = {c, j.id, -1, NULL, 0, 0, 0, 0, 0};
+    kg_batch_watch w = {tick, &r, ""};
     char *text = NULL;
-    int rc = kg_batch_run_job(&s->batch, &j, s->gpu, &v, s->dir, &text, &err);
+    run_begin(s, &r);
+    c->running = j.id;
+    c->cancel = 0;
+    int rc = kg_batch_run_job(&s->batch, &j, s->gpu, &v, s->dir, &w, &text, &err);
+    c->running = NULL;
+    forward_events(&r); /* its last lines, before its answer */
+    run_end(&r);
     if (rc == RUN_STOPPED)
-        return send_error(out, j.id, KG_EXIT_STOPPED, "stopped by a signal: the service ends") < 0 ? -1 : 1;
+        return serve_send_error(c, j.id, KG_EXIT_STOPPED, "stopped by a signal: the service ends") < 0 ? -1 : 1;
     if (rc < 0) {
-        send_error(out, j.id, KG_EXIT_ENV, err.msg);
+        serve_send_error(c, j.id, KG_EXIT_ENV, err.msg);
         return 1;
     }
-    int sent = kg_write_line(out, text);
+    int sent = serve_send(c, text);
     free(text);
     return sent;
 }
 
-/* Requests read from in until its end (0), the idle timeout (2, said:
- * *last is when the last request ended), a stop (1) or a lost client (-1);
- * answers go to out. A line longer than SERVE_REQUEST_MAX, or holding a
- * NUL, is answered with an error and dropped. */
-static int serve_stream(serve_cfg *s, int in, int out, int *served, double *last)
+/* One client's requests until its end (0), the idle timeout (2, said:
+ * *last is when the last request ended), a stop (1) or the client gone (-1). */
+static int serve_client(serve_cfg *s, int in, int out, int sock, int *served, double *last)
 {
-    char *buf = malloc(SERVE_REQUEST_MAX + 1);
-    size_t len = 0;
-    int skipping = 0, rc = 0;
-    if (!buf)
-        return send_error(out, NULL, KG_EXIT_ENV, "out of memory for a request") ? -1 : 1;
-    while (rc == 0) {
-        char *nl;
-        while (rc == 0 && (nl = memchr(buf, '\n', len))) {
-            size_t k = (size_t)(nl - buf);
-            *nl = '\0';
-            if (skipping)
-                skipping = 0;
-            else if (memchr(buf, '\0', k))
-                rc = send_error(out, NULL, KG_EXIT_USAGE, "a request holds a NUL byte");
-            else if (k && strspn(buf, " \t\r") < k)
-                rc = serve_one(s, out, buf, ++*served);
-            memmove(buf, nl + 1, len - k - 1);
-            len -= k + 1;
-            *last = kg_mono();
-        }
-        if (rc)
-            break;
-        if (len == SERVE_REQUEST_MAX) { /* no newline in reach: answered once, dropped to its end */
-            if (!skipping)
-                rc = send_error(out, NULL, KG_EXIT_USAGE, "a request over 64 KiB");
-            skipping = 1;
-            len = 0;
-            continue;
-        }
-        if (kg_stop_requested()) {
-            rc = 1;
-            break;
-        }
-        double left = s->idle_s - (kg_mono() - *last);
-        if (left <= 0) {
-            rc = 2;
-            break;
-        }
-        struct pollfd p = {in, POLLIN, 0};
-        int pr = poll(&p, 1, (int)(left < 0.2 ? left * 1000 + 1 : 200));
-        if (pr < 0 && errno != EINTR) {
-            rc = -1;
-            break;
-        }
-        if (pr <= 0)
-            continue;
-        ssize_t r = read(in, buf + len, SERVE_REQUEST_MAX - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break; /* its end: a last line without a newline is not a request */
-        len += (size_t)r;
+    serve_conn c;
+    serve_req q;
+    int rc = 0;
+    if (serve_conn_open(&c, in, out, sock, served)) {
+        fprintf(stderr, "kgate: serve: out of memory for a client\n");
+        return 1;
     }
-    free(buf);
+    while (rc == 0) {
+        if (c.gone) {
+            rc = -1;
+        } else if (serve_conn_pop(&c, &q)) {
+            rc = serve_one(s, &c, &q);
+            free(q.line);
+            *last = kg_mono();
+        } else if (c.eof) {
+            break;
+        } else if (kg_stop_requested()) {
+            rc = 1;
+        } else {
+            double left = s->idle_s - (kg_mono() - *last);
+            if (left <= 0)
+                rc = 2;
+            else
+                serve_conn_read(&c, (int)(left < 0.2 ? left * 1000 + 1 : 200));
+        }
+    }
+    serve_conn_close(&c);
     return rc;
 }
 
@@ -285,11 +368,12 @@ static int serve_socket(serve_cfg *s, int lfd, int *served)
         if (c < 0)
             continue;
         if (!same_user(c)) {
-            send_error(c, NULL, KG_EXIT_USAGE, "this kgate serve answers only the user that started it");
+            serve_conn refused = {.in = c, .out = c, .sock = 1};
+            serve_send_error(&refused, NULL, KG_EXIT_USAGE, "this kgate serve answers only the user that started it");
             close(c);
             continue;
         }
-        int rc = serve_stream(s, c, c, served, &last);
+        int rc = serve_client(s, c, c, 1, served, &last);
         close(c);
         if (rc == 1 || rc == 2)
             return rc;
@@ -314,12 +398,13 @@ int kg_cmd_serve(int argc, char **argv)
         fprintf(stderr, "kgate: serve: mkdtemp %s: %s\n", s.dir, strerror(errno));
         return KG_EXIT_IO;
     }
+    snprintf(s.events, sizeof s.events, "%s/events.jsonl", s.dir);
     kg_err err = {0, ""};
     char path[PATH_MAX] = "";
     int lfd = -1, served = 0;
     double last = kg_mono();
     if (s.stdio) {
-        rc = serve_stream(&s, 0, 1, &served, &last);
+        rc = serve_client(&s, 0, 1, 0, &served, &last);
     } else if (kg_serve_socket_path(s.socket, s.gpu, 1, path, sizeof path, &err) || socket_open(path, &lfd, &err)) {
         fprintf(stderr, "kgate: %s\n", err.msg);
         kg_batch_remove_dir(s.dir);

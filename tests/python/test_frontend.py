@@ -1095,7 +1095,7 @@ class ServeClient(unittest.TestCase):
         self.env = mock.patch.dict(os.environ, {"KGATE_BIN": KGATE,
                                                 "KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh")})
         self.env.start()
-        for name in ("a.so", "c_slow.so", "c_wrong.so"):
+        for name in ("a.so", "c_slow.so", "c_wrong.so", "c_multi.so", "c_multi_sleepy.so"):
             open(os.path.join(self.tmp.name, name), "w").close()
 
     def tearDown(self):
@@ -1115,6 +1115,50 @@ class ServeClient(unittest.TestCase):
         self.assertEqual((slow.verdict, slow.code), ("SLOW", 1))
         self.assertEqual((wrong.verdict, wrong.code), ("INCORRECT", 2))
         self.assertIn("--no-edge", wrong.doc["command"])
+
+    def test_on_kernel_gets_each_result_as_it_is_judged(self):
+        """The fake check judges k1, then waits for a gate file (at most 30 s)
+        before k2 and k3: a callback that makes the gate at k1 sees k1 while
+        the check still runs, and the check ends at once."""
+        gate, got = self.path("gate"), []
+
+        def on_kernel(r):
+            got.append((r, os.path.exists(gate)))
+            open(gate, "w").close()
+
+        with mock.patch.dict(os.environ, {"KG_FAKE_GATE": gate}):
+            with kgate.serve() as s:
+                t0 = time.time()
+                rep = s.check(self.path("c_multi.so"), on_kernel=on_kernel)
+                took = time.time() - t0
+                plain = s.check(self.path("a.so"))  # no callback: the progress lines are read past
+        self.assertLess(took, 20)  # streamed: k1 came while the check waited at the gate
+        self.assertEqual([(r.kernel, seen) for r, seen in got], [("k1", False), ("k2", True), ("k3", True)])
+        self.assertTrue(all(isinstance(r, kgate.Result) for r, _ in got))
+        self.assertEqual([dict(r) for r, _ in got], [dict(r) for r in rep.results])
+        self.assertEqual((rep.code, plain.code, plain.verdict), (0, 0, "OK"))
+        with self.assertRaises(ValueError):
+            with kgate.serve() as s:
+                s.check(self.path("a.so"), on_kernel="not callable")
+
+    def test_on_kernel_raising_cancels_the_request(self):
+        def enough(r):
+            raise RuntimeError("enough")
+
+        with kgate.serve() as s:
+            t0 = time.time()
+            with self.assertRaisesRegex(RuntimeError, "enough"):
+                s.check(self.path("c_multi_sleepy.so"), on_kernel=enough)
+            self.assertLess(time.time() - t0, 15)  # cancelled: the check slept 30 s after k1
+            after = s.check(self.path("a.so"))  # the service goes on
+        self.assertEqual((after.code, after.verdict), (0, "OK"))
+
+    def test_read_batch_skips_progress_lines(self):
+        out = self.path("answers.jsonl")
+        with open(out, "w") as f:
+            f.write('{"schema":"kgate.batch/1","id":"a","event":"kernel","result":{"kernel":"k"}}\n'
+                    '{"schema":"kgate.batch/1","id":"a","exit":0}\n')
+        self.assertEqual(list(kgate.read_batch(out)), [{"schema": "kgate.batch/1", "id": "a", "exit": 0}])
 
     def test_socket_client(self):
         sock = self.path("s.sock")
