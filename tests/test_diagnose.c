@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "diagnose/diag_json.h"
 #include "diagnose/diagnose.h"
 #include "base/kg.h"
 
@@ -255,6 +258,7 @@ static void scalar_copy_is_rc0b(void **state)
     assert_string_equal(out[0].id, "RC0b");
     assert_true(fabs(out[0].saving - 0.25 * 0.75) < 1e-9);
     assert_non_null(strstr(out[0].evidence, "4.0 B per thread"));
+    assert_string_equal(out[0].locus, "codegen"); /* scalar loads: the compiler's vectorization */
     /* the float4 copy of the same table fires nothing */
     kg_kfacts f = kernel("float4_copy", 65536, 256, DRAM, 81.6, USE_LD, 100.0, LS, 276.0, LAT, 281.0, ISSUE, 0.2,
                          OCC, 96.0, LD_BYTES, 16.0 * 32 * 1000, LD_INST, 1000.0, NULL);
@@ -378,8 +382,45 @@ static void round_trip_passes_are_rc0b(void **state)
     assert_true(n >= 1);
     assert_string_equal(out[0].id, "RC0b");
     assert_non_null(strstr(out[0].evidence, "3 kernels per call"));
+    assert_string_equal(out[0].locus, "authoring"); /* the .float() passes are in the author's source */
     /* the passes besides the main one: 1 - 150/350 of the time */
     assert_true(fabs(out[0].saving - (1 - 150.0 / 350.0)) < 1e-9);
+}
+
+/* Where each fix belongs: every rule has one of the paper's three loci, and
+ * a results file's locus is kept only when it is one of that id's own. */
+static void every_cause_has_a_locus(void **state)
+{
+    (void)state;
+    for (int i = 0; i < kg_diag_rule_count(); i++) {
+        const char *l = kg_diag_rule_locus(i);
+        assert_non_null(l);
+        assert_true(!strcmp(l, "authoring") || !strcmp(l, "codegen") || !strcmp(l, "library"));
+    }
+    assert_string_equal(kg_diag_locus_of("RC0a"), "authoring");
+    assert_string_equal(kg_diag_locus_of("RC4"), "library");
+    assert_string_equal(kg_diag_locus_of("RC2b"), "library");
+    assert_string_equal(kg_diag_locus_of("RC3"), "codegen");
+    assert_null(kg_diag_locus_of("RC9"));
+    kg_cause c, back;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "RC0b");
+    c.locus = "authoring";
+    c.title = kg_diag_title_of("RC0b");
+    c.hint = kg_diag_hint_of("RC0b");
+    c.score = c.saving = 0.5, c.headroom = 2;
+    kg_err err = {0, ""};
+    cJSON *j = kg_cause_to_cjson(&c);
+    assert_string_equal(cJSON_GetObjectItem(j, "locus")->valuestring, "authoring");
+    assert_int_equal(kg_cause_from_cjson(j, &back, &err), 0);
+    assert_string_equal(back.locus, "authoring"); /* RC0b's round trip */
+    cJSON_ReplaceItemInObject(j, "locus", cJSON_CreateString("library"));
+    assert_int_equal(kg_cause_from_cjson(j, &back, &err), 0);
+    assert_string_equal(back.locus, "codegen"); /* not RC0b's: its first rule's */
+    cJSON_DeleteItemFromObject(j, "locus");
+    assert_int_equal(kg_cause_from_cjson(j, &back, &err), 0);
+    assert_string_equal(back.locus, "codegen"); /* a result from before the field */
+    cJSON_Delete(j);
 }
 
 /* Many launches in one call: each costs a launch gap. */
@@ -541,6 +582,7 @@ int main(void)
         cmocka_unit_test_setup(static_facts_alone, setup),
         cmocka_unit_test_setup(thresholds_are_data, setup),
         cmocka_unit_test_setup(planted_labels, setup),
+        cmocka_unit_test_setup(every_cause_has_a_locus, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

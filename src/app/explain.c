@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/text.h"
 #include "../diagnose/diag_json.h"
 #include "../diagnose/ncu_csv.h"
 #include "../catalog/problem.h"
@@ -87,8 +88,15 @@ static void print_rules(FILE *f)
         int dup = 0;
         for (int k = 0; k < i; k++)
             dup |= strcmp(kg_diag_rule_id(k), kg_diag_rule_id(i)) == 0;
-        if (!dup)
-            fprintf(f, "  %-7s %s\n          fix: %s\n", kg_diag_rule_id(i), kg_diag_rule_title(i), kg_diag_rule_hint(i));
+        if (dup)
+            continue;
+        char loci[64] = ""; /* an id's rules may differ in where the fix belongs (RC0b) */
+        size_t o = 0;
+        for (int k = i; k < kg_diag_rule_count(); k++)
+            if (strcmp(kg_diag_rule_id(k), kg_diag_rule_id(i)) == 0 && !strstr(loci, kg_diag_rule_locus(k)))
+                kg_append(loci, sizeof loci, &o, "%s%s", o ? " or " : "", kg_diag_rule_locus(k));
+        fprintf(f, "  %-7s %s\n          fix (%s): %s\n", kg_diag_rule_id(i), kg_diag_rule_title(i), loci,
+                kg_diag_rule_hint(i));
     }
     fprintf(f, "\nthresholds (--diag-set NAME=VALUE):\n");
     for (int i = 0; i < kg_diag_param_count(); i++)

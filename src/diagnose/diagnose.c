@@ -442,6 +442,7 @@ static double rc4(const rule_in *in, char *ev, size_t n)
 
 typedef struct rule {
     const char *id, *title, *hint;
+    const char *locus; /* where the fix belongs (the paper's taxonomy for DSL kernels): authoring, codegen, library */
     rule_fn fn;
     int subject;  /* 1: once for the whole subject */
     int uncapped; /* 1: its saving may exceed 1 - rho (the work model is what it questions) */
@@ -451,39 +452,39 @@ static const rule rules[] = {
     {"RC0a", "serial reduction: one thread walks a row, latency exposed",
      "reduce cooperatively: a warp or block per row with shuffle/shared-memory trees (TileLang: T.reduce, not "
      "T.serial), several loads in flight per thread",
-     rc0a, 0, 0},
+     "authoring", rc0a, 0, 0},
     {"RC0b", "unvectorized loads or dtype round trips",
      "load 16 bytes per thread (float4/uint4, LDG.128) in the native dtype; drop the .float() round trip and its "
      "extra passes",
-     rc0b, 0, 0},
+     "codegen", rc0b, 0, 0},
     {"RC0b", "unvectorized loads or dtype round trips",
      "load 16 bytes per thread (float4/uint4, LDG.128) in the native dtype; drop the .float() round trip and its "
      "extra passes",
-     round_trip, 1, 0},
+     "authoring", round_trip, 1, 0},
     {"RC1", "uncoalesced or strided access",
      "make a warp's 32 lanes touch consecutive addresses (transpose through shared memory, swap the loop order, "
      "one warp per row), then vectorize",
-     rc1, 0, 0},
+     "codegen", rc1, 0, 0},
     {"RC2a", "launch configuration or tile choice",
      "fill the GPU: at least a wave of blocks with enough warps per SM; for GEMMs search tiles, GROUP_SIZE_M, "
      "stages and warps (kgate tune)",
-     rc2a, 0, 0},
+     "codegen", rc2a, 0, 0},
     {"RC2b", "L2 residency: the working set streams from DRAM",
-     "block for L2: grouped (swizzled) tile order, tiles sized so A and B panels stay resident", rc2b, 0, 0},
+     "block for L2: grouped (swizzled) tile order, tiles sized so A and B panels stay resident", "library", rc2b, 0, 0},
     {"RC3", "register spill or occupancy collapse",
      "cut live registers (smaller per-thread fragments, stream the row in tiles), avoid runtime-indexed local "
      "arrays, cap registers with __launch_bounds__ only where it does not spill",
-     rc3, 0, 0},
+     "codegen", rc3, 0, 0},
     {"RC4", "algorithm: the library does less or different work",
-     "change the algorithm (fusion, Winograd, split-K, fewer passes), not the schedule", rc4, 1, 1},
+     "change the algorithm (fusion, Winograd, split-K, fewer passes), not the schedule", "library", rc4, 1, 1},
     {"LAUNCH", "launch-bound: many small launches, or host work in the launch call",
-     "fuse the launches into one kernel or a CUDA graph; keep host work out of the launch", launch_bound, 1, 0},
+     "fuse the launches into one kernel or a CUDA graph; keep host work out of the launch", "authoring", launch_bound, 1, 0},
     {"DRAM", "excess DRAM traffic beyond the essential bytes",
-     "read each input once: fuse passes, keep the row on chip between phases", excess_dram, 1, 0},
+     "read each input once: fuse passes, keep the row on chip between phases", "authoring", excess_dram, 1, 0},
     {"NOTC", "no tensor cores on a matrix workload",
      "use tensor cores: wgmma/HGMMA on Hopper (or mma.sync), via a library, CUTLASS/CuTe, Triton tl.dot or "
      "TileLang T.gemm",
-     notc, 0, 0},
+     "authoring", notc, 0, 0},
 };
 #define N_RULES ((int)(sizeof rules / sizeof rules[0]))
 
@@ -497,6 +498,16 @@ const char *kg_diag_title_of(const char *id)
     for (int i = 0; i < N_RULES; i++)
         if (strcmp(rules[i].id, id) == 0)
             return rules[i].title;
+    return NULL;
+}
+
+const char *kg_diag_rule_locus(int i) { return i >= 0 && i < N_RULES ? rules[i].locus : NULL; }
+
+const char *kg_diag_locus_of(const char *id)
+{
+    for (int i = 0; i < N_RULES; i++)
+        if (strcmp(rules[i].id, id) == 0)
+            return rules[i].locus;
     return NULL;
 }
 
@@ -532,6 +543,7 @@ static void add(kg_cause *out, int max, int *n, const rule *r, const char *kerne
                 out[i].score = saving * share;
                 out[i].headroom = 1 / fmax(1 - out[i].score, 1e-3);
                 snprintf(out[i].evidence, sizeof out[i].evidence, "%s", ev);
+                out[i].locus = r->locus;
             }
             return;
         }
@@ -542,6 +554,7 @@ static void add(kg_cause *out, int max, int *n, const rule *r, const char *kerne
     snprintf(o->id, sizeof o->id, "%s", r->id);
     o->title = r->title;
     o->hint = r->hint;
+    o->locus = r->locus;
     snprintf(o->kernel, sizeof o->kernel, "%s", kernel);
     o->saving = saving;
     o->score = saving * share;

@@ -86,6 +86,7 @@ typedef struct kg_cause {
     char id[KG_CAUSE_ID_MAX]; /* "RC0a" ... "RC4", "LAUNCH", "DRAM", "NOTC" */
     const char *title;
     const char *hint;          /* the paper's fix pattern */
+    const char *locus;         /* where the fix belongs: authoring, codegen, library (kg_diag_rule_locus) */
     char kernel[KG_KNAME_MAX]; /* the kernel it is about, "" for the whole subject */
     double saving;             /* fraction of the kernel's time a fix would remove */
     double score;              /* saving x the kernel's time share */
@@ -109,6 +110,12 @@ const char *kg_diag_rule_hint(int i);
 /* The title and hint of a rule id, or NULL for an unknown one. */
 const char *kg_diag_title_of(const char *id);
 const char *kg_diag_hint_of(const char *id);
+/* Where a rule's fix belongs, by the paper's taxonomy for DSL kernels:
+ * "authoring" (the kernel's author), "codegen" (the DSL's compiler: in CUDA
+ * C, the author again) or "library" (what a mature vendor library has:
+ * tuning, algorithm choice). By table index, or by id (NULL if unknown). */
+const char *kg_diag_rule_locus(int i);
+const char *kg_diag_locus_of(const char *id);
 
 /* The planted labels a kernel summary names at its end, e.g.
  * "one thread walks each row serially (RC0a)" or "... (RC0a, RC1)": fills

@@ -183,7 +183,10 @@ static void diagnoses(FILE *f, const kg_report *const *reps, int n)
                 kg_html_esc(f, k->title);
                 fputs("<br>evidence: ", f);
                 kg_html_esc(f, k->evidence);
-                fputs("<br>fix: ", f);
+                fputs("<br>fix", f);
+                if (k->locus)
+                    fprintf(f, " (%s)", k->locus); /* one of the rule table's three words */
+                fputs(": ", f);
                 kg_html_esc(f, k->hint);
                 fputs("</li>\n", f);
             }

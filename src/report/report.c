@@ -205,7 +205,7 @@ void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all)
                 k->title ? k->title : "");
         fprintf(f, "       evidence: %s\n", k->evidence);
         if (k->hint)
-            fprintf(f, "       fix: %s\n", k->hint);
+            fprintf(f, "       fix (%s): %s\n", k->locus ? k->locus : "?", k->hint);
     }
     if (!all && d->n_causes > 1) {
         fprintf(f, "  also:");
