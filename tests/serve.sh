@@ -84,7 +84,7 @@ expect "a check's option before --: exit 3, naming it" "3 1" "$? $(grep -c "unkn
 sock=$t/s.sock
 "$kgate" serve --socket "$sock" --idle-timeout 4 2>serve4.txt &
 pid=$!
-for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.1; done
 expect "socket: made, mode 0600" "600 socket" "$(stat -c "%a %F" "$sock")"
 client() { python3 - "$sock" "$1" <<'EOF'
 import socket, sys
@@ -115,7 +115,7 @@ expect "check --server --events: a line a kernel, as the check's own" "0 k1 k2 k
 # kgate check does: exit 7, what was judged written
 "$kgate" check c_multi_sleepy.so --server "$sock" --events ev5.jsonl --json stopped.json >check8.txt 2>&1 &
 cpid=$!
-for _ in $(seq 1 200); do [ -s ev5.jsonl ] && break; sleep 0.05; done # k1 judged: the check sleeps
+for _ in $(seq 1 500); do [ -s ev5.jsonl ] && break; sleep 0.05; done # k1 judged: the check sleeps
 t0=$(date +%s)
 kill -TERM $cpid
 wait $cpid
@@ -134,7 +134,7 @@ pid=
 mkdir -m 700 rt
 XDG_RUNTIME_DIR=$t/rt "$kgate" serve --socket auto --idle-timeout 3 2>serve4b.txt &
 pid=$!
-for _ in $(seq 1 50); do [ -S rt/kgate/serve-gpu0.sock ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -S rt/kgate/serve-gpu0.sock ] && break; sleep 0.1; done
 XDG_RUNTIME_DIR=$t/rt "$kgate" check c_slow.so --server auto -q >check4b.txt 2>&1
 expect "check --server auto: judged by the service at the same path (no fallback line)" "1 0" \
     "$? $(grep -c 'checking here' check4b.txt)"
@@ -151,7 +151,7 @@ KG_FAKE_CONC=$t/conc KG_FAKE_SLEEP=30 "$kgate" serve --stdio <reqs >ans6.jsonl 2
 pid=$!
 exec 3>reqs
 echo '{"id":"long","candidate":"a.so"}' >&3
-for _ in $(seq 1 200); do [ -s conc.log ] && break; sleep 0.05; done # the check is running
+for _ in $(seq 1 500); do [ -s conc.log ] && break; sleep 0.05; done # the check is running
 kill -TERM $pid
 wait $pid
 expect "SIGTERM mid-request: exit 7" 7 "$?"
@@ -230,7 +230,7 @@ expect "cancel: the service ends at its input's end" 0 "$(val exit)"
 sock=$t/s7.sock
 "$kgate" serve --socket "$sock" --idle-timeout 60 2>serve7.txt &
 pid=$!
-for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.1; done
 python3 - "$sock" >out7.txt <<'EOF'
 import json, socket, sys, time
 def connect():
