@@ -84,6 +84,21 @@ def newest_suites(entries):
     return newest
 
 
+def generated(path, text, check, who):
+    """Writes a page generated from the ledger to path; with check, writes
+    nothing and says (who: the page's name) when the committed page is not
+    the generator's output. The exit code: 0, or 1 for a stale page."""
+    if check:
+        old = open(path).read() if os.path.exists(path) else ""
+        if old != text:
+            print("%s: docs/%s is not what scripts/%s_md.py generates: run it" % (who, os.path.basename(path), who))
+            return 1
+        return 0
+    with open(path, "w") as f:
+        f.write(text)
+    return 0
+
+
 def git(root, *args, stdin=None):
     try:
         return subprocess.run(["git", "-C", root] + list(args), input=stdin, capture_output=True, text=True)

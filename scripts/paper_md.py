@@ -341,14 +341,7 @@ def main(argv):
         print("\n".join("paper: docs/paper-figures.json: %s" % b for b in bad))
         return 1
     text = page(root, doc)
-    if check:
-        old = open(path).read() if os.path.exists(path) else ""
-        if old != text:
-            print("paper: docs/paper.md is not what scripts/paper_md.py generates: run it")
-            return 1
-        return 0
-    open(path, "w").write(text)
-    return 0
+    return ledger.generated(path, text, check, "paper")
 
 
 if __name__ == "__main__":

@@ -77,14 +77,7 @@ def main(argv):
         print("\n".join(gone))
         return 1
     text = page(root, newest)
-    if check:
-        old = open(path).read() if os.path.exists(path) else ""
-        if old != text:
-            print("performance: docs/performance.md is not what scripts/performance_md.py generates: run it")
-            return 1
-        return 0
-    open(path, "w").write(text)
-    return 0
+    return ledger.generated(path, text, check, "performance")
 
 
 if __name__ == "__main__":
