@@ -6,7 +6,8 @@ Judges the file's solutions one at a time, KG_FAKE_SLEEP s each (default
 after each, as kgate check does. Logs "start PID CANDIDATE" to KG_FAKE_LOG;
 asked to stop (SIGINT, SIGTERM) it logs "stop PID SIGNAL", writes what it
 judged, the solution then running as SKIPPED, and exits 7. With
-KG_FAKE_DEAF it ignores SIGTERM (and is killed after its grace)."""
+KG_FAKE_DEAF it ignores SIGTERM (and is killed after its grace). With
+KG_FAKE_ARGS its arguments go there as a JSON list."""
 import ast
 import json
 import os
@@ -38,6 +39,9 @@ def log(line):
 
 
 def main(argv):
+    if os.environ.get("KG_FAKE_ARGS"):  # the arguments kgate kernelbench gave its check
+        with open(os.environ["KG_FAKE_ARGS"], "w") as f:
+            json.dump(argv, f)
     if argv[0] != "check":
         sys.stderr.write("fake_kb_check: not a check\n")
         return 3

@@ -794,6 +794,22 @@ class KernelbenchAsItGoes(unittest.TestCase):
             self.assertEqual(len(doc["results"]), 4)
             self.assertIn("3_a", out)
 
+    def test_server_reaches_the_check(self):
+        """--server SOCK is handed to the check (kgate check --server), which
+        asks the service or, with none there, checks locally."""
+        with tempfile.TemporaryDirectory() as d:
+            probs, sols = kb_dirs(d, ("1_A.py",), ("1_a.py",))
+            args = os.path.join(d, "args.json")
+            e = dict(os.environ, KGATE_BIN=FAKE_KB, KG_FAKE_ARGS=args,
+                     PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+            for extra, want in ((["--server", "auto"], ["--server", "auto"]), ([], [])):
+                p = subprocess.run([sys.executable, "-m", "kgate", "kernelbench", probs, sols, *extra],
+                                   capture_output=True, text=True, env=e, cwd=d, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(args) as f:
+                    got = json.load(f)
+                self.assertEqual([a for a in got if a in ("--server", "auto")], want)
+
     def stopped(self, sig, after_starts, want_judged, want_done):
         with tempfile.TemporaryDirectory() as d:
             p = self.start(d, 3)
