@@ -2,42 +2,35 @@
 
     python3 tilelang/gen.py      (any python with tilelang==0.1.15)
 
-lowers every kernel below for sm_90 (no GPU needed) and writes
+lowers every kernel of the family modules (gen_rows.py: one block a row;
+gen_ew.py: element-wise, one block a tile of the flattened tensor; gen_mm.py:
+matmul, one block a tile of C) for sm_90a (no GPU needed) and writes
 
     tilelang/gen/<name>.cu   the CUDA source TileLang generated, one kernel a file
     tilelang/gen/kernels.cu  includes them all: the one translation unit the build
                              compiles (tl_templates/cuda/debug.h defines functions
                              that are not inline, so two translation units that
                              include it do not link into one library)
-    tilelang/gen/kernels.h   what a launcher needs: each kernel's host symbol, its
-                             parameter order, block size and dynamic shared memory
-                             (the grid is always (ROWS, 1, 1): T.Kernel(R))
+    tilelang/gen/kernels.h   what a launcher needs, all of it read off TileLang's
+                             IR: each kernel's host symbol, grid, block, dynamic
+                             shared memory, parameter order, the shape and type
+                             of each tensor, and the TMA descriptors TileLang's
+                             host code would make; and each operator's pair
+                             (TL_OPS: scalar, summaries with planted causes)
     tilelang/gen/headers.txt the tl_templates and CUTLASS headers those sources
                              include, as paths inside the tilelang wheel
                              (scripts/deps.sh extracts exactly these into .deps/)
 
 All of them are committed; the build compiles them with nvcc and never runs Python.
-tilelang/kgate_tilelang.c wraps them as a kgate candidate.
+tilelang/kgate_tilelang.c wraps them as a kgate candidate (docs/tilelang.md).
 
-Kernels (the paper "Correct but Slow", Figure 2 and Table IV). ROWS is a
-dynamic extent (T.dynamic), so one kernel per COLS serves every row count; COLS
-is compiled in. Each operator comes in a naive form, written the way the paper
-describes TileLang code as first written, and a fixed form:
-
-  layer_norm bf16, rms_norm fp16
-    naive: x.float() into a per-row fp32 buffer (RC0b: the loop reads one bf16
-           element at a time, a scalar load, and the fp32 copy lives in local
-           memory), then the mean / variance / sum of squares accumulated by
-           T.serial loops into one-element fragments (RC0a: every thread walks
-           the whole row). The output loop reads x again, so it is spread over
-           the block's threads.
-    fixed: the row loaded once in its own dtype into a fragment (16-byte
-           loads), T.reduce_sum (a block-wide allreduce), the result stored from
-           a fragment in its own dtype.
-  softmax fp16
-    naive: the in-tree style: the whole row cached in shared memory as fp32,
-           the max and the sum of exponentials by T.serial loops (RC0a).
-    fixed: the row in fragments, T.reduce_max and T.reduce_sum.
+Each family module gives KERNELS, entries (op, variant, dtype, builder,
+{key: threads}) where builder(key, dtype, threads) is a @T.prim_func and key
+is what is compiled in (a row length, or a whole shape), and OPS, per
+operator: its tensors' names in kgate's signature order, the kgate extents of
+a key, the scalar it reads, and the summaries of its two variants. A naive
+summary ends with its planted causes in parentheses (kgate's diagnosis is
+scored against them).
 """
 
 import os
@@ -47,188 +40,125 @@ import subprocess
 import sys
 
 import tilelang
-import tilelang.language as T
+import tilelang.language as T  # noqa: F401  (the family modules' kernels)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_rows  # noqa: E402
 
 TILELANG_VERSION = "0.1.15"
-TARGET = {"kind": "cuda", "arch": "sm_90"}
+TARGET = {"kind": "cuda", "arch": "sm_90a"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "gen")
-F32 = "float32"
-DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+FAMILIES = (gen_rows,)
+KERNELS = [k for fam in FAMILIES for k in fam.KERNELS]
+OPS = {op: spec for fam in FAMILIES for op, spec in fam.OPS.items()}
+
+# TileLang buffer dtype -> DLPack (type code, bits)
+DLPACK = {"float16": ("kDLFloat", 16), "bfloat16": ("kDLBfloat", 16), "float32": ("kDLFloat", 32),
+          "int64": ("kDLInt", 64), "int32": ("kDLInt", 32)}
+SLOTS = ("TL_IN0", "TL_IN1", "TL_IN2", "TL_OUT0")  # tensor roles, kgate's order
+SCALAR_ROLE = {"float32": "TL_F32", "int64": "TL_I64"}
 
 
-# ---------------------------------------------------------------- layer_norm
-def layer_norm_naive(C, dtype, threads):
-    R = T.dynamic("R")
-
-    @T.prim_func
-    def main(X: T.Tensor((R, C), dtype), W: T.Tensor((C,), dtype), B: T.Tensor((C,), dtype),
-             Y: T.Tensor((R, C), dtype), eps: T.float32):
-        with T.Kernel(R, threads=threads) as row:
-            xf = T.alloc_fragment((C,), F32)  # x.float()
-            mean = T.alloc_fragment((1,), F32)
-            rstd = T.alloc_fragment((1,), F32)
-            for j in T.serial(C):
-                xf[j] = T.Cast(F32, X[row, j])
-            mean[0] = 0
-            for j in T.serial(C):
-                mean[0] += xf[j]
-            mean[0] = mean[0] / C
-            rstd[0] = 0
-            for j in T.serial(C):
-                rstd[0] += (xf[j] - mean[0]) * (xf[j] - mean[0])
-            rstd[0] = T.rsqrt(rstd[0] / C + eps)
-            for j in T.Parallel(C):
-                Y[row, j] = T.Cast(dtype, (T.Cast(F32, X[row, j]) - mean[0]) * rstd[0] * T.Cast(F32, W[j]) +
-                                   T.Cast(F32, B[j]))
-
-    return main
+def key_name(key):
+    return "x".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
 
 
-def layer_norm_fast(C, dtype, threads):
-    R = T.dynamic("R")
-
-    @T.prim_func
-    def main(X: T.Tensor((R, C), dtype), W: T.Tensor((C,), dtype), B: T.Tensor((C,), dtype),
-             Y: T.Tensor((R, C), dtype), eps: T.float32):
-        with T.Kernel(R, threads=threads) as row:
-            x = T.alloc_fragment((1, C), dtype)
-            xf = T.alloc_fragment((1, C), F32)
-            sq = T.alloc_fragment((1, C), F32)
-            mean = T.alloc_fragment((1,), F32)
-            var = T.alloc_fragment((1,), F32)
-            T.copy(X[row, 0], x)
-            for i, j in T.Parallel(1, C):
-                xf[i, j] = T.Cast(F32, x[i, j])
-            T.reduce_sum(xf, mean, dim=1)
-            for i in T.Parallel(1):
-                mean[i] = mean[i] / C
-            for i, j in T.Parallel(1, C):
-                sq[i, j] = (xf[i, j] - mean[i]) * (xf[i, j] - mean[i])
-            T.reduce_sum(sq, var, dim=1)
-            for i in T.Parallel(1):
-                var[i] = T.rsqrt(var[i] / C + eps)
-            for i, j in T.Parallel(1, C):
-                x[i, j] = T.Cast(dtype, (xf[i, j] - mean[i]) * var[i] * T.Cast(F32, W[j]) + T.Cast(F32, B[j]))
-            T.copy(x, Y[row, 0])
-
-    return main
+def tensor_slots(spec):
+    """Buffer name -> slot index (inputs 0..2, the output 3)."""
+    slots = {n: i for i, n in enumerate(spec["ins"])}
+    slots[spec["out"]] = 3
+    return slots
 
 
-# ---------------------------------------------------------------- rms_norm
-def rms_norm_naive(C, dtype, threads):
-    R = T.dynamic("R")
-
-    @T.prim_func
-    def main(X: T.Tensor((R, C), dtype), W: T.Tensor((C,), dtype), Y: T.Tensor((R, C), dtype),
-             eps: T.float32):
-        with T.Kernel(R, threads=threads) as row:
-            xf = T.alloc_fragment((C,), F32)  # x.float()
-            rstd = T.alloc_fragment((1,), F32)
-            for j in T.serial(C):
-                xf[j] = T.Cast(F32, X[row, j])
-            rstd[0] = 0
-            for j in T.serial(C):
-                rstd[0] += xf[j] * xf[j]
-            rstd[0] = T.rsqrt(rstd[0] / C + eps)
-            for j in T.Parallel(C):
-                Y[row, j] = T.Cast(dtype, T.Cast(F32, X[row, j]) * rstd[0] * T.Cast(F32, W[j]))
-
-    return main
+def is_rows(x):
+    """The dynamic row count: TileLang names it R (R_1, ... where it renames)."""
+    return hasattr(x, "name") and x.name.split("_")[0] == "R"
 
 
-def rms_norm_fast(C, dtype, threads):
-    R = T.dynamic("R")
-
-    @T.prim_func
-    def main(X: T.Tensor((R, C), dtype), W: T.Tensor((C,), dtype), Y: T.Tensor((R, C), dtype),
-             eps: T.float32):
-        with T.Kernel(R, threads=threads) as row:
-            x = T.alloc_fragment((1, C), dtype)
-            sq = T.alloc_fragment((1, C), F32)
-            ms = T.alloc_fragment((1,), F32)
-            T.copy(X[row, 0], x)
-            for i, j in T.Parallel(1, C):
-                sq[i, j] = T.Cast(F32, x[i, j]) * T.Cast(F32, x[i, j])
-            T.reduce_sum(sq, ms, dim=1)
-            for i in T.Parallel(1):
-                ms[i] = T.rsqrt(ms[i] / C + eps)
-            for i, j in T.Parallel(1, C):
-                x[i, j] = T.Cast(dtype, T.Cast(F32, x[i, j]) * ms[i] * T.Cast(F32, W[j]))
-            T.copy(x, Y[row, 0])
-
-    return main
+def grid_of(name, ext):
+    """Grid (x, y, z) from the device function's thread_extent: a constant, or
+    0 for the row count R. The block must be (threads, 1, 1)."""
+    grid = []
+    for axis in ("blockIdx.x", "blockIdx.y", "blockIdx.z"):
+        g = ext.get(axis, 1)
+        if is_rows(g):
+            grid.append(0)
+        elif isinstance(g, int) or hasattr(g, "value"):
+            grid.append(int(g))
+        else:
+            sys.exit("%s: %s = %s: neither a constant nor the row count R" % (name, axis, g))
+    for axis in ("threadIdx.y", "threadIdx.z"):
+        if axis in ext and int(ext[axis]) != 1:
+            sys.exit("%s: %s = %s, expected 1" % (name, axis, ext[axis]))
+    return grid
 
 
-# ---------------------------------------------------------------- softmax
-def softmax_naive(C, dtype, threads):
-    R = T.dynamic("R")
-
-    @T.prim_func
-    def main(X: T.Tensor((R, C), dtype), Y: T.Tensor((R, C), dtype)):
-        with T.Kernel(R, threads=threads) as row:
-            xs = T.alloc_shared((C,), F32)  # the whole row, cached as fp32
-            mx = T.alloc_fragment((1,), F32)
-            sm = T.alloc_fragment((1,), F32)
-            for j in T.Parallel(C):
-                xs[j] = T.Cast(F32, X[row, j])
-            mx[0] = -T.infinity(F32)
-            for j in T.serial(C):
-                mx[0] = T.max(mx[0], xs[j])
-            sm[0] = 0
-            for j in T.serial(C):
-                sm[0] += T.exp(xs[j] - mx[0])
-            for j in T.Parallel(C):
-                Y[row, j] = T.Cast(dtype, T.exp(xs[j] - mx[0]) / sm[0])
-
-    return main
+def tensors_of(name, func, spec):
+    """Each tensor's slot, DLPack type and shape (-1: R), from the prim func."""
+    slots = tensor_slots(spec)
+    out = {}
+    for buf in func.buffer_map.values():
+        if buf.name not in slots:
+            sys.exit("%s: buffer %s is none of %s" % (name, buf.name, sorted(slots)))
+        dims = [-1 if is_rows(d) else int(d) for d in buf.shape]
+        out[buf.name] = dict(slot=slots[buf.name], type=DLPACK[str(buf.dtype)], dims=dims)
+    if len(out) != len(slots):
+        sys.exit("%s: buffers %s, expected %s" % (name, sorted(out), sorted(slots)))
+    return out
 
 
-def softmax_fast(C, dtype, threads):
-    R = T.dynamic("R")
-
-    @T.prim_func
-    def main(X: T.Tensor((R, C), dtype), Y: T.Tensor((R, C), dtype)):
-        with T.Kernel(R, threads=threads) as row:
-            x = T.alloc_fragment((1, C), dtype)
-            e = T.alloc_fragment((1, C), F32)
-            mx = T.alloc_fragment((1,), F32)
-            sm = T.alloc_fragment((1,), F32)
-            T.copy(X[row, 0], x)
-            for i, j in T.Parallel(1, C):
-                e[i, j] = T.Cast(F32, x[i, j])
-            T.reduce_max(e, mx, dim=1)
-            for i, j in T.Parallel(1, C):
-                e[i, j] = T.exp(e[i, j] - mx[i])
-            T.reduce_sum(e, sm, dim=1)
-            for i, j in T.Parallel(1, C):
-                x[i, j] = T.Cast(dtype, e[i, j] / sm[i])
-            T.copy(x, Y[row, 0])
-
-    return main
-
-
-# (op, variant, dtype, builder, {COLS: threads}). The naive kernels use
-# TileLang's customary 128 threads. The fixed ones hold the row in registers:
-# 256 threads keep 3 rows of 8192 (80 registers a thread) resident on an SM,
-# where 512 would keep 2; 1024 threads hold a 32768-column row at 64 registers.
-NORM_COLS = (1024, 4096, 8192)
-KERNELS = [
-    ("layer_norm", "naive", "bf16", layer_norm_naive, {c: 128 for c in NORM_COLS}),
-    ("layer_norm", "fast", "bf16", layer_norm_fast, {1024: 128, 4096: 256, 8192: 256}),
-    ("rms_norm", "naive", "fp16", rms_norm_naive, {c: 128 for c in NORM_COLS}),
-    ("rms_norm", "fast", "fp16", rms_norm_fast, {1024: 128, 4096: 256, 8192: 256}),
-    ("softmax", "naive", "fp16", softmax_naive, {4096: 128, 8192: 128, 32768: 128}),
-    ("softmax", "fast", "fp16", softmax_fast, {4096: 256, 8192: 256, 32768: 1024}),
-]
-
-# Kernel parameters by name, as the launcher fills them.
-ROLES = {"X": "TL_X", "W": "TL_W", "B": "TL_B", "Y": "TL_Y", "R": "TL_ROWS", "eps": "TL_EPS"}
+def tma_of(name, func, tensors):
+    """The TMA descriptors TileLang's host code makes, from the host IR's
+    tma_descriptor_args (cuTensorMapEncodeTiled's arguments, as TileLang's own
+    wrappers read them): descriptor name -> facts."""
+    art = tilelang.lower(func, target=TARGET)
+    found = {}
+    for _, fn in art.host_mod.functions.items():
+        if fn.attrs is None or "tma_descriptor_args" not in fn.attrs:
+            continue
+        for var, args in fn.attrs["tma_descriptor_args"].items():
+            what, _, dtype, rank, addr = args[:5]
+            rank = int(rank)
+            rest = [int(a) for a in args[5:]]
+            if str(what) != "__tvm_tensormap_create_tiled" or len(rest) != 4 * rank + 4:
+                sys.exit("%s: %s: not a tiled TMA descriptor: %s" % (name, var.name, args))
+            buf = str(addr.name)
+            if buf not in tensors or var.name != buf + "_desc":
+                sys.exit("%s: descriptor %s of %s: no such tensor" % (name, var.name, buf))
+            found[var.name] = dict(tensor=buf, dtype=int(dtype), rank=rank, dim=rest[:rank],
+                                   stride=rest[rank:2 * rank], box=rest[2 * rank:3 * rank],
+                                   estride=rest[3 * rank:4 * rank], tail=rest[4 * rank:])
+    return found
 
 
-def lower(op, variant, dtype, builder, cols, threads):
-    name = "tl_%s_%s_%s_%d" % (op, variant, dtype, cols)
-    func = builder(cols, DTYPES[dtype], threads).with_attr("global_symbol", name)
+def params_of(name, fn, spec, tensors, tma):
+    """The device function's parameters as launcher roles, in order."""
+    slots = tensor_slots(spec)
+    scalar = spec.get("scalar")
+    roles = []
+    for p in fn.params:
+        n = p.name
+        if n in tensors:
+            roles.append(SLOTS[slots[n]])
+        elif n in tma:
+            roles.append("TL_TMA_" + SLOTS[slots[tma[n]["tensor"]]][3:])
+        elif is_rows(p):
+            roles.append("TL_ROWS")
+        elif scalar and n == scalar[0] and str(p.dtype) in SCALAR_ROLE:
+            roles.append(SCALAR_ROLE[str(p.dtype)])
+        else:
+            sys.exit("%s: unexpected kernel parameter %s (%s)" % (name, n, p.dtype))
+    if len(tma) != sum(r.startswith("TL_TMA_") for r in roles):
+        sys.exit("%s: descriptors %s are not all parameters" % (name, sorted(tma)))
+    return roles
+
+
+def lower(op, variant, dtype, builder, key, threads):
+    spec = OPS[op]
+    name = "tl_%s_%s_%s_%s" % (op, variant, dtype, key_name(key))
+    func = builder(key, DTYPES[dtype], threads).with_attr("global_symbol", name)
     kernel = tilelang.compile(func, target=TARGET)
     fns = list(kernel.artifact.device_mod.functions.items())
     if len(fns) != 1:
@@ -236,32 +166,25 @@ def lower(op, variant, dtype, builder, cols, threads):
     gv, fn = fns[0]
     symbol = gv.name_hint
     ext = {str(k): v for k, v in fn.attrs["thread_extent"].items()}
-    # The launcher's contract: grid (ROWS, 1, 1), block (threads, 1, 1).
-    grid = ext.get("blockIdx.x")
-    if not (hasattr(grid, "name") and grid.name.split("_")[0] == "R"):
-        sys.exit("%s: grid.x is %s, expected the row count R" % (name, grid))
-    for k in ("blockIdx.y", "blockIdx.z", "threadIdx.y", "threadIdx.z"):
-        if k in ext and int(ext[k]) != 1:
-            sys.exit("%s: %s = %s, expected 1" % (name, k, ext[k]))
-    if int(ext["threadIdx.x"]) != threads:
-        sys.exit("%s: block %s, expected %d" % (name, ext["threadIdx.x"], threads))
+    grid = grid_of(name, ext)
+    block = int(ext["threadIdx.x"])  # TileLang adds a producer warpgroup where it specializes warps
     smem = int(fn.attrs["dyn_shared_memory_buf"]) if "dyn_shared_memory_buf" in fn.attrs else 0
-    params = []
-    for p in fn.params:
-        base = p.name.split("_")[0] if p.name.startswith("R_") else p.name
-        if base not in ROLES:
-            sys.exit("%s: unexpected kernel parameter %s" % (name, p.name))
-        params.append((base, str(p.dtype)))
+    tensors = tensors_of(name, func, spec)
+    handles = [p.name for p in fn.params if p.name not in tensors and str(p.dtype) == "handle"]
+    tma = tma_of(name, func, tensors) if handles else {}
+    roles = params_of(name, fn, spec, tensors, tma)
     source = kernel.get_kernel_source()
     # The parameter list as TileLang wrote it, checked against the IR's order.
     m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?%s\(([^)]*)\)\s*\{' % symbol, source)
     if not m:
         sys.exit("%s: kernel %s not found in the generated source" % (name, symbol))
     decl = [a.strip() for a in m.group(1).split(",")]
-    if [d.split()[-1] for d in decl] != [b for b, _ in params]:
-        sys.exit("%s: source parameters %s differ from the IR's %s" % (name, decl, params))
-    return dict(name=name, symbol=symbol, op=op, variant=variant, dtype=dtype, cols=cols,
-                threads=threads, smem=smem, params=params, decl=decl, source=source)
+    if [d.split()[-1] for d in decl] != [p.name for p in fn.params]:
+        sys.exit("%s: source parameters %s differ from the IR's %s" % (name, decl, fn.params))
+    return dict(name=name, symbol=symbol, op=op, variant=variant, dtype=dtype, key=key,
+                extents=spec["extents"](key), grid=grid, threads=block, smem=smem,
+                tensors=tensors, tma=tma, roles=roles, decl=decl, source=source,
+                builder=builder.__name__, module=builder.__module__)
 
 
 def c_param(decl):
@@ -269,6 +192,8 @@ def c_param(decl):
     name = decl.split()[-1]
     if "*" in decl:
         return ("const void *" if decl.startswith("const") else "void *") + name
+    if "CUtensorMap" in decl:
+        return "CUtensorMap " + name
     return decl.replace("__restrict__ ", "")
 
 
@@ -286,6 +211,107 @@ def include_closure(paths, tl_root):
     return sorted(found)
 
 
+def c_str(s):
+    return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def c_list(xs, n, fill="0"):
+    xs = [str(x) for x in xs]
+    return "{%s}" % ", ".join(xs + [fill] * (n - len(xs)))
+
+
+def c_kernel(k):
+    """One tl_kernels[] record."""
+    tens = ["{0, 0, 0, {0, 0, 0}}"] * 4
+    for t in k["tensors"].values():
+        tens[t["slot"]] = "{%s, %d, %d, %s}" % (t["type"][0], t["type"][1], len(t["dims"]),
+                                                c_list(t["dims"], 3))
+    tma = ["{0}"] * 4
+    for d in k["tma"].values():
+        slot = k["tensors"][d["tensor"]]["slot"]
+        tma[slot] = "{%d, %d, %s, %s, %s, %s, {%s}}" % (
+            d["rank"], d["dtype"], c_list(d["dim"], 3), c_list(d["stride"], 3), c_list(d["box"], 3),
+            c_list(d["estride"], 3), ", ".join(str(x) for x in d["tail"]))
+    return ('    {"%s", "%s", "%s", %d, %s, (const void *)%s,\n'
+            "     %s, %d, %d,\n     {%s},\n     {%s},\n     %d, %s},\n" % (
+                k["op"], k["variant"], k["dtype"], len(k["extents"]), c_list(k["extents"], 3),
+                k["symbol"], c_list(k["grid"], 3), k["threads"], k["smem"], ", ".join(tens),
+                ", ".join(tma), len(k["roles"]), c_list(k["roles"], 8, "TL_IN0")))
+
+
+KERNELS_H_HEAD = """\
+/* The kernels of tilelang/gen/<name>.cu and how to launch them, read off
+ * TileLang's IR: grid (grid[d] blocks, 0: the row count R), block (threads,
+ * 1, 1), `smem` bytes of dynamic shared memory, the arguments in the order
+ * `args` lists them; each tensor's DLPack type and shape (-1: R) by slot
+ * (inputs in kgate's order, then the output at TL_OUT0); the TMA descriptors
+ * (cuTensorMapEncodeTiled's arguments, as TileLang's host code passes them:
+ * stride[0] is the element size, the call takes stride + 1). `extents` are
+ * kgate's extents of the shape compiled in (-1: any row count). The
+ * declarations give each kernel's host symbol for cudaLaunchKernel. TL_OPS
+ * lists each operator's pair: name, dtype, inputs, the scalar it reads and
+ * its default, the naive and the fixed summary. */
+#ifndef KGATE_TILELANG_KERNELS_H
+#define KGATE_TILELANG_KERNELS_H
+
+#include <cuda.h>
+
+enum tl_arg { TL_IN0, TL_IN1, TL_IN2, TL_OUT0, TL_ROWS, TL_F32, TL_I64,
+              TL_TMA_IN0, TL_TMA_IN1, TL_TMA_IN2, TL_TMA_OUT0 };
+
+typedef struct tl_tensor {
+    int code, bits, rank;   /* DLPack type; rank 0: no such tensor */
+    long long dims[3];      /* -1: the row count R */
+} tl_tensor;
+
+typedef struct tl_tma {
+    unsigned rank;          /* 0: none */
+    unsigned dtype;         /* CUtensorMapDataType */
+    unsigned long long dim[3], stride[3];
+    unsigned box[3], estride[3];
+    unsigned interleave, swizzle, l2, oob;
+} tl_tma;
+
+typedef struct tl_kernel_info {
+    const char *op, *variant, *dtype;
+    int n_extents;
+    long long extents[3];   /* kgate's extents compiled for; -1: any row count */
+    const void *fn;         /* the kernel's host symbol */
+    unsigned grid[3];       /* blocks; 0: the row count R */
+    unsigned threads;       /* block size */
+    unsigned smem;          /* dynamic shared memory, bytes */
+    tl_tensor tensors[4];   /* by slot: TL_IN0..TL_IN2, TL_OUT0 */
+    tl_tma tma[4];          /* by slot */
+    int n_args;
+    enum tl_arg args[8];    /* parameter order */
+} tl_kernel_info;
+
+"""
+
+
+def write_kernels_h(path, command, done):
+    with open(path, "w") as f:
+        f.write("/* Generated by %s; do not edit. */\n" % command)
+        f.write(KERNELS_H_HEAD)
+        for k in done:
+            f.write("void %s(%s);\n" % (k["symbol"], ", ".join(c_param(d) for d in k["decl"])))
+        f.write("\nstatic const tl_kernel_info tl_kernels[] = {\n")
+        f.write("".join(c_kernel(k) for k in done))
+        f.write("};\n\n/* X(op, dtype, inputs, scalar or NULL, its default, naive summary, fixed summary) */\n")
+        f.write("#define TL_OPS(X) \\\n")
+        seen = []
+        for k in done:
+            if (k["op"], k["dtype"]) not in seen:
+                seen.append((k["op"], k["dtype"]))
+        for op, dtype in seen:
+            s = OPS[op]
+            sc = s.get("scalar")
+            f.write("    X(%s, %s, %d, %s, %r, \\\n      %s, \\\n      %s) \\\n" % (
+                op, c_str(dtype), len(s["ins"]), c_str(sc[0]) if sc else "NULL", sc[1] if sc else 0.0,
+                c_str(s["naive"]), c_str(s["fast"])))
+        f.write("\n\n#endif\n")
+
+
 def main():
     if tilelang.__version__.split("+")[0] != TILELANG_VERSION:
         sys.exit("gen.py wants tilelang==%s (scripts/deps.sh fetches its headers); this is %s" %
@@ -296,16 +322,17 @@ def main():
         os.remove(os.path.join(GEN, f))
     command = "python tilelang/gen.py (TileLang %s)" % TILELANG_VERSION
     done = []
-    for op, variant, dtype, builder, by_cols in KERNELS:
-        for cols, threads in sorted(by_cols.items()):
-            k = lower(op, variant, dtype, builder, cols, threads)
+    for op, variant, dtype, builder, by_key in KERNELS:
+        for key, threads in sorted(by_key.items()):
+            k = lower(op, variant, dtype, builder, key, threads)
             with open(os.path.join(GEN, k["name"] + ".cu"), "w") as f:
-                f.write("// Generated by %s from %s in tilelang/gen.py; do not edit.\n" %
-                        (command, builder.__name__))
+                f.write("// Generated by %s from %s in tilelang/%s.py; do not edit.\n" %
+                        (command, k["builder"], k["module"]))
                 f.write(k["source"])
             done.append(k)
-            print("%-36s block %4d  smem %6d  (%s)" % (k["symbol"], threads, k["smem"],
-                                                       ", ".join(b for b, _ in k["params"])))
+            print("%-44s grid %-18s block %4d  smem %6d  (%s)" % (
+                k["symbol"], "x".join(str(g or "R") for g in k["grid"]), k["threads"], k["smem"],
+                ", ".join(p.split()[-1] for p in k["decl"])))
     tl_root = os.path.dirname(os.path.abspath(tilelang.__file__))
     headers = include_closure([os.path.join(GEN, k["name"] + ".cu") for k in done], tl_root)
     with open(os.path.join(GEN, "headers.txt"), "w") as f:
@@ -316,31 +343,7 @@ def main():
         f.write("// Every kernel in one translation unit: tl_templates/cuda/debug.h defines\n"
                 "// functions that are not inline, which two translation units cannot share.\n")
         f.write("".join('#include "%s.cu"\n' % k["name"] for k in done))
-    with open(os.path.join(GEN, "kernels.h"), "w") as f:
-        f.write("/* Generated by %s; do not edit.\n" % command)
-        f.write(" * The kernels of tilelang/gen/<name>.cu and how to launch them: grid (ROWS, 1, 1)\n"
-                " * (T.Kernel(R)), block (threads, 1, 1), `smem` bytes of dynamic shared memory,\n"
-                " * the arguments in the order `args` lists them. The declarations give each\n"
-                " * kernel's host symbol for cudaLaunchKernel, pointers as void pointers. */\n")
-        f.write("#ifndef KGATE_TILELANG_KERNELS_H\n#define KGATE_TILELANG_KERNELS_H\n\n")
-        f.write("enum tl_arg { TL_X, TL_W, TL_B, TL_Y, TL_ROWS, TL_EPS };\n\n")
-        f.write("typedef struct tl_kernel_info {\n"
-                "    const char *op, *variant, *dtype;\n"
-                "    int cols;             /* COLS compiled in */\n"
-                "    const void *fn;       /* the kernel's host symbol */\n"
-                "    unsigned threads;     /* block size */\n"
-                "    unsigned smem;        /* dynamic shared memory, bytes */\n"
-                "    int n_args;\n"
-                "    enum tl_arg args[6];  /* parameter order */\n"
-                "} tl_kernel_info;\n\n")
-        for k in done:
-            f.write("void %s(%s);\n" % (k["symbol"], ", ".join(c_param(d) for d in k["decl"])))
-        f.write("\nstatic const tl_kernel_info tl_kernels[] = {\n")
-        for k in done:
-            f.write('    {"%s", "%s", "%s", %d, (const void *)%s, %d, %d, %d, {%s}},\n' %
-                    (k["op"], k["variant"], k["dtype"], k["cols"], k["symbol"], k["threads"],
-                     k["smem"], len(k["params"]), ", ".join(ROLES[b] for b, _ in k["params"])))
-        f.write("};\n\n#endif\n")
+    write_kernels_h(os.path.join(GEN, "kernels.h"), command, done)
     print("wrote %d kernels, kernels.cu, kernels.h and headers.txt (%d headers) to %s" %
           (len(done), len(headers), os.path.relpath(GEN)))
 

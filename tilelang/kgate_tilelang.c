@@ -1,21 +1,26 @@
-/* The TileLang kernels of tilelang/gen.py as a kgate candidate (ABI v2).
+/* The TileLang kernels of tilelang/gen*.py as a kgate candidate (ABI v2).
  *
  * tilelang/gen/ holds the CUDA that TileLang 0.1.15 generated for each kernel
- * and row length, and kernels.h, which says how to launch each one (TileLang's
- * own host side is TVM packed-function code that needs TVM's runtime, so kgate
- * cannot use it). This file is the launcher: it checks the DLPack tensors,
- * picks the kernel compiled for the row length (COLS is compiled in, ROWS is
- * a runtime argument), and launches it on kgate's stream with
- * cudaLaunchKernel: grid (ROWS), block (the kernel's threads), the dynamic
- * shared memory TileLang asked for, the arguments in TileLang's order. A row
- * length no kernel was compiled for gets a message, not a launch; `supports`
- * tells kgate the same in advance. docs/tilelang.md tells the whole story. */
+ * and compiled shape, and kernels.h, which says how to launch each one, read
+ * off TileLang's IR (TileLang's own host side is TVM packed-function code
+ * that needs TVM's runtime, so kgate cannot use it). This file is the
+ * launcher: it picks the kernel of (operator, variant) whose recorded tensor
+ * shapes the DLPack tensors have (COLS or the whole shape is compiled in,
+ * ROWS may be a runtime argument), checks them, makes the TMA descriptors a
+ * kernel takes, and launches it on kgate's stream with cudaLaunchKernel: the
+ * recorded grid (R blocks where it depends on the row count), block and
+ * dynamic shared memory, the arguments in TileLang's order. A shape no
+ * kernel was compiled for gets a message, not a launch; `supports` tells
+ * kgate the same in advance. The table comes from kernels.h's TL_OPS: a
+ * naive and a fixed kernel per operator. docs/tilelang.md tells the whole
+ * story. */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <kgate/plugin.h>
@@ -25,6 +30,8 @@
 #define N_TL ((int)(sizeof tl_kernels / sizeof tl_kernels[0]))
 
 enum { E_ARGS = 1, E_SHAPE = 2 };
+
+static const char *const slot_name[4] = {"input 1", "input 2", "input 3", "the output"};
 
 static int fail(const kgate_params *p, int code, const char *fmt, ...)
 {
@@ -37,19 +44,23 @@ static int fail(const kgate_params *p, int code, const char *fmt, ...)
     return code;
 }
 
-/* A contiguous 16-bit tensor of the given DLPack type code and rank on a
- * CUDA device. */
-static int is_tensor(const DLTensor *t, int code, int rank)
+static int same(const tl_kernel_info *k, const char *op, const char *variant)
 {
-    if (t->ndim != rank || t->dtype.code != code || t->dtype.bits != 16 || t->dtype.lanes != 1 ||
-        t->device.device_type != kDLCUDA || t->data == NULL)
+    return strcmp(k->op, op) == 0 && strcmp(k->variant, variant) == 0;
+}
+
+/* A contiguous tensor of the recorded type and rank on a CUDA device. */
+static int is_tensor(const DLTensor *t, const tl_tensor *want)
+{
+    if (t->ndim != want->rank || t->dtype.code != want->code || t->dtype.bits != want->bits ||
+        t->dtype.lanes != 1 || t->device.device_type != kDLCUDA || t->data == NULL)
         return 0;
     if (t->strides) {
-        int64_t want = 1;
-        for (int d = rank - 1; d >= 0; d--) {
-            if (t->shape[d] != 1 && t->strides[d] != want)
+        int64_t need = 1;
+        for (int d = want->rank - 1; d >= 0; d--) {
+            if (t->shape[d] != 1 && t->strides[d] != need)
                 return 0;
-            want *= t->shape[d];
+            need *= t->shape[d];
         }
     }
     return 1;
@@ -57,195 +68,250 @@ static int is_tensor(const DLTensor *t, int code, int rank)
 
 static void *dptr(const DLTensor *t) { return (char *)t->data + t->byte_offset; }
 
-/* The kernel of (op, variant) compiled for rows of `cols` elements. */
-static const tl_kernel_info *find(const char *op, const char *variant, int64_t cols)
+/* Whether the tensors have kernel k's recorded shapes; *rows gets R where a
+ * dimension is the row count. */
+static int shapes_match(const tl_kernel_info *k, const DLTensor *const t[4], int64_t *rows)
 {
-    for (int i = 0; i < N_TL; i++)
-        if (tl_kernels[i].cols == cols && strcmp(tl_kernels[i].op, op) == 0 &&
-            strcmp(tl_kernels[i].variant, variant) == 0)
-            return &tl_kernels[i];
-    return NULL;
+    *rows = -1;
+    for (int s = 0; s < 4; s++)
+        for (int d = 0; d < k->tensors[s].rank; d++) {
+            long long want = k->tensors[s].dims[d];
+            int64_t got = t[s]->shape[d];
+            if (want >= 0 && got != want)
+                return 0;
+            if (want < 0) {
+                if (*rows >= 0 && got != *rows)
+                    return 0;
+                *rows = got;
+            }
+        }
+    return *rows < 0 || (*rows >= 1 && *rows <= INT_MAX);
 }
 
-/* "1024, 4096, 8192": the row lengths (op, variant) is compiled for. */
-static const char *cols_list(const char *op, const char *variant, char *buf, size_t size)
+/* "1000x1000" */
+static const char *dims_str(const DLTensor *t, char *buf, size_t size)
 {
     size_t n = 0;
     buf[0] = 0;
-    for (int i = 0; i < N_TL && n < size; i++)
-        if (strcmp(tl_kernels[i].op, op) == 0 && strcmp(tl_kernels[i].variant, variant) == 0)
-            n += (size_t)snprintf(buf + n, size - n, "%s%d", n ? ", " : "", tl_kernels[i].cols);
+    for (int d = 0; d < t->ndim && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
     return buf;
 }
 
-/* One call: x[R,C] (and weight[C], bias[C] when the operator has them) ->
- * y[R,C], all of DLPack type `code`. */
-static int run(const char *op, const char *variant, int code, int n_in, const DLTensor *in, int ni,
-               DLTensor *out, int no, const kgate_params *p, kgate_stream s, float eps)
+/* "Rx1024, Rx4096": input 1's shapes the kernels of (op, variant) take. */
+static const char *compiled_list(const char *op, const char *variant, char *buf, size_t size)
 {
-    static const char *const names[] = {"x", "weight", "bias"};
-    const char *dt = code == kDLBfloat ? "bf16" : "fp16";
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < N_TL && n < size; i++) {
+        if (!same(&tl_kernels[i], op, variant))
+            continue;
+        const tl_tensor *x = &tl_kernels[i].tensors[TL_IN0];
+        for (int d = 0; d < x->rank && n < size; d++) {
+            const char *sep = d ? "x" : n ? ", " : "";
+            if (x->dims[d] < 0)
+                n += (size_t)snprintf(buf + n, size - n, "%sR", sep);
+            else
+                n += (size_t)snprintf(buf + n, size - n, "%s%lld", sep, x->dims[d]);
+        }
+    }
+    return buf;
+}
+
+/* The tensors by slot, checked against (op, variant)'s records: count, type,
+ * rank, contiguity, 16-byte alignment (the kernels load 16 bytes at a time,
+ * TMA needs it); then the kernel whose shapes they have. */
+static int pick(const char *op, const char *variant, const DLTensor *in, int ni, DLTensor *out, int no,
+                const kgate_params *p, const DLTensor *t[4], const tl_kernel_info **kp, int64_t *rows)
+{
+    const tl_kernel_info *first = NULL;
+    for (int i = 0; i < N_TL && !first; i++)
+        if (same(&tl_kernels[i], op, variant))
+            first = &tl_kernels[i];
+    if (!first)
+        return fail(p, E_ARGS, "tilelang %s: no %s kernel", op, variant);
+    int n_in = 0;
+    while (n_in < 3 && first->tensors[n_in].rank)
+        n_in++;
     if (ni != n_in || no != 1)
-        return fail(p, E_ARGS, "tilelang %s: expected %d inputs and 1 output, got %d and %d", op,
-                    n_in, ni, no);
-    for (int i = 0; i < n_in; i++)
-        if (!is_tensor(&in[i], code, i ? 1 : 2))
+        return fail(p, E_ARGS, "tilelang %s: expected %d inputs and 1 output, got %d and %d", op, n_in,
+                    ni, no);
+    for (int s = 0; s < 4; s++) {
+        t[s] = s < n_in ? &in[s] : s == TL_OUT0 ? &out[0] : NULL;
+        if (!t[s])
+            continue;
+        const tl_tensor *w = &first->tensors[s];
+        if (!is_tensor(t[s], w))
             return fail(p, E_ARGS, "tilelang %s: %s must be a contiguous %s tensor of rank %d on the GPU",
-                        op, names[i], dt, i ? 1 : 2);
-    if (!is_tensor(&out[0], code, 2))
-        return fail(p, E_ARGS, "tilelang %s: y must be a contiguous %s tensor of rank 2 on the GPU",
-                    op, dt);
-    int64_t rows = in[0].shape[0], cols = in[0].shape[1];
-    for (int i = 1; i < n_in; i++)
-        if (in[i].shape[0] != cols)
-            return fail(p, E_SHAPE, "tilelang %s: %s has %lld elements, x has %lld columns", op,
-                        names[i], (long long)in[i].shape[0], (long long)cols);
-    if (out[0].shape[0] != rows || out[0].shape[1] != cols)
-        return fail(p, E_SHAPE, "tilelang %s: y is not shaped like x", op);
-    if (rows < 1 || rows > INT_MAX)
-        return fail(p, E_SHAPE, "tilelang %s: %lld rows (want 1 to 2^31-1)", op, (long long)rows);
-    const tl_kernel_info *k = find(op, variant, cols);
-    if (!k) {
-        char list[128];
-        return fail(p, E_SHAPE, "tilelang %s: no kernel for rows of %lld columns (compiled for %s)",
-                    op, (long long)cols, cols_list(op, variant, list, sizeof list));
+                        op, slot_name[s], w->code == kDLInt ? "int64" : first->dtype, w->rank);
+        if ((uintptr_t)dptr(t[s]) % 16)
+            return fail(p, E_SHAPE, "tilelang %s: the kernels load 16 bytes at a time; %s is not "
+                        "16-byte aligned", op, slot_name[s]);
     }
-    /* roles in enum tl_arg order: x, weight, bias, y */
-    void *ptr[4] = {dptr(&in[0]), n_in > 1 ? dptr(&in[1]) : NULL, n_in > 2 ? dptr(&in[2]) : NULL,
-                    dptr(&out[0])};
-    for (int i = 0; i < 4; i++)
-        if ((uintptr_t)ptr[i] % 16)
-            return fail(p, E_SHAPE, "tilelang %s: the kernels load 16 bytes at a time; a tensor is "
-                        "not 16-byte aligned", op);
-    int nrows = (int)rows;
-    void *args[6];
-    for (int i = 0; i < k->n_args; i++) {
-        switch (k->args[i]) {
-        case TL_X:
-        case TL_W:
-        case TL_B:
-        case TL_Y:
-            args[i] = &ptr[k->args[i]];
-            break;
-        case TL_ROWS:
-            args[i] = &nrows;
-            break;
-        case TL_EPS:
-            args[i] = &eps;
-            break;
+    for (int i = 0; i < N_TL; i++)
+        if (same(&tl_kernels[i], op, variant) && shapes_match(&tl_kernels[i], t, rows)) {
+            *kp = &tl_kernels[i];
+            return 0;
         }
-    }
-    cudaError_t rc;
-    /* More than 48 KiB of dynamic shared memory (the naive softmax's cached
-     * row) must be allowed first: once per kernel (kgate's worker drives one
-     * device from one thread). */
-    if (k->smem > 48 * 1024) {
-        static unsigned char allowed[N_TL];
-        if (!allowed[k - tl_kernels]) {
-            rc = cudaFuncSetAttribute(k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)k->smem);
-            if (rc != cudaSuccess) {
-                cudaGetLastError();
-                return fail(p, (int)rc, "tilelang %s: %u bytes of shared memory refused: %s", op,
-                            k->smem, cudaGetErrorString(rc));
-            }
-            allowed[k - tl_kernels] = 1;
+    char got[96], list[256];
+    return fail(p, E_SHAPE, "tilelang %s: no kernel for input 1 of %s with these shapes (compiled for %s)",
+                op, dims_str(t[TL_IN0], got, sizeof got), compiled_list(op, variant, list, sizeof list));
+}
+
+/* ------------------------------------------------------ TMA descriptors */
+
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                              CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                              CUtensorMapFloatOOBfill);
+
+/* cuTensorMapEncodeTiled from the driver kgate's CUDA runtime loaded (the
+ * library does not link libcuda: it must open where there is no driver). */
+static int tma_encode(const kgate_params *p, const char *op, const tl_tma *d, void *addr, CUtensorMap *map)
+{
+    static encode_fn encode;
+    if (!encode) {
+        enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        void *f = NULL;
+        cudaError_t rc = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+                                                          cudaEnableDefault, &q);
+        if (rc != cudaSuccess || q != cudaDriverEntryPointSuccess || !f) {
+            cudaGetLastError();
+            return fail(p, rc != cudaSuccess ? (int)rc : E_ARGS,
+                        "tilelang %s: cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled) failed: %s",
+                        op, cudaGetErrorString(rc));
         }
+        encode = (encode_fn)f;
     }
-    dim3 grid = {(unsigned)nrows, 1, 1}, block = {k->threads, 1, 1};
-    rc = cudaLaunchKernel(k->fn, grid, block, args, k->smem, (cudaStream_t)s);
+    cuuint64_t dim[3], stride[3];
+    cuuint32_t box[3], estride[3];
+    for (unsigned i = 0; i < d->rank; i++) {
+        dim[i] = d->dim[i], stride[i] = d->stride[i], box[i] = d->box[i], estride[i] = d->estride[i];
+    }
+    CUresult r = encode(map, (CUtensorMapDataType)d->dtype, d->rank, addr, dim, stride + 1, box, estride,
+                        (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
+                        (CUtensorMapL2promotion)d->l2, (CUtensorMapFloatOOBfill)d->oob);
+    if (r != CUDA_SUCCESS)
+        return fail(p, E_ARGS, "tilelang %s: cuTensorMapEncodeTiled failed (CUresult %d)", op, (int)r);
+    return 0;
+}
+
+/* ------------------------------------------------------------- launch */
+
+/* More than 48 KiB of dynamic shared memory must be allowed first: once per
+ * kernel (kgate's worker drives one device from one thread). */
+static int allow_smem(const kgate_params *p, const tl_kernel_info *k)
+{
+    static unsigned char allowed[N_TL];
+    if (k->smem <= 48 * 1024 || allowed[k - tl_kernels])
+        return 0;
+    cudaError_t rc = cudaFuncSetAttribute(k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem);
     if (rc != cudaSuccess) {
         cudaGetLastError();
-        return fail(p, (int)rc, "tilelang %s (%s, %d columns): launch failed: %s", op, variant,
-                    k->cols, cudaGetErrorString(rc));
+        return fail(p, (int)rc, "tilelang %s: %u bytes of shared memory refused: %s", k->op, k->smem,
+                    cudaGetErrorString(rc));
+    }
+    allowed[k - tl_kernels] = 1;
+    return 0;
+}
+
+static int run(const char *op, const char *variant, const char *scalar, double dflt, const DLTensor *in,
+               int ni, DLTensor *out, int no, const kgate_params *p, kgate_stream s)
+{
+    const DLTensor *t[4];
+    const tl_kernel_info *k = NULL;
+    int64_t rows = -1;
+    int rc = pick(op, variant, in, ni, out, no, p, t, &k, &rows);
+    if (rc)
+        return rc;
+    void *ptr[4];
+    for (int i = 0; i < 4; i++)
+        ptr[i] = t[i] ? dptr(t[i]) : NULL;
+    int nrows = rows > 0 ? (int)rows : 0;
+    double v = scalar ? kgate_scalar_get(p, scalar, dflt) : 0.0;
+    float f32 = (float)v;
+    int64_t i64 = (int64_t)v;
+    CUtensorMap maps[4]; /* 64-byte aligned by its type */
+    void *args[8];
+    for (int i = 0; i < k->n_args; i++) {
+        enum tl_arg a = k->args[i];
+        if (a <= TL_OUT0) {
+            args[i] = &ptr[a];
+        } else if (a == TL_ROWS) {
+            args[i] = &nrows;
+        } else if (a == TL_F32) {
+            args[i] = &f32;
+        } else if (a == TL_I64) {
+            args[i] = &i64;
+        } else {
+            int slot = (int)(a - TL_TMA_IN0);
+            if ((rc = tma_encode(p, op, &k->tma[slot], ptr[slot], &maps[slot])))
+                return rc;
+            args[i] = &maps[slot];
+        }
+    }
+    if ((rc = allow_smem(p, k)))
+        return rc;
+    dim3 grid = {k->grid[0] ? k->grid[0] : (unsigned)nrows, k->grid[1] ? k->grid[1] : (unsigned)nrows,
+                 k->grid[2] ? k->grid[2] : (unsigned)nrows};
+    dim3 block = {k->threads, 1, 1};
+    cudaError_t crc = cudaLaunchKernel(k->fn, grid, block, args, k->smem, (cudaStream_t)s);
+    if (crc != cudaSuccess) {
+        cudaGetLastError();
+        char got[96];
+        return fail(p, (int)crc, "tilelang %s (%s, input 1 of %s): launch failed: %s", op, variant,
+                    dims_str(t[TL_IN0], got, sizeof got), cudaGetErrorString(crc));
     }
     return 0;
 }
 
-/* ------------------------------------------------------ launch functions */
-
-static int ln_naive(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
-                    kgate_stream s)
-{
-    return run("layer_norm", "naive", kDLBfloat, 3, in, ni, out, no, p, s,
-               (float)kgate_scalar_get(p, "eps", 1e-5));
-}
-
-static int ln_fast(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
-                   kgate_stream s)
-{
-    return run("layer_norm", "fast", kDLBfloat, 3, in, ni, out, no, p, s,
-               (float)kgate_scalar_get(p, "eps", 1e-5));
-}
-
-static int rms_naive(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
-                     kgate_stream s)
-{
-    return run("rms_norm", "naive", kDLFloat, 2, in, ni, out, no, p, s,
-               (float)kgate_scalar_get(p, "eps", 1e-6));
-}
-
-static int rms_fast(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
-                    kgate_stream s)
-{
-    return run("rms_norm", "fast", kDLFloat, 2, in, ni, out, no, p, s,
-               (float)kgate_scalar_get(p, "eps", 1e-6));
-}
-
-static int sm_naive(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
-                    kgate_stream s)
-{
-    return run("softmax", "naive", kDLFloat, 1, in, ni, out, no, p, s, 0.f);
-}
-
-static int sm_fast(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,
-                   kgate_stream s)
-{
-    return run("softmax", "fast", kDLFloat, 1, in, ni, out, no, p, s, 0.f);
-}
-
 /* --------------------------------------------- the shapes they handle */
 
-/* (ROWS, COLS) with a kernel of both variants compiled for COLS: kgate then
- * skips, and reports, the extra shapes (unaligned, tiny, unnamed) and any
- * timed shape outside these. */
-static int supported(const char *op, const int64_t *e, int n)
+/* Extents with a kernel of (op, variant) compiled for them. */
+static int compiled(const char *op, const char *variant, const int64_t *e, int n)
 {
-    return n == 2 && e[0] >= 1 && e[0] <= INT_MAX && find(op, "naive", e[1]) && find(op, "fast", e[1]);
+    for (int i = 0; i < N_TL; i++) {
+        const tl_kernel_info *k = &tl_kernels[i];
+        if (!same(k, op, variant) || k->n_extents != n)
+            continue;
+        int ok = 1;
+        for (int d = 0; d < n && ok; d++)
+            ok = k->extents[d] < 0 ? e[d] >= 1 && e[d] <= INT_MAX : e[d] == k->extents[d];
+        if (ok)
+            return 1;
+    }
+    return 0;
 }
 
-static int ln_supported(const int64_t *e, int n) { return supported("layer_norm", e, n); }
-static int rms_supported(const int64_t *e, int n) { return supported("rms_norm", e, n); }
-static int sm_supported(const int64_t *e, int n) { return supported("softmax", e, n); }
+/* Both variants compiled for the shape: kgate then skips, and reports, the
+ * extra shapes (unaligned, tiny, unnamed) and any timed shape outside these. */
+static int supported(const char *op, const int64_t *e, int n)
+{
+    return compiled(op, "naive", e, n) && compiled(op, "fast", e, n);
+}
 
-/* -------------------------------------------------------------- table */
+/* ------------------------------------------------------------- table */
 
-static const kgate_kernel kernels[] = {
-    {"tilelang_layer_norm_naive_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_naive,
-     "TileLang as first written: x.float() row copy by scalar loads (RC0b), mean and variance "
-     "by T.serial into one-element fragments; on sm_90 the fragments spill (the paper's GH200 "
-     "finding) (RC0a, RC3)",
-     "eps", ln_supported},
-    {"tilelang_layer_norm_bf16", "layer_norm", "bf16", NULL, 3, 1, ln_fast,
-     "TileLang fixed: the row in a bf16 fragment (16-byte loads), T.reduce_sum allreduce for mean "
-     "and variance, bf16 out",
-     "eps", ln_supported},
-    {"tilelang_rms_norm_naive_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_naive,
-     "TileLang as first written: x.float() row copy by scalar loads (RC0b), sum of squares by "
-     "T.serial into a one-element fragment; on sm_90 the fragments spill (RC0a, RC3)",
-     "eps", rms_supported},
-    {"tilelang_rms_norm_fp16", "rms_norm", "fp16", NULL, 2, 1, rms_fast,
-     "TileLang fixed: the row in an fp16 fragment (16-byte loads), T.reduce_sum allreduce, fp16 out",
-     "eps", rms_supported},
-    {"tilelang_softmax_naive_fp16", "softmax", "fp16", NULL, 1, 1, sm_naive,
-     "TileLang in-tree style: the whole row cached as fp32 in shared memory, max and sum by "
-     "T.serial (RC0a)",
-     NULL, sm_supported},
-    {"tilelang_softmax_fp16", "softmax", "fp16", NULL, 1, 1, sm_fast,
-     "TileLang fixed: the row in fragments (16-byte loads), T.reduce_max and T.reduce_sum "
-     "allreduces",
-     NULL, sm_supported},
-};
+#define LAUNCHERS(op, dt, n_in, scalar, dflt, naive_sum, fast_sum)                                    \
+    static int op##_naive(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,     \
+                          kgate_stream s)                                                               \
+    {                                                                                                   \
+        return run(#op, "naive", scalar, dflt, in, ni, out, no, p, s);                                  \
+    }                                                                                                   \
+    static int op##_fast(const DLTensor *in, int ni, DLTensor *out, int no, const kgate_params *p,      \
+                         kgate_stream s)                                                                \
+    {                                                                                                   \
+        return run(#op, "fast", scalar, dflt, in, ni, out, no, p, s);                                   \
+    }                                                                                                   \
+    static int op##_supported(const int64_t *e, int n) { return supported(#op, e, n); }
+TL_OPS(LAUNCHERS)
+#undef LAUNCHERS
+
+#define ENTRIES(op, dt, n_in, scalar, dflt, naive_sum, fast_sum)                                      \
+    {"tilelang_" #op "_naive_" dt, #op, dt, NULL, n_in, 1, op##_naive, naive_sum, scalar, op##_supported}, \
+        {"tilelang_" #op "_" dt, #op, dt, NULL, n_in, 1, op##_fast, fast_sum, scalar, op##_supported},
+static const kgate_kernel kernels[] = {TL_OPS(ENTRIES)};
+#undef ENTRIES
 
 static const kgate_plugin plugin = KGATE_PLUGIN(kernels);
 
