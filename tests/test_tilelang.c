@@ -29,7 +29,9 @@
 static const struct {
     const char *op, *dtype;
 } pairs[] = {
-    {"layer_norm", "bf16"}, {"rms_norm", "fp16"}, {"softmax", "fp16"},
+    {"layer_norm", "bf16"},    {"rms_norm", "fp16"},       {"softmax", "fp16"},
+    {"argmax", "fp16"},        {"max_reduction", "fp16"},  {"mean_reduction", "fp32"},
+    {"logsumexp", "fp32"},     {"log_softmax", "fp16"},    {"cross_entropy", "fp32"},
 };
 #define N_PAIRS ((int)(sizeof pairs / sizeof pairs[0]))
 

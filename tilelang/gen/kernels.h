@@ -63,6 +63,42 @@ void tl_softmax_naive_fp16_32768_kernel(const void *X, void *Y, int R);
 void tl_softmax_fast_fp16_4096_kernel(const void *X, void *Y, int R);
 void tl_softmax_fast_fp16_8192_kernel(const void *X, void *Y, int R);
 void tl_softmax_fast_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_argmax_naive_fp16_4096_kernel(const void *X, void *Y, int R);
+void tl_argmax_naive_fp16_8192_kernel(const void *X, void *Y, int R);
+void tl_argmax_naive_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_argmax_fast_fp16_4096_kernel(const void *X, void *Y, int R);
+void tl_argmax_fast_fp16_8192_kernel(const void *X, void *Y, int R);
+void tl_argmax_fast_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_max_reduction_naive_fp16_4096_kernel(const void *X, void *Y, int R);
+void tl_max_reduction_naive_fp16_8192_kernel(const void *X, void *Y, int R);
+void tl_max_reduction_naive_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_max_reduction_fast_fp16_4096_kernel(const void *X, void *Y, int R);
+void tl_max_reduction_fast_fp16_8192_kernel(const void *X, void *Y, int R);
+void tl_max_reduction_fast_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_mean_reduction_naive_fp32_4096_kernel(const void *X, void *Y, int R);
+void tl_mean_reduction_naive_fp32_8192_kernel(const void *X, void *Y, int R);
+void tl_mean_reduction_naive_fp32_32768_kernel(const void *X, void *Y, int R);
+void tl_mean_reduction_fast_fp32_4096_kernel(const void *X, void *Y, int R);
+void tl_mean_reduction_fast_fp32_8192_kernel(const void *X, void *Y, int R);
+void tl_mean_reduction_fast_fp32_32768_kernel(const void *X, void *Y, int R);
+void tl_logsumexp_naive_fp32_4096_kernel(const void *X, void *Y, int R);
+void tl_logsumexp_naive_fp32_8192_kernel(const void *X, void *Y, int R);
+void tl_logsumexp_naive_fp32_16384_kernel(const void *X, void *Y, int R);
+void tl_logsumexp_fast_fp32_4096_kernel(const void *X, void *Y, int R);
+void tl_logsumexp_fast_fp32_8192_kernel(const void *X, void *Y, int R);
+void tl_logsumexp_fast_fp32_16384_kernel(const void *X, void *Y, int R);
+void tl_log_softmax_naive_fp16_4096_kernel(const void *X, void *Y, int R);
+void tl_log_softmax_naive_fp16_8192_kernel(const void *X, void *Y, int R);
+void tl_log_softmax_naive_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_log_softmax_fast_fp16_4096_kernel(const void *X, void *Y, int R);
+void tl_log_softmax_fast_fp16_8192_kernel(const void *X, void *Y, int R);
+void tl_log_softmax_fast_fp16_32768_kernel(const void *X, void *Y, int R);
+void tl_cross_entropy_naive_fp32_4096_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
+void tl_cross_entropy_naive_fp32_8192_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
+void tl_cross_entropy_naive_fp32_32768_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
+void tl_cross_entropy_fast_fp32_4096_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
+void tl_cross_entropy_fast_fp32_8192_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
+void tl_cross_entropy_fast_fp32_32768_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
 
 static const tl_kernel_info tl_kernels[] = {
     {"layer_norm", "naive", "bf16", 2, {-1, 1024, 0}, (const void *)tl_layer_norm_naive_bf16_1024_kernel,
@@ -141,20 +177,200 @@ static const tl_kernel_info tl_kernels[] = {
      {{0}, {0}, {0}, {0}},
      3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
     {"softmax", "fast", "fp16", 2, {-1, 4096, 0}, (const void *)tl_softmax_fast_fp16_4096_kernel,
-     {0, 1, 1}, 256, 1024,
+     {0, 1, 1}, 256, 9216,
      {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 4096, 0}}},
      {{0}, {0}, {0}, {0}},
      3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
     {"softmax", "fast", "fp16", 2, {-1, 8192, 0}, (const void *)tl_softmax_fast_fp16_8192_kernel,
-     {0, 1, 1}, 256, 1024,
+     {0, 1, 1}, 256, 17408,
      {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 8192, 0}}},
      {{0}, {0}, {0}, {0}},
      3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
     {"softmax", "fast", "fp16", 2, {-1, 32768, 0}, (const void *)tl_softmax_fast_fp16_32768_kernel,
-     {0, 1, 1}, 1024, 4096,
+     {0, 1, 1}, 256, 66560,
      {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 32768, 0}}},
      {{0}, {0}, {0}, {0}},
      3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"argmax", "naive", "fp16", 2, {-1, 4096, 0}, (const void *)tl_argmax_naive_fp16_4096_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"argmax", "naive", "fp16", 2, {-1, 8192, 0}, (const void *)tl_argmax_naive_fp16_8192_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"argmax", "naive", "fp16", 2, {-1, 32768, 0}, (const void *)tl_argmax_naive_fp16_32768_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"argmax", "fast", "fp16", 2, {-1, 4096, 0}, (const void *)tl_argmax_fast_fp16_4096_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"argmax", "fast", "fp16", 2, {-1, 8192, 0}, (const void *)tl_argmax_fast_fp16_8192_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"argmax", "fast", "fp16", 2, {-1, 32768, 0}, (const void *)tl_argmax_fast_fp16_32768_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"max_reduction", "naive", "fp16", 2, {-1, 4096, 0}, (const void *)tl_max_reduction_naive_fp16_4096_kernel,
+     {0, 1, 1}, 128, 16384,
+     {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"max_reduction", "naive", "fp16", 2, {-1, 8192, 0}, (const void *)tl_max_reduction_naive_fp16_8192_kernel,
+     {0, 1, 1}, 128, 32768,
+     {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"max_reduction", "naive", "fp16", 2, {-1, 32768, 0}, (const void *)tl_max_reduction_naive_fp16_32768_kernel,
+     {0, 1, 1}, 128, 131072,
+     {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"max_reduction", "fast", "fp16", 2, {-1, 4096, 0}, (const void *)tl_max_reduction_fast_fp16_4096_kernel,
+     {0, 1, 1}, 256, 512,
+     {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"max_reduction", "fast", "fp16", 2, {-1, 8192, 0}, (const void *)tl_max_reduction_fast_fp16_8192_kernel,
+     {0, 1, 1}, 256, 512,
+     {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"max_reduction", "fast", "fp16", 2, {-1, 32768, 0}, (const void *)tl_max_reduction_fast_fp16_32768_kernel,
+     {0, 1, 1}, 256, 512,
+     {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mean_reduction", "naive", "fp32", 2, {-1, 4096, 0}, (const void *)tl_mean_reduction_naive_fp32_4096_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mean_reduction", "naive", "fp32", 2, {-1, 8192, 0}, (const void *)tl_mean_reduction_naive_fp32_8192_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mean_reduction", "naive", "fp32", 2, {-1, 32768, 0}, (const void *)tl_mean_reduction_naive_fp32_32768_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mean_reduction", "fast", "fp32", 2, {-1, 4096, 0}, (const void *)tl_mean_reduction_fast_fp32_4096_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mean_reduction", "fast", "fp32", 2, {-1, 8192, 0}, (const void *)tl_mean_reduction_fast_fp32_8192_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mean_reduction", "fast", "fp32", 2, {-1, 32768, 0}, (const void *)tl_mean_reduction_fast_fp32_32768_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"logsumexp", "naive", "fp32", 2, {-1, 4096, 0}, (const void *)tl_logsumexp_naive_fp32_4096_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"logsumexp", "naive", "fp32", 2, {-1, 8192, 0}, (const void *)tl_logsumexp_naive_fp32_8192_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"logsumexp", "naive", "fp32", 2, {-1, 16384, 0}, (const void *)tl_logsumexp_naive_fp32_16384_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 16384, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"logsumexp", "fast", "fp32", 2, {-1, 4096, 0}, (const void *)tl_logsumexp_fast_fp32_4096_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"logsumexp", "fast", "fp32", 2, {-1, 8192, 0}, (const void *)tl_logsumexp_fast_fp32_8192_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"logsumexp", "fast", "fp32", 2, {-1, 16384, 0}, (const void *)tl_logsumexp_fast_fp32_16384_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 16384, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"log_softmax", "naive", "fp16", 2, {-1, 4096, 0}, (const void *)tl_log_softmax_naive_fp16_4096_kernel,
+     {0, 1, 1}, 128, 16384,
+     {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"log_softmax", "naive", "fp16", 2, {-1, 8192, 0}, (const void *)tl_log_softmax_naive_fp16_8192_kernel,
+     {0, 1, 1}, 128, 32768,
+     {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"log_softmax", "naive", "fp16", 2, {-1, 32768, 0}, (const void *)tl_log_softmax_naive_fp16_32768_kernel,
+     {0, 1, 1}, 128, 131072,
+     {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 32768, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"log_softmax", "fast", "fp16", 2, {-1, 4096, 0}, (const void *)tl_log_softmax_fast_fp16_4096_kernel,
+     {0, 1, 1}, 256, 9216,
+     {{kDLFloat, 16, 2, {-1, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"log_softmax", "fast", "fp16", 2, {-1, 8192, 0}, (const void *)tl_log_softmax_fast_fp16_8192_kernel,
+     {0, 1, 1}, 256, 17408,
+     {{kDLFloat, 16, 2, {-1, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"log_softmax", "fast", "fp16", 2, {-1, 32768, 0}, (const void *)tl_log_softmax_fast_fp16_32768_kernel,
+     {0, 1, 1}, 256, 66560,
+     {{kDLFloat, 16, 2, {-1, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {-1, 32768, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_ROWS, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"cross_entropy", "naive", "fp32", 2, {-1, 4096, 0}, (const void *)tl_cross_entropy_naive_fp32_4096_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 4096, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
+    {"cross_entropy", "naive", "fp32", 2, {-1, 8192, 0}, (const void *)tl_cross_entropy_naive_fp32_8192_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 8192, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
+    {"cross_entropy", "naive", "fp32", 2, {-1, 32768, 0}, (const void *)tl_cross_entropy_naive_fp32_32768_kernel,
+     {0, 1, 1}, 128, 0,
+     {{kDLFloat, 32, 2, {-1, 32768, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
+    {"cross_entropy", "fast", "fp32", 2, {-1, 4096, 0}, (const void *)tl_cross_entropy_fast_fp32_4096_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 4096, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
+    {"cross_entropy", "fast", "fp32", 2, {-1, 8192, 0}, (const void *)tl_cross_entropy_fast_fp32_8192_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 8192, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
+    {"cross_entropy", "fast", "fp32", 2, {-1, 32768, 0}, (const void *)tl_cross_entropy_fast_fp32_32768_kernel,
+     {0, 1, 1}, 256, 1024,
+     {{kDLFloat, 32, 2, {-1, 32768, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
 };
 
 /* X(op, dtype, inputs, scalar or NULL, its default, naive summary, fixed summary) */
@@ -167,7 +383,25 @@ static const tl_kernel_info tl_kernels[] = {
       "TileLang fixed: the row in an fp16 fragment (16-byte loads), T.reduce_sum allreduce, fp16 out") \
     X(softmax, "fp16", 1, NULL, 0.0, \
       "TileLang in-tree style: the whole row cached as fp32 in shared memory, max and sum by T.serial (RC0a)", \
-      "TileLang fixed: the row in fragments (16-byte loads), T.reduce_max and T.reduce_sum allreduces") \
+      "TileLang fixed: the row cached in fp16 in shared memory (16-byte loads), per-thread partial max and sum over its slices, T.reduce_max and T.reduce_sum allreduces") \
+    X(argmax, "fp16", 1, NULL, 0.0, \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), compared in fp32; no T.reduce (RC0a, RC0b)", \
+      "TileLang fixed: the row streamed in 4096-column tiles (16-byte loads), a running max and its column per slot, a NaN-propagating T.reduce_max, T.reduce_min over the slots' columns") \
+    X(max_reduction, "fp16", 1, NULL, 0.0, \
+      "TileLang in-tree style: the whole row cached as fp32 in shared memory, the max by T.serial (RC0a)", \
+      "TileLang fixed: the row streamed in 4096-column tiles (16-byte loads), a running max per slot, a NaN-propagating T.reduce_max allreduce") \
+    X(mean_reduction, "fp32", 1, NULL, 0.0, \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), into an fp64 accumulator; no T.reduce (RC0a, RC0b)", \
+      "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), a running sum per slot, T.reduce_sum allreduce") \
+    X(logsumexp, "fp32", 1, NULL, 0.0, \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC0b)", \
+      "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces") \
+    X(log_softmax, "fp16", 1, NULL, 0.0, \
+      "TileLang in-tree style: the whole row cached as fp32 in shared memory, max and sum of exponentials by T.serial (RC0a)", \
+      "TileLang fixed: the row cached in fp16 in shared memory (16-byte loads), per-thread partial max and sum over its slices, T.reduce_max and T.reduce_sum allreduces") \
+    X(cross_entropy, "fp32", 2, "ignore_index", -100, \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC0b)", \
+      "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces; the target logit read once") \
 
 
 #endif

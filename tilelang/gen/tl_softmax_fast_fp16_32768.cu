@@ -17,72 +17,125 @@
 #endif
 
 extern "C" __global__ void tl_softmax_fast_fp16_32768_kernel(const half_t* __restrict__ X, half_t* __restrict__ Y, int R);
-extern "C" __global__ void __launch_bounds__(1024, 1) tl_softmax_fast_fp16_32768_kernel(const half_t* __restrict__ X, half_t* __restrict__ Y, int R) {
+extern "C" __global__ void __launch_bounds__(256, 1) tl_softmax_fast_fp16_32768_kernel(const half_t* __restrict__ X, half_t* __restrict__ Y, int R) {
   extern __shared__ __align__(1024) uchar buf_dyn_shmem[];
-  void* workspace = ((void*)((char*)buf_dyn_shmem + 0));
-  void* workspace_1 = ((void*)((char*)buf_dyn_shmem + 0));
-  half_t x[32];
-  float e[32];
+  void* xs = ((void*)((char*)buf_dyn_shmem + 0));
+  void* workspace = ((void*)((char*)buf_dyn_shmem + 65536));
+  void* workspace_1 = ((void*)((char*)buf_dyn_shmem + 65536));
+  float acc[8];
   float mx[1];
   float sm[1];
   #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    *(uint4*)(x + (i * 8)) = *(uint4*)(X + (((((int64_t)((int)blockIdx.x)) * (int64_t)32768) + (((int64_t)i) * (int64_t)8192)) + (((int64_t)((int)threadIdx.x)) * (int64_t)8)));
+  for (int i = 0; i < 16; ++i) {
+    *(uint4*)(((half_t*)xs) + ((i * 2048) + (((int)threadIdx.x) * 8))) = *(uint4*)(X + (((((int64_t)((int)blockIdx.x)) * (int64_t)32768) + (((int64_t)i) * (int64_t)2048)) + (((int64_t)((int)threadIdx.x)) * (int64_t)8)));
   }
   #pragma unroll
-  for (int i_1 = 0; i_1 < 8; ++i_1) {
-    float4 __1;
-    uint2 v_ = *(uint2*)(x + (i_1 * 4));
-    ((float2*)(&__1))[0] = __half22float2(((half2*)(&v_))[0]);
-    ((float2*)(&__1))[1] = __half22float2(((half2*)(&v_))[1]);
-    *(float4*)(e + (i_1 * 4)) = __1;
+  for (int i_1 = 0; i_1 < 2; ++i_1) {
+    float broadcast_var = -CUDART_INF_F;
+    *(float4*)(acc + (i_1 * 4)) = make_float4(broadcast_var, broadcast_var, broadcast_var, broadcast_var);
+  }
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    half_t xs_local_cast[8];
+    *(uint4*)(xs_local_cast + 0) = *(uint4*)(((half_t*)xs) + ((k * 2048) + (((int)threadIdx.x) * 8)));
+    for (int i_2 = 0; i_2 < 2; ++i_2) {
+      float4 __1;
+        float4 v_ = *(float4*)(acc + (i_2 * 4));
+        float4 __2;
+        uint2 v__1 = *(uint2*)(xs_local_cast + (i_2 * 4));
+        ((float2*)(&__2))[0] = __half22float2(((half2*)(&v__1))[0]);
+        ((float2*)(&__2))[1] = __half22float2(((half2*)(&v__1))[1]);
+        __1.x = max(v_.x, __2.x);
+        __1.y = max(v_.y, __2.y);
+        __1.z = max(v_.z, __2.z);
+        __1.w = max(v_.w, __2.w);
+      *(float4*)(acc + (i_2 * 4)) = __1;
+    }
   }
   mx[0] = -CUDART_INF_F;
   #pragma unroll
-  for (int rv = 0; rv < 32; ++rv) {
-    mx[0] = max(mx[0], e[(((rv & 3) * 8) + (rv >> 2))]);
+  for (int rv = 0; rv < 8; ++rv) {
+    mx[0] = max(mx[0], acc[rv]);
   }
-  mx[0] = tl::AllReduce<tl::MaxOp, 1024, 1, 0, tl::NamedBarrier<1024>>::run(mx[0], (&(((float*)workspace_1)[0])));
+  __syncthreads();
+  mx[0] = tl::AllReduce<tl::MaxOp, 256, 1, 0, tl::NamedBarrier<256>>::run(mx[0], (&(((float*)workspace_1)[0])));
   #pragma unroll
-  for (int i_2 = 0; i_2 < 8; ++i_2) {
-    float4 __2;
-    float4 __3;
-      float4 v__1 = *(float4*)(e + (i_2 * 4));
-      float4 v__2 = make_float4(mx[0], mx[0], mx[0], mx[0]);
-      __3.x = (v__1.x-v__2.x);
-      __3.y = (v__1.y-v__2.y);
-      __3.z = (v__1.z-v__2.z);
-      __3.w = (v__1.w-v__2.w);
-    __2.x = expf(__3.x);
-    __2.y = expf(__3.y);
-    __2.z = expf(__3.z);
-    __2.w = expf(__3.w);
-    *(float4*)(e + (i_2 * 4)) = __2;
+  for (int i_3 = 0; i_3 < 2; ++i_3) {
+    float broadcast_var_1 = 0x0p+0f/*0.000000e+00*/;
+    *(float4*)(acc + (i_3 * 4)) = make_float4(broadcast_var_1, broadcast_var_1, broadcast_var_1, broadcast_var_1);
+  }
+  __syncthreads();
+  #pragma unroll
+  for (int k_1 = 0; k_1 < 16; ++k_1) {
+    half_t xs_local_cast_1[8];
+    *(uint4*)(xs_local_cast_1 + 0) = *(uint4*)(((half_t*)xs) + ((k_1 * 2048) + (((int)threadIdx.x) * 8)));
+    for (int i_4 = 0; i_4 < 2; ++i_4) {
+      float4 __3;
+        float4 v__2 = *(float4*)(acc + (i_4 * 4));
+        float4 __4;
+        float4 __5;
+          float4 __6;
+          uint2 v__3 = *(uint2*)(xs_local_cast_1 + (i_4 * 4));
+          ((float2*)(&__6))[0] = __half22float2(((half2*)(&v__3))[0]);
+          ((float2*)(&__6))[1] = __half22float2(((half2*)(&v__3))[1]);
+          float4 v__4 = make_float4(mx[0], mx[0], mx[0], mx[0]);
+          __5.x = (__6.x-v__4.x);
+          __5.y = (__6.y-v__4.y);
+          __5.z = (__6.z-v__4.z);
+          __5.w = (__6.w-v__4.w);
+        __4.x = expf(__5.x);
+        __4.y = expf(__5.y);
+        __4.z = expf(__5.z);
+        __4.w = expf(__5.w);
+        __3.x = (v__2.x+__4.x);
+        __3.y = (v__2.y+__4.y);
+        __3.z = (v__2.z+__4.z);
+        __3.w = (v__2.w+__4.w);
+      *(float4*)(acc + (i_4 * 4)) = __3;
+    }
   }
   sm[0] = 0x0p+0f/*0.000000e+00*/;
   #pragma unroll
-  for (int rv_1 = 0; rv_1 < 32; ++rv_1) {
-    sm[0] = (sm[0] + e[(((rv_1 & 3) * 8) + (rv_1 >> 2))]);
+  for (int rv_1 = 0; rv_1 < 8; ++rv_1) {
+    sm[0] = (sm[0] + acc[rv_1]);
   }
   __syncthreads();
-  sm[0] = tl::AllReduce<tl::SumOp, 1024, 1, 0, tl::NamedBarrier<1024>>::run(sm[0], (&(((float*)workspace)[0])));
+  sm[0] = tl::AllReduce<tl::SumOp, 256, 1, 0, tl::NamedBarrier<256>>::run(sm[0], (&(((float*)workspace)[0])));
+  sm[0] = (0x1p+0f/*1.000000e+00*/ / sm[0]);
+  __syncthreads();
   #pragma unroll
-  for (int i_3 = 0; i_3 < 8; ++i_3) {
-    uint2 __4;
-    float4 __5;
-      float4 v__3 = *(float4*)(e + (i_3 * 4));
-      float4 v__4 = make_float4(sm[0], sm[0], sm[0], sm[0]);
-      __5.x = (v__3.x/v__4.x);
-      __5.y = (v__3.y/v__4.y);
-      __5.z = (v__3.z/v__4.z);
-      __5.w = (v__3.w/v__4.w);
-    ((half2*)(&__4))[0] = __float22half2_rn(((float2*)(&__5))[0]);
-    ((half2*)(&__4))[1] = __float22half2_rn(((float2*)(&__5))[1]);
-    *(uint2*)(x + (i_3 * 4)) = __4;
-  }
-  #pragma unroll
-  for (int i_4 = 0; i_4 < 4; ++i_4) {
-    *(uint4*)(Y + (((((int64_t)((int)blockIdx.x)) * (int64_t)32768) + (((int64_t)i_4) * (int64_t)8192)) + (((int64_t)((int)threadIdx.x)) * (int64_t)8))) = *(uint4*)(x + (i_4 * 8));
+  for (int i_5 = 0; i_5 < 16; ++i_5) {
+    half_t xs_local_cast_3[8];
+    half_t Y_local_cast_2[8];
+    *(uint4*)(xs_local_cast_3 + 0) = *(uint4*)(((half_t*)xs) + ((i_5 * 2048) + (((int)threadIdx.x) * 8)));
+    for (int vec = 0; vec < 2; ++vec) {
+      uint2 __7;
+      float4 __8;
+        float4 __9;
+        float4 __10;
+          float4 __11;
+          uint2 v__5 = *(uint2*)(xs_local_cast_3 + (vec * 4));
+          ((float2*)(&__11))[0] = __half22float2(((half2*)(&v__5))[0]);
+          ((float2*)(&__11))[1] = __half22float2(((half2*)(&v__5))[1]);
+          float4 v__6 = make_float4(mx[0], mx[0], mx[0], mx[0]);
+          __10.x = (__11.x-v__6.x);
+          __10.y = (__11.y-v__6.y);
+          __10.z = (__11.z-v__6.z);
+          __10.w = (__11.w-v__6.w);
+        __9.x = expf(__10.x);
+        __9.y = expf(__10.y);
+        __9.z = expf(__10.z);
+        __9.w = expf(__10.w);
+        float4 v__7 = make_float4(sm[0], sm[0], sm[0], sm[0]);
+        __8.x = (__9.x*v__7.x);
+        __8.y = (__9.y*v__7.y);
+        __8.z = (__9.z*v__7.z);
+        __8.w = (__9.w*v__7.w);
+      ((half2*)(&__7))[0] = __float22half2_rn(((float2*)(&__8))[0]);
+      ((half2*)(&__7))[1] = __float22half2_rn(((float2*)(&__8))[1]);
+      *(uint2*)(Y_local_cast_2 + (vec * 4)) = __7;
+    }
+    *(uint4*)(Y + (((((int64_t)((int)blockIdx.x)) * (int64_t)32768) + (((int64_t)i_5) * (int64_t)2048)) + (((int64_t)((int)threadIdx.x)) * (int64_t)8))) = *(uint4*)(Y_local_cast_2 + 0);
   }
 }
 
