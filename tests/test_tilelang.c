@@ -32,6 +32,8 @@ static const struct {
     {"layer_norm", "bf16"},    {"rms_norm", "fp16"},       {"softmax", "fp16"},
     {"argmax", "fp16"},        {"max_reduction", "fp16"},  {"mean_reduction", "fp32"},
     {"logsumexp", "fp32"},     {"log_softmax", "fp16"},    {"cross_entropy", "fp32"},
+    {"add", "fp16"},           {"mul", "fp16"},            {"relu", "fp16"},
+    {"leaky_relu", "fp16"},    {"swiglu", "fp16"},
 };
 #define N_PAIRS ((int)(sizeof pairs / sizeof pairs[0]))
 
@@ -177,12 +179,42 @@ static void launcher_refuses_before_cuda(void **state)
     assert_non_null(strstr(msg, "no kernel for input 1 of 3x1024"));
 }
 
+/* The element-wise kernels have the whole shape compiled in: another length,
+ * or an output not shaped like the input, is refused. */
+static void launcher_takes_whole_shapes(void **state)
+{
+    (void)state;
+    if (!table)
+        skip();
+    char msg[256] = "";
+    kgate_params p;
+    memset(&p, 0, sizeof p);
+    p.error = msg;
+    p.error_size = sizeof msg;
+    const kgate_kernel *add = kernel("add", "fp16", 1);
+    assert_non_null(add);
+    int64_t n[1] = {1000};
+    DLTensor in[2] = {fake(kDLFloat, 16, 1, n, 1), fake(kDLFloat, 16, 1, n, 1)};
+    DLTensor out[1] = {fake(kDLFloat, 16, 1, n, 1)};
+    assert_int_equal(add->launch(in, 2, out, 1, &p, NULL), 2);
+    assert_string_equal(msg, "tilelang add: no kernel for input 1 of 1000 with these shapes "
+                             "(compiled for 1048576, 16777216, 67108864)");
+    const kgate_kernel *relu = kernel("relu", "fp16", 0);
+    assert_non_null(relu);
+    int64_t x[2] = {1024, 1024}, y[2] = {1024, 2048};
+    DLTensor rin[1] = {fake(kDLFloat, 16, 2, x, 1)};
+    DLTensor rout[1] = {fake(kDLFloat, 16, 2, y, 1)};
+    assert_int_equal(relu->launch(rin, 1, rout, 1, &p, NULL), 2);
+    assert_non_null(strstr(msg, "no kernel for input 1 of 1024x1024 with these shapes"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_operator_has_its_pair),
         cmocka_unit_test(supports_the_presets_only),
         cmocka_unit_test(launcher_refuses_before_cuda),
+        cmocka_unit_test(launcher_takes_whole_shapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

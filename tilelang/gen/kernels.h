@@ -99,6 +99,36 @@ void tl_cross_entropy_naive_fp32_32768_kernel(const void *Tgt, const void *X, vo
 void tl_cross_entropy_fast_fp32_4096_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
 void tl_cross_entropy_fast_fp32_8192_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
 void tl_cross_entropy_fast_fp32_32768_kernel(const void *Tgt, const void *X, void *Y, int R, int64_t ignore_index);
+void tl_add_naive_fp16_1048576_kernel(const void *X, const void *Y, void *Z);
+void tl_add_naive_fp16_16777216_kernel(const void *X, const void *Y, void *Z);
+void tl_add_naive_fp16_67108864_kernel(const void *X, const void *Y, void *Z);
+void tl_add_fast_fp16_1048576_kernel(const void *X, const void *Y, void *Z);
+void tl_add_fast_fp16_16777216_kernel(const void *X, const void *Y, void *Z);
+void tl_add_fast_fp16_67108864_kernel(const void *X, const void *Y, void *Z);
+void tl_mul_naive_fp16_1048576_kernel(const void *X, const void *Y, void *Z);
+void tl_mul_naive_fp16_16777216_kernel(const void *X, const void *Y, void *Z);
+void tl_mul_naive_fp16_67108864_kernel(const void *X, const void *Y, void *Z);
+void tl_mul_fast_fp16_1048576_kernel(const void *X, const void *Y, void *Z);
+void tl_mul_fast_fp16_16777216_kernel(const void *X, const void *Y, void *Z);
+void tl_mul_fast_fp16_67108864_kernel(const void *X, const void *Y, void *Z);
+void tl_relu_naive_fp16_1024x1024_kernel(const void *X, void *Y);
+void tl_relu_naive_fp16_4096x4096_kernel(const void *X, void *Y);
+void tl_relu_naive_fp16_16384x16384_kernel(const void *X, void *Y);
+void tl_relu_fast_fp16_1024x1024_kernel(const void *X, void *Y);
+void tl_relu_fast_fp16_4096x4096_kernel(const void *X, void *Y);
+void tl_relu_fast_fp16_16384x16384_kernel(const void *X, void *Y);
+void tl_leaky_relu_naive_fp16_1024x1024_kernel(const void *X, void *Y, float negative_slope);
+void tl_leaky_relu_naive_fp16_4096x4096_kernel(const void *X, void *Y, float negative_slope);
+void tl_leaky_relu_naive_fp16_8192x8192_kernel(const void *X, void *Y, float negative_slope);
+void tl_leaky_relu_fast_fp16_1024x1024_kernel(const void *X, void *Y, float negative_slope);
+void tl_leaky_relu_fast_fp16_4096x4096_kernel(const void *X, void *Y, float negative_slope);
+void tl_leaky_relu_fast_fp16_8192x8192_kernel(const void *X, void *Y, float negative_slope);
+void tl_swiglu_naive_fp16_1024x4096_kernel(const void *A, const void *B, void *Y);
+void tl_swiglu_naive_fp16_4096x8192_kernel(const void *A, const void *B, void *Y);
+void tl_swiglu_naive_fp16_4096x32768_kernel(const void *A, const void *B, void *Y);
+void tl_swiglu_fast_fp16_1024x4096_kernel(const void *A, const void *B, void *Y);
+void tl_swiglu_fast_fp16_4096x8192_kernel(const void *A, const void *B, void *Y);
+void tl_swiglu_fast_fp16_4096x32768_kernel(const void *A, const void *B, void *Y);
 
 static const tl_kernel_info tl_kernels[] = {
     {"layer_norm", "naive", "bf16", 2, {-1, 1024, 0}, (const void *)tl_layer_norm_naive_bf16_1024_kernel,
@@ -371,6 +401,156 @@ static const tl_kernel_info tl_kernels[] = {
      {{kDLFloat, 32, 2, {-1, 32768, 0}}, {kDLInt, 64, 1, {-1, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 32, 1, {-1, 0, 0}}},
      {{0}, {0}, {0}, {0}},
      5, {TL_IN1, TL_IN0, TL_OUT0, TL_ROWS, TL_I64, TL_IN0, TL_IN0, TL_IN0}},
+    {"add", "naive", "fp16", 1, {1048576, 0, 0}, (const void *)tl_add_naive_fp16_1048576_kernel,
+     {8192, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 1, {1048576, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"add", "naive", "fp16", 1, {16777216, 0, 0}, (const void *)tl_add_naive_fp16_16777216_kernel,
+     {131072, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 1, {16777216, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"add", "naive", "fp16", 1, {67108864, 0, 0}, (const void *)tl_add_naive_fp16_67108864_kernel,
+     {524288, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 1, {67108864, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"add", "fast", "fp16", 1, {1048576, 0, 0}, (const void *)tl_add_fast_fp16_1048576_kernel,
+     {256, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 1, {1048576, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"add", "fast", "fp16", 1, {16777216, 0, 0}, (const void *)tl_add_fast_fp16_16777216_kernel,
+     {4096, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 1, {16777216, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"add", "fast", "fp16", 1, {67108864, 0, 0}, (const void *)tl_add_fast_fp16_67108864_kernel,
+     {16384, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 1, {67108864, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mul", "naive", "fp16", 1, {1048576, 0, 0}, (const void *)tl_mul_naive_fp16_1048576_kernel,
+     {128, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 1, {1048576, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mul", "naive", "fp16", 1, {16777216, 0, 0}, (const void *)tl_mul_naive_fp16_16777216_kernel,
+     {2048, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 1, {16777216, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mul", "naive", "fp16", 1, {67108864, 0, 0}, (const void *)tl_mul_naive_fp16_67108864_kernel,
+     {8192, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 1, {67108864, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mul", "fast", "fp16", 1, {1048576, 0, 0}, (const void *)tl_mul_fast_fp16_1048576_kernel,
+     {256, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 1, {1048576, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {1048576, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mul", "fast", "fp16", 1, {16777216, 0, 0}, (const void *)tl_mul_fast_fp16_16777216_kernel,
+     {4096, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 1, {16777216, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {16777216, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"mul", "fast", "fp16", 1, {67108864, 0, 0}, (const void *)tl_mul_fast_fp16_67108864_kernel,
+     {16384, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 1, {67108864, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 1, {67108864, 0, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"relu", "naive", "fp16", 2, {1024, 1024, 0}, (const void *)tl_relu_naive_fp16_1024x1024_kernel,
+     {64, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {1024, 1024, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}},
+     {{0}, {0}, {0}, {0}},
+     2, {TL_IN0, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"relu", "naive", "fp16", 2, {4096, 4096, 0}, (const void *)tl_relu_naive_fp16_4096x4096_kernel,
+     {64, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {4096, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     2, {TL_IN0, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"relu", "naive", "fp16", 2, {16384, 16384, 0}, (const void *)tl_relu_naive_fp16_16384x16384_kernel,
+     {64, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {16384, 16384, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {16384, 16384, 0}}},
+     {{0}, {0}, {0}, {0}},
+     2, {TL_IN0, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"relu", "fast", "fp16", 2, {1024, 1024, 0}, (const void *)tl_relu_fast_fp16_1024x1024_kernel,
+     {256, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {1024, 1024, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}},
+     {{0}, {0}, {0}, {0}},
+     2, {TL_IN0, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"relu", "fast", "fp16", 2, {4096, 4096, 0}, (const void *)tl_relu_fast_fp16_4096x4096_kernel,
+     {4096, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {4096, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     2, {TL_IN0, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"relu", "fast", "fp16", 2, {16384, 16384, 0}, (const void *)tl_relu_fast_fp16_16384x16384_kernel,
+     {65536, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {16384, 16384, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {16384, 16384, 0}}},
+     {{0}, {0}, {0}, {0}},
+     2, {TL_IN0, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"leaky_relu", "naive", "fp16", 2, {1024, 1024, 0}, (const void *)tl_leaky_relu_naive_fp16_1024x1024_kernel,
+     {512, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {1024, 1024, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_F32, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"leaky_relu", "naive", "fp16", 2, {4096, 4096, 0}, (const void *)tl_leaky_relu_naive_fp16_4096x4096_kernel,
+     {8192, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {4096, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_F32, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"leaky_relu", "naive", "fp16", 2, {8192, 8192, 0}, (const void *)tl_leaky_relu_naive_fp16_8192x8192_kernel,
+     {32768, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {8192, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {8192, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_F32, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"leaky_relu", "fast", "fp16", 2, {1024, 1024, 0}, (const void *)tl_leaky_relu_fast_fp16_1024x1024_kernel,
+     {256, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {1024, 1024, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_F32, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"leaky_relu", "fast", "fp16", 2, {4096, 4096, 0}, (const void *)tl_leaky_relu_fast_fp16_4096x4096_kernel,
+     {4096, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {4096, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_F32, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"leaky_relu", "fast", "fp16", 2, {8192, 8192, 0}, (const void *)tl_leaky_relu_fast_fp16_8192x8192_kernel,
+     {16384, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {8192, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {8192, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_OUT0, TL_F32, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"swiglu", "naive", "fp16", 2, {1024, 4096, 0}, (const void *)tl_swiglu_naive_fp16_1024x4096_kernel,
+     {32768, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {1024, 4096, 0}}, {kDLFloat, 16, 2, {1024, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"swiglu", "naive", "fp16", 2, {4096, 8192, 0}, (const void *)tl_swiglu_naive_fp16_4096x8192_kernel,
+     {262144, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {4096, 8192, 0}}, {kDLFloat, 16, 2, {4096, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"swiglu", "naive", "fp16", 2, {4096, 32768, 0}, (const void *)tl_swiglu_naive_fp16_4096x32768_kernel,
+     {1048576, 1, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {4096, 32768, 0}}, {kDLFloat, 16, 2, {4096, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 32768, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"swiglu", "fast", "fp16", 2, {1024, 4096, 0}, (const void *)tl_swiglu_fast_fp16_1024x4096_kernel,
+     {1024, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {1024, 4096, 0}}, {kDLFloat, 16, 2, {1024, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"swiglu", "fast", "fp16", 2, {4096, 8192, 0}, (const void *)tl_swiglu_fast_fp16_4096x8192_kernel,
+     {8192, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {4096, 8192, 0}}, {kDLFloat, 16, 2, {4096, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"swiglu", "fast", "fp16", 2, {4096, 32768, 0}, (const void *)tl_swiglu_fast_fp16_4096x32768_kernel,
+     {32768, 1, 1}, 256, 0,
+     {{kDLFloat, 16, 2, {4096, 32768, 0}}, {kDLFloat, 16, 2, {4096, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 32768, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
 };
 
 /* X(op, dtype, inputs, scalar or NULL, its default, naive summary, fixed summary) */
@@ -402,6 +582,21 @@ static const tl_kernel_info tl_kernels[] = {
     X(cross_entropy, "fp32", 2, "ignore_index", -100, \
       "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC0b)", \
       "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces; the target logit read once") \
+    X(add, "fp16", 2, NULL, 0.0, \
+      "TileLang as first written: one element a thread, the sum in fp32: 2-byte loads and stores, 4 bytes in flight a thread (RC0b)", \
+      "TileLang fixed: 4096 elements a block, T.copy into fp16 fragments (16-byte loads), half2 adds on the fragments, 16-byte stores") \
+    X(mul, "fp16", 2, NULL, 0.0, \
+      "TileLang as first written: each thread a contiguous chunk of 64 elements by T.serial: a warp's 2-byte loads 128 bytes apart (RC1)", \
+      "TileLang fixed: 4096 elements a block, T.copy into fp16 fragments (16-byte loads), half2 products on the fragments, 16-byte stores") \
+    X(relu, "fp16", 1, NULL, 0.0, \
+      "TileLang as first written: a fixed grid of 64 blocks striding over the tensor with T.serial, one 2-byte element a thread a step: far under one wave (RC2a)", \
+      "TileLang fixed: 4096 elements a block, T.copy into fp16 fragments (16-byte loads), the max with 0 on the fragments, 16-byte stores") \
+    X(leaky_relu, "fp16", 1, "negative_slope", 0.01, \
+      "TileLang as first written: T.Parallel(cols, rows) over a 128x16 tile, the row index innermost: consecutive threads take rows COLS apart, 2 bytes each (RC1)", \
+      "TileLang fixed: 4096 elements a block, T.copy into fp16 fragments (16-byte loads), x < 0 ? x * slope : x on the fragments, 16-byte stores") \
+    X(swiglu, "fp16", 2, NULL, 0.0, \
+      "TileLang as first written: one element a thread, silu(a) * b in fp32: 2-byte loads and stores, 4 bytes in flight a thread (RC0b)", \
+      "TileLang fixed: 4096 elements a block, T.copy into fp16 fragments (16-byte loads), silu(a) * b in fp32 (a fast reciprocal) on the fragments, 16-byte stores") \
 
 
 #endif
