@@ -33,7 +33,7 @@ static const struct {
     {"argmax", "fp16"},        {"max_reduction", "fp16"},  {"mean_reduction", "fp32"},
     {"logsumexp", "fp32"},     {"log_softmax", "fp16"},    {"cross_entropy", "fp32"},
     {"add", "fp16"},           {"mul", "fp16"},            {"relu", "fp16"},
-    {"leaky_relu", "fp16"},    {"swiglu", "fp16"},
+    {"leaky_relu", "fp16"},    {"swiglu", "fp16"},         {"matmul", "fp16"},
 };
 #define N_PAIRS ((int)(sizeof pairs / sizeof pairs[0]))
 
@@ -179,8 +179,8 @@ static void launcher_refuses_before_cuda(void **state)
     assert_non_null(strstr(msg, "no kernel for input 1 of 3x1024"));
 }
 
-/* The element-wise kernels have the whole shape compiled in: another length,
- * or an output not shaped like the input, is refused. */
+/* The element-wise and matmul kernels have the whole shape compiled in:
+ * another length, or tensors whose shapes disagree, are refused. */
 static void launcher_takes_whole_shapes(void **state)
 {
     (void)state;
@@ -206,6 +206,16 @@ static void launcher_takes_whole_shapes(void **state)
     DLTensor rout[1] = {fake(kDLFloat, 16, 2, y, 1)};
     assert_int_equal(relu->launch(rin, 1, rout, 1, &p, NULL), 2);
     assert_non_null(strstr(msg, "no kernel for input 1 of 1024x1024 with these shapes"));
+    /* matmul: A's M x K names the shape; K of B must agree (a TMA kernel: refused
+     * before its descriptors are made) */
+    const kgate_kernel *mm = kernel("matmul", "fp16", 0);
+    assert_non_null(mm);
+    int64_t a[2] = {1024, 1024}, b[2] = {2048, 1024};
+    DLTensor min[2] = {fake(kDLFloat, 16, 2, a, 1), fake(kDLFloat, 16, 2, b, 1)};
+    DLTensor mout[1] = {fake(kDLFloat, 16, 2, a, 1)};
+    assert_int_equal(mm->launch(min, 2, mout, 1, &p, NULL), 2);
+    assert_string_equal(msg, "tilelang matmul: no kernel for input 1 of 1024x1024 with these shapes "
+                             "(compiled for 1024x1024, 4096x4096, 8192x8192)");
 }
 
 int main(void)

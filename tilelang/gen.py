@@ -3,8 +3,8 @@
     python3 tilelang/gen.py      (any python with tilelang==0.1.15)
 
 lowers every kernel of the family modules (gen_rows.py: one block a row;
-gen_ew.py: element-wise, one block a tile of the flattened tensor) for sm_90a
-(no GPU needed) and writes
+gen_ew.py: element-wise, one block a tile of the flattened tensor; gen_mm.py:
+matmul, one block a tile of C) for sm_90a (no GPU needed) and writes
 
     tilelang/gen/<name>.cu   the CUDA source TileLang generated, one kernel a file
     tilelang/gen/kernels.cu  includes them all: the one translation unit the build
@@ -45,6 +45,7 @@ from tilelang import tvm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_ew  # noqa: E402
+import gen_mm  # noqa: E402
 import gen_rows  # noqa: E402
 
 TILELANG_VERSION = "0.1.15"
@@ -52,7 +53,7 @@ TARGET = {"kind": "cuda", "arch": "sm_90a"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "gen")
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-FAMILIES = (gen_rows, gen_ew)
+FAMILIES = (gen_rows, gen_ew, gen_mm)
 KERNELS = [k for fam in FAMILIES for k in fam.KERNELS]
 OPS = {op: spec for fam in FAMILIES for op, spec in fam.OPS.items()}
 
@@ -232,7 +233,7 @@ def c_kernel(k):
     tma = ["{0}"] * 4
     for d in k["tma"].values():
         slot = k["tensors"][d["tensor"]]["slot"]
-        tma[slot] = "{%d, %d, %s, %s, %s, %s, {%s}}" % (
+        tma[slot] = "{%d, %d, %s, %s, %s, %s, %s}" % (
             d["rank"], d["dtype"], c_list(d["dim"], 3), c_list(d["stride"], 3), c_list(d["box"], 3),
             c_list(d["estride"], 3), ", ".join(str(x) for x in d["tail"]))
     return ('    {"%s", "%s", "%s", %d, %s, (const void *)%s,\n'

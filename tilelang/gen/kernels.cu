@@ -8,6 +8,10 @@
 #include <tl_templates/cuda/debug.h>
 #include <math_constants.h>
 #include <tl_templates/cuda/math.h>
+#include <tl_templates/cuda/instruction/wgmma.h>
+#include <tl_templates/cuda/intrin.h>
+#include <tl_templates/cuda/barrier.h>
+#include <tl_templates/cuda/copy_sm90.h>
 #include "tl_layer_norm_naive_bf16_1024.cu"
 #include "tl_layer_norm_naive_bf16_4096.cu"
 #include "tl_layer_norm_naive_bf16_8192.cu"
@@ -164,3 +168,15 @@
 #include "tl_swiglu_fast_fp16_1024x4096.cu"
 #include "tl_swiglu_fast_fp16_4096x8192.cu"
 #include "tl_swiglu_fast_fp16_4096x32768.cu"
+#include "tl_matmul_naive_fp16_1024x1024x1024.cu"
+#include "tl_matmul_naive_fp16_4096x4096x4096.cu"
+#include "tl_matmul_naive_fp16_8192x8192x8192.cu"
+#define buf_dyn_shmem buf_dyn_shmem_k87
+#include "tl_matmul_fast_fp16_1024x1024x1024.cu"
+#undef buf_dyn_shmem
+#define buf_dyn_shmem buf_dyn_shmem_k88
+#include "tl_matmul_fast_fp16_4096x4096x4096.cu"
+#undef buf_dyn_shmem
+#define buf_dyn_shmem buf_dyn_shmem_k89
+#include "tl_matmul_fast_fp16_8192x8192x8192.cu"
+#undef buf_dyn_shmem

@@ -129,6 +129,12 @@ void tl_swiglu_naive_fp16_4096x32768_kernel(const void *A, const void *B, void *
 void tl_swiglu_fast_fp16_1024x4096_kernel(const void *A, const void *B, void *Y);
 void tl_swiglu_fast_fp16_4096x8192_kernel(const void *A, const void *B, void *Y);
 void tl_swiglu_fast_fp16_4096x32768_kernel(const void *A, const void *B, void *Y);
+void tl_matmul_naive_fp16_1024x1024x1024_kernel(const void *A, const void *B, void *C);
+void tl_matmul_naive_fp16_4096x4096x4096_kernel(const void *A, const void *B, void *C);
+void tl_matmul_naive_fp16_8192x8192x8192_kernel(const void *A, const void *B, void *C);
+void tl_matmul_fast_fp16_1024x1024x1024_kernel(CUtensorMap A_desc, CUtensorMap B_desc, CUtensorMap C_desc);
+void tl_matmul_fast_fp16_4096x4096x4096_kernel(CUtensorMap A_desc, CUtensorMap B_desc, CUtensorMap C_desc);
+void tl_matmul_fast_fp16_8192x8192x8192_kernel(CUtensorMap A_desc, CUtensorMap B_desc, CUtensorMap C_desc);
 
 static const tl_kernel_info tl_kernels[] = {
     {"layer_norm", "naive", "bf16", 2, {-1, 1024, 0}, (const void *)tl_layer_norm_naive_bf16_1024_kernel,
@@ -551,6 +557,36 @@ static const tl_kernel_info tl_kernels[] = {
      {{kDLFloat, 16, 2, {4096, 32768, 0}}, {kDLFloat, 16, 2, {4096, 32768, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 32768, 0}}},
      {{0}, {0}, {0}, {0}},
      3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"matmul", "naive", "fp16", 3, {1024, 1024, 1024}, (const void *)tl_matmul_naive_fp16_1024x1024x1024_kernel,
+     {16, 16, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {1024, 1024, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"matmul", "naive", "fp16", 3, {4096, 4096, 4096}, (const void *)tl_matmul_naive_fp16_4096x4096x4096_kernel,
+     {64, 64, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {4096, 4096, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"matmul", "naive", "fp16", 3, {8192, 8192, 8192}, (const void *)tl_matmul_naive_fp16_8192x8192x8192_kernel,
+     {128, 128, 1}, 128, 0,
+     {{kDLFloat, 16, 2, {8192, 8192, 0}}, {kDLFloat, 16, 2, {8192, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {8192, 8192, 0}}},
+     {{0}, {0}, {0}, {0}},
+     3, {TL_IN0, TL_IN1, TL_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"matmul", "fast", "fp16", 3, {1024, 1024, 1024}, (const void *)tl_matmul_fast_fp16_1024x1024x1024_kernel,
+     {4, 8, 1}, 384, 147456,
+     {{kDLFloat, 16, 2, {1024, 1024, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {1024, 1024, 0}}},
+     {{2, 6, {1024, 1024, 0}, {2, 2048, 0}, {64, 128, 0}, {1, 1, 0}, 0, 3, 2, 0}, {2, 6, {1024, 1024, 0}, {2, 2048, 0}, {64, 64, 0}, {1, 1, 0}, 0, 3, 2, 0}, {0}, {2, 6, {1024, 1024, 0}, {2, 2048, 0}, {64, 128, 0}, {1, 1, 0}, 0, 3, 2, 0}},
+     3, {TL_TMA_IN0, TL_TMA_IN1, TL_TMA_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"matmul", "fast", "fp16", 3, {4096, 4096, 4096}, (const void *)tl_matmul_fast_fp16_4096x4096x4096_kernel,
+     {16, 32, 1}, 384, 147456,
+     {{kDLFloat, 16, 2, {4096, 4096, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {4096, 4096, 0}}},
+     {{2, 6, {4096, 4096, 0}, {2, 8192, 0}, {64, 128, 0}, {1, 1, 0}, 0, 3, 2, 0}, {2, 6, {4096, 4096, 0}, {2, 8192, 0}, {64, 64, 0}, {1, 1, 0}, 0, 3, 2, 0}, {0}, {2, 6, {4096, 4096, 0}, {2, 8192, 0}, {64, 128, 0}, {1, 1, 0}, 0, 3, 2, 0}},
+     3, {TL_TMA_IN0, TL_TMA_IN1, TL_TMA_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
+    {"matmul", "fast", "fp16", 3, {8192, 8192, 8192}, (const void *)tl_matmul_fast_fp16_8192x8192x8192_kernel,
+     {32, 64, 1}, 384, 147456,
+     {{kDLFloat, 16, 2, {8192, 8192, 0}}, {kDLFloat, 16, 2, {8192, 8192, 0}}, {0, 0, 0, {0, 0, 0}}, {kDLFloat, 16, 2, {8192, 8192, 0}}},
+     {{2, 6, {8192, 8192, 0}, {2, 16384, 0}, {64, 128, 0}, {1, 1, 0}, 0, 3, 2, 0}, {2, 6, {8192, 8192, 0}, {2, 16384, 0}, {64, 64, 0}, {1, 1, 0}, 0, 3, 2, 0}, {0}, {2, 6, {8192, 8192, 0}, {2, 16384, 0}, {64, 128, 0}, {1, 1, 0}, 0, 3, 2, 0}},
+     3, {TL_TMA_IN0, TL_TMA_IN1, TL_TMA_OUT0, TL_IN0, TL_IN0, TL_IN0, TL_IN0, TL_IN0}},
 };
 
 /* X(op, dtype, inputs, scalar or NULL, its default, naive summary, fixed summary) */
@@ -597,6 +633,9 @@ static const tl_kernel_info tl_kernels[] = {
     X(swiglu, "fp16", 2, NULL, 0.0, \
       "TileLang as first written: one element a thread, silu(a) * b in fp32: 2-byte loads and stores, 4 bytes in flight a thread (RC0b)", \
       "TileLang fixed: 4096 elements a block, T.copy into fp16 fragments (16-byte loads), silu(a) * b in fp32 (a fast reciprocal) on the fragments, 16-byte stores") \
+    X(matmul, "fp16", 2, NULL, 0.0, \
+      "TileLang as first written: the k loop by T.serial over global memory, a 64x64 fp32 tile of CUDA-core FMAs a block, no shared-memory tiles and no T.gemm; a column of A a step (NOTC, RC1)", \
+      "TileLang fixed: 128x256x64 tiles by T.copy into shared memory, a 3-stage T.Pipelined loop, T.gemm: TMA, WGMMA and a producer warpgroup on sm_90a, a TMA store") \
 
 
 #endif
