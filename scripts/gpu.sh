@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang-jit rtc arch baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang tilelang-jit rtc arch baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -437,6 +437,17 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
                 "torch + CUDA context: $(walltime python3 -c 'import torch; torch.zeros(1, device="cuda")') s;" \
                 "kgate devices: $(walltime "$B/kgate" devices) s"
         done | tee "$OUT/startup.txt"
+        ;;
+    tilelang)
+        # the TileLang pairs at the large shapes: each naive kernel SLOW, each fixed one OK
+        # (TL_OPS="op op ...": a part of them, where a call's time is capped)
+        log tilelang
+        t0=$(date +%s)
+        KG_TL_OPS=${TL_OPS:-} timeout 1500 tests/gpu/gpu_tilelang.sh "$B/kgate" "$B" >"$OUT/test-tilelang.log" 2>&1
+        echo "tilelang: exit $? after $(($(date +%s) - t0)) s: $(tail -1 "$OUT/test-tilelang.log")"
+        grep -E '^FAIL' "$OUT/test-tilelang.log"
+        mkdir -p "$OUT/tilelang"
+        cp "$B"/tests/gpu_tilelang-* "$OUT/tilelang/" 2>/dev/null
         ;;
     tilelang-jit)
         # TileLang's JIT from Python against libkgate_tilelang.so; TileLang's wheels come in
