@@ -569,7 +569,7 @@ OPS = {
              "partial max and sum over its slices, T.reduce_max and T.reduce_sum allreduces"),
     "argmax": dict(
         ins=("X",), out="Y", extents=rows,
-        naive="TileLang as first written: %s, compared in fp32; no T.reduce (RC0a, RC0b)" % WALK,
+        naive="TileLang as first written: %s, compared in fp32; no T.reduce (RC0a, RC1)" % WALK,
         fast="TileLang fixed: the row streamed in 4096-column tiles (16-byte loads), a running max and "
              "its column per slot, a NaN-propagating T.reduce_max, T.reduce_min over the slots' columns"),
     "max_reduction": dict(
@@ -580,13 +580,13 @@ OPS = {
              "slot, a NaN-propagating T.reduce_max allreduce"),
     "mean_reduction": dict(
         ins=("X",), out="Y", extents=rows,
-        naive="TileLang as first written: %s, into an fp64 accumulator; no T.reduce (RC0a, RC0b)" % WALK,
+        naive="TileLang as first written: %s, into an fp64 accumulator; no T.reduce (RC0a, RC1)" % WALK,
         fast="TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), a running sum per "
              "slot, T.reduce_sum allreduce"),
     "logsumexp": dict(
         ins=("X",), out="Y", extents=rows,
         naive="TileLang as first written: %s, twice (the max, then the sum of exponentials); "
-              "no T.reduce (RC0a, RC0b)" % WALK,
+              "no T.reduce (RC0a, RC1)" % WALK,
         fast="TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and "
              "sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces"),
     "log_softmax": dict(
@@ -598,7 +598,7 @@ OPS = {
     "cross_entropy": dict(
         ins=("X", "Tgt"), out="Y", extents=rows, scalar=("ignore_index", -100),
         naive="TileLang as first written: %s, twice (the max, then the sum of exponentials); "
-              "no T.reduce (RC0a, RC0b)" % WALK,
+              "no T.reduce (RC0a, RC1)" % WALK,
         fast="TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and "
              "sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces; the target logit "
              "read once"),

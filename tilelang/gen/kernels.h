@@ -601,22 +601,22 @@ static const tl_kernel_info tl_kernels[] = {
       "TileLang in-tree style: the whole row cached as fp32 in shared memory, max and sum by T.serial (RC0a)", \
       "TileLang fixed: the row cached in fp16 in shared memory (16-byte loads), per-thread partial max and sum over its slices, T.reduce_max and T.reduce_sum allreduces") \
     X(argmax, "fp16", 1, NULL, 0.0, \
-      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), compared in fp32; no T.reduce (RC0a, RC0b)", \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), compared in fp32; no T.reduce (RC0a, RC1)", \
       "TileLang fixed: the row streamed in 4096-column tiles (16-byte loads), a running max and its column per slot, a NaN-propagating T.reduce_max, T.reduce_min over the slots' columns") \
     X(max_reduction, "fp16", 1, NULL, 0.0, \
       "TileLang in-tree style: the whole row cached as fp32 in shared memory, the max by T.serial (RC0a)", \
       "TileLang fixed: the row streamed in 4096-column tiles (16-byte loads), a running max per slot, a NaN-propagating T.reduce_max allreduce") \
     X(mean_reduction, "fp32", 1, NULL, 0.0, \
-      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), into an fp64 accumulator; no T.reduce (RC0a, RC0b)", \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), into an fp64 accumulator; no T.reduce (RC0a, RC1)", \
       "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), a running sum per slot, T.reduce_sum allreduce") \
     X(logsumexp, "fp32", 1, NULL, 0.0, \
-      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC0b)", \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC1)", \
       "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces") \
     X(log_softmax, "fp16", 1, NULL, 0.0, \
       "TileLang in-tree style: the whole row cached as fp32 in shared memory, max and sum of exponentials by T.serial (RC0a)", \
       "TileLang fixed: the row cached in fp16 in shared memory (16-byte loads), per-thread partial max and sum over its slices, T.reduce_max and T.reduce_sum allreduces") \
     X(cross_entropy, "fp32", 2, "ignore_index", -100, \
-      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC0b)", \
+      "TileLang as first written: every thread walks the row with T.serial, one element a load (the same address across the warp), twice (the max, then the sum of exponentials); no T.reduce (RC0a, RC1)", \
       "TileLang fixed: the row streamed in 2048-column tiles (16-byte loads), an online max and sum of exponentials per slot, T.reduce_max and T.reduce_sum allreduces; the target logit read once") \
     X(add, "fp16", 2, NULL, 0.0, \
       "TileLang as first written: one element a thread, the sum in fp32: 2-byte loads and stores, 4 bytes in flight a thread (RC0b)", \
