@@ -47,6 +47,8 @@ static void manifest_lines(void **state)
         {"{\"candidate\":\"a\",\"options\":\"--hot\"}", "'options' must be an array"},
         {"{\"candidate\":\"a\",\"options\":[\"--device\",\"1\"]}", "is the batch's"},
         {"{\"candidate\":\"a\",\"options\":[\"--events=/tmp/e\"]}", "is the batch's"},
+        {"{\"candidate\":\"a\",\"options\":[\"--server\",\"s.sock\"]}", "'--server' is not a job's"},
+        {"{\"candidate\":\"a\",\"options\":[\"--server=auto\"]}", "'--server' is not a job's"},
         {"{\"candidate\":\"a\",\"options\":[3]}", "non-string"},
         {"{\"candidate\":\"a\\u0001b\"}", "control character"},
         {"{\"candidate\":\"a\\u009bb\"}", "control character"}, /* C1 */

@@ -712,6 +712,10 @@ def main(args):
     results in --json; exit kgate's codes, 7 when stopped by SIGINT or
     SIGTERM (what was judged is printed and written)."""
     a, rest = _parser().parse_known_args(args)
+    if a.server and a.gpus:
+        sys.stderr.write("kgate kernelbench: --server and --gpus: a service judges on its own GPU, a batch on its "
+                         "GPUs; give one\n")
+        return 3
     if not 1 <= a.jobs_per_gpu <= 4:
         sys.stderr.write("kgate kernelbench: --jobs-per-gpu: a whole number from 1 to 4\n")
         return 3

@@ -132,6 +132,12 @@ int kg_manifest_line(const char *text, int line, kg_batch_job *j, kg_err *err)
                            x->valuestring);
                 goto bad;
             }
+            /* a job runs here: sent on to a kgate serve (maybe the very one running it) it would wait on itself */
+            if (!strncmp(x->valuestring, "--server", 8)) {
+                kg_err_set(err, KG_EXIT_USAGE, "line %d: option '--server' is not a job's: a job is judged here",
+                           line);
+                goto bad;
+            }
             snprintf(j->opts[j->n_opts++], sizeof j->opts[0], "%s", x->valuestring);
         }
     }

@@ -809,6 +809,10 @@ class KernelbenchAsItGoes(unittest.TestCase):
                 with open(args) as f:
                     got = json.load(f)
                 self.assertEqual([a for a in got if a in ("--server", "auto")], want)
+            p = subprocess.run([sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--server", "auto",
+                                "--gpus", "0"], capture_output=True, text=True, env=e, cwd=d, timeout=60)
+            self.assertEqual(p.returncode, 3)
+            self.assertIn("--server and --gpus", p.stderr)
 
     def stopped(self, sig, after_starts, want_judged, want_done):
         with tempfile.TemporaryDirectory() as d:
