@@ -38,6 +38,11 @@ refused "the same file as the input" "$kgate" check cand.so --json cand.so
 refused "the same file as the input" "$kgate" check cand.so:noop --json ./cand.so
 refused "the same file as the input" "$kgate" check link.so --json cand.so
 refused "the same file as the input" "$kgate" tune cand.so:noop --json cand.so
+refused "a directory" "$kgate" check cand.so --events adir
+refused "the candidate itself" "$kgate" check cand.so --events cand.so
+timeout 60 "$kgate" check cand.so --events - -q >out.txt 2>err.txt
+expect "--events -: standard output, no file named '-' (then no GPU: exit 5)" "5 no" \
+    "$? $([ -e ./- ] && echo yes || echo no)"
 refused "a directory" "$kgate" run --json adir
 refused "a directory" "$kgate" peaks --json adir
 refused "the same file as the input" "$kgate" report r.json -o r.json

@@ -28,6 +28,13 @@ int kg_check_events_open(const kg_options *o, kg_err *err)
         return 0;
     if (!o->events[0])
         return kg_err_set(err, KG_EXIT_IO, "--events: an empty path");
+    if (strcmp(o->events, "-") == 0) { /* standard output, as --json - (blocking: it is the caller's) */
+        events_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (events_fd < 0)
+            return kg_err_set(err, KG_EXIT_IO, "--events -: standard output: %s", strerror(errno));
+        signal(SIGPIPE, SIG_IGN);
+        return 0;
+    }
     /* O_NONBLOCK: a FIFO no one reads is refused (ENXIO), not waited on;
      * writes wait under a deadline (kg_check_event) */
     int fd = open(o->events, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);

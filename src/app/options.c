@@ -129,8 +129,8 @@ static const struct {
          "                      fork server and library times warm; none there: judged here, said;\n"
          "                      auto: the socket kgate serve --socket auto makes for --device\n"},
     {"check",
-     "  --events PATH       append one JSON line to PATH (a file, a FIFO, /dev/fd/N) as each kernel\n"
-         "                      is judged: {\"event\": \"kernel\", \"result\": its results entry}\n"},
+     "  --events PATH       append one JSON line to PATH (a file, a FIFO, /dev/fd/N; - : stdout) as\n"
+         "                      each kernel is judged: {\"event\": \"kernel\", \"result\": its results entry}\n"},
     {MEASURING,
      "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
          "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"},
