@@ -248,12 +248,8 @@ int kg_cause_from_cjson(const cJSON *o, kg_cause *c, kg_err *err)
         return err->code;
     c->title = kg_diag_title_of(c->id);
     c->hint = kg_diag_hint_of(c->id);
-    c->locus = kg_diag_locus_of(c->id);
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "locus"); /* absent in results before it existed */
-    if (cJSON_IsString(l))
-        for (int i = 0; i < kg_diag_rule_count(); i++)
-            if (strcmp(kg_diag_rule_id(i), c->id) == 0 && strcmp(kg_diag_rule_locus(i), l->valuestring) == 0)
-                c->locus = kg_diag_rule_locus(i); /* one of the id's own loci, never the file's text */
+    c->locus = kg_diag_locus_as(c->id, cJSON_IsString(l) ? l->valuestring : NULL);
     if (!c->title)
         return kg_err_set(err, KG_EXIT_FAIL, "unknown cause '%s'", c->id);
     return 0;

@@ -493,30 +493,26 @@ const char *kg_diag_rule_id(int i) { return i >= 0 && i < N_RULES ? rules[i].id 
 const char *kg_diag_rule_title(int i) { return i >= 0 && i < N_RULES ? rules[i].title : NULL; }
 const char *kg_diag_rule_hint(int i) { return i >= 0 && i < N_RULES ? rules[i].hint : NULL; }
 
-const char *kg_diag_title_of(const char *id)
+/* The first rule of an id, or NULL. */
+static const rule *by_id(const char *id)
 {
     for (int i = 0; i < N_RULES; i++)
         if (strcmp(rules[i].id, id) == 0)
-            return rules[i].title;
+            return &rules[i];
     return NULL;
 }
 
+const char *kg_diag_title_of(const char *id) { return by_id(id) ? by_id(id)->title : NULL; }
+const char *kg_diag_hint_of(const char *id) { return by_id(id) ? by_id(id)->hint : NULL; }
+const char *kg_diag_locus_of(const char *id) { return by_id(id) ? by_id(id)->locus : NULL; }
 const char *kg_diag_rule_locus(int i) { return i >= 0 && i < N_RULES ? rules[i].locus : NULL; }
 
-const char *kg_diag_locus_of(const char *id)
+const char *kg_diag_locus_as(const char *id, const char *locus)
 {
-    for (int i = 0; i < N_RULES; i++)
-        if (strcmp(rules[i].id, id) == 0)
+    for (int i = 0; locus && i < N_RULES; i++)
+        if (strcmp(rules[i].id, id) == 0 && strcmp(rules[i].locus, locus) == 0)
             return rules[i].locus;
-    return NULL;
-}
-
-const char *kg_diag_hint_of(const char *id)
-{
-    for (int i = 0; i < N_RULES; i++)
-        if (strcmp(rules[i].id, id) == 0)
-            return rules[i].hint;
-    return NULL;
+    return kg_diag_locus_of(id);
 }
 
 /* ---------------------------------------------------------------- ranking */

@@ -116,6 +116,9 @@ const char *kg_diag_hint_of(const char *id);
  * tuning, algorithm choice). By table index, or by id (NULL if unknown). */
 const char *kg_diag_rule_locus(int i);
 const char *kg_diag_locus_of(const char *id);
+/* locus as the rule table spells it when one of id's rules has it (a
+ * results file's word, never kept as given), else kg_diag_locus_of(id). */
+const char *kg_diag_locus_as(const char *id, const char *locus);
 
 /* The planted labels a kernel summary names at its end, e.g.
  * "one thread walks each row serially (RC0a)" or "... (RC0a, RC1)": fills
