@@ -118,6 +118,16 @@ int kg_device_count(int *n, kg_err *err)
     return 0;
 }
 
+int kg_device_cc(int index, int *cc, kg_err *err)
+{
+    int major = 0, minor = 0;
+    KG_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
+    KG_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index));
+    *cc = major * 10 + minor;
+out:
+    return err->code;
+}
+
 int kg_device_query(int index, kg_device_info *d, kg_err *err)
 {
     struct cudaDeviceProp p;

@@ -36,6 +36,8 @@ int kg_device_count(int *n, kg_err *err);
  * else the runtime's own message. Writes "no usable CUDA GPU: ..." to buf. */
 const char *kg_device_absent(int rc, char *buf, size_t size);
 int kg_device_query(int index, kg_device_info *out, kg_err *err);
+/* A GPU's compute capability alone, as a number (90 for 9.0). */
+int kg_device_cc(int index, int *cc, kg_err *err);
 
 /* A GPU watched through NVML for the processes holding a context on it
  * (compute, graphics, or as an MPS client; supervise/others.h says what kgate

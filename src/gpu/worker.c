@@ -562,17 +562,6 @@ static const kgate_kernel *find_fast(const kgate_plugin *p, const kg_op *op, kg_
     return NULL;
 }
 
-/* The compute capability of a GPU (90 for 9.0). */
-static int device_cc(int device, int *cc, kg_err *err)
-{
-    int major = 0, minor = 0;
-    KG_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    KG_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    *cc = major * 10 + minor;
-out:
-    return err->code;
-}
-
 /* Library paths a provider offers as a kernel table (a problem's, or
  * PyTorch's): each checked and timed as a vendor path is. At most 16. */
 static int time_library_table(kg_bench *b, const kgate_plugin *lib, const kg_provider *pv, kg_err *err)
@@ -690,7 +679,7 @@ static int do_library(kg_bench *b, kg_err *err)
     }
     int cc = 0;
     char why[300];
-    if (device_cc(j->device, &cc, err))
+    if (kg_device_cc(j->device, &cc, err))
         return err->code;
     if (kg_arch_unavailable(op, b->kernel->name, cc, kg_arch_build(), why, sizeof why)) {
         snprintf(e.text, sizeof e.text, "bundled %s not on this GPU: %s", b->kernel->name, why);
