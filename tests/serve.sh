@@ -66,6 +66,18 @@ expect "stdio: five checks ran" 5 "$(wc -l <log1 | tr -d ' ')"
 expect "stdio: kgate trajectory reads the answers, an iteration a request" "0 8" \
     "$? $(awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' traj1.txt | uniq | wc -l | tr -d ' ')"
 
+# 1b. the warm fork server: started while the service waits, handed to the
+# next Python request's check (its child, behind a socket), kept while a
+# request that is not Python runs; none left at the end
+: >p1.py
+: >p2.py
+printf '%s\n' '{"id":"w1","candidate":"p1.py"}' '{"id":"w2","candidate":"a.so"}' '{"id":"w3","candidate":"p2.py"}' |
+    KGATE_LIB=$(dirname "$kgate")/libkgate.so KG_FAKE_ZYLOG=$t/zylog "$kgate" serve --stdio >answ.jsonl 2>errw.txt
+expect "warm slot: exit" "0 w1:0 w2:0 w3:0" "$? $(answers answ.jsonl)"
+expect "warm slot: each Python request handed a warm fork server, a C one leaves it" \
+    "p1.py handed child socket python,a.so none,p2.py handed child socket python" "$(paste -sd, zylog)"
+expect "warm slot: no fork server left" 0 "$(grep -l "KG_FAKE_ZYLOG=$t/zylog" /proc/[0-9]*/environ 2>/dev/null | wc -l)"
+
 # 2. options after -- reach every check; a request line over 64 KiB is refused and skipped
 python3 -c "print('{\"id\":\"big\",\"candidate\":\"' + 'x' * 70000 + '\"}'); print('{\"id\":\"after\",\"candidate\":\"a.so\"}')" >big.jsonl
 "$kgate" serve --stdio -- --trials 5 <big.jsonl >ans2.jsonl 2>/dev/null

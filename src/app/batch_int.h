@@ -71,6 +71,7 @@ typedef struct kg_batch_cfg {
     char uuid[MAX_GPUS][64]; /* each GPU's UUID ("" where the query failed) */
     int per_gpu;             /* --jobs-per-gpu: supervisors (slots) a GPU; slot s is GPU s / per_gpu */
     struct kg_batch_turn *turn; /* the supervisors' turns at the results file (shared memory) */
+    int keep_slot; /* kgate serve: a job that is not Python leaves the warm slot (kg_batch_slot_ahead) */
 } kg_batch_cfg;
 
 /* How a supervisor's jobs see their GPU: CUDA_VISIBLE_DEVICES=cvd and
@@ -113,6 +114,10 @@ const char *kg_batch_runner(const kg_batch_cfg *c); /* KG_BATCH_RUNNER, else thi
 int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, const char *cvd, int warm,
                        kg_batch_watch *w, kg_err *err);
 void kg_batch_slot_drop(void);
+/* Starts the warm slot (a fork server for the next Python job) where there
+ * is none and the checks would use one (kg_batch_zygote_wanted); cvd as
+ * for kg_batch_run_timed. kgate serve calls it between requests. */
+void kg_batch_slot_ahead(const kg_batch_cfg *c, const char *cvd);
 void kg_batch_last_line(const char *path, char *buf, size_t size);
 
 /* batch_health.c: a GPU's health, and the view of it its jobs get */
@@ -123,6 +128,9 @@ kg_batch_view kg_batch_pick_view(const kg_batch_cfg *c, int gi, const char *dir)
 void kg_batch_supervise(const kg_batch_cfg *c, const kg_batch_jobs *jobs, int slot, int in, int status, int fd,
                         const char *dir, pid_t batch);
 void kg_batch_remove_dir(const char *dir);
+/* 1 when every job's check would start a Python fork server (KGATE_ZYGOTE
+ * not 0, no --sandbox or --memcheck among the options for every job) */
+int kg_batch_zygote_wanted(const kg_batch_cfg *c);
 /* One job on GPU g, seen through v: `kgate check ... --device DEV --json
  * DIR/job.json`; *text gets its results line (malloc'd). Returns the job's
  * exit code (124: time limit; 7 with error "cancelled: WHY" when w, where

@@ -159,7 +159,10 @@ static void slot_spawn(const char *exe, const char *cvd)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         close(p[1]);
-        slot_main(p[0], exe, cvd);
+        if (p[0] != 3 && dup2(p[0], 3) != 3)
+            _exit(127);
+        kg_close_from(4); /* none of its supervisor's: a kgate serve client's socket held here never ends */
+        slot_main(3, exe, cvd);
     }
     close(p[0]);
     if (pid < 0) {
@@ -169,6 +172,12 @@ static void slot_spawn(const char *exe, const char *cvd)
     setpgid(pid, pid);
     next_slot.pid = pid;
     next_slot.fd = p[1];
+}
+
+void kg_batch_slot_ahead(const kg_batch_cfg *c, const char *cvd)
+{
+    if (next_slot.pid <= 0 && kg_batch_zygote_wanted(c))
+        slot_spawn(kg_batch_runner(c), cvd);
 }
 
 /* Ends the slot: it reads no job, stops its fork server and exits; killed

@@ -68,19 +68,30 @@ static cJSON *read_doc(const char *path, char *why, size_t size)
 /* Whether a check under this option starts no fork server. */
 static int forkless(const char *opt) { return strcmp(opt, "--sandbox") == 0 || strcmp(opt, "--memcheck") == 0; }
 
-/* 1 when the job is a Python candidate whose check would start a fork
- * server (not off, not under --sandbox or --memcheck): the warm slot's */
-static int python_job(const kg_batch_cfg *c, const kg_batch_job *j)
+int kg_batch_zygote_wanted(const kg_batch_cfg *c)
 {
     const char *off = getenv("KGATE_ZYGOTE");
-    if ((off && strcmp(off, "0") == 0) || !kg_source_is_python(j->candidate))
+    if (off && strcmp(off, "0") == 0)
         return 0;
-    for (int i = 0; i < j->n_opts; i++)
-        if (forkless(j->opts[i]))
-            return 0;
     for (int i = 0; i < c->n_check; i++)
         if (forkless(c->check[i]))
             return 0;
+    return 1;
+}
+
+/* The job's warm slot (kg_batch_run_timed's warm): 1 when it is a Python
+ * candidate whose check would start a fork server (not off, not under
+ * --sandbox or --memcheck): it takes the slot; else 0 (the slot is
+ * dropped), or -1 under keep_slot (kgate serve: the slot stays for the
+ * next request) */
+static int python_job(const kg_batch_cfg *c, const kg_batch_job *j)
+{
+    int other = c->keep_slot ? -1 : 0;
+    if (!kg_batch_zygote_wanted(c) || !kg_source_is_python(j->candidate))
+        return other;
+    for (int i = 0; i < j->n_opts; i++)
+        if (forkless(j->opts[i]))
+            return other;
     return 1;
 }
 

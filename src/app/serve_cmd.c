@@ -11,7 +11,7 @@
  * one GPU, each as `kgate check` in a process of its own: candidate code
  * never runs in the service. What stays warm between requests: the Python
  * fork server (the next request's process is forked ahead with its server
- * started, as kgate batch does), the library times (--lib-cache, keyed by
+ * started, as kgate batch does, and kept while other requests run), the library times (--lib-cache, keyed by
  * operator, dtype, shape, GPU, driver, library versions and flush) and the
  * roofs (cached per GPU). */
 #include "serve_cmd.h"
@@ -275,6 +275,7 @@ static int serve_client(serve_cfg *s, int in, int out, int sock, int *served, do
         } else if (kg_stop_requested()) {
             rc = 1;
         } else {
+            kg_batch_slot_ahead(&s->batch, NULL); /* the next Python request's fork server, warming while idle */
             double left = s->idle_s - (kg_mono() - *last);
             if (left <= 0)
                 rc = 2;
@@ -386,6 +387,7 @@ int kg_cmd_serve(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.idle_s = 600;
     s.batch.timeout_s = 600;
+    s.batch.keep_slot = 1;
     int rc = serve_args(argc, argv, &s);
     if (rc)
         return rc < 0 ? 0 : rc;
