@@ -104,6 +104,8 @@ class Host:
                 for k in ks:
                     if k.op == pb.name and k.dtype is None:
                         k.dtype = pb.dtype
+                    if k.op == pb.name and k.index_dtype is None:
+                        k.index_dtype = pb.index_dtype  # an int32 input is an index tensor (catalog/problem.c)
             self.kernels = list(ks)
             self.table = self._table(ks, path)
             table_out[0] = ctypes.pointer(self.table)

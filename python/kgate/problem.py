@@ -79,6 +79,7 @@ class Problem:
         self.desc = None  # the description, once made
         self.consts = {}  # position -> a Python number the factory gives among its tensors
         self.dtype = None
+        self.index_dtype = "int64"  # int32 where an input is: such inputs take the kernel's index dtype
         self.ref64 = None
         self.ref_dtype = "fp64"
         self.on_gpu = None
@@ -109,6 +110,8 @@ class Problem:
             raise ValueError(f"problem {self.name}: its float tensors are {sorted(dts) or 'none'}; "
                              "they must share one dtype (fp16, bf16 or fp32)")
         self.dtype = dts.pop()
+        if any(t.dtype == torch.int32 for t in xs):
+            self.index_dtype = "int32"
         desc = {
             "name": self.name, "family": self.family,
             "inputs": [{"shape": list(t.shape), "dtype": _dtype_name(t, "an input")} for t in xs],

@@ -208,6 +208,19 @@ class WorkModel(unittest.TestCase):
         self.assertEqual(p.args([x])[1], 2.5)
         torch.testing.assert_close(p.reference(*p.args([x])), x * 2.5)
 
+    def test_int32_inputs_are_the_index_dtype(self):
+        """An int32 input is an index tensor of the kernel's index dtype
+        (catalog/problem.c), so the problem's kernels take int32: an embedding
+        with int32 ids (ViperBench's) is allocated as its factory makes it."""
+        emb = lambda: [torch.randint(0, 64, (32,), dtype=torch.int32), torch.randn(64, 8, dtype=torch.float16)]
+        p = Problem("t_emb32", inputs=emb, reference=lambda i, w: torch.nn.functional.embedding(i, w))
+        self.assertEqual([x["dtype"] for x in p.describe()["inputs"]], ["int32", "fp16"])
+        self.assertEqual(p.index_dtype, "int32")
+        q = Problem("t_emb64", inputs=lambda: [torch.randint(0, 64, (32,)), torch.randn(64, 8)],
+                    reference=lambda i, w: torch.nn.functional.embedding(i, w))
+        q.describe()
+        self.assertEqual(q.index_dtype, "int64")
+
     @unittest.skipUnless(os.path.isdir(os.path.join(HERE, "..", "..", ".cache", "kernelbench", "KernelBench", "level1")),
                          "no KernelBench problems (scripts/kernelbench.sh fetch)")
     def test_kernelbench_level1_describes(self):
