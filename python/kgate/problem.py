@@ -79,7 +79,7 @@ class Problem:
         self.desc = None  # the description, once made
         self.consts = {}  # position -> a Python number the factory gives among its tensors
         self.dtype = None
-        self.index_dtype = "int64"  # int32 where an input is: such inputs take the kernel's index dtype
+        self.index_dtype = None  # "int32" where an input is: such inputs take the kernel's index dtype
         self.ref64 = None
         self.ref_dtype = "fp64"
         self.on_gpu = None

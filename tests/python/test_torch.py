@@ -219,7 +219,10 @@ class WorkModel(unittest.TestCase):
         q = Problem("t_emb64", inputs=lambda: [torch.randint(0, 64, (32,)), torch.randn(64, 8)],
                     reference=lambda i, w: torch.nn.functional.embedding(i, w))
         q.describe()
-        self.assertEqual(q.index_dtype, "int64")
+        self.assertIsNone(q.index_dtype)  # int64 inputs are fixed int64: no index dtype to give
+        m = Problem("t_mm", inputs=lambda: [torch.randn(8, 8), torch.randn(8, 8)], reference=torch.mm)
+        m.describe()
+        self.assertIsNone(m.index_dtype)  # a kernel may give one only where an input is an index
 
     @unittest.skipUnless(os.path.isdir(os.path.join(HERE, "..", "..", ".cache", "kernelbench", "KernelBench", "level1")),
                          "no KernelBench problems (scripts/kernelbench.sh fetch)")
