@@ -238,8 +238,12 @@ int kg_check_library_job(const kg_options *o, const char *exe, const kg_report *
     }
     /* a miss left lib as it was */
     int rc = kg_cmds_run_watched(exe, job, o->timeout_s * 4, NULL, lib, seen, NULL, err);
-    if (!rc && key && !kg_libcache_unfit(lib) &&
-        kg_libcache_put(path, key, lib, wall_now(), o->lib_cache_age_s, NULL, &cerr) && !warned++)
+    const char *unfit = rc || !key ? NULL : kg_libcache_unfit(lib);
+    if (unfit && !o->quiet) /* else a loop never learns why each of its checks times the library again */
+        fprintf(stderr, "kgate: --lib-cache: %s %s: the library times not kept: %s\n",
+                job->op ? job->op->name : "?", kg_dtype_name(job->types.data), unfit);
+    if (!rc && key && !unfit && kg_libcache_put(path, key, lib, wall_now(), o->lib_cache_age_s, NULL, &cerr) &&
+        !warned++)
         fprintf(stderr, "kgate: --lib-cache: %s (library times not kept)\n", cerr.msg);
     free(key);
     return rc;
