@@ -51,7 +51,9 @@ def main():
         r.join()
     doc["exit"], doc["wall_s"] = p.returncode, round(time.time() - t0, 2)
     progress = [x for x in doc["lines"] if x["stream"] == "stderr" and "kgate kernelbench: [" in x["line"]]
-    doc["first_result_s"] = progress[0]["t_s"] if progress else None
+    ended = [x for x in progress if not x["line"].endswith("): started")]  # a problem's end, not its start
+    doc["first_started_s"] = progress[0]["t_s"] if progress else None
+    doc["first_result_s"] = ended[0]["t_s"] if ended else None
     try:
         res = json.load(open(js))
         doc["json_valid"] = True
