@@ -1,4 +1,4 @@
-/* kgate check --events PATH: one JSON line appended to PATH as each kernel
+/* kgate check, run and tune --events PATH: one JSON line appended to PATH as each kernel
  * is judged, {"event": "kernel", "result": ITS ENTRY OF THE RESULTS}, for a
  * reader that follows a check while it runs (kgate serve forwards them to
  * its client, docs/serve.md). The results document (--json) stays the
@@ -108,7 +108,7 @@ void kg_check_event(const char *result_json)
 
 void kg_check_event_result(const kg_result *r)
 {
-    if (events_fd < 0)
+    if (events_fd < 0 || !r)
         return;
     char *text = kg_result_to_json(r);
     kg_check_event(text);

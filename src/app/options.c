@@ -128,9 +128,10 @@ static const struct {
      "  --server SOCK|auto  a running kgate serve judges it (docs/serve.md): the same checks, its\n"
          "                      fork server and library times warm; none there: judged here, said;\n"
          "                      auto: the socket kgate serve --socket auto makes for --device\n"},
-    {"check",
-     "  --events PATH       append one JSON line to PATH (a file, a FIFO, /dev/fd/N; - : stdout) as\n"
-         "                      each kernel is judged: {\"event\": \"kernel\", \"result\": its results entry}\n"},
+    {MEASURING,
+     "  --events PATH       check, run, tune: append one JSON line to PATH (a file, a FIFO, /dev/fd/N;\n"
+         "                      - : stdout) as each kernel is judged: {\"event\": \"kernel\", \"result\": its\n"
+         "                      results entry}\n"},
     {MEASURING,
      "  --pin-sha256 HEX    a Python candidate must still have this SHA-256 when each worker\n"
          "                      imports it (else exit 4); kgate kernelbench pins the files it writes\n"},
@@ -452,7 +453,7 @@ static int parse_args(int argc, char **argv, kg_options *o, raw_options *w, kg_e
         {"--torch-compile", KG_OPT_FLAG, &o->torch, 2, 0, NULL, MEASURING, NULL},
         {"--pin-sha256", KG_OPT_STR, &o->pin_sha256, 0, 0, NULL, MEASURING, NULL},
         {"--server", KG_OPT_STR, &o->server, 0, 0, NULL, "check", NULL},
-        {"--events", KG_OPT_STR, &o->events, 0, 0, NULL, "check", NULL},
+        {"--events", KG_OPT_STR, &o->events, 0, 0, NULL, MEASURING, NULL},
     };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];

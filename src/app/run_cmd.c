@@ -71,7 +71,12 @@ int kg_cmd_run(const kg_options *o)
             return kg_cmds_fail(&err);
         }
     }
+    if (kg_check_events_open(o, &err)) {
+        free(tg.v);
+        return kg_cmds_fail(&err);
+    }
     int rc = kg_check_measure(o, exe, &tg);
     free(tg.v);
+    kg_check_events_close();
     return rc;
 }

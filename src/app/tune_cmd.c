@@ -29,13 +29,15 @@ static int tune_one(const kg_options *o, const char *exe, const kg_check_target 
     double waited = 0;
     if (kg_cmds_run_watched(exe, job, o->timeout_s, &r, NULL, &seen, &waited, err)) {
         if (err->code == KG_EXIT_ENV && r.n_sums)
-            kg_report_add(rep, &r);
+            kg_check_event_result(kg_report_add(rep, &r)); /* what was measured is kept */
         return err->code;
     }
     kg_check_judge_kernel(o, &r, t, shape, job, &rep->roofs, lib, lib_age, &seen, lib_seen, waited);
-    if (!kg_report_add(rep, &r))
+    kg_result *stored = kg_report_add(rep, &r);
+    if (!stored)
         return kg_err_set(err, KG_EXIT_ENV, "out of memory for the results");
     kg_check_checkpoint(o, rep, done, total);
+    kg_check_event_result(stored);
     return 0;
 }
 
@@ -183,7 +185,7 @@ int kg_cmd_tune(const kg_options *o)
     tuning tu = {.idx = NULL, .n = 0};
     kg_cmds_say_how(o);
     kg_self_exe(exe, sizeof exe);
-    if (tune_plan(o, exe, &tu, &err)) {
+    if (tune_plan(o, exe, &tu, &err) || kg_check_events_open(o, &err)) {
         free(tu.idx);
         return kg_cmds_fail(&err);
     }
@@ -192,6 +194,7 @@ int kg_cmd_tune(const kg_options *o)
     kg_report rep;
     if (kg_cmds_open_device(o, &d, &err)) {
         free(tu.idx);
+        kg_check_events_close();
         return kg_cmds_fail(&err);
     }
     double t0 = kg_mono();
@@ -201,5 +204,6 @@ int kg_cmd_tune(const kg_options *o)
     free(tu.idx);
     rc = tune_end(o, &tu, &rep, rc, &err);
     kg_report_free(&rep);
+    kg_check_events_close();
     return rc;
 }

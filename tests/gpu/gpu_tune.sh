@@ -6,9 +6,16 @@
 # a --knob subspace with no valid point is exit 2, said in one line.
 . "$(dirname "$0")/common.sh"
 out=$build/tests/gpu_tune.json
+rm -f "$out.events"
 "$kgate" tune "$build/tests/plugins/libcand_tunable0.so:relu_tuned" --shape large --json "$out" \
-    >"$build/tests/gpu_tune.txt" 2>&1
+    --events "$out.events" >"$build/tests/gpu_tune.txt" 2>&1
 expect "tune exit (the best is OK or SLOW)" yes "$([ $? -le 1 ] && echo yes || echo no)"
+expect "tune --events: a line a configuration judged, the results' entries in order" yes "$(python3 -c "
+import json, sys
+key = lambda r: (r.get('kernel'), r.get('summary'), r.get('verdict'))
+ev = [key(json.loads(l)['result']) for l in open(sys.argv[1])]
+res = [key(r) for r in json.load(open(sys.argv[2]))['results']]
+print('yes' if ev and ev == res else 'no: %d events, %d results' % (len(ev), len(res)))" "$out.events" "$out")"
 expect "the best configuration" "passes=1" \
     "$(grep '^best:' "$build/tests/gpu_tune.txt" | grep -o 'passes=[0-9]*')"
 expect "configurations timed, and skipped" "15 1" \
