@@ -168,6 +168,9 @@ def main(argv):
             return 3
         commit = args[i + 1]
         del args[i:i + 2]
+    if any(a.startswith("-") for a in args) or len(args) > 1 or (args and not os.path.isdir(args[0])):
+        print("usage: scripts/ledger.py [--check] [ROOT]\n       scripts/ledger.py --archive COMMIT [ROOT]")
+        return 3
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     path = os.path.join(root, "results", "ledger.jsonl")
     try:
