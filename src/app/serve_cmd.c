@@ -413,6 +413,7 @@ int kg_cmd_serve(int argc, char **argv)
         return err.code;
     } else {
         fprintf(stderr, "kgate: serve: listening on %s (GPU %d)\n", path, s.gpu);
+        kg_batch_slot_ahead(&s.batch, NULL); /* warming before the first client comes */
         rc = serve_socket(&s, lfd, &served);
         close(lfd);
         unlink(path);
