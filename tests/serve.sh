@@ -77,6 +77,29 @@ expect "warm slot: exit" "0 w1:0 w2:0 w3:0" "$? $(answers answ.jsonl)"
 expect "warm slot: each Python request handed a warm fork server, a C one leaves it" \
     "p1.py handed child socket python,a.so none,p2.py handed child socket python" "$(paste -sd, zylog)"
 expect "warm slot: no fork server left" 0 "$(grep -l "KG_FAKE_ZYLOG=$t/zylog" /proc/[0-9]*/environ 2>/dev/null | wc -l)"
+# while the service waits, the slot and its fork server hold neither its
+# standard input nor its output (the client's requests and answers)
+mkfifo win
+KGATE_LIB=$(dirname "$kgate")/libkgate.so KG_FAKE_ZYLOG=$t/zylog2 "$kgate" serve --stdio <win >answ2.jsonl 2>errw2.txt &
+spid=$!
+exec 7>win
+echo '{"id":"w4","candidate":"a.so"}' >&7
+for _ in $(seq 1 300); do grep -q '"id":"w4"' answ2.jsonl 2>/dev/null && break; sleep 0.05; done
+held=0 kids=0
+for _ in $(seq 1 100); do # the slot forks its fork server: both there
+    kids=$(for s in /proc/[0-9]*/stat; do awk -v p="$spid" '$4 == p { print $1 }' "$s" 2>/dev/null; done)
+    [ -n "$kids" ] && break
+    sleep 0.05
+done
+for k in $kids $(for s in /proc/[0-9]*/stat; do for k in $kids; do awk -v p="$k" '$4 == p { print $1 }' "$s" 2>/dev/null; done; done); do
+    for fd in 0 1; do
+        [ "$(readlink "/proc/$k/fd/$fd")" = "$(readlink "/proc/$spid/fd/$fd")" ] && held=$((held + 1))
+    done
+done
+exec 7>&-
+wait $spid
+expect "warm slot: started while waiting, holding none of the service's stdin or stdout" "yes 0" \
+    "$([ -n "$kids" ] && echo yes || echo no) $held"
 
 # 2. options after -- reach every check; a request line over 64 KiB is refused and skipped
 python3 -c "print('{\"id\":\"big\",\"candidate\":\"' + 'x' * 70000 + '\"}'); print('{\"id\":\"after\",\"candidate\":\"a.so\"}')" >big.jsonl

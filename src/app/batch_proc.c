@@ -162,6 +162,14 @@ static void slot_spawn(const char *exe, const char *cvd)
         if (p[0] != 3 && dup2(p[0], 3) != 3)
             _exit(127);
         kg_close_from(4); /* none of its supervisor's: a kgate serve client's socket held here never ends */
+        /* nor its standard input and output (kgate serve --stdio: the client's
+         * requests and answers): whatever it or its fork server prints goes
+         * to stderr, until its job's log takes both */
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (nul < 0 || dup2(nul, 0) != 0 || dup2(2, 1) != 1)
+            _exit(127);
+        if (nul > 2)
+            close(nul);
         slot_main(3, exe, cvd);
     }
     close(p[0]);
