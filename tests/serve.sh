@@ -66,6 +66,18 @@ expect "stdio: five checks ran" 5 "$(wc -l <log1 | tr -d ' ')"
 expect "stdio: kgate trajectory reads the answers, an iteration a request" "0 8" \
     "$? $(awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' traj1.txt | uniq | wc -l | tr -d ' ')"
 
+# 1a. what a check said without failing reaches the client, as notes
+: >c_noted.so
+: >c_junk.so
+printf '%s\n' '{"id":"n1","candidate":"c_noted.so"}' '{"id":"n2","candidate":"c_junk.so"}' |
+    "$kgate" serve --stdio >ansn.jsonl 2>errn.txt
+expect "notes: the check's own lines, cleaned, in its answer" \
+    "0|--lib-cache: relu fp16: the library times not kept: a wide interval|a second note ?[31m in colour" \
+    "$?|$(python3 -c "import json,sys; print('|'.join(*[d.get('notes', []) for d in map(json.loads, open(sys.argv[1])) if d.get('id') == 'n1' and 'event' not in d]))" ansn.jsonl)"
+
+expect "notes: none beside an error that is the check's last line" "4 0" \
+    "$(python3 -c "import json,sys; d=[d for d in map(json.loads, open(sys.argv[1])) if d.get('id') == 'n2' and 'event' not in d][0]; print(d['exit'], len(d.get('notes', [])))" ansn.jsonl)"
+
 # 1b. the warm fork server: started while the service waits, handed to the
 # next Python request's check (its child, behind a socket), kept while a
 # request that is not Python runs; none left at the end
@@ -143,6 +155,9 @@ expect "check --server: --json written from the answer, the options sent on" 1 \
     "$(python3 -c "import json,sys; print(int(json.load(open('viaserver.json'))['command'].startswith(sys.argv[1])))" "kgate check $t/a.so --op relu --lib-cache")"
 "$kgate" check c_wrong.so --server="$sock" -q >check5.txt 2>&1
 expect "check --server: a wrong kernel's exit" 2 "$?"
+"$kgate" check c_noted.so --server "$sock" >check5n.txt 2>&1
+expect "check --server: the service's notes said on stderr, as a check here says them" "0 2" \
+    "$? $(grep -c -e '^kgate: --lib-cache: relu fp16: the library times not kept' -e '^kgate: a second note' check5n.txt)"
 "$kgate" check c_multi.so --server "$sock" --events ev4.jsonl -q >check7.txt 2>&1
 expect "check --server --events: a line a kernel, as the check's own" "0 k1 k2 k3" \
     "$? $(python3 -c "import json,sys; print(' '.join(d['result']['kernel'] for d in map(json.loads, open(sys.argv[1])) if sorted(d) == ['event', 'result']))" ev4.jsonl)"
@@ -161,7 +176,7 @@ expect "check --server stopped: what was judged written, said cancelled" "k1 1" 
 expect "check --server with no service there: said, then checked here" 1 \
     "$(grep -c "no kgate serve answers at $t/nobody.sock (.*): checking here" check6.txt)"
 wait $pid
-expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(grep -c 'no request for 4 s: ending after 6 request' serve4.txt)"
+expect "socket: the idle timeout ends the service (exit 0), said" "0 1" "$? $(grep -c 'no request for 4 s: ending after 7 request' serve4.txt)"
 expect "socket: removed at the end" no "$([ -e "$sock" ] && echo yes || echo no)"
 pid=
 

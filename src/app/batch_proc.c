@@ -367,6 +367,31 @@ int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, co
     return rc;
 }
 
+/* kgate check's own lines ("kgate: ...") from a job's log into notes,
+ * each cleaned to one printable line of at most KG_BATCH_NOTE_MAX bytes,
+ * KG_BATCH_NOTES at most, from its first KG_BATCH_LOG_READ bytes: what a
+ * job said without failing (a library measurement not kept, a shape
+ * skipped), for a client that never sees its stderr. */
+void kg_batch_notes(const char *path, cJSON *notes)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024], buf[KG_BATCH_NOTE_MAX];
+    long read = 0;
+    int n = 0;
+    while (f && n < KG_BATCH_NOTES && read < KG_BATCH_LOG_READ && fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        read += (long)len;
+        if (strncmp(line, "kgate: ", 7) != 0 || (len == sizeof line - 1 && line[len - 1] != '\n'))
+            continue; /* not check's, or a line over 1 KiB (not one of its messages) */
+        line[strcspn(line, "\n")] = '\0';
+        kg_text_clean(buf, sizeof buf, line + 7);
+        if (buf[0] && cJSON_AddItemToArray(notes, cJSON_CreateString(buf)))
+            n++;
+    }
+    if (f)
+        fclose(f);
+}
+
 /* The last non-empty line of a file, for a job's error. */
 void kg_batch_last_line(const char *path, char *buf, size_t size)
 {

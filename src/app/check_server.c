@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../base/text.h"
 #include "../catalog/plugin_check.h"
 #include "../store/batch.h"
 #include "serve_cmd.h"
@@ -170,6 +171,23 @@ static char *exchange(int fd, const char *text, const char *id, kg_err *err)
     return NULL;
 }
 
+/* What the service's check said without failing ("notes"), on stderr as a
+ * check here would say it (not under -q): each cleaned, 16 at most. */
+static void say_notes(const kg_options *o, const char *text)
+{
+    cJSON *j = o->quiet ? NULL : cJSON_Parse(text);
+    const cJSON *x, *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
+    char buf[320];
+    int n = 0;
+    cJSON_ArrayForEach(x, notes) {
+        if (cJSON_IsString(x) && n++ < 16) {
+            kg_text_clean(buf, sizeof buf, x->valuestring);
+            fprintf(stderr, "kgate: %s\n", buf);
+        }
+    }
+    cJSON_Delete(j);
+}
+
 /* The answer as kgate check's end: the report printed and written, its
  * exit code; a refused request's error said, with its exit code. */
 static int answer(const kg_options *o, const char *text)
@@ -177,6 +195,7 @@ static int answer(const kg_options *o, const char *text)
     kg_err err = {0, ""};
     kg_batch_answer a;
     int rc;
+    say_notes(o, text);
     if (kg_report_answer(text, "kgate serve's answer", 1, &a, &err) || a.code < 0) {
         kg_err_set(&err, KG_EXIT_ENV, "kgate serve's answer is not a %s line", KG_BATCH_SCHEMA);
         rc = kg_cmds_fail(&err);
