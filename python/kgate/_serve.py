@@ -87,7 +87,10 @@ class Client:
                                     f"{a.get('id')!r}, not kgate.batch/1 for {job['id']!r}")
         if raised is not None:
             raise raised
-        return api.Report(a.get("check"), a.get("exit"), a.get("error", ""))
+        # stderr as a check here would have said it: its notes, then its error
+        notes = [n for n in a.get("notes") or [] if isinstance(n, str)]
+        said = "".join(f"kgate: {n}\n" for n in notes) + (a.get("error") or "")
+        return api.Report(a.get("check"), a.get("exit"), said)
 
     def _send(self, line):
         try:

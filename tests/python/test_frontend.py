@@ -1115,7 +1115,7 @@ class ServeClient(unittest.TestCase):
         self.env = mock.patch.dict(os.environ, {"KGATE_BIN": KGATE,
                                                 "KG_BATCH_RUNNER": os.path.join(HERE, "..", "fake_check.sh")})
         self.env.start()
-        for name in ("a.so", "c_slow.so", "c_wrong.so", "c_multi.so", "c_multi_sleepy.so"):
+        for name in ("a.so", "c_slow.so", "c_wrong.so", "c_multi.so", "c_multi_sleepy.so", "c_noted.so"):
             open(os.path.join(self.tmp.name, name), "w").close()
 
     def tearDown(self):
@@ -1135,6 +1135,18 @@ class ServeClient(unittest.TestCase):
         self.assertEqual((slow.verdict, slow.code), ("SLOW", 1))
         self.assertEqual((wrong.verdict, wrong.code), ("INCORRECT", 2))
         self.assertIn("--no-edge", wrong.doc["command"])
+
+    def test_notes_are_the_reports_stderr(self):
+        """What the service's check said without failing reaches Report.stderr,
+        as a local check's stderr would hold it."""
+        with kgate.serve() as s:
+            rep = s.check(self.path("c_noted.so"))
+            plain = s.check(self.path("a.so"))
+        self.assertEqual(rep.code, 0)
+        self.assertEqual(rep.stderr.splitlines(),
+                         ["kgate: --lib-cache: relu fp16: the library times not kept: a wide interval",
+                          "kgate: a second note ?[31m in colour"])
+        self.assertEqual(plain.stderr, "")
 
     def test_on_kernel_gets_each_result_as_it_is_judged(self):
         """The fake check judges k1, then waits for a gate file (at most 30 s)
