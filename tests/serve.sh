@@ -97,13 +97,13 @@ spid=$!
 exec 7>win
 echo '{"id":"w4","candidate":"a.so"}' >&7
 for _ in $(seq 1 300); do grep -q '"id":"w4"' answ2.jsonl 2>/dev/null && break; sleep 0.05; done
-held=0 kids=0
-for _ in $(seq 1 100); do # the slot forks its fork server: both there
-    kids=$(for s in /proc/[0-9]*/stat; do awk -v p="$spid" '$4 == p { print $1 }' "$s" 2>/dev/null; done)
+held=0 kids=
+for _ in $(seq 1 100); do # the slot (the service's child) and the fork server it starts (its child)
+    kids=$(pgrep -P "$spid")
     [ -n "$kids" ] && break
     sleep 0.05
 done
-for k in $kids $(for s in /proc/[0-9]*/stat; do for k in $kids; do awk -v p="$k" '$4 == p { print $1 }' "$s" 2>/dev/null; done; done); do
+for k in $kids $(for k in $kids; do pgrep -P "$k"; done); do
     for fd in 0 1; do
         [ "$(readlink "/proc/$k/fd/$fd")" = "$(readlink "/proc/$spid/fd/$fd")" ] && held=$((held + 1))
     done

@@ -121,10 +121,8 @@ void kg_batch_slot_drop(void);
  * for kg_batch_run_timed. kgate serve calls it between requests. */
 void kg_batch_slot_ahead(const kg_batch_cfg *c, const char *cvd);
 void kg_batch_last_line(const char *path, char *buf, size_t size);
-#define KG_BATCH_NOTES 16            /* notes a results line carries */
-#define KG_BATCH_NOTE_MAX 320        /* bytes of one */
-#define KG_BATCH_LOG_READ (1L << 20) /* bytes of a job's log read for them */
-void kg_batch_notes(const char *path, cJSON *notes);
+#define KG_BATCH_LOG_READ (1L << 20) /* bytes of a job's log read for its notes */
+cJSON *kg_batch_notes(const char *path, const char *error);
 
 /* batch_health.c: a GPU's health, and the view of it its jobs get */
 int kg_batch_health(const kg_batch_cfg *c, const kg_batch_view *v, const char *want, const char *dir, kg_err *err);

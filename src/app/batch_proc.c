@@ -367,18 +367,20 @@ int kg_batch_run_timed(char *const argv[], const char *log, double timeout_s, co
     return rc;
 }
 
-/* kgate check's own lines ("kgate: ...") from a job's log into notes,
- * each cleaned to one printable line of at most KG_BATCH_NOTE_MAX bytes,
- * KG_BATCH_NOTES at most, from its first KG_BATCH_LOG_READ bytes: what a
- * job said without failing (a library measurement not kept, a shape
- * skipped), for a client that never sees its stderr. */
-void kg_batch_notes(const char *path, cJSON *notes)
+/* kgate check's own lines ("kgate: ...") from a job's log, each cleaned
+ * to one printable line of at most KG_BATCH_NOTE_MAX bytes, KG_BATCH_NOTES
+ * at most, from its first KG_BATCH_LOG_READ bytes: what a job said without
+ * failing (a library measurement not kept, a shape skipped), for a client
+ * that never sees its stderr. The last is left out when it is the job's
+ * error (said once, as the error). A JSON array, or NULL for none. */
+cJSON *kg_batch_notes(const char *path, const char *error)
 {
     FILE *f = fopen(path, "r");
+    cJSON *notes = f ? cJSON_CreateArray() : NULL;
     char line[1024], buf[KG_BATCH_NOTE_MAX];
     long read = 0;
     int n = 0;
-    while (f && n < KG_BATCH_NOTES && read < KG_BATCH_LOG_READ && fgets(line, sizeof line, f)) {
+    while (notes && n < KG_BATCH_NOTES && read < KG_BATCH_LOG_READ && fgets(line, sizeof line, f)) {
         size_t len = strlen(line);
         read += (long)len;
         if (strncmp(line, "kgate: ", 7) != 0 || (len == sizeof line - 1 && line[len - 1] != '\n'))
@@ -390,6 +392,15 @@ void kg_batch_notes(const char *path, cJSON *notes)
     }
     if (f)
         fclose(f);
+    const cJSON *last = n ? cJSON_GetArrayItem(notes, n - 1) : NULL;
+    if (last && error && strncmp(error, "kgate: ", 7) == 0 &&
+        strncmp(error + 7, last->valuestring, strlen(last->valuestring)) == 0)
+        cJSON_DeleteItemFromArray(notes, --n);
+    if (n == 0) {
+        cJSON_Delete(notes);
+        return NULL;
+    }
+    return notes;
 }
 
 /* The last non-empty line of a file, for a job's error. */

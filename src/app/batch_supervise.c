@@ -160,21 +160,10 @@ int kg_batch_run_job(const kg_batch_cfg *c, const kg_batch_job *j, int g, const 
         snprintf(why, sizeof why, "exit %d, but %s", rc, doc_why);
         cJSON_AddStringToObject(line, "error", why);
     }
-    cJSON *notes = cJSON_CreateArray();
-    if (notes) {
-        kg_batch_notes(log, notes);
-        /* the error's own line (the log's last) is said once, as the error */
-        int last = cJSON_GetArraySize(notes) - 1;
-        const char *note = last >= 0 ? cJSON_GetArrayItem(notes, last)->valuestring : NULL;
-        const cJSON *said = cJSON_GetObjectItemCaseSensitive(line, "error");
-        if (note && cJSON_IsString(said) && strncmp(said->valuestring, "kgate: ", 7) == 0 &&
-            strncmp(said->valuestring + 7, note, strlen(note)) == 0)
-            cJSON_DeleteItemFromArray(notes, last);
-        if (cJSON_GetArraySize(notes) > 0)
-            cJSON_AddItemToObject(line, "notes", notes);
-        else
-            cJSON_Delete(notes);
-    }
+    const cJSON *said = cJSON_GetObjectItemCaseSensitive(line, "error");
+    cJSON *notes = kg_batch_notes(log, cJSON_IsString(said) ? said->valuestring : NULL);
+    if (notes)
+        cJSON_AddItemToObject(line, "notes", notes);
     kg_json_clean(line); /* the job's document and log are anyone's text (base/text.h) */
     *text = cJSON_PrintUnformatted(line);
     if (*text && strlen(*text) >= KG_BATCH_LINE_MAX - 1) { /* re-encoded, a document can grow */

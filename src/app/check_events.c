@@ -1,5 +1,5 @@
-/* kgate check, run and tune --events PATH: one JSON line appended to PATH as each kernel
- * is judged, {"event": "kernel", "result": ITS ENTRY OF THE RESULTS}, for a
+/* kgate check, run and tune --events PATH: one JSON line appended to PATH
+ * as each kernel is judged, {"event": "kernel", "result": ITS ENTRY OF THE RESULTS}, for a
  * reader that follows a check while it runs (kgate serve forwards them to
  * its client, docs/serve.md). The results document (--json) stays the
  * record: a line that cannot be written (a reader gone, or one that does

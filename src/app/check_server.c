@@ -172,15 +172,15 @@ static char *exchange(int fd, const char *text, const char *id, kg_err *err)
 }
 
 /* What the service's check said without failing ("notes"), on stderr as a
- * check here would say it (not under -q): each cleaned, 16 at most. */
+ * check here would say it (not under -q): each cleaned, KG_BATCH_NOTES at most. */
 static void say_notes(const kg_options *o, const char *text)
 {
     cJSON *j = o->quiet ? NULL : cJSON_Parse(text);
     const cJSON *x, *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
-    char buf[320];
+    char buf[KG_BATCH_NOTE_MAX];
     int n = 0;
     cJSON_ArrayForEach(x, notes) {
-        if (cJSON_IsString(x) && n++ < 16) {
+        if (cJSON_IsString(x) && n++ < KG_BATCH_NOTES) {
             kg_text_clean(buf, sizeof buf, x->valuestring);
             fprintf(stderr, "kgate: %s\n", buf);
         }

@@ -275,7 +275,7 @@ static const char serve_help[] =
     "  after a progress line as each kernel is judged ({\"id\", \"event\": \"kernel\", \"result\"}),\n"
     "  one request at a time on GPU N (default 0), each checked by a `kgate check` process\n"
     "  of its own with --lib-cache and CHECK OPTIONS; the next request's Python fork server\n"
-    "  is started while one runs. --stdio: requests on standard input, answers on standard\n"
+    "  is kept warm. --stdio: requests on standard input, answers on standard\n"
     "  output, until its end. --socket: a Unix socket of mode 0600 that answers only this\n"
     "  user (auto: $XDG_RUNTIME_DIR/kgate/serve-gpuN.sock); a second service there is\n"
     "  refused. --idle-timeout S (default 600): the service ends after S seconds without\n"

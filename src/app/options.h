@@ -61,7 +61,7 @@ typedef struct kg_options {
     kg_stop_cfg stop;
     kg_gate gate;
     const char *server;    /* check --server SOCK: a running kgate serve judges it (app/check_server.c) */
-    const char *events;    /* check --events PATH: a JSON line a finished kernel (app/check_events.c) */
+    const char *events;    /* check, run, tune --events PATH: a JSON line a judged kernel (app/check_events.c) */
     int argc;              /* the arguments as given (check --server sends them on) */
     char **argv;
     char cmdline[1024];

@@ -11,9 +11,10 @@
  * one GPU, each as `kgate check` in a process of its own: candidate code
  * never runs in the service. What stays warm between requests: the Python
  * fork server (the next request's process is forked ahead with its server
- * started, as kgate batch does, and kept while other requests run), the library times (--lib-cache, keyed by
- * operator, dtype, shape, GPU, driver, library versions and flush) and the
- * roofs (cached per GPU). */
+ * started, as kgate batch does, while the service waits and kept while
+ * other requests run), the library times (--lib-cache, keyed by operator,
+ * dtype, shape, GPU, driver, library versions and flush) and the roofs
+ * (cached per GPU). */
 #include "serve_cmd.h"
 
 #include "batch_int.h"

@@ -478,7 +478,8 @@ static const rule rules[] = {
     {"RC4", "algorithm: the library does less or different work",
      "change the algorithm (fusion, Winograd, split-K, fewer passes), not the schedule", "library", rc4, 1, 1},
     {"LAUNCH", "launch-bound: many small launches, or host work in the launch call",
-     "fuse the launches into one kernel or a CUDA graph; keep host work out of the launch", "authoring", launch_bound, 1, 0},
+     "fuse the launches into one kernel or a CUDA graph; keep host work out of the launch", "authoring", launch_bound,
+     1, 0},
     {"DRAM", "excess DRAM traffic beyond the essential bytes",
      "read each input once: fuse passes, keep the row on chip between phases", "authoring", excess_dram, 1, 0},
     {"NOTC", "no tensor cores on a matrix workload",
@@ -502,9 +503,23 @@ static const rule *by_id(const char *id)
     return NULL;
 }
 
-const char *kg_diag_title_of(const char *id) { return by_id(id) ? by_id(id)->title : NULL; }
-const char *kg_diag_hint_of(const char *id) { return by_id(id) ? by_id(id)->hint : NULL; }
-const char *kg_diag_locus_of(const char *id) { return by_id(id) ? by_id(id)->locus : NULL; }
+const char *kg_diag_title_of(const char *id)
+{
+    const rule *r = by_id(id);
+    return r ? r->title : NULL;
+}
+
+const char *kg_diag_hint_of(const char *id)
+{
+    const rule *r = by_id(id);
+    return r ? r->hint : NULL;
+}
+
+const char *kg_diag_locus_of(const char *id)
+{
+    const rule *r = by_id(id);
+    return r ? r->locus : NULL;
+}
 const char *kg_diag_rule_locus(int i) { return i >= 0 && i < N_RULES ? rules[i].locus : NULL; }
 
 const char *kg_diag_locus_as(const char *id, const char *locus)

@@ -42,6 +42,8 @@ extern "C" {
 
 #define KG_BATCH_SCHEMA "kgate.batch/1"
 #define KG_BATCH_LINE_MAX (4 << 20) /* one results line: a job's results */
+#define KG_BATCH_NOTES 16           /* "notes" a results line carries: what its check said */
+#define KG_BATCH_NOTE_MAX 320       /* bytes of one note */
 #define KG_BATCH_MAX_OPTS 16
 
 typedef struct kg_batch_job {
