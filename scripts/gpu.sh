@@ -488,10 +488,11 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         ;;
     kb-stream)
         # kgate kernelbench over the ViperBench problems reports as it goes: each progress line's time,
-        # SIGTERM at KB_STOP_S (default 60) and the JSON it leaves (OUT/kb-stream.json)
+        # SIGTERM at KB_STOP_S (default 60) and the JSON it leaves (OUT/kb-stream.json); KB_ARGS: more
+        # arguments for kgate kernelbench (--no-serve, say)
         log kb-stream
         python3 scripts/kb_stream.py --kgate "$B/kgate" --problems .gpujobs/viperbench/problems \
-            --solutions .gpujobs/viperbench/solutions --out "$OUT" --stop "${KB_STOP_S:-60}" 2>&1 | tee "$OUT/kb-stream.log"
+            --solutions .gpujobs/viperbench/solutions --out "$OUT" --stop "${KB_STOP_S:-60}" -- ${KB_ARGS:-} 2>&1 | tee "$OUT/kb-stream.log"
         ;;
     serve-bench)
         # kgate serve's wall per verdict against plain kgate and KernelBench's evaluator (SB_PROBLEMS,

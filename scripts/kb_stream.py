@@ -4,7 +4,9 @@ it writes on stderr with its time from the start, then SIGTERM at --stop
 seconds, and what the --json file holds after: valid JSON, how many results,
 its `incomplete` mark, and the exit code (7 when stopped).
 
-    python3 scripts/kb_stream.py --kgate BUILD/kgate --problems DIR --solutions DIR --out OUT [--stop 60]"""
+    python3 scripts/kb_stream.py --kgate BUILD/kgate --problems DIR --solutions DIR --out OUT [--stop 60] [-- ARGS]
+
+ARGS go to `kgate kernelbench` (for example --no-serve)."""
 import argparse
 import datetime
 import json
@@ -23,10 +25,11 @@ def main():
     ap.add_argument("--solutions", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--stop", type=float, default=60, help="SIGTERM after this many seconds")
+    ap.add_argument("extra", nargs="*", help="more arguments for kgate kernelbench (after --)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     js = os.path.join(a.out, "kb-stream-results.json")
-    cmd = [a.kgate, "kernelbench", a.problems, a.solutions, "--json", js]
+    cmd = [a.kgate, "kernelbench", a.problems, a.solutions, "--json", js, *a.extra]
     doc = {"command": "python3 scripts/kb_stream.py " + " ".join(sys.argv[1:]), "kgate_command": " ".join(cmd),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "lines": []}
     t0 = time.time()

@@ -10,15 +10,20 @@ it (on_kernel).
 
     s = kgate.Client(socket="/run/user/1000/kgate/serve-gpu0.sock")   # a running service's
 """
+import contextlib
 import json
 import os
+import shutil
 import socket as _socket
 import subprocess
+import tempfile
+import time
 
 from . import api
 
 REQUEST_MAX = 64 << 10  # the service refuses longer request lines
 ANSWER_MAX = 4 << 20    # one answer: a batch results line at most
+LISTEN_WAIT_S = 20.0    # a private service that does not listen by then is not used
 
 
 class Client:
@@ -155,3 +160,55 @@ def serve(gpu=0, options=(), idle_timeout=None, job_timeout=None):
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=api._cli_env(),
                          start_new_session=True, preexec_fn=api._dies_with_parent)
     return Client(_proc=p)
+
+
+@contextlib.contextmanager
+def private_service(gpu=0, job_timeout=None):
+    """`kgate serve --socket` in a folder of its own, for one caller's run of
+    many checks (`kgate kernelbench DIR DIR` gives each `kgate check
+    --server` it): yields (socket path, None) once it listens, or (None,
+    why) when it did not start. Leaving stops it (SIGTERM, killed 30 s
+    later) and removes the folder; it also dies with this process."""
+    api.refuse_in_worker("kgate.private_service")
+    d = tempfile.mkdtemp(prefix="kgate-serve-")
+    sock, log = os.path.join(d, "serve.sock"), os.path.join(d, "serve.log")
+    cmd = [api.find_kgate(), "serve", "--socket", sock, "--gpu", str(gpu)]
+    if job_timeout:
+        cmd += ["--job-timeout", f"{min(job_timeout, 1e6):g}"]
+    p = None
+    try:
+        try:
+            with open(log, "wb") as f:
+                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=f, env=api._cli_env(),
+                                     start_new_session=True, preexec_fn=api._dies_with_parent)
+            got = _listening(p, log)
+        except OSError as e:  # no kgate to start
+            got = None, str(e.strerror or e)
+        yield got
+    finally:
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _listening(p, log):
+    """(socket, None) once the service p says it listens (its log's line),
+    else (None, why): it ended, or LISTEN_WAIT_S passed."""
+    end = time.monotonic() + LISTEN_WAIT_S
+    while True:
+        with open(log, "rb") as f:
+            said = f.read(1 << 16).decode("utf-8", "replace")
+        for line in said.splitlines():
+            if line.startswith("kgate: serve: listening on "):
+                return line[len("kgate: serve: listening on "):].rsplit(" (GPU", 1)[0], None
+        if p.poll() is not None:
+            last = [x for x in said.splitlines() if x.strip()]
+            return None, (last[-1] if last else f"kgate serve exited {p.returncode}")[:300]
+        if time.monotonic() > end or api.stop_requested():
+            return None, f"kgate serve did not listen within {LISTEN_WAIT_S:g} s"
+        time.sleep(0.05)

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from . import api
+from . import _serve, api
 from ._guard import Patched, Surface, module_classes, refuse_if_changed
 from ._kernel import CandidateError, Kernel, load_module, sha256_of
 from .problem import Problem, guess_family
@@ -433,6 +433,9 @@ class Progress:
         out.write(f"kgate kernelbench: {line}\n")
         out.flush()
 
+    def note(self, line):
+        self._say(line)
+
     def start(self, k, n, what):
         self._say(f"[{k + 1}/{n}] {what}: started")
 
@@ -490,38 +493,70 @@ def _judge_into(acc, prob, sols, compile, options, timeout, p, pins):
         acc["code"] = max(acc["code"], e.code)
 
 
-def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None, group=True):
+def batch(problems, solutions, compile=False, options=(), timeout=None, p=1.0, progress=None, group=True,
+          serve=True):
     """Judges every pair; one that cannot be judged becomes an entry with its
     error and the others go on. With group (the default), the solutions of
     one problem share one `kgate check` (judge_group): one description and
     one library measurement of the problem, each solution in its own worker.
-    `progress` (a Progress, or None) hears of each group as it starts and
-    ends. A stop (api.request_stop: kgate kernelbench's SIGINT and SIGTERM)
-    stops the running check and starts no other: the document keeps what was
-    judged, `incomplete` says how far it got, and the exit code is 7.
-    Returns (results document, exit code)."""
+    With serve (the default) and more than one check to run, the checks go
+    to a private `kgate serve` (_served): each is the same `kgate check`,
+    and the fork server (torch imported) of the next is started while one
+    runs. `progress` (a Progress, or None) hears of each group as it starts
+    and ends. A stop (api.request_stop: kgate kernelbench's SIGINT and
+    SIGTERM) stops the running check and starts no other: the document keeps
+    what was judged, `incomplete` says how far it got, and the exit code is
+    7. Returns (results document, exit code)."""
     api.refuse_in_worker("kgate.kernelbench.batch")
     _, pins, by_prob, errors = _plan(problems, solutions)
     acc = {"doc": None, "code": 4 if errors else 0, "results": [], "errors": errors}
     groups = list(by_prob.items()) if group else [(prob, [s]) for prob, sols in by_prob.items() for s in sols]
     done = 0
-    for k, (prob, sols) in enumerate(groups):
-        if api.stop_requested():
-            break
-        what, t0, n_res, n_err = _what(prob, sols), time.monotonic(), len(acc["results"]), len(acc["errors"])
-        if progress:
-            progress.start(k, len(groups), what)
-        _judge_into(acc, prob, sols, compile, options, timeout, p, pins)
-        done = k + (0 if api.stop_requested() else 1)
-        if progress:
-            progress.end(k, len(groups), what, acc["results"][n_res:], acc["errors"][n_err:],
-                         time.monotonic() - t0, _document(acc["doc"], acc["results"], acc["errors"]))
+    with _served(serve and len(groups) > 1, options, timeout, max((len(g[1]) for g in groups), default=1),
+                 progress) as opts:
+        for k, (prob, sols) in enumerate(groups):
+            if api.stop_requested():
+                break
+            what, t0, n_res, n_err = _what(prob, sols), time.monotonic(), len(acc["results"]), len(acc["errors"])
+            if progress:
+                progress.start(k, len(groups), what)
+            _judge_into(acc, prob, sols, compile, opts, timeout, p, pins)
+            done = k + (0 if api.stop_requested() else 1)
+            if progress:
+                progress.end(k, len(groups), what, acc["results"][n_res:], acc["errors"][n_err:],
+                             time.monotonic() - t0, _document(acc["doc"], acc["results"], acc["errors"]))
     out = _document(acc["doc"], acc["results"], acc["errors"])
     if api.stop_requested():
         out["incomplete"] = (f"stopped by {api.signal_name(api.stop_requested())} after {done} of {len(groups)} "
                              f"{_unit(group)}; the rest did not run")
         return out, api.STOPPED
     return out, acc["code"]
+
+
+def _option_given(options, names):
+    """Whether options name one of names (as `--x V` or `--x=V`)."""
+    return any(o == n or o.startswith(n + "=") for o in options for n in names)
+
+
+@contextlib.contextmanager
+def _served(wanted, options, timeout, most, progress):
+    """The options of a directory run's checks: with a private `kgate serve`
+    listening (wanted, and the options name no --server or --device of
+    their own), options plus `--server` its socket, so that each check is
+    the service's (the same `kgate check`, its fork server warmed while the
+    one before runs; a check the service cannot take runs here, said by
+    it); else the options as given, and why said on progress. `most`: the
+    largest group, for the service's per-check limit (as run_cli's)."""
+    if not wanted or _option_given(options, ("--server", "--device")) or api.stop_requested():
+        yield list(options)
+        return
+    limit = timeout * (most + 2) + 60 if timeout else 1e6
+    with _serve.private_service(job_timeout=limit) as (sock, why):
+        if progress:
+            progress.note(f"each check through a private kgate serve (its fork server kept warm; --no-serve: "
+                          f"a kgate check of its own each)" if sock else
+                          f"no private kgate serve ({why}): each check starts its own fork server")
+        yield list(options) + (["--server", sock] if sock else [])
 
 
 def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0,
@@ -662,6 +697,9 @@ def _parser():
     ap.add_argument("--server", metavar="SOCK",
                     help="a running kgate serve judges each check (kgate check --server; docs/serve.md): its "
                          "fork server and library times stay warm; none there: judged here, said")
+    ap.add_argument("--no-serve", action="store_true",
+                    help="directories: a kgate check of its own for each problem (default: each through a "
+                         "private kgate serve, which starts the next check's fork server while one runs)")
     ap.add_argument("--separate", action="store_true",
                     help="directories: one kgate check per solution (default: one per problem, its solutions "
                          "each in their own workers, the problem's library paths timed once; with --gpus, "
@@ -704,7 +742,7 @@ def _run(a, opts):
         return batch_gpus(a.problems, a.solutions, workdir, gpus, a.compile, opts, a.timeout, a.p,
                           1 if a.separate else 8, a.jobs_per_gpu)
     return batch(a.problems, a.solutions, a.compile, opts, a.timeout, a.p,
-                 Progress(a.json, not a.separate), not a.separate)
+                 Progress(a.json, not a.separate), not a.separate, not a.no_serve)
 
 
 def main(args):

@@ -7,11 +7,17 @@ after each, as kgate check does. Logs "start PID CANDIDATE" to KG_FAKE_LOG;
 asked to stop (SIGINT, SIGTERM) it logs "stop PID SIGNAL", writes what it
 judged, the solution then running as SKIPPED, and exits 7. With
 KG_FAKE_DEAF it ignores SIGTERM (and is killed after its grace). With
-KG_FAKE_ARGS its arguments go there as a JSON list."""
+KG_FAKE_ARGS its arguments go there as a JSON list.
+
+As `kgate serve --socket PATH` it listens there, says so as kgate serve
+does and waits for SIGTERM (exit 7); with KG_FAKE_NO_SERVE it refuses,
+exit 5. KG_FAKE_SERVE_LOG gets "serve PID ARGS..." and "serve-stop PID
+SIGNAL", and "check --server SOCK" for each check given one."""
 import ast
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -38,10 +44,42 @@ def log(line):
             f.write(line + "\n")
 
 
+def slog(line):
+    if os.environ.get("KG_FAKE_SERVE_LOG"):
+        with open(os.environ["KG_FAKE_SERVE_LOG"], "a") as f:
+            f.write(line + "\n")
+
+
+def serve(argv):
+    if os.environ.get("KG_FAKE_NO_SERVE"):
+        sys.stderr.write("kgate: serve: no GPU here (fake)\n")
+        return 5
+    path = argv[argv.index("--socket") + 1]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(1)
+
+    def stop(sig, _frame):
+        slog(f"serve-stop {os.getpid()} {signal.Signals(sig).name}")
+        os._exit(7)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    slog(f"serve {os.getpid()} {' '.join(argv[1:])}")
+    sys.stderr.write(f"kgate: serve: listening on {path} (GPU 0)\n")
+    sys.stderr.flush()
+    while True:
+        signal.pause()
+
+
 def main(argv):
     if os.environ.get("KG_FAKE_ARGS"):  # the arguments kgate kernelbench gave its check
         with open(os.environ["KG_FAKE_ARGS"], "w") as f:
             json.dump(argv, f)
+    if argv[0] == "serve":
+        return serve(argv)
+    if "--server" in argv:
+        slog(f"check --server {argv[argv.index('--server') + 1]}")
     if argv[0] != "check":
         sys.stderr.write("fake_kb_check: not a check\n")
         return 3

@@ -752,14 +752,17 @@ class KernelbenchAsItGoes(unittest.TestCase):
     check (given the signal once), writes what was judged with `incomplete`
     naming the signal, and exits 7."""
 
-    def start(self, d, sleep, env=None):
+    SERVED = ("kgate kernelbench: each check through a private kgate serve (its fork server kept warm; "
+              "--no-serve: a kgate check of its own each)")
+
+    def start(self, d, sleep, env=None, extra=()):
         probs, sols = kb_dirs(d, ("1_A.py", "2_B.py", "3_C.py"), ("1_a.py", "1_b_slow.py", "2_a.py", "3_a.py"))
-        self.err, self.log, self.json = (os.path.join(d, x) for x in ("err", "log", "r.json"))
+        self.err, self.log, self.json, self.slog = (os.path.join(d, x) for x in ("err", "log", "r.json", "slog"))
         e = dict(os.environ, KGATE_BIN=FAKE_KB, KG_FAKE_SLEEP=str(sleep), KG_FAKE_LOG=self.log,
-                 PYTHONPATH=os.path.join(HERE, "..", "..", "python"), **(env or {}))
+                 KG_FAKE_SERVE_LOG=self.slog, PYTHONPATH=os.path.join(HERE, "..", "..", "python"), **(env or {}))
         with open(self.err, "w") as err:
-            return subprocess.Popen([sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--json", self.json],
-                                    stdout=subprocess.PIPE, stderr=err, text=True, env=e, cwd=d)
+            return subprocess.Popen([sys.executable, "-m", "kgate", "kernelbench", probs, sols, "--json", self.json,
+                                     *extra], stdout=subprocess.PIPE, stderr=err, text=True, env=e, cwd=d)
 
     def doc(self):
         with open(self.json) as f:
@@ -783,7 +786,8 @@ class KernelbenchAsItGoes(unittest.TestCase):
                     p.kill()
             self.assertEqual(p.returncode, 1)  # SLOW the worst
             self.assertEqual([l.split(" in ")[0] for l in lines_of(self.err)],
-                             ["kgate kernelbench: [1/3] 1_A.py (2 solutions): started",
+                             [self.SERVED,
+                              "kgate kernelbench: [1/3] 1_A.py (2 solutions): started",
                               "kgate kernelbench: [1/3] 1_A.py (2 solutions): OK 1, SLOW 1",
                               "kgate kernelbench: [2/3] 2_B.py (2_a.py): started",
                               "kgate kernelbench: [2/3] 2_B.py (2_a.py): OK 1",
@@ -793,6 +797,44 @@ class KernelbenchAsItGoes(unittest.TestCase):
             self.assertNotIn("incomplete", doc)
             self.assertEqual(len(doc["results"]), 4)
             self.assertIn("3_a", out)
+
+    def run_to_end(self, env=None, extra=()):
+        """(exit code, stderr lines, serve log lines) of a whole run."""
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, 0, env, extra)
+            try:
+                p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            return p.returncode, lines_of(self.err), lines_of(self.slog)
+
+    def test_checks_through_a_private_service(self):
+        """A directory run starts one kgate serve of its own (a socket in a
+        folder of its own), gives each check --server that socket, and
+        stops the service and removes its folder at the end."""
+        code, err, slog = self.run_to_end()
+        self.assertEqual(code, 1, err)
+        self.assertEqual(err[0], self.SERVED)
+        first = slog[0].split()
+        self.assertEqual(first[0], "serve")
+        sock = first[first.index("--socket") + 1]
+        self.assertEqual(first[first.index("--job-timeout") + 1], "1e+06")  # no --timeout: no limit of its own
+        self.assertEqual(slog[1:4], [f"check --server {sock}"] * 3)
+        self.assertEqual(slog[4:], [f"serve-stop {first[1]} SIGTERM"])
+        self.assertFalse(os.path.exists(os.path.dirname(sock)))
+
+    def test_no_private_service(self):
+        """--no-serve: each check a kgate of its own; a service that does not
+        start is said, and each check runs without it."""
+        code, err, slog = self.run_to_end(extra=["--no-serve"])
+        self.assertEqual((code, slog), (1, []))
+        self.assertTrue(err[0].endswith(": started"), err)
+        code, err, slog = self.run_to_end(env={"KG_FAKE_NO_SERVE": "1"})
+        self.assertEqual((code, slog), (1, []))
+        self.assertEqual(err[0], "kgate kernelbench: no private kgate serve (kgate: serve: no GPU here (fake)): "
+                                 "each check starts its own fork server")
+        self.assertEqual(len([l for l in err if l.endswith(": started")]), 3)
 
     def test_server_reaches_the_check(self):
         """--server SOCK is handed to the check (kgate check --server), which
