@@ -41,6 +41,28 @@ static void matmul_is_compute_bound(void **state)
     assert_true(fabs(e.ridge - 750e12 / 4.3e12) < 1e-6);
 }
 
+/* fp32 data runs on the CUDA-core roof even for a tensor-core operator:
+ * TF32 fails fp32's tolerance, so its faster roof is out of reach. */
+static void fp32_matmul_is_judged_on_the_cuda_cores(void **state)
+{
+    (void)state;
+    kg_roofs r = h200_measured();
+    r.mma[KG_FP32] = 400e12; /* the TF32 roof, measured but not fp32's */
+    const kg_op *mm = kg_op_find("matmul");
+    kg_shape s = {3, {8192, 8192, 8192}};
+    kg_work w;
+    kg_roof_eval e;
+    kg_types t = {KG_FP32, KG_I64};
+    kg_op_work(mm, &s, t, &w);
+    assert_int_equal(kg_roof_unit(mm->unit, KG_FP32), KG_UNIT_FP32);
+    assert_int_equal(kg_roof_unit(mm->unit, KG_BF16), KG_UNIT_TENSOR);
+    assert_int_equal(kg_roof_unit(KG_UNIT_FP32, KG_FP16), KG_UNIT_FP32);
+    assert_int_equal(kg_roofline(&w, mm->unit, KG_FP32, &r, w.flops / 33.45e12, &e), 0);
+    assert_true(e.compute_bound);
+    assert_true(fabs(e.peak - 66.9e12) < 1);
+    assert_true(fabs(e.rho - 0.5) < 1e-9);
+}
+
 static void small_matmul_can_be_memory_bound(void **state)
 {
     (void)state;
@@ -267,6 +289,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_is_compute_bound),
+        cmocka_unit_test(fp32_matmul_is_judged_on_the_cuda_cores),
         cmocka_unit_test(small_matmul_can_be_memory_bound),
         cmocka_unit_test(layer_norm_is_memory_bound),
         cmocka_unit_test(missing_roof_is_an_error),

@@ -44,8 +44,10 @@ void kg_explain_ctx(const kg_result *r, const kg_op *op, const kg_shape *sh, kg_
             c->row = cols > 0 ? (double)cols : 0;
             c->elem = (double)kg_dtype_size(ty.data);
         }
-        c->matrix = op->family == KG_FAMILY_GEMM || op->family == KG_FAMILY_ATTENTION ||
-                    op->family == KG_FAMILY_CONVOLUTION;
+        /* fp32 data has no tensor-core path that passes its tolerance */
+        c->matrix = (op->family == KG_FAMILY_GEMM || op->family == KG_FAMILY_ATTENTION ||
+                     op->family == KG_FAMILY_CONVOLUTION) &&
+                    kg_roof_unit(op->unit, ty.data) == KG_UNIT_TENSOR;
     }
     if (kg_result_get(r, "time/gpu/median", &v))
         c->t_s = v;

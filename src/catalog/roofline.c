@@ -37,11 +37,16 @@ double kg_roof_memory(const kg_roofs *r, double rd, double wr)
     return rate * s / (s - c);
 }
 
+kg_unit kg_roof_unit(kg_unit unit, kg_dtype dt)
+{
+    return unit == KG_UNIT_TENSOR && dt != KG_FP32 ? KG_UNIT_TENSOR : KG_UNIT_FP32;
+}
+
 int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, double t_s,
                 kg_roof_eval *o)
 {
     memset(o, 0, sizeof *o);
-    double pc = unit == KG_UNIT_TENSOR ? r->mma[dt] : r->fp32;
+    double pc = kg_roof_unit(unit, dt) == KG_UNIT_TENSOR ? r->mma[dt] : r->fp32;
     if (t_s <= 0 || r->bw <= 0 || (w->flops > 0 && pc <= 0))
         return -1;
     /* a work model that gives only the total counts it as a copy */

@@ -63,6 +63,12 @@ double kg_roof_rate(const kg_roofs *r, double bytes_read, double bytes_written);
  * the rate for its mix with the L2 credit (see kg_roofs). */
 double kg_roof_memory(const kg_roofs *r, double bytes_read, double bytes_written);
 
+/* The roof the FLOPs of an operator of that unit run on at dtype dt: fp32
+ * data runs on the CUDA cores even where the unit is the tensor cores,
+ * since the tensor cores' fp32 (TF32, 10 mantissa bits) fails fp32's
+ * tolerance (catalog/tolerance.h). */
+kg_unit kg_roof_unit(kg_unit unit, kg_dtype dt);
+
 /* Evaluates the roofline for work w done in t_s seconds. Returns -1 (and
  * leaves *out zeroed) when a roof needed is missing or t_s <= 0. */
 int kg_roofline(const kg_work *w, kg_unit unit, kg_dtype dt, const kg_roofs *r, double t_s,

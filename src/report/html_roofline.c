@@ -30,19 +30,18 @@ static double sum_of(const kg_result *r, const char *name)
 /* ------------------------------------------------------------ the points */
 
 /* The compute roofs a point can be judged on. */
-enum { R_FP16, R_BF16, R_TF32, R_CORES, R_COUNT };
+enum { R_FP16, R_BF16, R_CORES, R_COUNT };
 static const struct {
     const char *name, *dash, *color;
 } roof_style[R_COUNT] = {
     {"fp16 tensor", "", "#1f4e79"},
     {"bf16 tensor", "7 4", "#1f4e79"},
-    {"tf32 tensor (fp32 in)", "2 3", "#1f4e79"},
     {"fp32 CUDA cores", "9 3 2 3", "#707070"},
 };
 
 static double roof_value(const kg_roofs *r, int k)
 {
-    return k == R_FP16 ? r->mma[KG_FP16] : k == R_BF16 ? r->mma[KG_BF16] : k == R_TF32 ? r->mma[KG_FP32] : r->fp32;
+    return k == R_FP16 ? r->mma[KG_FP16] : k == R_BF16 ? r->mma[KG_BF16] : r->fp32;
 }
 
 /* The roof a result's FLOPs run on (catalog/roofline.h's rule), or -1 for
@@ -53,9 +52,9 @@ static int roof_index(const kg_result *x)
     kg_dtype dt;
     if (!op || kg_dtype_parse(x->dtype, &dt))
         return -1;
-    if (op->unit == KG_UNIT_FP32)
+    if (kg_roof_unit(op->unit, dt) == KG_UNIT_FP32)
         return R_CORES;
-    return dt == KG_FP16 ? R_FP16 : dt == KG_BF16 ? R_BF16 : dt == KG_FP32 ? R_TF32 : -1;
+    return dt == KG_FP16 ? R_FP16 : dt == KG_BF16 ? R_BF16 : -1;
 }
 
 typedef enum { PT_NONE, PT_FLOP, PT_MEM } pt_kind;
