@@ -1,10 +1,12 @@
-// matmul: C[M,N] = A[M,K] . B[K,N], row-major, fp16/bf16 in and out, fp32
-// accumulate.
+// matmul: C[M,N] = A[M,K] . B[K,N], row-major, fp16/bf16/fp32 in and out,
+// fp32 accumulate.
 //
 // The fp64 reference is src/ops/matmul.cu.
 //
 // v1 naive (NOTC, RC2a): the paper's default-grid GEMM: a fixed 64x64 tile, no tensor
-//            cores (fp32 FMA on converted operands), no L2 swizzle.
+//            cores (fp32 FMA on converted operands), no L2 swizzle. At fp32
+//            it is the only variant: fp32 FMA is what fp32's tolerance
+//            allows (TF32 tensor cores fail it), so only its tile (RC2a).
 // v2:        Hopper path: TMA loads A (128x64) and B (64x256) tiles into a
 //            4-stage shared-memory ring with 128-byte swizzle, completing on
 //            mbarriers; one producer warpgroup issues the copies, two consumer
@@ -397,5 +399,8 @@ static const kgate_kernel variants[] = {
     {"matmul_v2_bf16", "matmul", "bf16", NULL, 2, 1, mm_v2<__nv_bfloat16>,
      "TMA + wgmma, warp-specialized, 4 stages", NULL, NULL},
     {"matmul_v3_bf16", "matmul", "bf16", NULL, 2, 1, mm_v3<__nv_bfloat16>, MM_V3_WHY, NULL, NULL},
+    {"matmul_v1_fp32", "matmul", "fp32", NULL, 2, 1, mm_v1<float>,
+     "64x64 tile, fp32 FMA on the CUDA cores (no TF32: fp32's tolerance), the default-grid tile (RC2a)", NULL,
+     NULL},
 };
 KG_EXPORT_VARIANTS(matmul, variants)

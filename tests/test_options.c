@@ -182,7 +182,7 @@ static void usage_errors(void **state)
         {{"check"}, 1, "check needs a candidate"},
         {{"check", "x.so", "--op", "conv9"}, 4, "unknown operator 'conv9'"},
         {{"check", "x.so", "--dtype", "int8"}, 4, "unknown dtype 'int8'"},
-        {{"check", "x.so", "--op", "matmul", "--dtype", "fp32"}, 6, "does not support fp32"},
+        {{"check", "x.so", "--op", "batched_matmul", "--dtype", "fp32"}, 6, "does not support fp32"},
         {{"check", "x.so", "--dtype", "int64"}, 4, "unknown dtype 'int64'"},
         {{"check", "x.so", "--op", "softmax", "--shape", "12x"}, 6, "bad shape '12x'"},
         {{"check", "x.so", "--trials"}, 3, "needs a value"},

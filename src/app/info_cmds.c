@@ -13,6 +13,7 @@
 #include "../base/text.h"
 #include "../catalog/arch.h"
 #include "../catalog/roofs_io.h"
+#include "../gpu/baseline.h"
 #include "kgate_build.h"
 
 const char *kg_version(void) { return KG_VERSION " (commit " KG_COMMIT ")"; }
@@ -222,9 +223,13 @@ int kg_cmd_ops(const kg_options *o)
         kg_types ty = {op->dtypes[0], KG_I64};
         kg_tol t = kg_op_tol(op, op->dtypes[0]);
         kg_op_work(op, ws, ty, &w);
-        printf("\n  work at %s %s: %.4g bytes read, %.4g written, %.4g FLOPs (%s roof)\n",
+        int fp32_cores = 0; /* a tensor-core operator's fp32 runs on the CUDA cores (kg_roof_unit) */
+        for (int d = 0; d < op->n_dtypes; d++)
+            fp32_cores |= op->unit == KG_UNIT_TENSOR && kg_roof_unit(op->unit, op->dtypes[d]) == KG_UNIT_FP32;
+        printf("\n  work at %s %s: %.4g bytes read, %.4g written, %.4g FLOPs (%s roof%s)\n",
                large ? "large" : op->presets[0].name, kg_dtype_name(op->dtypes[0]), w.bytes_read,
-               w.bytes_written, w.flops, op->unit == KG_UNIT_TENSOR ? "tensor-core" : "CUDA-core fp32");
+               w.bytes_written, w.flops, op->unit == KG_UNIT_TENSOR ? "tensor-core" : "CUDA-core fp32",
+               fp32_cores ? "; fp32 on the CUDA-core roof: TF32 fails its tolerance" : "");
         printf("  tolerance (%s): atol = rtol = rel-L2 bound = %g%s%s\n", kg_dtype_name(op->dtypes[0]),
                t.atol, op->reduction ? " (doubled: a reduction)"
                        : op->tol_rounded ? " (doubled: the library rounds intermediates)" : "",
@@ -237,8 +242,15 @@ int kg_cmd_ops(const kg_options *o)
         printf("  library paths:");
         if (!op->baselines[0])
             printf(" none (%s)", op->no_baseline_why ? op->no_baseline_why : "no vendor library does this");
-        for (int k = 0; k < KG_MAX_BASELINES && op->baselines[k]; k++)
+        for (int k = 0; k < KG_MAX_BASELINES && op->baselines[k]; k++) {
+            const kg_baseline *bl = kg_baseline_find(op->baselines[k]);
             printf(" %s", op->baselines[k]);
+            for (int d = 0; bl && bl->dtypes && d < KG_DTYPE_COUNT; d++)
+                if (bl->dtypes & (1u << d))
+                    printf("%s%s", bl->dtypes & ((1u << d) - 1) ? "," : " (", kg_dtype_name((kg_dtype)d));
+            if (bl && bl->dtypes)
+                printf(" only)");
+        }
         printf("; bundled fast variant %s_%s\n", op->name, op->fast ? op->fast : "(none)");
         printf("  edge cases: %s\n\n", op->edge_semantics);
     }

@@ -33,6 +33,7 @@ typedef struct kg_baseline {
                  kg_err *err);
     int (*launch)(void *ctx, kgate_stream s, kg_err *err);
     void (*teardown)(void *ctx);
+    unsigned dtypes; /* the data dtypes it is tried at (bits 1 << kg_dtype); 0: every one */
 } kg_baseline;
 
 /* Runs launch(ctx) once on s and waits for it: a setup() calls it so that

@@ -342,10 +342,10 @@ extern "C" cudaError_t kg_widen_row_index_u32(const uint32_t *idx, int64_t *out,
 }
 
 extern "C" const kg_baseline kg_baseline_cub_argmax = {"cub-argmax", "CUB", argmax_setup, cub_launch,
-                                                       cub_teardown};
+                                                       cub_teardown, 0};
 extern "C" const kg_baseline kg_baseline_cub_max = {"cub-max", "CUB", max_setup, cub_launch,
-                                                    cub_teardown};
+                                                    cub_teardown, 0};
 extern "C" const kg_baseline kg_baseline_cub_mean = {"cub-mean", "CUB", mean_setup, cub_launch,
-                                                     cub_teardown};
+                                                     cub_teardown, 0};
 extern "C" const kg_baseline kg_baseline_cub_logsumexp = {"cub-logsumexp", "CUB", lse_setup,
-                                                          cub_launch, cub_teardown};
+                                                          cub_launch, cub_teardown, 0};

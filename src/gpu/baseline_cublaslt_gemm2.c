@@ -273,8 +273,8 @@ static int linact_h_setup(const kg_op *op, const DLTensor *in, DLTensor *out,
 }
 
 const kg_baseline kg_baseline_cublaslt_batched = {"cublaslt-batched", "cuBLASLt", batched_setup,
-                                                  g2_launch, g2_teardown};
+                                                  g2_launch, g2_teardown, 0};
 const kg_baseline kg_baseline_cublaslt_linact = {"cublaslt-linact", "cuBLASLt", linact_setup,
-                                                 g2_launch, g2_teardown};
+                                                 g2_launch, g2_teardown, 0};
 const kg_baseline kg_baseline_cublaslt_linact_h = {"cublaslt-linact-h", "cuBLASLt",
-                                                   linact_h_setup, g2_launch, g2_teardown};
+                                                   linact_h_setup, g2_launch, g2_teardown, 0};

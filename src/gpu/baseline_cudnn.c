@@ -76,4 +76,4 @@ out:
 }
 
 const kg_baseline kg_baseline_cudnn_softmax = {"cudnn-softmax", "cuDNN", sm_setup, sm_launch,
-                                               sm_teardown};
+                                               sm_teardown, 0};

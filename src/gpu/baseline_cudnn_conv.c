@@ -238,6 +238,6 @@ static int conv_nhwc_setup(const kg_op *op, const DLTensor *in, DLTensor *out, c
     return conv_setup(1, in, out, p, s, ctx, note, note_size, err);
 }
 
-const kg_baseline kg_baseline_cudnn_conv = {"cudnn-conv", "cuDNN", conv_nchw_setup, kg_dn_launch, conv_teardown};
+const kg_baseline kg_baseline_cudnn_conv = {"cudnn-conv", "cuDNN", conv_nchw_setup, kg_dn_launch, conv_teardown, 0};
 const kg_baseline kg_baseline_cudnn_conv_nhwc = {"cudnn-conv-nhwc", "cuDNN", conv_nhwc_setup, kg_dn_launch,
-                                                 conv_teardown};
+                                                 conv_teardown, 0};

@@ -199,13 +199,13 @@ static int pw_leaky_setup(const kg_op *op, const DLTensor *in, DLTensor *out, co
 }
 
 const kg_baseline kg_baseline_cudnn_pointwise_add = {"cudnn-pointwise-add", "cuDNN", pw_add_setup,
-                                                     kg_dn_launch, pw_teardown};
+                                                     kg_dn_launch, pw_teardown, 0};
 const kg_baseline kg_baseline_cudnn_pointwise_mul = {"cudnn-pointwise-mul", "cuDNN", pw_mul_setup,
-                                                     kg_dn_launch, pw_teardown};
+                                                     kg_dn_launch, pw_teardown, 0};
 const kg_baseline kg_baseline_cudnn_pointwise_relu = {"cudnn-pointwise-relu", "cuDNN", pw_relu_setup,
-                                                      kg_dn_launch, pw_teardown};
+                                                      kg_dn_launch, pw_teardown, 0};
 const kg_baseline kg_baseline_cudnn_pointwise_leaky_relu = {
-    "cudnn-pointwise-leaky-relu", "cuDNN", pw_leaky_setup, kg_dn_launch, pw_teardown};
+    "cudnn-pointwise-leaky-relu", "cuDNN", pw_leaky_setup, kg_dn_launch, pw_teardown, 0};
 
 /* ---------------------------------------------------------- layer/rms norm */
 enum { UID_X = 1, UID_SCALE, UID_BIAS, UID_EPS, UID_Y, UID_MEAN, UID_INVVAR, N_UID = 7 };
@@ -381,6 +381,6 @@ static int rms_setup(const kg_op *op, const DLTensor *in, DLTensor *out, const k
 }
 
 const kg_baseline kg_baseline_cudnn_layer_norm = {"cudnn-layernorm", "cuDNN", ln_setup, kg_dn_launch,
-                                                  norm_teardown};
+                                                  norm_teardown, 0};
 const kg_baseline kg_baseline_cudnn_rms_norm = {"cudnn-rmsnorm", "cuDNN", rms_setup, kg_dn_launch,
-                                                norm_teardown};
+                                                norm_teardown, 0};

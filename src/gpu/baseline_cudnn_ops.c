@@ -377,18 +377,18 @@ out:
 }
 
 const kg_baseline kg_baseline_cudnn_optensor_add = {"cudnn-optensor-add", "cuDNN", add_setup,
-                                                    lg_launch, lg_teardown};
+                                                    lg_launch, lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_optensor_mul = {"cudnn-optensor-mul", "cuDNN", mul_setup,
-                                                    lg_launch, lg_teardown};
+                                                    lg_launch, lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_activation_relu = {"cudnn-activation-relu", "cuDNN", relu_setup,
-                                                       lg_launch, lg_teardown};
+                                                       lg_launch, lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_log_softmax = {"cudnn-log-softmax", "cuDNN", log_softmax_setup,
-                                                   lg_launch, lg_teardown};
+                                                   lg_launch, lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_reduce_max = {"cudnn-reduce-max", "cuDNN", max_setup, lg_launch,
-                                                  lg_teardown};
+                                                  lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_reduce_avg = {"cudnn-reduce-avg", "cuDNN", avg_setup, lg_launch,
-                                                  lg_teardown};
+                                                  lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_reduce_argmax = {"cudnn-reduce-argmax", "cuDNN", argmax_setup,
-                                                     lg_launch, lg_teardown};
+                                                     lg_launch, lg_teardown, 0};
 const kg_baseline kg_baseline_cudnn_transform = {"cudnn-transform", "cuDNN", transform_setup,
-                                                 lg_launch, lg_teardown};
+                                                 lg_launch, lg_teardown, 0};

@@ -318,4 +318,4 @@ out:
     return err->code;
 }
 
-const kg_baseline kg_baseline_cudnn_sdpa = {"cudnn-sdpa", "cuDNN", sdpa_setup, kg_dn_launch, sdpa_teardown};
+const kg_baseline kg_baseline_cudnn_sdpa = {"cudnn-sdpa", "cuDNN", sdpa_setup, kg_dn_launch, sdpa_teardown, 0};

@@ -611,6 +611,8 @@ static int do_library(kg_bench *b, kg_err *err)
         if (!bl)
             return kg_err_set(err, KG_EXIT_ENV, "%s names library path '%s', which kgate lacks",
                               op->name, op->baselines[i]);
+        if (bl->dtypes && !(bl->dtypes & (1u << b->types.data)))
+            continue; /* a path of other dtypes (TF32: fp32's) */
         char note[320] = "";
         kg_err serr = {0, ""};
         b->who = KG_SUBJ_LIB;

@@ -58,6 +58,8 @@ extern "C" int kg_matmul_reference(const DLTensor *in, int n_in, double *const *
     if (in[0].dtype.code == kDLBfloat)
         mm_reference<__nv_bfloat16><<<grid, 256, 0, s>>>((const __nv_bfloat16 *)in[0].data,
                                                          (const __nv_bfloat16 *)in[1].data, ref, M, N, K);
+    else if (in[0].dtype.code == kDLFloat && in[0].dtype.bits == 32)
+        mm_reference<float><<<grid, 256, 0, s>>>((const float *)in[0].data, (const float *)in[1].data, ref, M, N, K);
     else
         mm_reference<__half><<<grid, 256, 0, s>>>((const __half *)in[0].data,
                                                   (const __half *)in[1].data, ref, M, N, K);

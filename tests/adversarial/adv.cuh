@@ -266,6 +266,7 @@ ADV_LAUNCH(adv_zeros);
 ADV_LAUNCH(adv_constant);
 ADV_LAUNCH(adv_ignores_eps);
 ADV_LAUNCH(adv_fp16_compute);
+ADV_LAUNCH(adv_tf32_compute);
 ADV_LAUNCH(adv_fp16_mean);
 ADV_LAUNCH(adv_hardcoded_shape);
 ADV_LAUNCH(adv_no_tail);

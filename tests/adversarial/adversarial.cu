@@ -63,6 +63,8 @@
 // constant           softmax fp16      9     writes 1/COLS (uniform softmax)        INCORRECT         rel-L2 bound beside atol
 // ignores_eps        layer_norm bf16   9     declares eps, uses 1e-5                INCORRECT         the trial with eps = 0.5
 // fp16_compute       softmax fp32      9     rounds fp32 inputs to fp16             INCORRECT         fp32 tolerance (2e-5)
+// tf32_compute       matmul fp32       9     rounds operands to TF32 (tensor        INCORRECT         fp32 tolerance (1e-5, atol scaled by
+//                                            cores' fp32)                                             the sum's RMS)
 // fp16_mean          mean_reduction    9     converts to fp16, sums in fp16         INCORRECT         fp32 tolerance (2e-5); only built when
 //                    fp32                                                                             src/ops/mean_reduction.c exists
 // hardcoded_shape    softmax fp16      11    rows of 32768 (the large preset)       INCORRECT         extra shapes (unaligned, tiny, unnamed)
@@ -142,6 +144,8 @@ static const kgate_kernel kernels[] = {
     LAYER_NORM("ignores_eps", adv_ignores_eps, "CHEAT: declares eps, uses 1e-5"),
     {"fp16_compute", "softmax", "fp32", NULL, 1, 1, adv_fp16_compute, "CHEAT: fp32 data rounded to fp16", NULL,
      NULL},
+    {"tf32_compute", "matmul", "fp32", NULL, 2, 1, adv_tf32_compute,
+     "CHEAT: fp32 operands rounded to TF32, as TF32 tensor cores do", NULL, NULL},
 #ifdef KG_ADV_MEAN_REDUCTION
     {"fp16_mean", "mean_reduction", "fp32", NULL, 1, 1, adv_fp16_mean, "CHEAT: fp32 row mean summed in fp16",
      NULL, NULL},

@@ -1,7 +1,8 @@
 // Numerical cheats (class 9: tolerance exploits and precision downgrades;
 // class 11: hard-coded shapes, skipped work): zeros, a constant, statistics
-// held in bf16 or fp16, fp32 data rounded through fp16, an ignored scalar,
-// a shape baked in, a vector loop without its tail.
+// held in bf16 or fp16, fp32 data rounded through fp16, fp32 operands
+// rounded to TF32, an ignored scalar, a shape baked in, a vector loop
+// without its tail.
 #include "adv.cuh"
 
 typedef __nv_bfloat16 bf16;
@@ -116,6 +117,66 @@ ADV_LAUNCH(adv_fp16_compute)
     if (adv_honest())
         return adv_softmax_on<float>(in, out, p, (cudaStream_t)stream);
     return adv_softmax_on<float, true>(in, out, p, (cudaStream_t)stream);
+}
+
+// ------------------------------------------------------------ tf32_compute
+// matmul for fp32 data whose operands are rounded to TF32 (10 mantissa bits,
+// to nearest) before each fp32 FMA: what TF32 tensor cores compute
+// (PyTorch's allow_tf32, TileLang's T.gemm on fp32 data), here on the CUDA
+// cores so that every shape runs it. Each product is off by up to 2^-10 of
+// itself against fp32's 1e-5 (the paper: 31.8% of a TF32 GEMM's outputs fail
+// fp32's check). The control rounds nothing: an honest fp32 GEMM.
+__device__ __forceinline__ float adv_tf32(float v)
+{
+    const unsigned u = __float_as_uint(v);
+    if ((u & 0x7f800000u) == 0x7f800000u) // Inf and NaN stay
+        return v;
+    return __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+
+template <bool TF32>
+__global__ void __launch_bounds__(256) adv_matmul(const float *A, const float *B, float *C, int M, int N, int K)
+{
+    __shared__ float As[16][64 + 1], Bs[16][64];
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16, m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+    float acc[4][4] = {};
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        for (int i = threadIdx.x; i < 1024; i += 256) {
+            const int r = i / 16, c = i % 16, rb = i / 64, cb = i % 64;
+            const float a = m0 + r < M && k0 + c < K ? A[(size_t)(m0 + r) * K + k0 + c] : 0.f;
+            const float b = k0 + rb < K && n0 + cb < N ? B[(size_t)(k0 + rb) * N + n0 + cb] : 0.f;
+            As[c][r] = TF32 ? adv_tf32(a) : a;
+            Bs[rb][cb] = TF32 ? adv_tf32(b) : b;
+        }
+        __syncthreads();
+        for (int kk = 0; kk < 16; kk++)
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] = fmaf(As[kk][ty * 4 + i], Bs[kk][tx * 4 + j], acc[i][j]);
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            const int r = m0 + ty * 4 + i, c = n0 + tx * 4 + j;
+            if (r < M && c < N)
+                C[(size_t)r * N + c] = acc[i][j];
+        }
+}
+
+ADV_LAUNCH(adv_tf32_compute)
+{
+    ADV_EXPECT(2, 1);
+    const int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[1];
+    if (M == 0 || N == 0)
+        return 0;
+    const dim3 grid((unsigned)(N + 63) / 64, (unsigned)(M + 63) / 64);
+    const float *A = (const float *)in[0].data, *B = (const float *)in[1].data;
+    float *C = (float *)out[0].data;
+    if (adv_honest())
+        adv_matmul<false><<<grid, 256, 0, (cudaStream_t)stream>>>(A, B, C, M, N, K);
+    else
+        adv_matmul<true><<<grid, 256, 0, (cudaStream_t)stream>>>(A, B, C, M, N, K);
+    return adv_launched(p);
 }
 
 // --------------------------------------------------------------- fp16_mean
