@@ -5,7 +5,7 @@
 #   scripts/gpu.sh [STEP...]
 # steps: info peaks refs variants faults adversarial sandbox run verdicts ncu
 #        ncu-bias memcheck diag-smoke diagnosis counters stalls diag-wall repeat wall smoke
-#        sandbox-bisect sandbox-probe python tilelang tilelang-jit rtc arch baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
+#        sandbox-bisect sandbox-probe python tilelang tilelang-jit rtc arch baselines suite2 suite2-verify suite2-time v3 startup ablation tune tune-matmul kb-compare kb-group kb-stream serve-bench viperbench tf32 batch-bench gpu-batch lib-cache others ab watch allowance glue roofs stop (default: info peaks refs variants faults
 #        adversarial sandbox run verdicts)
 # The GPU tests are the same scripts CTest runs under the label gpu; they are
 # called directly here because the packed build carries no CMake tree.
@@ -468,6 +468,37 @@ print("  " + ", ".join("%s %.3f s" % (n.split("/")[-1], s[n]) for n in sorted(s)
         # calls and comes back with every pack, a stopped call's too.
         log batch-bench
         BUILD=$B BENCH_DEADLINE=${BENCH_DEADLINE:-540} timeout 590 scripts/batch_bench.sh "$BATCH_DIR" 2>&1 | tail -30
+        ;;
+    tf32)
+        # the paper's fp32 GEMM with TF32 on and off: matmul fp32 (v1 on the CUDA cores against cuBLASLt in
+        # fp32, and cuBLASLt with TF32, which fp32's tolerance must call incorrect) at every preset; the
+        # adversarial tf32_compute (operands rounded to TF32: INCORRECT) and its control (OK or SLOW)
+        log tf32
+        L=$B/tests/adversarial/libkgate_adversarial.so
+        timeout 240 "$B/kgate" check "$B/libkgate_bundled.so" --op matmul --dtype fp32 --sizes small,medium,large \
+            --json "$OUT/tf32-bundled.json" >"$OUT/tf32-bundled.txt" 2>&1
+        echo "tf32 bundled: exit $?"
+        KG_ADV_HONEST=1 timeout 150 "$B/kgate" check "$L:tf32_compute" --sizes small,large \
+            --json "$OUT/tf32-control.json" >"$OUT/tf32-control.txt" 2>&1
+        echo "tf32 control: exit $?"
+        timeout 150 "$B/kgate" check "$L:tf32_compute" --sizes small,medium,large \
+            --json "$OUT/tf32-cheat.json" >"$OUT/tf32-cheat.txt" 2>&1
+        echo "tf32 cheat: exit $?"
+        python3 - "$OUT"/tf32-bundled.json "$OUT"/tf32-control.json "$OUT"/tf32-cheat.json <<'PY' | tee "$OUT/tf32.txt"
+import json, sys
+for f in sys.argv[1:]:
+    try:
+        d = json.load(open(f))
+    except (OSError, ValueError) as e:
+        print(f"{f}: {e}")
+        continue
+    for r in d["results"]:
+        v = lambda k: (r.get("summaries", {}).get(k) or {}).get("value")
+        libs = " ".join(f"{l.get('name')}={l.get('status')}" + (f"@{l['time']:.4g}s" if l.get("time") else "")
+                        for l in r.get("libraries", []))
+        print(r["kernel"], r.get("shape"), r["verdict"], f"E={v('lib/efficiency')} rho={v('roof/fraction')}",
+              f"max_scaled_err={v('check/max_scaled_err')}", libs, (r.get("reason") or "")[:140])
+PY
         ;;
     tune-matmul)
         # the paper's RC2a at 16384^2: the Triton tutorial's eight configurations, then a
