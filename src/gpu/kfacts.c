@@ -405,70 +405,79 @@ static double last_sass_s; /* the last describe's time in cuobjdump and the scan
 
 double kg_kf_last_sass_s(void) { return last_sass_s; }
 
-int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
-                   double patched_max_s, const char *tmpdir, kg_diagnosis *d, kg_err *err)
-{
-    double t0 = kg_mono();
-    last_sass_s = 0;
-    kg_kfacts *ranges = calloc(MAX_LAUNCHES, sizeof *ranges);
-    int n_ranges = 0, dropped = 0, profiled = 0;
-    kg_err derr = {0, ""};
-    memset(d, 0, sizeof *d);
-    if (!ranges)
-        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
-    if (!W.on)
-        kg_diag_note(d, "%s", "no static facts: launches were not watched (another CUPTI subscriber?)");
-    kg_sass_run *early = NULL;          /* cuobjdump started before the profiler */
-    char(*tried)[KG_KNAME_MAX] = NULL; /* the kernels it was asked for */
-    int n_tried = 0;
-    double t_sass = 0;
+/* One description's state: what kg_kf_describe's steps share. */
+typedef struct describe_run {
+    int (*launch)(void *ctx, kg_err *err);
+    void *ctx;
+    const char *const *metrics; /* the caller's, or unpatched[] */
+    int n_metrics;
     const char *unpatched[KG_KMETRICS_MAX];
-    if (n_metrics > 0) {
-        /* a plain call first: it names the kernels the subject launches, so
-         * that their disassembly runs while the profiler does, and its time
-         * says whether the SASS-patched metrics are affordable */
-        double ts = kg_mono();
-        pthread_mutex_lock(&W.mu);
-        W.capturing = W.on;
-        pthread_mutex_unlock(&W.mu);
-        plain_call(launch, ctx, err);
-        const double call_s = kg_mono() - ts;
-        pthread_mutex_lock(&W.mu);
-        W.capturing = 0;
-        pthread_mutex_unlock(&W.mu);
-        if (err->code)
-            goto out;
-        if (call_s > patched_max_s && n_metrics <= KG_KMETRICS_MAX) {
-            int n = kg_prof_unpatched(metrics, n_metrics, unpatched);
-            if (n < n_metrics) {
-                char m[300];
-                snprintf(m, sizeof m, "one call took %.3f s (over --diagnose-patched-max %g s): the SASS-patched "
-                         "metrics (sector use, load width, load instructions) were left out, so RC1, RC0b and "
-                         "RC0a's whole-row case are judged without them", call_s, patched_max_s);
-                kg_diag_note(d, "%s", m);
-                metrics = unpatched;
-                n_metrics = n;
-            }
+    const char *tmpdir;
+    kg_diagnosis *d;
+    kg_kfacts *ranges; /* the profiler's, MAX_LAUNCHES */
+    int n_ranges, dropped, profiled;
+    int n;                      /* launches watched (kernels and memsets) */
+    kg_sass_run *early;         /* cuobjdump started before the profiler */
+    char (*tried)[KG_KNAME_MAX]; /* the kernels it was asked for */
+    int n_tried;
+    double t_sass;
+} describe_run;
+
+/* A plain call first: it names the kernels the subject launches, so that
+ * their disassembly runs while the profiler does, and its time says whether
+ * the SASS-patched metrics are affordable. */
+static int describe_plain_first(describe_run *R, double patched_max_s, kg_err *err)
+{
+    double ts = kg_mono();
+    pthread_mutex_lock(&W.mu);
+    W.capturing = W.on;
+    pthread_mutex_unlock(&W.mu);
+    plain_call(R->launch, R->ctx, err);
+    const double call_s = kg_mono() - ts;
+    pthread_mutex_lock(&W.mu);
+    W.capturing = 0;
+    pthread_mutex_unlock(&W.mu);
+    if (err->code)
+        return err->code;
+    if (call_s > patched_max_s && R->n_metrics <= KG_KMETRICS_MAX) {
+        int n = kg_prof_unpatched(R->metrics, R->n_metrics, R->unpatched);
+        if (n < R->n_metrics) {
+            char m[300];
+            snprintf(m, sizeof m, "one call took %.3f s (over --diagnose-patched-max %g s): the SASS-patched "
+                     "metrics (sector use, load width, load instructions) were left out, so RC1, RC0b and "
+                     "RC0a's whole-row case are judged without them", call_s, patched_max_s);
+            kg_diag_note(R->d, "%s", m);
+            R->metrics = R->unpatched;
+            R->n_metrics = n;
         }
-        if (W.on) {
-            tried = malloc(sizeof *tried * KG_DIAG_KERNELS_MAX);
-            if (tried) {
-                n_tried = launched_names(tried, KG_DIAG_KERNELS_MAX);
-                if (n_tried)
-                    early = sass_start((const char(*)[KG_KNAME_MAX])tried, n_tried, tmpdir, d);
-            }
-        }
-        t_sass += kg_mono() - ts;
     }
+    if (W.on) {
+        R->tried = malloc(sizeof *R->tried * KG_DIAG_KERNELS_MAX);
+        if (R->tried) {
+            R->n_tried = launched_names(R->tried, KG_DIAG_KERNELS_MAX);
+            if (R->n_tried)
+                R->early = sass_start((const char(*)[KG_KNAME_MAX])R->tried, R->n_tried, R->tmpdir, R->d);
+        }
+    }
+    R->t_sass += kg_mono() - ts;
+    return 0;
+}
+
+/* The watched call: under the profiler (its ranges into R->ranges), or,
+ * without counters, plain; the launches it made counted in R->n. */
+static int describe_profiled_call(describe_run *R, kg_err *err)
+{
+    kg_diagnosis *d = R->d;
     pthread_mutex_lock(&W.mu);
     W.n = W.dropped = 0;
     W.capturing = W.on;
     pthread_mutex_unlock(&W.mu);
-    if (n_metrics > 0) {
+    if (R->n_metrics > 0) {
         kg_err perr = {0, ""};
-        int rc = kg_prof_collect(metrics, n_metrics, launch, ctx, ranges, MAX_LAUNCHES, &n_ranges, &dropped, &perr);
+        int rc = kg_prof_collect(R->metrics, R->n_metrics, R->launch, R->ctx, R->ranges, MAX_LAUNCHES,
+                                 &R->n_ranges, &R->dropped, &perr);
         if (rc == 0) {
-            profiled = 1;
+            R->profiled = 1;
             d->passes = kg_prof_last_passes();
         } else if (err->code == 0 && perr.code == KG_EXIT_FAIL) {
             /* the launch itself failed under the profiler: the subject's fault */
@@ -477,102 +486,134 @@ int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char 
             kg_diag_note(d, "no counters: %.400s", perr.msg);
         }
     }
-    if (!profiled && !err->code) {
+    if (!R->profiled && !err->code) {
         /* no counters: one plain call for the launches */
-        plain_call(launch, ctx, err);
+        plain_call(R->launch, R->ctx, err);
     }
     pthread_mutex_lock(&W.mu);
     W.capturing = 0;
-    int n = W.n;
+    R->n = W.n;
     if (W.dropped)
         kg_diag_note(d, "%s", "more launches than kgate keeps; the rest are not described");
     pthread_mutex_unlock(&W.mu);
-    if (err->code)
-        goto out;
+    return err->code;
+}
+
+/* A range's counters into kf: sums add up over launches, the rest are the
+ * first launch's. */
+static void describe_add_range(kg_kfacts *kf, const kg_kfacts *range)
+{
+    for (int m = 0; m < range->n_m; m++) {
+        const char *mn = range->m[m].name;
+        double old = kg_kfacts_metric(kf, mn), v = range->m[m].value;
+        size_t len = strlen(mn);
+        int is_sum = len > 4 && strcmp(mn + len - 4, ".sum") == 0;
+        if (isnan(old))
+            kg_kfacts_set(kf, mn, v);
+        else if (is_sum)
+            kg_kfacts_set(kf, mn, old + v);
+    }
+}
+
+/* One kgate fact record per function, in first-launch order, with the
+ * counters of its ranges. */
+static void describe_kernels(describe_run *R)
+{
+    kg_diagnosis *d = R->d;
+    kg_err derr = {0, ""};
+    const int n = R->n;
     int n_kern = 0;
     for (int i = 0; i < n; i++)
         n_kern += W.l[i].f != NULL;
     d->launches = n_kern;
-    if (dropped)
+    if (R->dropped)
         kg_diag_note(d, "%s", "the profiler dropped ranges");
     /* ranges follow launch order; a memset is a range on some drivers and
      * not on others: match by order only where the counts say how */
-    const int memsets_ranged = profiled && n_ranges == n;
-    const int kernels_ranged = profiled && !memsets_ranged && n_ranges == n_kern;
-    if (profiled && !memsets_ranged && !kernels_ranged) {
+    const int memsets_ranged = R->profiled && R->n_ranges == n;
+    const int kernels_ranged = R->profiled && !memsets_ranged && R->n_ranges == n_kern;
+    if (R->profiled && !memsets_ranged && !kernels_ranged) {
         char m[160];
-        snprintf(m, sizeof m, "%d profiled ranges for %d launches and %d memsets: counters left out", n_ranges,
+        snprintf(m, sizeof m, "%d profiled ranges for %d launches and %d memsets: counters left out", R->n_ranges,
                  n_kern, n - n_kern);
         kg_diag_note(d, "%s", m);
     }
-    /* one kgate fact record per function, in first-launch order */
     if (n_kern > 0 && driver(&derr) != 0) {
         kg_diag_note(d, "no static facts: %s", derr.msg);
-    } else {
-        CUfunction seen[KG_DIAG_KERNELS_MAX];
-        for (int i = 0, r = 0; i < n; i++) {
-            if (!W.l[i].f) {
-                r += memsets_ranged;
+        return;
+    }
+    CUfunction seen[KG_DIAG_KERNELS_MAX];
+    for (int i = 0, r = 0; i < n; i++) {
+        if (!W.l[i].f) {
+            r += memsets_ranged;
+            continue;
+        }
+        const int ri = memsets_ranged || kernels_ranged ? r++ : -1;
+        int k;
+        for (k = 0; k < d->n_kernels && seen[k] != W.l[i].f; k++)
+            ;
+        kg_kfacts *kf = &d->kernels[k];
+        if (k == d->n_kernels) {
+            if (d->n_kernels == KG_DIAG_KERNELS_MAX) {
+                kg_diag_note(d, "%s", "more distinct kernels than kgate describes; the rest are left out");
                 continue;
             }
-            const int ri = memsets_ranged || kernels_ranged ? r++ : -1;
-            int k;
-            for (k = 0; k < d->n_kernels && seen[k] != W.l[i].f; k++)
-                ;
-            kg_kfacts *kf = &d->kernels[k];
-            if (k == d->n_kernels) {
-                if (d->n_kernels == KG_DIAG_KERNELS_MAX) {
-                    kg_diag_note(d, "%s", "more distinct kernels than kgate describes; the rest are left out");
-                    continue;
-                }
-                kg_kfacts_init(kf);
-                seen[d->n_kernels++] = W.l[i].f;
-                kg_err ferr = {0, ""};
-                if (function_facts(&W.l[i], kf, &ferr))
-                    kg_diag_note(d, "a kernel's attributes: %s", ferr.msg);
-            }
-            kf->launches++;
-            /* counters of its range: sums add up over launches, the rest
-             * are the first launch's */
-            if (ri >= 0 && ri < n_ranges)
-                for (int m = 0; m < ranges[ri].n_m; m++) {
-                    const char *mn = ranges[ri].m[m].name;
-                    double old = kg_kfacts_metric(kf, mn), v = ranges[ri].m[m].value;
-                    size_t len = strlen(mn);
-                    int is_sum = len > 4 && strcmp(mn + len - 4, ".sum") == 0;
-                    if (isnan(old))
-                        kg_kfacts_set(kf, mn, v);
-                    else if (is_sum)
-                        kg_kfacts_set(kf, mn, old + v);
-                }
+            kg_kfacts_init(kf);
+            seen[d->n_kernels++] = W.l[i].f;
+            kg_err ferr = {0, ""};
+            if (function_facts(&W.l[i], kf, &ferr))
+                kg_diag_note(d, "a kernel's attributes: %s", ferr.msg);
         }
+        kf->launches++;
+        if (ri >= 0 && ri < R->n_ranges)
+            describe_add_range(kf, &R->ranges[ri]);
     }
-    {
-        double total = 0;
-        for (int k = 0; k < d->n_kernels; k++) {
-            double t = kg_kfacts_metric(&d->kernels[k], "gpu__time_duration.sum");
-            total += t > 0 ? t : 0;
-        }
-        d->busy_s = total * 1e-9;
-        for (int k = 0; k < d->n_kernels && total > 0; k++) {
-            double t = kg_kfacts_metric(&d->kernels[k], "gpu__time_duration.sum");
-            d->kernels[k].time_share = t > 0 ? t / total : 0;
-        }
+}
+
+/* The GPU time the kernels were busy, and each one's share of it. */
+static void describe_shares(kg_diagnosis *d)
+{
+    double total = 0;
+    for (int k = 0; k < d->n_kernels; k++) {
+        double t = kg_kfacts_metric(&d->kernels[k], "gpu__time_duration.sum");
+        total += t > 0 ? t : 0;
     }
-    {
-        double ts = kg_mono();
-        kg_sass_run_finish(early, d->kernels, d->n_kernels, 0, d);
-        early = NULL;
-        if (d->n_kernels) /* kernels the plain call did not launch, or all of them */
-            sass_facts(d->kernels, d->n_kernels, (const char(*)[KG_KNAME_MAX])tried, n_tried, tmpdir, d);
-        sass_notes(d->kernels, d->n_kernels);
-        t_sass += kg_mono() - ts;
-        last_sass_s = t_sass;
+    d->busy_s = total * 1e-9;
+    for (int k = 0; k < d->n_kernels && total > 0; k++) {
+        double t = kg_kfacts_metric(&d->kernels[k], "gpu__time_duration.sum");
+        d->kernels[k].time_share = t > 0 ? t / total : 0;
     }
+}
+
+int kg_kf_describe(int (*launch)(void *ctx, kg_err *err), void *ctx, const char *const *metrics, int n_metrics,
+                   double patched_max_s, const char *tmpdir, kg_diagnosis *d, kg_err *err)
+{
+    double t0 = kg_mono();
+    last_sass_s = 0;
+    describe_run R = {.launch = launch, .ctx = ctx, .metrics = metrics, .n_metrics = n_metrics, .tmpdir = tmpdir,
+                      .d = d};
+    R.ranges = calloc(MAX_LAUNCHES, sizeof *R.ranges);
+    memset(d, 0, sizeof *d);
+    if (!R.ranges)
+        return kg_err_set(err, KG_EXIT_ENV, "out of memory for the diagnosis");
+    if (!W.on)
+        kg_diag_note(d, "%s", "no static facts: launches were not watched (another CUPTI subscriber?)");
+    if ((R.n_metrics > 0 && describe_plain_first(&R, patched_max_s, err)) || describe_profiled_call(&R, err))
+        goto out;
+    describe_kernels(&R);
+    describe_shares(d);
+    double ts = kg_mono();
+    kg_sass_run_finish(R.early, d->kernels, d->n_kernels, 0, d);
+    R.early = NULL;
+    if (d->n_kernels) /* kernels the plain call did not launch, or all of them */
+        sass_facts(d->kernels, d->n_kernels, (const char(*)[KG_KNAME_MAX])R.tried, R.n_tried, tmpdir, d);
+    sass_notes(d->kernels, d->n_kernels);
+    R.t_sass += kg_mono() - ts;
+    last_sass_s = R.t_sass;
 out:
-    kg_sass_run_finish(early, NULL, 0, 1, d); /* a failure after it started: killed, its files removed */
-    free(tried);
-    free(ranges);
+    kg_sass_run_finish(R.early, NULL, 0, 1, d); /* a failure after it started: killed, its files removed */
+    free(R.tried);
+    free(R.ranges);
     d->wall_s = kg_mono() - t0;
     return err->code;
 }

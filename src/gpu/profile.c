@@ -419,113 +419,112 @@ static void unsupported(const CUpti_Profiler_DeviceSupported_Params *p, int dev,
                why[0] ? why : "no reason given");
 }
 
-int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(void *ctx, kg_err *err), void *ctx,
-                    kg_kfacts *out, int max, int *n, int *dropped, kg_err *err)
-{
+/* One collection's state: what kg_prof_collect's steps share and
+ * prof_release frees. */
+typedef struct prof_run {
     drv dv;
-    host_cfg h = {0};
-    CUpti_RangeProfiler_Object *rp = NULL;
-    uint8_t *avail = NULL, *data = NULL;
-    size_t data_size = 0;
-    double *vals = NULL;
-    CUcontext cx = NULL;
-    CUdevice dev = 0;
-    char chip[64] = "";
-    int inited = 0, started = 0, denied = 0;
+    host_cfg h;
+    CUpti_RangeProfiler_Object *rp;
+    uint8_t *avail, *data;
+    size_t data_size;
+    double *vals;
+    CUcontext cx;
+    CUdevice dev;
+    char chip[64];
+    int inited, started, denied;
+} prof_run;
 
-    *n = 0;
-    *dropped = 0;
-    last_passes = 0;
-    last_times[0] = last_times[1] = last_times[2] = 0;
-    double t0 = kg_mono(), t_setup = t0, t_passes = t0;
-    if (!launch || !out || max < 1)
-        return kg_err_set(err, KG_EXIT_USAGE, "kg_prof_collect needs a launch function and room for a range");
-    if (check_names(metrics, n_metrics, err))
-        return err->code;
-
-    /* 1. the caller's context */
-    if (drv_load(&dv, err))
+/* 1. the caller's context; 2. the profiler, the device, its chip and
+ * counters. */
+static int prof_open(prof_run *R, kg_err *err)
+{
+    int denied = 0;
+    if (drv_load(&R->dv, err))
         goto out;
-    KG_CU(dv, dv.get_current(&cx));
-    if (!cx) {
+    KG_CU(R->dv, R->dv.get_current(&R->cx));
+    if (!R->cx) {
         kg_err_set(err, KG_EXIT_ENV,
                    "no current CUDA context to profile: make the device current first (cudaSetDevice and "
                    "cudaFree(0))");
         goto out;
     }
-    KG_CU(dv, dv.get_device(&dev));
-
-    /* 2. the profiler, the device, its chip and counters */
+    KG_CU(R->dv, R->dv.get_device(&R->dev));
     CUpti_Profiler_Initialize_Params ip = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE, .pPriv = NULL};
     KG_CUPTI_P(cuptiProfilerInitialize(&ip));
-    inited = 1;
+    R->inited = 1;
     CUpti_Profiler_DeviceSupported_Params sup = {.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE,
                                                  .pPriv = NULL,
-                                                 .cuDevice = dev,
+                                                 .cuDevice = R->dev,
                                                  .api = CUPTI_PROFILER_RANGE_PROFILING};
     KG_CUPTI_P(cuptiProfilerDeviceSupported(&sup));
     if (sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-        unsupported(&sup, (int)dev, err);
+        unsupported(&sup, (int)R->dev, err);
         goto out;
     }
     CUpti_Device_GetChipName_Params cn = {
-        .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE, .pPriv = NULL, .deviceIndex = (size_t)dev};
+        .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE, .pPriv = NULL, .deviceIndex = (size_t)R->dev};
     KG_CUPTI_P(cuptiDeviceGetChipName(&cn));
-    snprintf(chip, sizeof chip, "%s", cn.pChipName ? cn.pChipName : "");
+    snprintf(R->chip, sizeof R->chip, "%s", cn.pChipName ? cn.pChipName : "");
     CUpti_Profiler_GetCounterAvailability_Params av = {
         .structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE,
         .pPriv = NULL,
-        .ctx = cx,
+        .ctx = R->cx,
         .counterAvailabilityImageSize = 0,
         .pCounterAvailabilityImage = NULL};
     KG_CUPTI_P(cuptiProfilerGetCounterAvailability(&av));
-    avail = malloc(av.counterAvailabilityImageSize ? av.counterAvailabilityImageSize : 1);
-    if (!avail) {
+    R->avail = malloc(av.counterAvailabilityImageSize ? av.counterAvailabilityImageSize : 1);
+    if (!R->avail) {
         kg_err_set(err, KG_EXIT_ENV, "out of memory for the counter availability image");
         goto out;
     }
-    av.pCounterAvailabilityImage = avail;
+    av.pCounterAvailabilityImage = R->avail;
     KG_CUPTI_P(cuptiProfilerGetCounterAvailability(&av));
+out:
+    R->denied |= denied;
+    return err->code;
+}
 
-    /* 3. the config image */
-    if (host_config(chip, avail, metrics, n_metrics, &h, err))
+/* 3. the config image; 4. the range profiler on the context, its counter
+ * data, its config. */
+static int prof_configure(prof_run *R, const char *const *metrics, int n_metrics, int max, kg_err *err)
+{
+    int denied = 0;
+    if (host_config(R->chip, R->avail, metrics, n_metrics, &R->h, err))
         goto out;
-
-    /* 4. the range profiler on the context, its counter data, its config */
     CUpti_RangeProfiler_Enable_Params en = {
-        .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE, .pPriv = NULL, .ctx = cx};
+        .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE, .pPriv = NULL, .ctx = R->cx};
     KG_CUPTI_P(cuptiRangeProfilerEnable(&en));
-    rp = en.pRangeProfilerObject;
+    R->rp = en.pRangeProfilerObject;
     CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
         .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
         .pPriv = NULL,
-        .pRangeProfilerObject = rp,
-        .pMetricNames = h.names,
+        .pRangeProfilerObject = R->rp,
+        .pMetricNames = R->h.names,
         .numMetrics = (size_t)n_metrics,
         .maxNumOfRanges = (size_t)max,
         .maxNumRangeTreeNodes = (uint32_t)max};
     KG_CUPTI_P(cuptiRangeProfilerGetCounterDataSize(&ds));
-    data_size = ds.counterDataSize;
-    data = malloc(data_size ? data_size : 1);
-    vals = malloc(sizeof *vals * (size_t)n_metrics);
-    if (!data || !vals) {
-        kg_err_set(err, KG_EXIT_ENV, "out of memory for a %zu-byte counter data image", data_size);
+    R->data_size = ds.counterDataSize;
+    R->data = malloc(R->data_size ? R->data_size : 1);
+    R->vals = malloc(sizeof *R->vals * (size_t)n_metrics);
+    if (!R->data || !R->vals) {
+        kg_err_set(err, KG_EXIT_ENV, "out of memory for a %zu-byte counter data image", R->data_size);
         goto out;
     }
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = {
         .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE,
         .pPriv = NULL,
-        .pRangeProfilerObject = rp,
-        .counterDataSize = data_size,
-        .pCounterData = data};
+        .pRangeProfilerObject = R->rp,
+        .counterDataSize = R->data_size,
+        .pCounterData = R->data};
     KG_CUPTI_P(cuptiRangeProfilerCounterDataImageInitialize(&di));
     CUpti_RangeProfiler_SetConfig_Params sc = {.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE,
                                                .pPriv = NULL,
-                                               .pRangeProfilerObject = rp,
-                                               .configSize = h.size,
-                                               .pConfig = h.image,
-                                               .counterDataImageSize = data_size,
-                                               .pCounterDataImage = data,
+                                               .pRangeProfilerObject = R->rp,
+                                               .configSize = R->h.size,
+                                               .pConfig = R->h.image,
+                                               .counterDataImageSize = R->data_size,
+                                               .pCounterDataImage = R->data,
                                                .range = CUPTI_AutoRange,
                                                .replayMode = CUPTI_KernelReplay,
                                                .maxRangesPerPass = (size_t)max,
@@ -534,19 +533,26 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
                                                .passIndex = 0,
                                                .targetNestingLevel = 1};
     KG_CUPTI_P(cuptiRangeProfilerSetConfig(&sc));
+out:
+    R->denied |= denied;
+    return err->code;
+}
 
-    /* 5. the call, as many rounds as CUPTI asks for (one with kernel replay) */
-    t_setup = kg_mono();
+/* 5. the call, as many rounds as CUPTI asks for (one with kernel replay),
+ * and the device synchronized after them. */
+static int prof_rounds(prof_run *R, int (*launch)(void *ctx, kg_err *err), void *ctx, kg_err *err)
+{
+    int denied = 0;
     for (int round = 0;; round++) {
         if (round == MAX_ROUNDS) {
             kg_err_set(err, KG_EXIT_ENV, "the Range Profiler still wanted passes after %d calls of the subject "
-                       "(%zu passes configured)", MAX_ROUNDS, h.passes);
+                       "(%zu passes configured)", MAX_ROUNDS, R->h.passes);
             goto out;
         }
         CUpti_RangeProfiler_Start_Params st = {
-            .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
+            .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = R->rp};
         KG_CUPTI_P(cuptiRangeProfilerStart(&st));
-        started = 1;
+        R->started = 1;
         int lrc = launch(ctx, err);
         if (lrc || err->code) {
             if (!err->code)
@@ -554,24 +560,31 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
             goto out;
         }
         CUpti_RangeProfiler_Stop_Params sp = {
-            .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
-        started = 0;
+            .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = R->rp};
+        R->started = 0;
         KG_CUPTI_P(cuptiRangeProfilerStop(&sp));
         if (sp.isAllPassSubmitted)
             break;
     }
+    KG_CU(R->dv, R->dv.sync());
+out:
+    R->denied |= denied;
+    return err->code;
+}
 
-    /* 6. the values of each range */
-    KG_CU(dv, dv.sync());
-    t_passes = kg_mono();
+/* 6. the values of each range, into out (at most max; *n of them). */
+static int prof_decode(prof_run *R, const char *const *metrics, int n_metrics, kg_kfacts *out, int max, int *n,
+                       int *dropped, kg_err *err)
+{
+    int denied = 0;
     CUpti_RangeProfiler_DecodeData_Params dd = {
-        .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
+        .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = R->rp};
     KG_CUPTI_P(cuptiRangeProfilerDecodeData(&dd));
     CUpti_RangeProfiler_GetCounterDataInfo_Params ci = {
         .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE,
         .pPriv = NULL,
-        .pCounterDataImage = data,
-        .counterDataImageSize = data_size};
+        .pCounterDataImage = R->data,
+        .counterDataImageSize = R->data_size};
     KG_CUPTI_P(cuptiRangeProfilerGetCounterDataInfo(&ci));
     size_t keep = ci.numTotalRanges < (size_t)max ? ci.numTotalRanges : (size_t)max;
     size_t lost = dd.numOfRangeDropped + (ci.numTotalRanges - keep);
@@ -580,21 +593,21 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = {
             .structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE,
             .pPriv = NULL,
-            .pCounterDataImage = data,
-            .counterDataImageSize = data_size,
+            .pCounterDataImage = R->data,
+            .counterDataImageSize = R->data_size,
             .rangeIndex = i,
             .rangeDelimiter = "/"};
         KG_CUPTI_P(cuptiRangeProfilerCounterDataGetRangeInfo(&ri));
         CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
             .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
             .pPriv = NULL,
-            .pHostObject = h.host,
-            .pCounterDataImage = data,
-            .counterDataImageSize = data_size,
+            .pHostObject = R->h.host,
+            .pCounterDataImage = R->data,
+            .counterDataImageSize = R->data_size,
             .rangeIndex = i,
-            .ppMetricNames = h.names,
+            .ppMetricNames = R->h.names,
             .numMetrics = (size_t)n_metrics,
-            .pMetricValues = vals};
+            .pMetricValues = R->vals};
         KG_CUPTI_P(cuptiProfilerHostEvaluateToGpuValues(&ev));
         kg_kfacts *k = &out[i];
         kg_kfacts_init(k);
@@ -602,53 +615,89 @@ int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(voi
         snprintf(k->name, sizeof k->name, "%s", ri.rangeName ? ri.rangeName : "");
         k->launches = 1;
         for (int m = 0; m < n_metrics; m++)
-            kg_kfacts_set(k, metrics[m], vals[m]); /* fits: n_metrics <= KG_KMETRICS_MAX, names distinct */
+            kg_kfacts_set(k, metrics[m], R->vals[m]); /* fits: n_metrics <= KG_KMETRICS_MAX, names distinct */
         *n = (int)i + 1;
     }
+out:
+    R->denied |= denied;
+    return err->code;
+}
 
-    /* 7. teardown, checked */
+/* 7. teardown, checked. */
+static int prof_close(prof_run *R, kg_err *err)
+{
+    int denied = 0;
     CUpti_RangeProfiler_Disable_Params dp = {
-        .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
-    rp = NULL;
+        .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = R->rp};
+    R->rp = NULL;
     KG_CUPTI_P(cuptiRangeProfilerDisable(&dp));
     CUpti_Profiler_Host_Deinitialize_Params hd = {
-        .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE, .pPriv = NULL, .pHostObject = h.host};
-    h.host = NULL;
+        .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE, .pPriv = NULL, .pHostObject = R->h.host};
+    R->h.host = NULL;
     KG_CUPTI_P(cuptiProfilerHostDeinitialize(&hd));
     CUpti_Profiler_DeInitialize_Params de = {.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE, .pPriv = NULL};
-    inited = 0;
+    R->inited = 0;
     KG_CUPTI_P(cuptiProfilerDeInitialize(&de));
-    last_passes = (int)h.passes;
-    last_times[0] = t_setup - t0;
-    last_times[1] = t_passes - t_setup;
-    last_times[2] = kg_mono() - t_passes;
-
 out:
-    /* after a failure: best effort, in reverse order, errors ignored (the
-     * first one is already in err) */
-    if (started) {
+    R->denied |= denied;
+    return err->code;
+}
+
+/* What a collection left: after a failure best effort, in reverse order,
+ * errors ignored (the first one is already in err). */
+static void prof_release(prof_run *R)
+{
+    if (R->started) {
         CUpti_RangeProfiler_Stop_Params p = {
-            .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
+            .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = R->rp};
         cuptiRangeProfilerStop(&p);
     }
-    if (rp) {
+    if (R->rp) {
         CUpti_RangeProfiler_Disable_Params p = {
-            .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = rp};
+            .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, .pPriv = NULL, .pRangeProfilerObject = R->rp};
         cuptiRangeProfilerDisable(&p);
     }
-    host_release(&h);
-    if (inited) {
+    host_release(&R->h);
+    if (R->inited) {
         CUpti_Profiler_DeInitialize_Params p = {.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE,
                                                 .pPriv = NULL};
         cuptiProfilerDeInitialize(&p);
     }
-    free(avail);
-    free(data);
-    free(vals);
+    free(R->avail);
+    free(R->data);
+    free(R->vals);
+}
+
+int kg_prof_collect(const char *const *metrics, int n_metrics, int (*launch)(void *ctx, kg_err *err), void *ctx,
+                    kg_kfacts *out, int max, int *n, int *dropped, kg_err *err)
+{
+    prof_run R = {0};
+    *n = 0;
+    *dropped = 0;
+    last_passes = 0;
+    last_times[0] = last_times[1] = last_times[2] = 0;
+    double t0 = kg_mono();
+    if (!launch || !out || max < 1)
+        return kg_err_set(err, KG_EXIT_USAGE, "kg_prof_collect needs a launch function and room for a range");
+    if (check_names(metrics, n_metrics, err))
+        return err->code;
+    if (!prof_open(&R, err) && !prof_configure(&R, metrics, n_metrics, max, err)) {
+        double t_setup = kg_mono();
+        if (!prof_rounds(&R, launch, ctx, err)) {
+            double t_passes = kg_mono();
+            if (!prof_decode(&R, metrics, n_metrics, out, max, n, dropped, err) && !prof_close(&R, err)) {
+                last_passes = (int)R.h.passes;
+                last_times[0] = t_setup - t0;
+                last_times[1] = t_passes - t_setup;
+                last_times[2] = kg_mono() - t_passes;
+            }
+        }
+    }
+    prof_release(&R);
     if (err->code) {
         *n = 0;
         *dropped = 0;
         last_passes = 0;
     }
-    return denied ? KG_PROF_DENIED : err->code;
+    return R.denied ? KG_PROF_DENIED : err->code;
 }
