@@ -315,10 +315,10 @@ EOF2
         done
         ;;
     diag-smoke)
-        # a few kernels under --diagnose, one line of causes each
+        # a few kernels under --diagnose (DIAG_KERNELS: others), one line of causes each
         log diag-smoke
-        for k in layer_norm_v1_bf16 layer_norm_v2_bf16 logsumexp_v1_fp32 leaky_relu_v1_fp16 matmul_v1_fp16 \
-            matmul_v2_fp16 matrix_transpose_v1_fp16 relu_v1_fp16; do
+        for k in ${DIAG_KERNELS:-layer_norm_v1_bf16 layer_norm_v2_bf16 logsumexp_v1_fp32 leaky_relu_v1_fp16 \
+            matmul_v1_fp16 matmul_v2_fp16 matrix_transpose_v1_fp16 relu_v1_fp16}; do
             t0=$(date +%s.%N)
             timeout 200 "$B/kgate" check "$B/libkgate_bundled.so:$k" --shape medium --diagnose --max-time 1 \
                 --json "$OUT/diag-$k.json" >"$OUT/diag-$k.txt" 2>&1
