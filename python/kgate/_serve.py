@@ -209,6 +209,8 @@ def _listening(p, log):
         if p.poll() is not None:
             last = [x for x in said.splitlines() if x.strip()]
             return None, (last[-1] if last else f"kgate serve exited {p.returncode}")[:300]
-        if time.monotonic() > end or api.stop_requested():
+        if api.stop_requested():
+            return None, "stopped before it listened"
+        if time.monotonic() > end:
             return None, f"kgate serve did not listen within {LISTEN_WAIT_S:g} s"
         time.sleep(0.05)
