@@ -130,7 +130,7 @@ static void round_trip(void **state)
     /* printed: the top cause with evidence and fix, the kernel's short name */
     char buf[4096] = "";
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-    kg_report_print_diagnosis(&back.results[1], f, 0);
+    kg_report_print_diagnosis(&back.results[1], &back.gate, f, 0);
     fclose(f);
     assert_non_null(strstr(buf, "  why: RC0a (score "));
     assert_non_null(strstr(buf, " in ln_v1_row: serial reduction"));
@@ -220,6 +220,55 @@ static void host_work_shows_the_judged_time(void **state)
     assert_true(fabs(kg_result_time(&a) - 270e-6) < 1e-15);
 }
 
+/* The gap line of a SLOW kernel's diagnosis: the best known rho / E_best
+ * and the library path's rho against rho_fair. */
+static void gap_line(kg_result *a, const kg_gate *g, char *buf, size_t size)
+{
+    FILE *f = fmemopen(buf, size - 1, "w");
+    assert_non_null(f);
+    memset(buf, 0, size);
+    kg_report_print_diagnosis(a, g, f, 0);
+    fclose(f);
+}
+
+static void diagnosis_says_whose_gap_it_is(void **state)
+{
+    (void)state;
+    kg_gate g;
+    kg_gate_defaults(&g);
+    kg_diagnosis d;
+    memset(&d, 0, sizeof d);
+    kg_result a;
+    blank(&a, "ls_v1", "log_softmax", "fp16", "4096x32768");
+    a.diag = &d;
+    a.verdict = KG_V_SLOW;
+    snprintf(a.best, sizeof a.best, "log_softmax_v2_fp16");
+    snprintf(a.baseline, sizeof a.baseline, "cudnn-log-softmax");
+    kg_result_set(&a, "roof/fraction", 0.01);
+    kg_result_set(&a, "best/efficiency", 0.0107); /* the best at 0.01 / 0.0107 = 0.93 */
+    kg_result_set(&a, "lib/roof/fraction", 0.30);
+    char buf[2048];
+    gap_line(&a, &g, buf, sizeof buf);
+    assert_non_null(strstr(buf, "  gap: rho 0.01; the best known (log_softmax_v2_fp16) reaches 0.93, the library "
+                                "path (cudnn-log-softmax) 0.30: the roof is within reach, the gap is the kernel's"));
+    /* nothing known reaches rho_fair: structural */
+    kg_result_set(&a, "best/efficiency", 0.04);
+    gap_line(&a, &g, buf, sizeof buf);
+    assert_non_null(strstr(buf, "reaches only 0.25, the library path (cudnn-log-softmax) 0.30, under rho_fair 0.50: "
+                                "part of the gap is structural"));
+    /* the best is the library path: named once */
+    snprintf(a.best, sizeof a.best, "cudnn-log-softmax");
+    gap_line(&a, &g, buf, sizeof buf);
+    assert_non_null(strstr(buf, "the best known (cudnn-log-softmax) reaches only 0.25, under rho_fair"));
+    /* no line for an OK kernel, nor without the gate */
+    a.verdict = KG_V_OK;
+    gap_line(&a, &g, buf, sizeof buf);
+    assert_null(strstr(buf, "gap:"));
+    a.verdict = KG_V_SLOW;
+    gap_line(&a, NULL, buf, sizeof buf);
+    assert_null(strstr(buf, "gap:"));
+}
+
 static void unwritable_path_leaves_nothing(void **state)
 {
     (void)state;
@@ -280,6 +329,7 @@ int main(void)
         cmocka_unit_test(older_gate_reads_a_c_launchs_allowance),
         cmocka_unit_test(family_summary),
         cmocka_unit_test(host_work_shows_the_judged_time),
+        cmocka_unit_test(diagnosis_says_whose_gap_it_is),
         cmocka_unit_test(unwritable_path_leaves_nothing),
         cmocka_unit_test(malformed_file_is_rejected),
     };

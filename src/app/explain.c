@@ -177,7 +177,7 @@ static int explain_ncu(const kg_options *o, kg_err *err)
     kg_diagnose(r.diag->kernels, n, &c, &o->diag, r.diag->causes, KG_CAUSES_MAX, &r.diag->n_causes);
     printf("%s: %d kernel(s)%s%s%s\n", o->from_ncu, n, have_shape ? ", as " : "",
            have_shape ? op->name : "", have_shape ? " (its work model)" : " (no --op/--shape: no work model)");
-    kg_report_print_diagnosis(&r, stdout, 1);
+    kg_report_print_diagnosis(&r, NULL, stdout, 1);
 out:
     free(r.diag);
     return err->code;
@@ -213,7 +213,7 @@ int kg_cmd_explain(const kg_options *o)
             continue;
         kg_explain_result(x, &o->diag);
         printf("%s %s %s: %s: %s\n", x->kernel, x->dtype, x->shape, kg_verdict_name(x->verdict), x->reason);
-        kg_report_print_diagnosis(x, stdout, 1);
+        kg_report_print_diagnosis(x, &rep.gate, stdout, 1);
         shown++;
     }
     if (shown && o->json && kg_report_write_json(&rep, o->json, &err)) {

@@ -189,7 +189,34 @@ static const char *short_name(const char *n, char *buf, size_t size)
     return buf;
 }
 
-void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all)
+/* Whose gap a SLOW kernel's is: its rho beside the library path's and the
+ * best known implementation's (rho / E_best, the same work model). Where
+ * one of them reaches rho_fair the roof is within reach and the gap is the
+ * kernel's; where none does, part of it is structural (the algorithm, or a
+ * limit they share), which no rewrite toward them closes. */
+static void print_gap(const kg_result *x, const kg_gate *g, FILE *f)
+{
+    double rho, lib_rho = 0, e_best;
+    if (!g || x->verdict != KG_V_SLOW || !kg_result_get(x, "roof/fraction", &rho) ||
+        !kg_result_get(x, "best/efficiency", &e_best) || !(e_best > 0) || !x->best[0])
+        return;
+    const double best_rho = rho / e_best;
+    const int lib = x->baseline[0] && kg_result_get(x, "lib/roof/fraction", &lib_rho) && strcmp(x->baseline, x->best);
+    char also[160] = "";
+    if (lib)
+        snprintf(also, sizeof also, ", the library path (%s) %.2f", x->baseline, lib_rho);
+    if (best_rho >= g->rho_fair || lib_rho >= g->rho_fair)
+        fprintf(f, "  gap: rho %.2f; the best known (%s) reaches %.2f%s: the roof is within reach, the gap is the "
+                   "kernel's (authoring or code generation)\n",
+                rho, x->best, best_rho, also);
+    else
+        fprintf(f, "  gap: rho %.2f; the best known (%s) reaches only %.2f%s, under rho_fair %.2f: part of the "
+                   "gap is structural (the algorithm, or a limit they share), which no rewrite toward them "
+                   "closes\n",
+                rho, x->best, best_rho, also, g->rho_fair);
+}
+
+void kg_report_print_diagnosis(const kg_result *x, const kg_gate *g, FILE *f, int all)
 {
     const kg_diagnosis *d = x->diag;
     char kn[64];
@@ -213,6 +240,7 @@ void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all)
             fprintf(f, " %s %.2f%s", d->causes[c].id, d->causes[c].score, c + 1 < d->n_causes && c < 5 ? "," : "");
         fprintf(f, " (kgate explain for all)\n");
     }
+    print_gap(x, g, f);
     if (d->note[0])
         fprintf(f, "  diagnosis: %s\n", d->note);
 }
@@ -256,7 +284,7 @@ void kg_report_print(const kg_report *r, FILE *f, int summary)
         const kg_result *x = &r->results[i];
         fprintf(f, "%s %s %s: %s: %s%s%s\n", x->kernel, x->dtype, x->shape,
                 kg_verdict_name(x->verdict), x->reason, x->detail[0] ? "; " : "", x->detail);
-        kg_report_print_diagnosis(x, f, 0);
+        kg_report_print_diagnosis(x, &r->gate, f, 0);
     }
     /* what each library path did, once per operator, dtype and shape */
     int header = 0;

@@ -47,7 +47,7 @@ void kg_report_print(const kg_report *r, FILE *f, int summary);
 /* The diagnosis of a result, if it has one: the top cause with its
  * evidence and fix, the others' ids and scores (all: every cause in full),
  * and what could not be collected. */
-void kg_report_print_diagnosis(const kg_result *x, FILE *f, int all);
+void kg_report_print_diagnosis(const kg_result *x, const kg_gate *g, FILE *f, int all);
 
 /* Per-family medians over the correct, timed results (OK or SLOW). */
 typedef struct kg_family_row {
