@@ -1,6 +1,10 @@
-"""LayerNorm over the last three dimensions written out in torch ops: a
-mean, a variance, a normalization and the affine step, each its own pass
-over the data (and a copy): correct, and several times the traffic."""
+"""LayerNorm one sample at a time: each of the batch's 16 rows (4M elements
+each) gets its own nn.LayerNorm call, which runs it on one block, one call
+after another, and the rows are stacked after. Correct, and about the batch
+size times slower than one call over all rows, whose 16 blocks run side by
+side. (Unfusing the steps into torch ops is not slow here: PyTorch's own
+layer_norm over rows this long is far from the roof, and the unfused ops
+reduce over the whole grid.)"""
 import torch
 import torch.nn as nn
 
@@ -11,9 +15,4 @@ class ModelNew(nn.Module):
         self.ln = nn.LayerNorm(normalized_shape=normalized_shape)
 
     def forward(self, x):
-        dims = tuple(range(x.dim() - len(self.ln.normalized_shape), x.dim()))
-        mean = x.mean(dim=dims, keepdim=True)
-        xc = x - mean
-        var = (xc * xc).mean(dim=dims, keepdim=True)
-        y = xc / torch.sqrt(var + self.ln.eps)
-        return y * self.ln.weight + self.ln.bias
+        return torch.stack([self.ln(x[i]) for i in range(x.shape[0])])
