@@ -259,6 +259,28 @@ static void attention_reference_causal_and_nan(void **state)
     assert_true(isnan(o[0]) && isnan(o[1]));
 }
 
+/* fp32 long sums are doubled like reductions: on the H100 a sequential
+ * fp32 sum of 8192 products (cuBLASLt in fp32 and matmul v1 alike, RMS of
+ * the reference 29.9) missed 1e-5 at one element of 67M, while TF32's
+ * operands miss by far more; fp16 and bf16 keep their bound. */
+static void fp32_long_sums_are_doubled(void **state)
+{
+    (void)state;
+    const kg_op *mm = kg_op_find("matmul"), *add = kg_op_find("add");
+    assert_non_null(mm);
+    assert_non_null(add);
+    kg_tol t = kg_op_tol(mm, KG_FP32);
+    assert_true(fabs(t.atol - 2e-5) < 1e-12 && fabs(t.l2_max - 2e-5) < 1e-12);
+    assert_true(fabs(kg_op_tol(mm, KG_FP16).atol - 1e-3) < 1e-12);
+    assert_true(fabs(kg_op_tol(add, KG_FP32).atol - 1e-5) < 1e-12);
+    kg_tol_scale(&t, 29.9);
+    assert_int_equal(kg_cmp_elem(-4.37358, -4.37322, &t), KG_CMP_PASS); /* fp32, the H100's worst element */
+    assert_int_equal(kg_cmp_elem(-5.69351, -5.68763, &t), KG_CMP_TOL);  /* TF32, the first of 63M */
+    kg_tol single = kg_tol_for(KG_FP32, 0);
+    kg_tol_scale(&single, 29.9);
+    assert_int_equal(kg_cmp_elem(-4.37358, -4.37322, &single), KG_CMP_TOL); /* what 1e-5 said */
+}
+
 static void shape_parsing(void **state)
 {
     (void)state;
@@ -368,6 +390,7 @@ int main(void)
         cmocka_unit_test(gemm_family_work),
         cmocka_unit_test(work_model_sees_the_calls_scalars),
         cmocka_unit_test(attention_reference_causal_and_nan),
+        cmocka_unit_test(fp32_long_sums_are_doubled),
         cmocka_unit_test(shape_parsing),
         cmocka_unit_test(extra_shapes),
         cmocka_unit_test(named_scalars),

@@ -78,7 +78,10 @@ int kg_op_scalar_extent(const kg_op *op, const char *name)
     return -1;
 }
 
-kg_tol kg_op_tol(const kg_op *op, kg_dtype dt) { return kg_tol_for(dt, op->reduction || op->tol_rounded); }
+kg_tol kg_op_tol(const kg_op *op, kg_dtype dt)
+{
+    return kg_tol_for(dt, op->reduction || op->tol_rounded || (op->tol_rms && dt == KG_FP32));
+}
 
 int kg_op_has_index(const kg_op *op)
 {

@@ -274,7 +274,10 @@ int kg_op_has_index(const kg_op *op);
 /* The dtypes `kgate run` measures. */
 int kg_op_suite_dtypes(const kg_op *op);
 /* The tolerance rule for an output of dtype dt: kg_tol_for's, doubled for a
- * reduction and where the library rounds intermediates (tol_rounded). */
+ * reduction, where the library rounds intermediates (tol_rounded), and for
+ * fp32 long sums (tol_rms at fp32: their accumulation error, not the output
+ * rounding, is what the bound must hold; a problem's outputs are doubled
+ * the same way). */
 kg_tol kg_op_tol(const kg_op *op, kg_dtype dt);
 
 /* Parses a shape for op: a preset name, "AxBxC" with op->n_dims extents, or

@@ -12,7 +12,8 @@
  * output can never pass even where atol alone would admit it.
  *
  * Tolerances (the paper's, section III-C): fp32 1e-5, fp16 1e-3, bf16 1e-2,
- * doubled for operators that reduce; atol = rtol = l2_max = that value.
+ * doubled for operators that reduce (and for fp32 long sums, kg_op_tol);
+ * atol = rtol = l2_max = that value.
  *
  * Outputs that are long sums of products (matmul, convolution: kg_op.tol_rms,
  * and every problem) carry rounding error that grows with
