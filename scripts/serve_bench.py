@@ -70,6 +70,8 @@ def timed(cmd, out, kernel, timeout):
     rec.update(result_of(out, kernel))
     if code not in (0, 1):
         rec["stderr"] = err
+    elif code is not None:  # the check's own lines (a served check's notes): why the library was timed again, say
+        rec["notes"] = [l[len("kgate: "):][:300] for l in p.stderr.splitlines() if l.startswith("kgate: ")][:16]
     return rec
 
 
