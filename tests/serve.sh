@@ -188,6 +188,12 @@ for _ in $(seq 1 300); do [ -S rt/kgate/serve-gpu0.sock ] && break; sleep 0.1; d
 XDG_RUNTIME_DIR=$t/rt "$kgate" check c_slow.so --server auto -q >check4b.txt 2>&1
 expect "check --server auto: judged by the service at the same path (no fallback line)" "1 0" \
     "$? $(grep -c 'checking here' check4b.txt)"
+XDG_RUNTIME_DIR=$t/rt "$kgate" check c_slow.so --server auto --device 0 -q >check4d.txt 2>&1
+expect "check --server auto --device 0: that GPU's service judges it, --device not sent on" "1 0" \
+    "$? $(grep -c 'checking here' check4d.txt)"
+"$kgate" check c_slow.so --server "$t/rt/kgate/serve-gpu0.sock" --device 0 -q >check4e.txt 2>&1
+expect "check --server SOCK --device: the service's GPU is its own, so checked here, said" 1 \
+    "$(grep -c 'with --device: a service judges on its own GPU' check4e.txt)"
 XDG_RUNTIME_DIR=$t/rt "$kgate" check c_slow.so --server auto --device 1 -q >check4c.txt 2>&1
 expect "check --server auto on GPU 1: that GPU's socket, none there" 1 \
     "$(grep -c "no kgate serve answers at $t/rt/kgate/serve-gpu1.sock" check4c.txt)"

@@ -31,11 +31,12 @@
 
 /* Whether argv[i] (and its value) is one the service must not get: the
  * candidate, --server, --json and --events (written here from the answer),
- * -q and -v. *skip: how many arguments that is. */
+ * --device (the service's GPU is its --gpu; --server auto picks the
+ * service of --device), -q and -v. *skip: how many arguments that is. */
 static int local_only(const kg_options *o, int i, int *skip)
 {
     const char *a = o->argv[i];
-    static const char *const valued[] = {"--server", "--json", "--events"};
+    static const char *const valued[] = {"--server", "--json", "--events", "--device"};
     *skip = 1;
     if (a == o->candidate || strcmp(a, "-q") == 0 || strcmp(a, "-v") == 0)
         return 1;
@@ -218,12 +219,27 @@ static int answer(const kg_options *o, const char *text)
     return rc;
 }
 
+/* Whether --device was given: a service at a socket named by path judges
+ * on its own GPU, which may not be that one. */
+static int device_given(const kg_options *o)
+{
+    for (int i = 2; i < o->argc; i++)
+        if (strcmp(o->argv[i], "--device") == 0 || strncmp(o->argv[i], "--device=", 9) == 0)
+            return 1;
+    return 0;
+}
+
 int kg_check_via_server(const kg_options *o, int *code)
 {
     char why[320] = "";
     kg_err err = {0, ""};
     char path[PATH_MAX];
     int fd = -1;
+    if (strcmp(o->server, "auto") != 0 && device_given(o)) {
+        fprintf(stderr, "kgate: --server %s with --device: a service judges on its own GPU (its --gpu; "
+                        "--server auto asks the one of --device): checking here\n", o->server);
+        return 0;
+    }
     snprintf(path, sizeof path, "%s", o->server);
     if (kg_serve_socket_path(o->server, o->device, 0, path, sizeof path, &err))
         snprintf(why, sizeof why, "%s", err.msg);
