@@ -538,25 +538,46 @@ def _option_given(options, names):
     return any(o == n or o.startswith(n + "=") for o in options for n in names)
 
 
+def _take_device(options):
+    """(GPU index, the options without --device): 0 and the options as given
+    where there is none; None where its value is not a GPU index (the check
+    says why)."""
+    out, gpu, i = [], 0, 0
+    while i < len(options):
+        o = options[i]
+        if o == "--device" or o.startswith("--device="):
+            v = o[len("--device="):] if o.startswith("--device=") else (options[i + 1] if i + 1 < len(options) else "")
+            i += 1 if o.startswith("--device=") else 2
+            if not v.isdigit():
+                return None, list(options)
+            gpu = int(v)
+            continue
+        out.append(o)
+        i += 1
+    return gpu, out
+
+
 @contextlib.contextmanager
 def _served(wanted, options, timeout, most, progress):
     """The options of a directory run's checks: with a private `kgate serve`
-    listening (wanted, and the options name no --server or --device of
-    their own), options plus `--server` its socket, so that each check is
-    the service's (the same `kgate check`, its fork server warmed while the
-    one before runs; a check the service cannot take runs here, said by
-    it); else the options as given, and why said on progress. `most`: the
-    largest group, for the service's per-check limit (as run_cli's)."""
-    if not wanted or _option_given(options, ("--server", "--device")) or api.stop_requested():
+    listening on the GPU of --device (wanted, and the options name no
+    --server of their own), options less --device plus `--server` its
+    socket, so that each check is the service's (the same `kgate check`,
+    its fork server warmed while the one before runs; a check the service
+    cannot take runs here, said by it); else the options as given, and why
+    said on progress. `most`: the largest group, for the service's
+    per-check limit (as run_cli's)."""
+    gpu, rest = _take_device(options)
+    if not wanted or gpu is None or _option_given(options, ("--server",)) or api.stop_requested():
         yield list(options)
         return
     limit = timeout * (most + 2) + 60 if timeout else 1e6
-    with _serve.private_service(job_timeout=limit) as (sock, why):
+    with _serve.private_service(gpu=gpu, job_timeout=limit) as (sock, why):
         if progress:
             progress.note(f"each check through a private kgate serve (its fork server kept warm; --no-serve: "
                           f"a kgate check of its own each)" if sock else
                           f"no private kgate serve ({why}): each check starts its own fork server")
-        yield list(options) + (["--server", sock] if sock else [])
+        yield rest + ["--server", sock] if sock else list(options)
 
 
 def batch_gpus(problems, solutions, workdir, gpus="all", compile=False, options=(), timeout=None, p=1.0,

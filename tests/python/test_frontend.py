@@ -824,6 +824,20 @@ class KernelbenchAsItGoes(unittest.TestCase):
         self.assertEqual(slog[4:], [f"serve-stop {first[1]} SIGTERM"])
         self.assertFalse(os.path.exists(os.path.dirname(sock)))
 
+    def test_private_service_on_the_gpu_of_device(self):
+        """--device N: the private service runs on GPU N, and the checks it
+        judges are not given --device (the service's GPU is its own)."""
+        with tempfile.TemporaryDirectory() as d:
+            args = os.path.join(d, "args.json")
+            code, err, slog = self.run_to_end(env={"KG_FAKE_ARGS": args}, extra=["--device", "2"])
+            self.assertEqual(code, 1, err)
+            first = slog[0].split()
+            self.assertEqual(first[first.index("--gpu") + 1], "2")
+            with open(args) as f:
+                got = json.load(f)
+            self.assertNotIn("--device", got)
+            self.assertEqual(got[got.index("--server") + 1], first[first.index("--socket") + 1])
+
     def test_no_private_service(self):
         """--no-serve: each check a kgate of its own; a service that does not
         start is said, and each check runs without it."""
