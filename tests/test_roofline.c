@@ -22,16 +22,24 @@ static kg_roofs h200_measured(void)
     return r;
 }
 
+/* matmul's work at 8192^3 of dtype dt; the operator in *mm. */
+static kg_work matmul_8192(kg_dtype dt, const kg_op **mm)
+{
+    *mm = kg_op_find("matmul");
+    kg_shape s = {3, {8192, 8192, 8192}};
+    kg_work w;
+    kg_types t = {dt, KG_I64};
+    kg_op_work(*mm, &s, t, &w);
+    return w;
+}
+
 static void matmul_is_compute_bound(void **state)
 {
     (void)state;
     kg_roofs r = h200_measured();
-    const kg_op *mm = kg_op_find("matmul");
-    kg_shape s = {3, {8192, 8192, 8192}};
-    kg_work w;
+    const kg_op *mm;
+    kg_work w = matmul_8192(KG_FP16, &mm);
     kg_roof_eval e;
-    kg_types t = {KG_FP16, KG_I64};
-    kg_op_work(mm, &s, t, &w);
     assert_true(fabs(w.flops - 2.0 * 8192.0 * 8192 * 8192) < 1);
     assert_true(fabs(w.bytes - 3.0 * 8192 * 8192 * 2) < 1);
     /* 1.466 ms is exactly 750 TFLOP/s */
@@ -48,12 +56,9 @@ static void fp32_matmul_is_judged_on_the_cuda_cores(void **state)
     (void)state;
     kg_roofs r = h200_measured();
     r.mma[KG_FP32] = 400e12; /* the TF32 roof, measured but not fp32's */
-    const kg_op *mm = kg_op_find("matmul");
-    kg_shape s = {3, {8192, 8192, 8192}};
-    kg_work w;
+    const kg_op *mm;
+    kg_work w = matmul_8192(KG_FP32, &mm);
     kg_roof_eval e;
-    kg_types t = {KG_FP32, KG_I64};
-    kg_op_work(mm, &s, t, &w);
     assert_int_equal(kg_roof_unit(mm->unit, KG_FP32), KG_UNIT_FP32);
     assert_int_equal(kg_roof_unit(mm->unit, KG_BF16), KG_UNIT_TENSOR);
     assert_int_equal(kg_roof_unit(KG_UNIT_FP32, KG_FP16), KG_UNIT_FP32);

@@ -144,19 +144,26 @@ class Client:
         self.close()
 
 
-def serve(gpu=0, options=(), idle_timeout=None, job_timeout=None):
-    """Starts `kgate serve --stdio` on GPU gpu (options: for every request's
-    check, e.g. ["--sandbox"]) and returns its Client; use it in a `with`."""
-    api.refuse_in_worker("kgate.serve")
-    if not (isinstance(gpu, int) and not isinstance(gpu, bool) and gpu >= 0):
-        raise ValueError("kgate.serve: gpu must be a GPU index")
-    cmd = [api.find_kgate(), "serve", "--stdio", "--gpu", str(gpu)]
+def _command(where, gpu, idle_timeout=None, job_timeout=None, options=()):
+    """`kgate serve` with its transport (where: ["--stdio"] or ["--socket",
+    PATH]) on GPU gpu, its limits and the checks' options."""
+    cmd = [api.find_kgate(), "serve", *where, "--gpu", str(gpu)]
     if idle_timeout:
         cmd += ["--idle-timeout", str(idle_timeout)]
     if job_timeout:
         cmd += ["--job-timeout", str(job_timeout)]
     if options:
         cmd += ["--"] + [str(o) for o in options]
+    return cmd
+
+
+def serve(gpu=0, options=(), idle_timeout=None, job_timeout=None):
+    """Starts `kgate serve --stdio` on GPU gpu (options: for every request's
+    check, e.g. ["--sandbox"]) and returns its Client; use it in a `with`."""
+    api.refuse_in_worker("kgate.serve")
+    if not (isinstance(gpu, int) and not isinstance(gpu, bool) and gpu >= 0):
+        raise ValueError("kgate.serve: gpu must be a GPU index")
+    cmd = _command(["--stdio"], gpu, idle_timeout, job_timeout, options)
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=api._cli_env(),
                          start_new_session=True, preexec_fn=api._dies_with_parent)
     return Client(_proc=p)
@@ -172,9 +179,7 @@ def private_service(gpu=0, job_timeout=None):
     api.refuse_in_worker("kgate.private_service")
     d = tempfile.mkdtemp(prefix="kgate-serve-")
     sock, log = os.path.join(d, "serve.sock"), os.path.join(d, "serve.log")
-    cmd = [api.find_kgate(), "serve", "--socket", sock, "--gpu", str(gpu)]
-    if job_timeout:
-        cmd += ["--job-timeout", f"{min(job_timeout, 1e6):g}"]
+    cmd = _command(["--socket", sock], gpu, job_timeout=job_timeout and f"{min(job_timeout, 1e6):g}")
     p = None
     try:
         try:

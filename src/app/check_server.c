@@ -29,6 +29,14 @@
 #define ANSWER_WAIT_S (6 * 3600.0) /* a service ends a request at its --job-timeout (default 600 s) */
 #define CANCEL_WAIT_S 30.0         /* a cancelled request's answer: its check stopped, killed after a grace */
 
+/* Whether a is option name: 1 as "NAME" (its value next), 2 as
+ * "NAME=VALUE", else 0. */
+static int names(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(a, name, n) != 0 ? 0 : a[n] == '\0' ? 1 : a[n] == '=' ? 2 : 0;
+}
+
 /* Whether argv[i] (and its value) is one the service must not get: the
  * candidate, --server, --json and --events (written here from the answer),
  * --device (the service's GPU is its --gpu; --server auto picks the
@@ -41,9 +49,9 @@ static int local_only(const kg_options *o, int i, int *skip)
     if (a == o->candidate || strcmp(a, "-q") == 0 || strcmp(a, "-v") == 0)
         return 1;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
-        size_t n = strlen(valued[k]);
-        if (strncmp(a, valued[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
-            *skip = a[n] == '\0' ? 2 : 1;
+        int how = names(a, valued[k]);
+        if (how) {
+            *skip = how == 1 ? 2 : 1;
             return 1;
         }
     }
@@ -224,7 +232,7 @@ static int answer(const kg_options *o, const char *text)
 static int device_given(const kg_options *o)
 {
     for (int i = 2; i < o->argc; i++)
-        if (strcmp(o->argv[i], "--device") == 0 || strncmp(o->argv[i], "--device=", 9) == 0)
+        if (names(o->argv[i], "--device"))
             return 1;
     return 0;
 }
